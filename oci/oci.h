@@ -1,0 +1,71 @@
+/* Parse and emit runtime-spec documents. No syscalls beyond reading the
+ * named file, no globals. Every error names the file and the JSON path:
+ *   config.json: .process.args[2]: expected string, got number 3
+ */
+#ifndef AR_OCI_OCI_H
+#define AR_OCI_OCI_H
+
+#include "spec.h"
+#include "../src/util/error.h"
+
+#include <sys/types.h>
+
+/* Limits that turn hostile input into an error instead of a crash or hang. */
+#define OCI_MAX_FILE_SIZE (16u << 20) /* bytes of config.json */
+#define OCI_MAX_DEPTH 64              /* JSON nesting */
+#define OCI_MAX_ARRAY 8192            /* elements of any one array */
+
+/* Read and parse a config.json. `display_name` is used in error messages
+ * ("config.json"); pass NULL to use the basename of `path`. */
+int oci_spec_load (const char *path, const char *display_name,
+                   oci_spec **out, ar_error_t **err);
+
+/* Parse a config.json held in memory (need not be NUL-terminated). */
+int oci_spec_parse (const char *data, size_t len, const char *display_name,
+                    oci_spec **out, ar_error_t **err);
+
+void oci_spec_free (oci_spec *spec);
+
+/* Parse a process.json, as `exec --process` takes (the "process" object
+ * of config.json on its own). */
+int oci_process_parse (const char *data, size_t len, const char *display_name,
+                       oci_process **out, ar_error_t **err);
+void oci_process_free (oci_process *process);
+
+/* Emit a spec as JSON (round-trips everything oci_spec_parse reads).
+ * Returns a malloc'd NUL-terminated string. */
+char *oci_spec_to_json (const oci_spec *spec, bool pretty);
+
+/* The default config.json that `agentrun spec` writes, runc's layout:
+ * busybox-friendly `sh`, terminal true, the default mounts, masked and
+ * readonly paths. `rootless` adds a user namespace and mappings for the
+ * given uid/gid and drops the options a rootless user cannot use. */
+char *oci_spec_default_json (bool rootless, uid_t uid, gid_t gid);
+
+/* The state of a container as `agentrun state` prints it. */
+typedef struct
+{
+  const char *oci_version;
+  const char *id;
+  const char *status; /* creating, created, running, stopped, paused */
+  pid_t pid;          /* 0 when stopped: omitted from the output */
+  const char *bundle;
+  const char *rootfs;  /* runc prints it; NULL to omit */
+  const char *created; /* RFC 3339 with nanoseconds; NULL to omit */
+  const char *owner;   /* runc prints it; NULL to omit */
+  const oci_map *annotations;
+} oci_state;
+
+char *oci_state_to_json (const oci_state *state, bool pretty);
+
+/* Namespace type names as the spec spells them ("pid", "network", ...). */
+const char *oci_ns_type_name (oci_ns_type type);
+
+/* Find a namespace of the given type; NULL when the spec does not list it. */
+const oci_namespace *oci_spec_find_namespace (const oci_spec *spec,
+                                              oci_ns_type type);
+
+/* Look up an annotation; NULL when absent. */
+const char *oci_map_get (const oci_map *map, const char *key);
+
+#endif

@@ -1,0 +1,37 @@
+/* The container's filesystem view. Runs inside the container's new mount
+ * namespace, in the container init, before and after pivot_root. */
+#ifndef AR_CORE_MOUNTS_H
+#define AR_CORE_MOUNTS_H
+
+#include "../../oci/spec.h"
+#include "../util/error.h"
+#include <stdbool.h>
+
+/* Before pivot_root, with `rootfs` the absolute host path of the root:
+ * - make "/" rslave (or rootfsPropagation) so nothing leaks to the host;
+ * - bind-mount rootfs onto itself (pivot_root needs a mount point);
+ * - perform spec->mounts in order (bind/rbind with propagation and flags,
+ *   tmpfs, proc, sysfs, devpts, mqueue, cgroup, ...), each destination
+ *   resolved inside the rootfs, read-only remounts where asked;
+ * - refuse a rootfs whose /proc or /sys is not a real directory;
+ * - create the default devices and linux.devices (mknod, or bind from the
+ *   host when mknod is not permitted, as in a user namespace), the /dev
+ *   symlinks (fd, stdin, stdout, stderr, core), /dev/ptmx -> pts/ptmx,
+ *   /dev/shm when missing. */
+int ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
+                            ar_error_t **err);
+
+/* Bind the pty slave `slave_path` (a path valid before pivot_root, e.g.
+ * "<rootfs>/dev/pts/0") onto <rootfs>/dev/console. */
+int ar_mounts_setup_console (const char *rootfs, const char *slave_path,
+                             ar_error_t **err);
+
+/* pivot_root into rootfs (chroot when no_pivot) and chdir("/"). */
+int ar_mounts_enter_rootfs (const char *rootfs, bool no_pivot,
+                            ar_error_t **err);
+
+/* After pivot_root: maskedPaths, readonlyPaths, read-only "/" when
+ * root.readonly, and the final rootfsPropagation. */
+int ar_mounts_finalize (const oci_spec *spec, ar_error_t **err);
+
+#endif

@@ -1,0 +1,35 @@
+/* The last steps before exec, shared by the container init and `exec`. */
+#ifndef AR_CORE_PROCESS_H
+#define AR_CORE_PROCESS_H
+
+#include "../../oci/spec.h"
+#include "../util/error.h"
+
+/* Check the process section before anything is created: rlimit names,
+ * capability names, cwd absolute, args non-empty. */
+int ar_process_validate (const oci_process *process, ar_error_t **err);
+
+/* Find args[0] using the PATH of process->env (as seen from the current
+ * root), as execvp would; errors like runc: `exec: "foo": executable file
+ * not found in $PATH`. Returns a malloc'd path. */
+char *ar_process_find_executable (const oci_process *process,
+                                  ar_error_t **err);
+
+/* setrlimit for each process.rlimits entry. */
+int ar_process_set_rlimits (const oci_process *process, ar_error_t **err);
+
+/* oom_score_adj, scheduler, ioPriority, umask (default 0022). */
+int ar_process_set_attributes (const oci_process *process, ar_error_t **err);
+
+/* setgroups/setgid/setuid to process.user, keeping capabilities so that
+ * ar_caps_apply can set them afterwards. */
+int ar_process_set_user (const oci_process *process, ar_error_t **err);
+
+/* Close every fd >= `first` except those in `keep` (n_keep entries), with
+ * close_range where available. */
+void ar_process_close_fds (int first, const int *keep, size_t n_keep);
+
+/* Mark every fd >= `first` close-on-exec. */
+void ar_process_cloexec_fds (int first);
+
+#endif

@@ -1,0 +1,53 @@
+#include "config.h"
+#include "cleanup.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+static void *
+check (void *p)
+{
+  if (p == NULL)
+    {
+      fputs ("agentrun: out of memory\n", stderr);
+      abort ();
+    }
+  return p;
+}
+
+void *
+xmalloc (size_t size)
+{
+  return check (malloc (size ? size : 1));
+}
+
+void *
+xcalloc (size_t n, size_t size)
+{
+  return check (calloc (n ? n : 1, size ? size : 1));
+}
+
+void *
+xrealloc (void *p, size_t size)
+{
+  return check (realloc (p, size ? size : 1));
+}
+
+char *
+xstrdup (const char *s)
+{
+  return s ? check (strdup (s)) : NULL;
+}
+
+char *
+xasprintf (const char *fmt, ...)
+{
+  char *s = NULL;
+  va_list ap;
+  va_start (ap, fmt);
+  int r = vasprintf (&s, fmt, ap);
+  va_end (ap);
+  if (r < 0)
+    check (NULL);
+  return s;
+}

@@ -1,0 +1,135 @@
+#include "config.h"
+#include "fs.h"
+#include "cleanup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int
+ar_write_all (int fd, const void *buf, size_t len)
+{
+  const char *p = buf;
+  while (len > 0)
+    {
+      ssize_t n = write (fd, p, len);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return -1;
+      p += n;
+      len -= (size_t) n;
+    }
+  return 0;
+}
+
+ssize_t
+ar_read_all (int fd, void *buf, size_t max)
+{
+  size_t got = 0;
+  while (got < max)
+    {
+      ssize_t n = read (fd, (char *) buf + got, max - got);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return -1;
+      if (n == 0)
+        break;
+      got += (size_t) n;
+    }
+  return (ssize_t) got;
+}
+
+int
+ar_read_file_at (int dirfd, const char *path, size_t max, char **out,
+                 size_t *len, ar_error_t **err)
+{
+  cleanup_close int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return ar_error_set (err, errno, "open `%s`", path);
+
+  size_t cap = 4096, used = 0;
+  cleanup_free char *buf = xmalloc (cap + 1);
+  for (;;)
+    {
+      if (used == cap)
+        {
+          if (cap > max)
+            return ar_error_set (err, 0, "`%s`: larger than %zu bytes", path,
+                                 max);
+          cap *= 2;
+          buf = xrealloc (buf, cap + 1);
+        }
+      ssize_t n = read (fd, buf + used, cap - used);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return ar_error_set (err, errno, "read `%s`", path);
+      if (n == 0)
+        break;
+      used += (size_t) n;
+    }
+  if (used > max)
+    return ar_error_set (err, 0, "`%s`: larger than %zu bytes", path, max);
+  buf[used] = '\0';
+  if (len)
+    *len = used;
+  *out = steal_pointer (&buf);
+  return 0;
+}
+
+int
+ar_write_file_at (int dirfd, const char *path, const char *data, size_t len,
+                  ar_error_t **err)
+{
+  cleanup_close int fd = openat (dirfd, path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return ar_error_set (err, errno, "open `%s`", path);
+  if (ar_write_all (fd, data, len) < 0)
+    return ar_error_set (err, errno, "write `%s`", path);
+  return 0;
+}
+
+int
+ar_write_file_atomic_at (int dirfd, const char *path, const char *data,
+                         size_t len, mode_t mode, ar_error_t **err)
+{
+  cleanup_free char *tmp = xasprintf ("%s.tmp", path);
+  cleanup_close int fd
+      = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0)
+    return ar_error_set (err, errno, "create `%s`", tmp);
+  if (ar_write_all (fd, data, len) < 0)
+    {
+      int saved = errno;
+      unlinkat (dirfd, tmp, 0);
+      return ar_error_set (err, saved, "write `%s`", tmp);
+    }
+  if (renameat (dirfd, tmp, dirfd, path) < 0)
+    {
+      int saved = errno;
+      unlinkat (dirfd, tmp, 0);
+      return ar_error_set (err, saved, "rename `%s`", tmp);
+    }
+  return 0;
+}
+
+int
+ar_mkdir_p (const char *path, mode_t mode, ar_error_t **err)
+{
+  cleanup_free char *copy = xstrdup (path);
+  for (char *p = copy + 1; *p; p++)
+    {
+      if (*p != '/')
+        continue;
+      *p = '\0';
+      if (mkdir (copy, mode) < 0 && errno != EEXIST)
+        return ar_error_set (err, errno, "mkdir `%s`", copy);
+      *p = '/';
+    }
+  if (mkdir (copy, mode) < 0 && errno != EEXIST)
+    return ar_error_set (err, errno, "mkdir `%s`", copy);
+  return 0;
+}

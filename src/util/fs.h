@@ -1,0 +1,33 @@
+/* Small file helpers used across modules. */
+#ifndef AR_UTIL_FS_H
+#define AR_UTIL_FS_H
+
+#include "error.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Read a whole file (at most `max` bytes, else an error naming the file).
+ * *out is NUL-terminated; *len excludes the NUL. dirfd may be AT_FDCWD. */
+int ar_read_file_at (int dirfd, const char *path, size_t max, char **out,
+                     size_t *len, ar_error_t **err);
+
+/* Write `len` bytes to an existing file (cgroup knobs, /proc files). */
+int ar_write_file_at (int dirfd, const char *path, const char *data,
+                      size_t len, ar_error_t **err);
+
+/* Create or replace a file atomically (write a temporary, fsync-free
+ * rename) with the given mode. */
+int ar_write_file_atomic_at (int dirfd, const char *path, const char *data,
+                             size_t len, mode_t mode, ar_error_t **err);
+
+/* mkdir -p; existing directories are fine. */
+int ar_mkdir_p (const char *path, mode_t mode, ar_error_t **err);
+
+/* Write all of buf to fd, retrying on EINTR and short writes. */
+int ar_write_all (int fd, const void *buf, size_t len);
+
+/* Read until EOF or `max` bytes; returns bytes read or -1. */
+ssize_t ar_read_all (int fd, void *buf, size_t max);
+
+#endif

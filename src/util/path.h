@@ -1,0 +1,31 @@
+/* Paths from a container are hostile: resolve them inside the rootfs only. */
+#ifndef AR_UTIL_PATH_H
+#define AR_UTIL_PATH_H
+
+#include "error.h"
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Open `path` (absolute or relative, as the container sees it) beneath the
+ * directory `root_fd`, with symlinks and ".." resolved as if root_fd were
+ * "/" (openat2 RESOLVE_IN_ROOT|RESOLVE_NO_MAGICLINKS). `flags` are open
+ * flags (O_PATH, O_DIRECTORY, ...). Returns the fd or -1 with *err set. */
+int ar_path_open_in_root (int root_fd, const char *path, int flags,
+                          ar_error_t **err);
+
+/* Like ar_path_open_in_root, but first creates missing components: the
+ * parents as directories (mode 0755), the last one as a directory when
+ * `is_dir` is true and as an empty regular file otherwise (a bind mount
+ * target for a file source). Returns an O_PATH fd of the final component. */
+int ar_path_create_in_root (int root_fd, const char *path, bool is_dir,
+                            ar_error_t **err);
+
+/* "/proc/self/fd/N", for mount(2) and friends that need a path. */
+#define AR_FD_PATH_MAX 32
+void ar_fd_path (int fd, char buf[AR_FD_PATH_MAX]);
+
+/* Join and normalise without touching the filesystem ("a/./b/../c" ->
+ * "a/c"); leading ".." components are dropped at the root. Caller frees. */
+char *ar_path_clean (const char *path);
+
+#endif
