@@ -1,0 +1,103 @@
+/* The subcommands. Each parses its own flags and calls into src/core. */
+#ifndef AR_CMD_CMD_H
+#define AR_CMD_CMD_H
+
+#include "../util/error.h"
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct
+{
+  const char *root;
+  const char *log_path;
+  bool log_json;
+  bool debug;
+} ar_globals;
+
+/* Returns the process exit status, or -1 with *err set. */
+typedef int (*ar_cmd_fn) (const ar_globals *g, int argc, char **argv,
+                          ar_error_t **err);
+
+typedef struct
+{
+  const char *long_name; /* matched as --name, -name and --name=value */
+  char short_name;       /* 0 when none */
+  bool takes_value;
+  const char *help;
+} ar_option;
+
+#define AR_MAX_OPTIONS 24
+
+typedef struct
+{
+  const char *value[AR_MAX_OPTIONS]; /* last value given, or "true" */
+  bool present[AR_MAX_OPTIONS];
+  char **args; /* positional arguments; points into argv */
+  int n_args;
+  bool help; /* --help or -h was given */
+} ar_parsed;
+
+typedef struct
+{
+  const char *verb;
+  const char *usage; /* "[OPTIONS] CONTAINER_ID" */
+  const char *what;  /* one sentence */
+} ar_command_doc;
+
+/* Parse; on --help print the usage and return 1; 0 when parsed; -1 on
+ * error. Commands return early on non-zero. */
+int ar_cmd_parse (const ar_command_doc *doc, const ar_option *opts, int argc,
+                  char **argv, ar_parsed *p, ar_error_t **err);
+
+/* Parse argv[1..] (argv[0] is the verb). Options and positionals may mix;
+ * "--" ends options. Errors name the flag. */
+int ar_parse_options (const char *verb, const ar_option *opts, int argc,
+                      char **argv, ar_parsed *out, ar_error_t **err);
+
+/* Boolean option: present and not "false". */
+bool ar_flag (const ar_parsed *p, int index);
+
+/* Print "Usage: agentrun VERB USAGE" plus the option list to stdout. */
+void ar_print_usage (const char *verb, const char *usage, const char *what,
+                     const ar_option *opts);
+
+/* Require exactly `n` positionals (container id, ...). */
+int ar_require_args (const char *verb, const ar_parsed *p, int n,
+                     const char *names, ar_error_t **err);
+
+/* Options create and run share, first in both tables, in this order. */
+#define AR_CREATE_OPTIONS                                                     \
+  { "bundle", 'b', true, "path to the bundle directory (default: .)" },       \
+      { "console-socket", 0, true,                                            \
+        "unix socket that receives the pty master (process.terminal)" },      \
+      { "pid-file", 0, true, "write the container init's pid to this file" }, \
+      { "no-pivot", 0, false, "use chroot instead of pivot_root" },           \
+      { "no-new-keyring", 0, false,                                           \
+        "keep the caller's session keyring" },                                \
+      { "preserve-fds", 0, true,                                              \
+        "pass N extra fds (3, 4, ...) to the container" }
+enum
+{
+  AR_OPT_BUNDLE,
+  AR_OPT_CONSOLE_SOCKET,
+  AR_OPT_PID_FILE,
+  AR_OPT_NO_PIVOT,
+  AR_OPT_NO_NEW_KEYRING,
+  AR_OPT_PRESERVE_FDS,
+  AR_CREATE_OPTIONS_COUNT
+};
+
+struct ar_create_options;
+int ar_create_options_fill (const ar_globals *g, const ar_parsed *p,
+                            struct ar_create_options *opts, ar_error_t **err);
+
+int ar_cmd_create (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_start (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_run (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_state (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_kill (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_delete (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_spec (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+
+#endif

@@ -1,0 +1,57 @@
+#include "config.h"
+#include "cmd.h"
+#include "../core/container.h"
+#include "../util/cleanup.h"
+
+#include <stdlib.h>
+
+static const ar_option options[] = { AR_CREATE_OPTIONS, { 0 } };
+
+static const ar_command_doc doc = {
+  "create", "[OPTIONS] CONTAINER_ID",
+  "Create a container from a bundle; it waits, set up, until `start`."
+};
+
+int
+ar_create_options_fill (const ar_globals *g, const ar_parsed *p,
+                        ar_create_options *opts, ar_error_t **err)
+{
+  *opts = (ar_create_options){
+    .root = g->root,
+    .id = p->args[0],
+    .bundle = p->value[AR_OPT_BUNDLE],
+    .pid_file = p->value[AR_OPT_PID_FILE],
+    .console_socket = p->value[AR_OPT_CONSOLE_SOCKET],
+    .no_pivot = ar_flag (p, AR_OPT_NO_PIVOT),
+    .no_new_keyring = ar_flag (p, AR_OPT_NO_NEW_KEYRING),
+  };
+  if (p->present[AR_OPT_PRESERVE_FDS])
+    {
+      char *end;
+      long n = strtol (p->value[AR_OPT_PRESERVE_FDS], &end, 10);
+      if (*end || n < 0 || n > 4096)
+        return ar_error_set (err, 0, "--preserve-fds: invalid count `%s`",
+                             p->value[AR_OPT_PRESERVE_FDS]);
+      opts->preserve_fds = (int) n;
+    }
+  return 0;
+}
+
+int
+ar_cmd_create (const ar_globals *g, int argc, char **argv, ar_error_t **err)
+{
+  ar_parsed p;
+  int r = ar_cmd_parse (&doc, options, argc, argv, &p, err);
+  if (r != 0)
+    return r < 0 ? -1 : 0;
+  if (ar_require_args ("create", &p, 1, "CONTAINER_ID", err) < 0)
+    return -1;
+  ar_create_options opts;
+  if (ar_create_options_fill (g, &p, &opts, err) < 0)
+    return -1;
+  ar_created created;
+  if (ar_container_create (&opts, &created, err) < 0)
+    return -1;
+  ar_closep (&created.pidfd);
+  return 0;
+}

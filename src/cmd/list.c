@@ -1,0 +1,78 @@
+#include "config.h"
+#include "cmd.h"
+#include "../core/container.h"
+#include "../core/state.h"
+#include "../util/cleanup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <string.h>
+
+static const ar_option options[] = {
+  { "format", 'f', true, "table (default) or json" },
+  { "quiet", 'q', false, "print only the container ids" },
+  { 0 }
+};
+
+static const ar_command_doc doc = { "list", "[OPTIONS]",
+                                    "List the containers under the state root." };
+
+static void
+print_row (const ar_state *st, ar_status status)
+{
+  struct passwd *pw = getpwuid (st->owner);
+  printf ("%-12s %-8d %-10s %-40s %-32s %s\n", st->id,
+          status == AR_STATUS_STOPPED ? 0 : (int) st->pid,
+          ar_status_name (status), st->bundle, st->created,
+          pw ? pw->pw_name : "#");
+}
+
+int
+ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
+{
+  ar_parsed p;
+  int r = ar_cmd_parse (&doc, options, argc, argv, &p, err);
+  if (r != 0)
+    return r < 0 ? -1 : 0;
+  const char *format = p.value[0] ? p.value[0] : "table";
+  bool json = strcmp (format, "json") == 0;
+  if (!json && strcmp (format, "table") != 0)
+    return ar_error_set (err, 0, "list: unknown format `%s` (table or json)", format);
+  bool quiet = ar_flag (&p, 1);
+
+  cleanup_dir DIR *dir = opendir (g->root);
+  if (dir == NULL && errno != ENOENT)
+    return ar_error_set (err, errno, "open state root `%s`", g->root);
+  if (json)
+    fputs ("[", stdout);
+  else if (!quiet)
+    printf ("%-12s %-8s %-10s %-40s %-32s %s\n", "ID", "PID", "STATUS",
+            "BUNDLE", "CREATED", "OWNER");
+  bool first = true;
+  for (struct dirent *e; dir && (e = readdir (dir));)
+    {
+      if (e->d_name[0] == '.')
+        continue;
+      cleanup_close int fd = openat (dirfd (dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      cleanup_state ar_state *st = NULL;
+      cleanup_error ar_error_t *ignored = NULL;
+      if (fd < 0 || ar_state_load (fd, &st, &ignored) < 0)
+        continue; /* a container being created or deleted right now */
+      ar_status status = ar_state_status (fd, st);
+      if (quiet)
+        puts (st->id);
+      else if (json)
+        {
+          cleanup_free char *s = ar_state_to_oci_json (st, status, false);
+          printf ("%s%s", first ? "" : ",", s);
+        }
+      else
+        print_row (st, status);
+      first = false;
+    }
+  if (json)
+    puts ("]");
+  return 0;
+}

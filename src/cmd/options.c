@@ -1,0 +1,132 @@
+#include "config.h"
+#include "cmd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int
+find_long (const ar_option *opts, const char *name, size_t len)
+{
+  for (int i = 0; opts[i].long_name; i++)
+    if (strlen (opts[i].long_name) == len
+        && strncmp (opts[i].long_name, name, len) == 0)
+      return i;
+  return -1;
+}
+
+static int
+find_short (const ar_option *opts, char c)
+{
+  for (int i = 0; opts[i].long_name; i++)
+    if (opts[i].short_name == c)
+      return i;
+  return -1;
+}
+
+/* Resolve one "-x", "-name", "--name" or "--name=value" word. */
+static int
+lookup (const ar_option *opts, const char *word, const char **inline_value)
+{
+  const char *name = word + 1 + (word[1] == '-');
+  const char *eq = strchr (name, '=');
+  size_t len = eq ? (size_t) (eq - name) : strlen (name);
+  *inline_value = eq ? eq + 1 : NULL;
+  int i = find_long (opts, name, len);
+  if (i < 0 && word[1] != '-' && len == 1)
+    i = find_short (opts, name[0]);
+  return i;
+}
+
+int
+ar_parse_options (const char *verb, const ar_option *opts, int argc,
+                  char **argv, ar_parsed *out, ar_error_t **err)
+{
+  memset (out, 0, sizeof *out);
+  out->args = argv + 1;
+  int n = 0;
+  bool only_args = false;
+  for (int i = 1; i < argc; i++)
+    {
+      const char *w = argv[i];
+      if (only_args || w[0] != '-' || w[1] == '\0')
+        {
+          argv[1 + n++] = argv[i];
+          continue;
+        }
+      if (strcmp (w, "--") == 0)
+        {
+          only_args = true;
+          continue;
+        }
+      const char *inline_value;
+      int o = lookup (opts, w, &inline_value);
+      if (o < 0 && (strcmp (w, "--help") == 0 || strcmp (w, "-h") == 0))
+        {
+          out->help = true;
+          continue;
+        }
+      if (o < 0)
+        return ar_error_set (err, 0, "%s: unknown flag `%s`", verb, w);
+      out->present[o] = true;
+      if (!opts[o].takes_value)
+        out->value[o] = inline_value ? inline_value : "true";
+      else if (inline_value)
+        out->value[o] = inline_value;
+      else if (i + 1 < argc)
+        out->value[o] = argv[++i];
+      else
+        return ar_error_set (err, 0, "%s: flag `%s` needs a value", verb, w);
+    }
+  out->n_args = n;
+  return 0;
+}
+
+bool
+ar_flag (const ar_parsed *p, int index)
+{
+  return p->present[index] && strcmp (p->value[index], "false") != 0;
+}
+
+void
+ar_print_usage (const char *verb, const char *usage, const char *what,
+                const ar_option *opts)
+{
+  printf ("Usage: agentrun %s %s\n\n%s\n", verb, usage, what);
+  if (opts[0].long_name)
+    printf ("\nOptions:\n");
+  for (int i = 0; opts[i].long_name; i++)
+    {
+      char left[64];
+      if (opts[i].short_name)
+        snprintf (left, sizeof left, "-%c, --%s%s", opts[i].short_name,
+                  opts[i].long_name, opts[i].takes_value ? " VALUE" : "");
+      else
+        snprintf (left, sizeof left, "    --%s%s", opts[i].long_name,
+                  opts[i].takes_value ? " VALUE" : "");
+      printf ("  %-30s %s\n", left, opts[i].help);
+    }
+}
+
+int
+ar_require_args (const char *verb, const ar_parsed *p, int n,
+                 const char *names, ar_error_t **err)
+{
+  if (p->n_args != n)
+    return ar_error_set (err, 0, "%s: expected %s, got %d argument%s", verb,
+                         names, p->n_args, p->n_args == 1 ? "" : "s");
+  return 0;
+}
+
+int
+ar_cmd_parse (const ar_command_doc *doc, const ar_option *opts, int argc,
+              char **argv, ar_parsed *p, ar_error_t **err)
+{
+  if (ar_parse_options (doc->verb, opts, argc, argv, p, err) < 0)
+    return -1;
+  if (p->help)
+    {
+      ar_print_usage (doc->verb, doc->usage, doc->what, opts);
+      return 1;
+    }
+  return 0;
+}

@@ -1,0 +1,20 @@
+#include "config.h"
+#include "cmd.h"
+#include "../core/container.h"
+
+static const ar_option options[] = { { 0 } };
+
+static const ar_command_doc doc = { "start", "CONTAINER_ID",
+                                    "Run the user process of a created container." };
+
+int
+ar_cmd_start (const ar_globals *g, int argc, char **argv, ar_error_t **err)
+{
+  ar_parsed p;
+  int r = ar_cmd_parse (&doc, options, argc, argv, &p, err);
+  if (r != 0)
+    return r < 0 ? -1 : 0;
+  if (ar_require_args ("start", &p, 1, "CONTAINER_ID", err) < 0)
+    return -1;
+  return ar_container_start (g->root, p.args[0], err) < 0 ? -1 : 0;
+}

@@ -1,0 +1,57 @@
+/* Container lifecycle, as the CLI verbs drive it. */
+#ifndef AR_CORE_CONTAINER_H
+#define AR_CORE_CONTAINER_H
+
+#include "../util/error.h"
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define AR_DEFAULT_ROOT "/run/agentrun"
+
+typedef struct ar_create_options
+{
+  const char *root;   /* state root (--root) */
+  const char *id;
+  const char *bundle; /* NULL: the current directory */
+  const char *pid_file;
+  const char *console_socket;
+  bool no_pivot;
+  bool no_new_keyring;
+  int preserve_fds;
+  /* run: the parent starts the init through the sync channel instead of
+   * exec.fifo, and keeps the pty master instead of sending it away. */
+  bool started_by_parent;
+} ar_create_options;
+
+/* What a create hands back to a caller that stays around (run). */
+typedef struct
+{
+  pid_t pid;
+  int pidfd;
+  int sync_fd;    /* -1 unless started_by_parent */
+  int pty_master; /* -1 unless started_by_parent with a terminal */
+} ar_created;
+
+int ar_container_create (const ar_create_options *opts, ar_created *out,
+                         ar_error_t **err);
+
+/* run: release an init created with started_by_parent, run poststart. */
+int ar_container_release (const char *root, const char *id,
+                          ar_created *created, ar_error_t **err);
+
+int ar_container_start (const char *root, const char *id, ar_error_t **err);
+
+int ar_container_kill (const char *root, const char *id, int signal,
+                       bool all, ar_error_t **err);
+
+int ar_container_delete (const char *root, const char *id, bool force,
+                         ar_error_t **err);
+
+/* Prints the OCI state JSON of one container to stdout. */
+int ar_container_print_state (const char *root, const char *id,
+                              ar_error_t **err);
+
+/* Open <root>/<id>; a missing container is "container `id` does not exist". */
+int ar_container_open_dir (const char *root, const char *id, ar_error_t **err);
+
+#endif

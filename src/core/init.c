@@ -1,0 +1,300 @@
+#include "config.h"
+#include "init.h"
+#include "../../oci/oci.h"
+#include "caps.h"
+#include "hooks.h"
+#include "mounts.h"
+#include "process.h"
+#include "seccomp.h"
+#include "sync.h"
+#include "terminal.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/keyctl.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+/* Host pid of this init, as the parent told us: the state hooks see. */
+static pid_t host_pid;
+
+static char *
+state_json (const ar_init_config *cfg, const char *status)
+{
+  oci_state st = {
+    .oci_version = AR_OCI_VERSION,
+    .id = cfg->id,
+    .status = status,
+    .pid = host_pid,
+    .bundle = cfg->bundle,
+    .annotations = &cfg->spec->annotations,
+  };
+  return oci_state_to_json (&st, false);
+}
+
+static int
+set_identity_names (const oci_spec *spec, ar_error_t **err)
+{
+  if (spec->hostname && sethostname (spec->hostname, strlen (spec->hostname)) < 0)
+    return ar_error_set (err, errno, "sethostname `%s`", spec->hostname);
+  if (spec->domainname
+      && setdomainname (spec->domainname, strlen (spec->domainname)) < 0)
+    return ar_error_set (err, errno, "setdomainname `%s`", spec->domainname);
+  return 0;
+}
+
+/* Only sysctls that belong to a namespace the container has its own of. */
+static bool
+sysctl_is_namespaced (const char *key)
+{
+  static const char *const prefixes[] = { "kernel.msg", "kernel.sem",
+                                          "kernel.shm", "fs.mqueue.",
+                                          "net.", NULL };
+  if (strcmp (key, "kernel.hostname") == 0 || strcmp (key, "kernel.domainname") == 0)
+    return true;
+  for (size_t i = 0; prefixes[i]; i++)
+    if (strncmp (key, prefixes[i], strlen (prefixes[i])) == 0)
+      return true;
+  return false;
+}
+
+static int
+apply_sysctls (const oci_linux *lnx, ar_error_t **err)
+{
+  for (size_t i = 0; lnx && i < lnx->sysctl.len; i++)
+    {
+      const oci_kv *kv = &lnx->sysctl.items[i];
+      if (!sysctl_is_namespaced (kv->key) || strstr (kv->key, ".."))
+        return ar_error_set (err, 0, "config.json: .linux.sysctl: `%s` is not a namespaced sysctl", kv->key);
+      cleanup_free char *path = xasprintf ("/proc/sys/%s", kv->key);
+      for (char *p = path + strlen ("/proc/sys/"); *p; p++)
+        if (*p == '.')
+          *p = '/';
+      if (ar_write_file_at (AT_FDCWD, path, kv->value, strlen (kv->value), err) < 0)
+        return ar_error_prefix (err, "config.json: .linux.sysctl");
+    }
+  return 0;
+}
+
+static int
+join_session_keyring (const ar_init_config *cfg, ar_error_t **err)
+{
+  if (cfg->no_new_keyring)
+    return 0;
+  cleanup_free char *name = xasprintf ("_ses.%s", cfg->id);
+  if (syscall (SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name) < 0
+      && errno != ENOSYS && errno != EDQUOT)
+    return ar_error_set (err, errno, "join session keyring");
+  return 0;
+}
+
+static int
+set_personality (const oci_linux *lnx, ar_error_t **err)
+{
+  if (lnx == NULL || lnx->personality == NULL || lnx->personality->domain == NULL)
+    return 0;
+  unsigned long domain;
+  if (strcmp (lnx->personality->domain, "LINUX") == 0)
+    domain = PER_LINUX;
+  else if (strcmp (lnx->personality->domain, "LINUX32") == 0)
+    domain = PER_LINUX32;
+  else
+    return ar_error_set (err, 0, "config.json: .linux.personality.domain: unknown domain `%s`",
+                         lnx->personality->domain);
+  if (personality (domain) < 0)
+    return ar_error_set (err, errno, "personality");
+  return 0;
+}
+
+/* Before pivot_root: namespaces joined, names set, the filesystem built. */
+static int
+prepare_root (const ar_init_config *cfg, int *pty_master, char **pty_slave,
+              ar_error_t **err)
+{
+  const oci_spec *spec = cfg->spec;
+  if (ar_ns_join_in_child (cfg->joins, err) < 0)
+    return -1;
+  if (cfg->unshare_flags && unshare (cfg->unshare_flags) < 0)
+    return ar_error_set (err, errno, "unshare namespaces");
+  if (cfg->new_userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
+    return ar_error_set (err, errno, "become root in the user namespace");
+  /* After the parent moved us into the cgroup, so its root is ours. */
+  const oci_namespace *cgns = oci_spec_find_namespace (spec, OCI_NS_CGROUP);
+  if (cgns && cgns->path == NULL && unshare (CLONE_NEWCGROUP) < 0)
+    return ar_error_set (err, errno, "unshare cgroup namespace");
+  if (set_identity_names (spec, err) < 0)
+    return -1;
+  if (chdir (cfg->bundle) < 0)
+    return ar_error_set (err, errno, "chdir to bundle `%s`", cfg->bundle);
+  if (ar_mounts_setup_rootfs (spec, cfg->rootfs, err) < 0)
+    return -1;
+  if (spec->process && spec->process->terminal)
+    {
+      cleanup_free char *ptmx = xasprintf ("%s/dev/ptmx", cfg->rootfs);
+      cleanup_free char *pts = xasprintf ("%s/dev/pts", cfg->rootfs);
+      if (ar_terminal_open_pty (ptmx, pts, pty_master, pty_slave, err) < 0)
+        return -1;
+      if (ar_mounts_setup_console (cfg->rootfs, *pty_slave, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static int
+run_hooks_here (const ar_init_config *cfg, const oci_hook_list *hooks,
+                const char *phase, const char *status, ar_error_t **err)
+{
+  if (hooks->len == 0)
+    return 0;
+  cleanup_free char *state = state_json (cfg, status);
+  return ar_hooks_run (hooks, phase, state, err);
+}
+
+/* After pivot_root: the container's own view, then the process itself. */
+static int
+finish_setup (const ar_init_config *cfg, const char *pty_slave,
+              char **exe, ar_error_t **err)
+{
+  const oci_spec *spec = cfg->spec;
+  const oci_process *proc = spec->process;
+  if (ar_mounts_enter_rootfs (cfg->rootfs, cfg->no_pivot, err) < 0)
+    return -1;
+  if (ar_mounts_finalize (spec, err) < 0)
+    return -1;
+  if (apply_sysctls (spec->linux_cfg, err) < 0)
+    return -1;
+  if (join_session_keyring (cfg, err) < 0)
+    return -1;
+  if (set_personality (spec->linux_cfg, err) < 0)
+    return -1;
+  if (proc == NULL)
+    return ar_error_set (err, 0, "config.json: .process: missing");
+  if (ar_process_set_rlimits (proc, err) < 0
+      || ar_process_set_attributes (proc, err) < 0)
+    return -1;
+  if (proc->cwd && chdir (proc->cwd) < 0)
+    return ar_error_set (err, errno, "chdir to cwd `%s` set in config.json", proc->cwd);
+  *exe = ar_process_find_executable (proc, err);
+  if (*exe == NULL)
+    return -1;
+  if (pty_slave)
+    {
+      /* The slave's path inside the container, now that / moved. */
+      const char *inner = pty_slave + strlen (cfg->rootfs);
+      unsigned rows = proc->console_height.set ? proc->console_height.value : 0;
+      unsigned cols = proc->console_width.set ? proc->console_width.value : 0;
+      if (ar_terminal_become_stdio (inner, rows, cols, err) < 0)
+        return -1;
+    }
+  else if (setsid () < 0)
+    return ar_error_set (err, errno, "setsid");
+  return 0;
+}
+
+static int
+drop_privileges (const ar_init_config *cfg, ar_error_t **err)
+{
+  const oci_process *proc = cfg->spec->process;
+  const oci_seccomp *seccomp = cfg->spec->linux_cfg ? cfg->spec->linux_cfg->seccomp : NULL;
+  cleanup_free char *state = seccomp && seccomp->listener_path ? state_json (cfg, "creating") : NULL;
+
+  /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: do it
+   * while we still have it. With it, load last so the filter need not
+   * allow the set-up syscalls. */
+  if (seccomp && !proc->no_new_privileges && ar_seccomp_load (seccomp, state, err) < 0)
+    return -1;
+  if (ar_process_set_user (proc, err) < 0)
+    return -1;
+  if (ar_caps_apply (proc->capabilities, err) < 0)
+    return -1;
+  if (proc->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return ar_error_set (err, errno, "set no_new_privs");
+  if (seccomp && proc->no_new_privileges && ar_seccomp_load (seccomp, state, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* Block until `start` opens the fifo (or the parent says go). */
+static int
+wait_for_start (const ar_init_config *cfg, ar_error_t **err)
+{
+  if (cfg->fifo_fd < 0)
+    {
+      ar_sync_msg msg;
+      return ar_sync_expect (cfg->sync_fd, AR_SYNC_START, &msg, err);
+    }
+  char path[64];
+  snprintf (path, sizeof path, "/proc/self/fd/%d", cfg->fifo_fd);
+  int fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return ar_error_set (err, errno, "open exec fifo");
+  if (ar_write_all (fd, "0", 1) < 0)
+    return ar_error_set (err, errno, "write exec fifo");
+  /* fd stays open until exec closes it: `start` reads until EOF. */
+  return 0;
+}
+
+static _Noreturn void
+fail (const ar_init_config *cfg, ar_error_t *err, bool parent_listening)
+{
+  if (parent_listening)
+    ar_sync_send (cfg->sync_fd, AR_SYNC_ERROR, 0, -1, err->msg, NULL);
+  else
+    dprintf (STDERR_FILENO, "agentrun: %s\n", err->msg);
+  _exit (1);
+}
+
+_Noreturn void
+ar_init_main (const ar_init_config *cfg)
+{
+  ar_error_t *err = NULL;
+  ar_sync_msg msg;
+  int pty_master = -1;
+  char *pty_slave = NULL;
+  char *exe = NULL;
+  const oci_spec *spec = cfg->spec;
+
+  if (ar_sync_expect (cfg->sync_fd, AR_SYNC_GO, &msg, &err) < 0)
+    _exit (1);
+  host_pid = msg.value;
+
+  if (prepare_root (cfg, &pty_master, &pty_slave, &err) < 0)
+    fail (cfg, err, true);
+  if (pty_master >= 0)
+    {
+      if (ar_sync_send (cfg->sync_fd, AR_SYNC_PTY, 0, pty_master, NULL, &err) < 0)
+        fail (cfg, err, true);
+      close (pty_master);
+    }
+  if (ar_sync_send (cfg->sync_fd, AR_SYNC_HOOKS, 0, -1, NULL, &err) < 0
+      || ar_sync_expect (cfg->sync_fd, AR_SYNC_HOOKS_DONE, &msg, &err) < 0)
+    _exit (1);
+  if (run_hooks_here (cfg, &spec->hooks.create_container, "createContainer",
+                      "creating", &err) < 0)
+    fail (cfg, err, true);
+  if (finish_setup (cfg, pty_slave, &exe, &err) < 0)
+    fail (cfg, err, true);
+  if (drop_privileges (cfg, &err) < 0)
+    fail (cfg, err, true);
+
+  /* No host fd beyond the preserved ones survives exec. */
+  ar_process_cloexec_fds (3 + cfg->preserve_fds);
+  if (ar_sync_send (cfg->sync_fd, AR_SYNC_READY, 0, -1, NULL, &err) < 0)
+    _exit (1);
+  if (wait_for_start (cfg, &err) < 0)
+    fail (cfg, err, false);
+  close (cfg->sync_fd);
+
+  if (run_hooks_here (cfg, &spec->hooks.start_container, "startContainer",
+                      "created", &err) < 0)
+    fail (cfg, err, false);
+  execve (exe, spec->process->args.items, spec->process->env.items ? spec->process->env.items : (char *[]){ NULL });
+  dprintf (STDERR_FILENO, "agentrun: exec `%s`: %s\n", exe, strerror (errno));
+  _exit (127);
+}

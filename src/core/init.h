@@ -1,0 +1,30 @@
+/* The container init: the process clone() makes, which sets the container
+ * up from the inside and finally execs the workload. */
+#ifndef AR_CORE_INIT_H
+#define AR_CORE_INIT_H
+
+#include "../../oci/spec.h"
+#include "namespaces.h"
+#include <stdbool.h>
+
+typedef struct
+{
+  const oci_spec *spec;
+  const char *id;
+  const char *bundle;
+  const char *rootfs; /* absolute host path */
+  int sync_fd;        /* our end of the sync pair */
+  int fifo_fd;        /* O_PATH fd of exec.fifo; -1 when started by sync */
+  ar_ns_joins *joins;
+  int unshare_flags; /* namespaces to unshare after joining (user joined) */
+  bool new_userns;
+  bool no_pivot;
+  bool no_new_keyring;
+  int preserve_fds;
+} ar_init_config;
+
+/* Never returns: execs the workload or _exits non-zero after sending the
+ * error to the parent. */
+_Noreturn void ar_init_main (const ar_init_config *cfg);
+
+#endif

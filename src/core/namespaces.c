@@ -1,0 +1,153 @@
+#include "config.h"
+#include "namespaces.h"
+#include "../../oci/oci.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+int
+ar_ns_clone_flag (oci_ns_type type)
+{
+  switch (type)
+    {
+    case OCI_NS_PID: return CLONE_NEWPID;
+    case OCI_NS_NETWORK: return CLONE_NEWNET;
+    case OCI_NS_MOUNT: return CLONE_NEWNS;
+    case OCI_NS_IPC: return CLONE_NEWIPC;
+    case OCI_NS_UTS: return CLONE_NEWUTS;
+    case OCI_NS_USER: return CLONE_NEWUSER;
+    case OCI_NS_CGROUP: return CLONE_NEWCGROUP;
+    case OCI_NS_TIME: return CLONE_NEWTIME;
+    case OCI_NS_COUNT: break;
+    }
+  return 0;
+}
+
+int
+ar_ns_new_flags (const oci_spec *spec)
+{
+  int flags = 0;
+  if (spec->linux_cfg == NULL)
+    return 0;
+  for (size_t i = 0; i < spec->linux_cfg->n_namespaces; i++)
+    if (spec->linux_cfg->namespaces[i].path == NULL)
+      flags |= ar_ns_clone_flag (spec->linux_cfg->namespaces[i].type);
+  return flags;
+}
+
+int
+ar_ns_open_joins (const oci_spec *spec, ar_ns_joins *joins, ar_error_t **err)
+{
+  for (int t = 0; t < OCI_NS_COUNT; t++)
+    joins->fd[t] = -1;
+  if (spec->linux_cfg == NULL)
+    return 0;
+  for (size_t i = 0; i < spec->linux_cfg->n_namespaces; i++)
+    {
+      const oci_namespace *ns = &spec->linux_cfg->namespaces[i];
+      if (ns->path == NULL)
+        continue;
+      int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        {
+          ar_error_set (err, errno, "config.json: .linux.namespaces[%zu].path: open `%s`", i, ns->path);
+          ar_ns_close_joins (joins);
+          return -1;
+        }
+      joins->fd[ns->type] = fd;
+      int actual = ioctl (fd, NS_GET_NSTYPE);
+      if (actual < 0 || actual != ar_ns_clone_flag (ns->type))
+        {
+          ar_error_set (err, 0, "config.json: .linux.namespaces[%zu].path: `%s` is not a %s namespace",
+                        i, ns->path, oci_ns_type_name (ns->type));
+          ar_ns_close_joins (joins);
+          return -1;
+        }
+    }
+  return 0;
+}
+
+void
+ar_ns_close_joins (ar_ns_joins *joins)
+{
+  for (int t = 0; t < OCI_NS_COUNT; t++)
+    ar_closep (&joins->fd[t]);
+}
+
+int
+ar_ns_join_in_child (ar_ns_joins *joins, ar_error_t **err)
+{
+  /* User first: the others may be owned by it. Mount last: joining it
+   * changes our root and cwd. */
+  static const oci_ns_type order[] = { OCI_NS_USER, OCI_NS_IPC, OCI_NS_UTS,
+                                       OCI_NS_NETWORK, OCI_NS_CGROUP,
+                                       OCI_NS_MOUNT };
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+    {
+      oci_ns_type t = order[i];
+      if (joins->fd[t] < 0)
+        continue;
+      if (setns (joins->fd[t], ar_ns_clone_flag (t)) < 0)
+        return ar_error_set (err, errno, "join %s namespace",
+                             oci_ns_type_name (t));
+      ar_closep (&joins->fd[t]);
+    }
+  return 0;
+}
+
+static int
+write_mappings (pid_t pid, const char *file, const oci_id_mapping *m,
+                size_t n, ar_error_t **err)
+{
+  if (n == 0)
+    return 0;
+  size_t cap = n * 40 + 1, used = 0;
+  cleanup_free char *buf = xmalloc (cap);
+  for (size_t i = 0; i < n; i++)
+    used += (size_t) snprintf (buf + used, cap - used, "%u %u %u\n",
+                               m[i].container_id, m[i].host_id, m[i].size);
+  cleanup_free char *path = xasprintf ("/proc/%d/%s", (int) pid, file);
+  if (ar_write_file_at (AT_FDCWD, path, buf, used, err) < 0)
+    return ar_error_prefix (err, "write %s", file);
+  return 0;
+}
+
+int
+ar_ns_write_id_mappings (pid_t pid, const oci_linux *lnx, ar_error_t **err)
+{
+  if (lnx->n_uid_mappings == 0 || lnx->n_gid_mappings == 0)
+    return ar_error_set (err, 0, "config.json: .linux: a new user namespace needs uidMappings and gidMappings");
+  if (write_mappings (pid, "uid_map", lnx->uid_mappings, lnx->n_uid_mappings, err) < 0)
+    return -1;
+  return write_mappings (pid, "gid_map", lnx->gid_mappings, lnx->n_gid_mappings, err);
+}
+
+int
+ar_ns_write_time_offsets (const oci_linux *lnx, ar_error_t **err)
+{
+  char buf[128];
+  int len = 0;
+  if (lnx->time_monotonic.secs.set || lnx->time_monotonic.nanosecs.set)
+    len += snprintf (buf + len, sizeof buf - (size_t) len, "monotonic %lld %u\n",
+                     (long long) lnx->time_monotonic.secs.value,
+                     lnx->time_monotonic.nanosecs.value);
+  if (lnx->time_boottime.secs.set || lnx->time_boottime.nanosecs.set)
+    len += snprintf (buf + len, sizeof buf - (size_t) len, "boottime %lld %u\n",
+                     (long long) lnx->time_boottime.secs.value,
+                     lnx->time_boottime.nanosecs.value);
+  if (len == 0)
+    return 0;
+  if (ar_write_file_at (AT_FDCWD, "/proc/self/timens_offsets", buf, (size_t) len, err) < 0)
+    return ar_error_prefix (err, "config.json: .linux.timeOffsets");
+  return 0;
+}

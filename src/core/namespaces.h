@@ -1,0 +1,39 @@
+/* Namespaces of the container: which to create, which to join by path. */
+#ifndef AR_CORE_NAMESPACES_H
+#define AR_CORE_NAMESPACES_H
+
+#include "../../oci/spec.h"
+#include "../util/error.h"
+#include <sys/types.h>
+
+/* Namespace fds to join, indexed by oci_ns_type; -1 where none. */
+typedef struct
+{
+  int fd[OCI_NS_COUNT];
+} ar_ns_joins;
+
+/* CLONE_NEW* flag of a type. */
+int ar_ns_clone_flag (oci_ns_type type);
+
+/* CLONE_NEW* flags of the namespaces the spec asks to create. */
+int ar_ns_new_flags (const oci_spec *spec);
+
+/* Open every namespace path in the spec (O_RDONLY|O_CLOEXEC) and check it
+ * is a namespace of the listed type; errors name the JSON path. */
+int ar_ns_open_joins (const oci_spec *spec, ar_ns_joins *joins,
+                      ar_error_t **err);
+void ar_ns_close_joins (ar_ns_joins *joins);
+
+/* In the init, before anything else: join the user namespace (if given),
+ * then every other namespace except pid and time (those are joined by the
+ * parent before clone, as they only affect children). */
+int ar_ns_join_in_child (ar_ns_joins *joins, ar_error_t **err);
+
+/* Write uid_map/gid_map of `pid` from linux.uidMappings/gidMappings. */
+int ar_ns_write_id_mappings (pid_t pid, const oci_linux *lnx,
+                             ar_error_t **err);
+
+/* Write /proc/self/timens_offsets for a time namespace just unshared. */
+int ar_ns_write_time_offsets (const oci_linux *lnx, ar_error_t **err);
+
+#endif

@@ -1,0 +1,68 @@
+/* The persistent record of one container: <root>/<id>/state.json, written
+ * by create and read by every later verb. Status is derived from the live
+ * process, never stored, so a crash cannot leave a lie behind. */
+#ifndef AR_CORE_STATE_H
+#define AR_CORE_STATE_H
+
+#include "../../oci/spec.h"
+#include "../util/error.h"
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define AR_STATE_FILE "state.json"
+#define AR_CONFIG_FILE "config.json"
+#define AR_EXEC_FIFO "exec.fifo"
+
+typedef struct ar_state
+{
+  char *id;
+  pid_t pid;                     /* host pid of the container init */
+  unsigned long long start_time; /* field 22 of /proc/pid/stat: guards
+                                    against pid reuse */
+  char *bundle;
+  char *rootfs;
+  char *created; /* RFC 3339 */
+  uid_t owner;
+  char *cgroup; /* ar_cgroup_serialize() text; NULL when none */
+  oci_map annotations;
+} ar_state;
+
+typedef enum
+{
+  AR_STATUS_CREATING,
+  AR_STATUS_CREATED,
+  AR_STATUS_RUNNING,
+  AR_STATUS_PAUSED,
+  AR_STATUS_STOPPED,
+} ar_status;
+
+const char *ar_status_name (ar_status status);
+
+/* Reject ids that could escape the state root or confuse tools. */
+int ar_state_validate_id (const char *id, ar_error_t **err);
+
+/* Write / read <state_dir>/state.json. */
+int ar_state_save (int state_dirfd, const ar_state *state, ar_error_t **err);
+int ar_state_load (int state_dirfd, ar_state **out, ar_error_t **err);
+void ar_state_free (ar_state *state);
+void ar_state_freep (ar_state **state);
+#define cleanup_state __attribute__ ((cleanup (ar_state_freep)))
+
+/* Start time of a live pid, 0 when it is gone or a zombie. */
+unsigned long long ar_pid_start_time (pid_t pid);
+
+/* True when the recorded init is still the same live process. */
+bool ar_state_init_alive (const ar_state *state);
+
+/* created / running / paused / stopped, from the process, the exec fifo
+ * and the freezer. */
+ar_status ar_state_status (int state_dirfd, const ar_state *state);
+
+/* The OCI state JSON `agentrun state` prints (and hooks receive). */
+char *ar_state_to_oci_json (const ar_state *state, ar_status status,
+                            bool pretty);
+
+/* Current time as RFC 3339 with nanoseconds, UTC. */
+char *ar_now_rfc3339 (void);
+
+#endif

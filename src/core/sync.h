@@ -1,0 +1,41 @@
+/* The parent <-> container-init channel during create: a SOCK_SEQPACKET
+ * pair carrying small typed messages, optionally with one fd. */
+#ifndef AR_CORE_SYNC_H
+#define AR_CORE_SYNC_H
+
+#include "../util/error.h"
+
+typedef enum
+{
+  AR_SYNC_GO = 1,     /* parent: maps written, cgroup joined; carries the
+                         init's host pid in `value` */
+  AR_SYNC_HOOKS,      /* init: mounts ready, run prestart/createRuntime */
+  AR_SYNC_HOOKS_DONE, /* parent: hooks ran */
+  AR_SYNC_PTY,        /* init: the pty master, as the attached fd */
+  AR_SYNC_READY,      /* init: set up, waiting to be started */
+  AR_SYNC_START,      /* parent (run): exec now, no fifo involved */
+  AR_SYNC_ERROR,      /* either side: text is a one-line error */
+} ar_sync_type;
+
+typedef struct
+{
+  ar_sync_type type;
+  int value;
+  int fd;     /* -1 unless an fd came along */
+  char *text; /* NULL unless text came along; caller frees */
+} ar_sync_msg;
+
+int ar_sync_pair (int fds[2], ar_error_t **err);
+
+int ar_sync_send (int sock, ar_sync_type type, int value, int fd,
+                  const char *text, ar_error_t **err);
+
+/* Receive the next message; EOF (the peer died) is an error. */
+int ar_sync_recv (int sock, ar_sync_msg *msg, ar_error_t **err);
+
+/* Receive and require `type`; an AR_SYNC_ERROR from the peer becomes *err
+ * with the peer's text. */
+int ar_sync_expect (int sock, ar_sync_type type, ar_sync_msg *msg,
+                    ar_error_t **err);
+
+#endif

@@ -1,0 +1,186 @@
+/* agentrun: global flags, then one subcommand. */
+#include "config.h"
+#include "cmd/cmd.h"
+#include "core/container.h"
+#include "core/state.h"
+#include "util/cleanup.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+static const struct
+{
+  const char *name;
+  ar_cmd_fn fn;
+  const char *what;
+} commands[] = {
+  { "create", ar_cmd_create, "create a container" },
+  { "start", ar_cmd_start, "start a created container" },
+  { "run", ar_cmd_run, "create and start a container, and wait for it" },
+  { "state", ar_cmd_state, "print the state of a container" },
+  { "kill", ar_cmd_kill, "send a signal to a container" },
+  { "delete", ar_cmd_delete, "delete a container" },
+  { "list", ar_cmd_list, "list containers" },
+  { "spec", ar_cmd_spec, "write a new config.json" },
+};
+
+static const ar_option global_options[] = {
+  { "root", 0, true, "state directory (default " AR_DEFAULT_ROOT ")" },
+  { "log", 0, true, "also write errors and debug output to this file" },
+  { "log-format", 0, true, "text (default) or json" },
+  { "debug", 0, false, "verbose log" },
+  { "systemd-cgroup", 0, false, "not supported: a clear error" },
+  { "rootless", 0, true, "accepted for runc compatibility (true|false|auto)" },
+  { "criu", 0, true, "accepted for runc compatibility; unused" },
+  { "version", 'v', false, "print the version" },
+  { 0 }
+};
+enum
+{
+  G_ROOT,
+  G_LOG,
+  G_LOG_FORMAT,
+  G_DEBUG,
+  G_SYSTEMD_CGROUP,
+  G_ROOTLESS,
+  G_CRIU,
+  G_VERSION
+};
+
+static void
+usage (void)
+{
+  printf ("Usage: agentrun [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n\n"
+          "An OCI container runtime for the untrusted work of AI agents.\n\n"
+          "Commands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    printf ("  %-10s %s\n", commands[i].name, commands[i].what);
+  printf ("\nGlobal options:\n");
+  for (int i = 0; global_options[i].long_name; i++)
+    printf ("  --%-18s %s\n", global_options[i].long_name, global_options[i].help);
+  printf ("  --%-18s %s\n", "help", "show this help");
+}
+
+static void
+version (void)
+{
+  printf ("agentrun version %s\nspec: %s\n", PACKAGE_VERSION, AR_OCI_VERSION);
+}
+
+/* One log line: text "level: msg" or runc's JSON {"level","msg","time"},
+ * which containerd's shim reads back from the --log file. */
+static void
+log_line (const ar_globals *g, const char *level, const char *msg)
+{
+  if (g->log_path == NULL)
+    return;
+  cleanup_file FILE *f = fopen (g->log_path, "ae");
+  if (f == NULL)
+    return;
+  cleanup_free char *now = ar_now_rfc3339 ();
+  if (!g->log_json)
+    {
+      fprintf (f, "%s %s: %s\n", now, level, msg);
+      return;
+    }
+  yajl_gen gen = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (gen);
+  const char *kv[] = { "level", level, "msg", msg, "time", now };
+  for (size_t i = 0; i < 6; i++)
+    yajl_gen_string (gen, (const unsigned char *) kv[i], strlen (kv[i]));
+  yajl_gen_map_close (gen);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (gen, &buf, &len);
+  fprintf (f, "%.*s\n", (int) len, buf);
+  yajl_gen_free (gen);
+}
+
+/* Global flags stop at the first word that is not one: the command. */
+static int
+parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
+               ar_error_t **err)
+{
+  /* Find the command word: skip flags and the values of those that take
+   * one, so `--root /x create` finds `create`, not `/x`. */
+  int end = 1;
+  while (end < argc && argv[end][0] == '-')
+    {
+      const char *name = argv[end] + 1 + (argv[end][1] == '-');
+      bool has_inline = strchr (name, '=') != NULL;
+      bool takes_value = false;
+      for (int o = 0; global_options[o].long_name; o++)
+        if (strcmp (name, global_options[o].long_name) == 0)
+          takes_value = global_options[o].takes_value;
+      end += (takes_value && !has_inline) ? 2 : 1;
+    }
+  if (end > argc)
+    end = argc;
+  ar_parsed p;
+  char *saved = argv[0];
+  if (ar_parse_options ("agentrun", global_options, end, argv, &p, err) < 0)
+    return -1;
+  argv[0] = saved;
+  if (p.help)
+    return 1;
+  if (ar_flag (&p, G_VERSION))
+    return 2;
+  if (ar_flag (&p, G_SYSTEMD_CGROUP))
+    return ar_error_set (err, 0, "--systemd-cgroup is not supported: agentrun manages cgroupfs paths (use cgroupsPath like /parent/name)");
+  g->root = p.value[G_ROOT] ? p.value[G_ROOT] : AR_DEFAULT_ROOT;
+  g->log_path = p.value[G_LOG];
+  g->debug = ar_flag (&p, G_DEBUG);
+  const char *format = p.value[G_LOG_FORMAT] ? p.value[G_LOG_FORMAT] : "text";
+  if (strcmp (format, "json") != 0 && strcmp (format, "text") != 0)
+    return ar_error_set (err, 0, "--log-format: unknown format `%s` (text or json)", format);
+  g->log_json = strcmp (format, "json") == 0;
+  *command_index = end;
+  return 0;
+}
+
+static ar_cmd_fn
+find_command (const char *name)
+{
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (strcmp (commands[i].name, name) == 0)
+      return commands[i].fn;
+  return NULL;
+}
+
+int
+main (int argc, char **argv)
+{
+  ar_globals g = { .root = AR_DEFAULT_ROOT };
+  cleanup_error ar_error_t *err = NULL;
+  int command_index = 0;
+  int status = 1;
+
+  int r = parse_globals (argc, argv, &g, &command_index, &err);
+  if (r == 1 || (r == 0 && command_index >= argc))
+    {
+      usage ();
+      return r == 1 ? 0 : 1;
+    }
+  if (r == 2)
+    {
+      version ();
+      return 0;
+    }
+  if (r == 0)
+    {
+      const char *name = argv[command_index];
+      ar_cmd_fn fn = find_command (name);
+      if (fn == NULL)
+        ar_error_set (&err, 0, "unknown command `%s` (see agentrun --help)", name);
+      else
+        status = fn (&g, argc - command_index, argv + command_index, &err);
+    }
+  if (err)
+    {
+      fprintf (stderr, "agentrun: %s\n", err->msg);
+      log_line (&g, "error", err->msg);
+      return 1;
+    }
+  return status;
+}
