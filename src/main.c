@@ -4,6 +4,7 @@
 #include "core/container.h"
 #include "core/state.h"
 #include "util/cleanup.h"
+#include "util/sealed_exe.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,16 +14,17 @@ static const struct
 {
   const char *name;
   ar_cmd_fn fn;
+  bool enters_container; /* runs a process of ours inside a container */
   const char *what;
 } commands[] = {
-  { "create", ar_cmd_create, "create a container" },
-  { "start", ar_cmd_start, "start a created container" },
-  { "run", ar_cmd_run, "create and start a container, and wait for it" },
-  { "state", ar_cmd_state, "print the state of a container" },
-  { "kill", ar_cmd_kill, "send a signal to a container" },
-  { "delete", ar_cmd_delete, "delete a container" },
-  { "list", ar_cmd_list, "list containers" },
-  { "spec", ar_cmd_spec, "write a new config.json" },
+  { "create", ar_cmd_create, true, "create a container" },
+  { "start", ar_cmd_start, false, "start a created container" },
+  { "run", ar_cmd_run, true, "create and start a container, and wait for it" },
+  { "state", ar_cmd_state, false, "print the state of a container" },
+  { "kill", ar_cmd_kill, false, "send a signal to a container" },
+  { "delete", ar_cmd_delete, false, "delete a container" },
+  { "list", ar_cmd_list, false, "list containers" },
+  { "spec", ar_cmd_spec, false, "write a new config.json" },
 };
 
 static const ar_option global_options[] = {
@@ -139,17 +141,17 @@ parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
   return 0;
 }
 
-static ar_cmd_fn
+static int
 find_command (const char *name)
 {
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp (commands[i].name, name) == 0)
-      return commands[i].fn;
-  return NULL;
+      return (int) i;
+  return -1;
 }
 
 int
-main (int argc, char **argv)
+main (int argc, char **argv, char **envp)
 {
   ar_globals g = { .root = AR_DEFAULT_ROOT };
   cleanup_error ar_error_t *err = NULL;
@@ -170,11 +172,12 @@ main (int argc, char **argv)
   if (r == 0)
     {
       const char *name = argv[command_index];
-      ar_cmd_fn fn = find_command (name);
-      if (fn == NULL)
+      int c = find_command (name);
+      if (c < 0)
         ar_error_set (&err, 0, "unknown command `%s` (see agentrun --help)", name);
-      else
-        status = fn (&g, argc - command_index, argv + command_index, &err);
+      else if (!commands[c].enters_container
+               || ar_ensure_sealed_exe (argv, envp, &err) == 0)
+        status = commands[c].fn (&g, argc - command_index, argv + command_index, &err);
     }
   if (err)
     {

@@ -1,0 +1,59 @@
+#include "config.h"
+#include "sealed_exe.h"
+#include "cleanup.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#define ALL_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+
+static bool
+running_sealed (int self_fd)
+{
+  int seals = fcntl (self_fd, F_GET_SEALS);
+  return seals >= 0 && (seals & ALL_SEALS) == ALL_SEALS;
+}
+
+static int
+copy_all (int from, int to, off_t size)
+{
+  off_t off = 0;
+  while (off < size)
+    {
+      ssize_t n = sendfile (to, from, &off, (size_t) (size - off));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return -1;
+    }
+  return 0;
+}
+
+int
+ar_ensure_sealed_exe (char **argv, char **envp, ar_error_t **err)
+{
+  cleanup_close int self = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (self < 0)
+    return ar_error_set (err, errno, "open /proc/self/exe");
+  if (running_sealed (self))
+    return 0;
+
+  struct stat st;
+  if (fstat (self, &st) < 0)
+    return ar_error_set (err, errno, "stat /proc/self/exe");
+  cleanup_close int copy
+      = memfd_create ("agentrun", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (copy < 0)
+    return ar_error_set (err, errno, "memfd_create");
+  if (copy_all (self, copy, st.st_size) < 0)
+    return ar_error_set (err, errno, "copy the runtime binary");
+  if (fcntl (copy, F_ADD_SEALS, ALL_SEALS) < 0)
+    return ar_error_set (err, errno, "seal the runtime binary copy");
+  syscall (SYS_execveat, copy, "", argv, envp, AT_EMPTY_PATH);
+  return ar_error_set (err, errno, "re-exec the sealed runtime binary");
+}

@@ -1,0 +1,14 @@
+/* Defence against a container reaching the runtime's binary through
+ * /proc/<pid>/exe (CVE-2019-5736): commands that put a process of ours
+ * inside a container first re-exec from a sealed memfd copy of the binary,
+ * so that link leads to an unwritable in-memory file, not the host file. */
+#ifndef AR_UTIL_SEALED_EXE_H
+#define AR_UTIL_SEALED_EXE_H
+
+#include "error.h"
+
+/* Returns 0 when already running from a sealed copy; otherwise execs one
+ * with the same argv and environment and only returns on failure. */
+int ar_ensure_sealed_exe (char **argv, char **envp, ar_error_t **err);
+
+#endif
