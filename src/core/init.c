@@ -1,11 +1,10 @@
 #include "config.h"
 #include "init.h"
 #include "../../oci/oci.h"
-#include "caps.h"
 #include "hooks.h"
 #include "mounts.h"
 #include "process.h"
-#include "seccomp.h"
+#include "privileges.h"
 #include "sync.h"
 #include "terminal.h"
 #include "../util/cleanup.h"
@@ -17,7 +16,6 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/personality.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -200,24 +198,9 @@ finish_setup (const ar_init_config *cfg, const char *pty_slave,
 static int
 drop_privileges (const ar_init_config *cfg, ar_error_t **err)
 {
-  const oci_process *proc = cfg->spec->process;
   const oci_seccomp *seccomp = cfg->spec->linux_cfg ? cfg->spec->linux_cfg->seccomp : NULL;
   cleanup_free char *state = seccomp && seccomp->listener_path ? state_json (cfg, "creating") : NULL;
-
-  /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: do it
-   * while we still have it. With it, load last so the filter need not
-   * allow the set-up syscalls. */
-  if (seccomp && !proc->no_new_privileges && ar_seccomp_load (seccomp, state, err) < 0)
-    return -1;
-  if (ar_process_set_user (proc, err) < 0)
-    return -1;
-  if (ar_caps_apply (proc->capabilities, err) < 0)
-    return -1;
-  if (proc->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-    return ar_error_set (err, errno, "set no_new_privs");
-  if (seccomp && proc->no_new_privileges && ar_seccomp_load (seccomp, state, err) < 0)
-    return -1;
-  return 0;
+  return ar_privileges_drop (cfg->spec->process, seccomp, state, err);
 }
 
 /* Block until `start` opens the fifo (or the parent says go). */

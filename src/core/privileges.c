@@ -1,0 +1,61 @@
+#include "config.h"
+#include "privileges.h"
+#include "caps.h"
+#include "process.h"
+#include "seccomp.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <selinux/selinux.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+/* Labels apply at the next execve. Asking for one on a host without that
+ * LSM is an error: silently running unconfined would be a lie. */
+static int
+set_exec_labels (const oci_process *proc, ar_error_t **err)
+{
+  if (proc->selinux_label && proc->selinux_label[0])
+    {
+      if (is_selinux_enabled () <= 0)
+        return ar_error_set (err, 0, "config.json: .process.selinuxLabel: SELinux is not enabled on this host");
+      if (setexeccon (proc->selinux_label) < 0)
+        return ar_error_set (err, errno, "set SELinux label `%s`", proc->selinux_label);
+    }
+  if (proc->apparmor_profile && proc->apparmor_profile[0])
+    {
+      cleanup_free char *value = xasprintf ("exec %s", proc->apparmor_profile);
+      /* Newer kernels have the AppArmor-specific file; older the shared one. */
+      if (ar_write_file_at (AT_FDCWD, "/proc/self/attr/apparmor/exec", value, strlen (value), NULL) < 0
+          && ar_write_file_at (AT_FDCWD, "/proc/self/attr/exec", value, strlen (value), NULL) < 0)
+        return ar_error_set (err, 0, "config.json: .process.apparmorProfile: cannot apply `%s` (is AppArmor enabled?)",
+                             proc->apparmor_profile);
+    }
+  return 0;
+}
+
+int
+ar_privileges_drop (const oci_process *proc, const oci_seccomp *seccomp,
+                    const char *listener_state, ar_error_t **err)
+{
+  if (set_exec_labels (proc, err) < 0)
+    return -1;
+  /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: do it
+   * while we still have it. With it, load last so the filter need not
+   * allow the set-up syscalls. */
+  if (seccomp && !proc->no_new_privileges
+      && ar_seccomp_load (seccomp, listener_state, err) < 0)
+    return -1;
+  if (ar_process_set_user (proc, err) < 0)
+    return -1;
+  if (ar_caps_apply (proc->capabilities, err) < 0)
+    return -1;
+  if (proc->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return ar_error_set (err, errno, "set no_new_privs");
+  if (seccomp && proc->no_new_privileges
+      && ar_seccomp_load (seccomp, listener_state, err) < 0)
+    return -1;
+  return 0;
+}

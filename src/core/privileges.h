@@ -1,0 +1,15 @@
+/* The last step before exec, shared by the container init and `exec`:
+ * LSM labels, seccomp, user, capabilities and no_new_privs, in the order
+ * that lets each one still be done. */
+#ifndef AR_CORE_PRIVILEGES_H
+#define AR_CORE_PRIVILEGES_H
+
+#include "../../oci/spec.h"
+#include "../util/error.h"
+
+/* `listener_state` is the state JSON sent to a seccomp listener (NULL when
+ * the profile has no listenerPath). */
+int ar_privileges_drop (const oci_process *proc, const oci_seccomp *seccomp,
+                        const char *listener_state, ar_error_t **err);
+
+#endif
