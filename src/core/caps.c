@@ -2,6 +2,7 @@
 #include "caps.h"
 #include "../util/cleanup.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -153,9 +154,12 @@ first_cap_name (cap_mask mask)
   for (int v = 0; v < CAP_MASK_BITS; v++)
     if (mask & ((cap_mask) 1 << v))
       {
+        /* libcap answers "cap_chown"; the spec says "CAP_CHOWN". */
         char *name = cap_to_name (v);
         char *copy = xstrdup (name ? name : "?");
         cap_free (name);
+        for (char *p = copy; *p; p++)
+          *p = (char) toupper ((unsigned char) *p);
         return copy;
       }
   return xstrdup ("?");

@@ -336,6 +336,22 @@ format_limit (char *buf, size_t size, uint64_t value)
     snprintf (buf, size, "%" PRIu64, value);
 }
 
+/* RLIMIT_NOFILE cannot exceed fs.nr_open, not even with CAP_SYS_RESOURCE;
+ * 0 when unknown. */
+static uint64_t
+read_nr_open (void)
+{
+  cleanup_free char *text = NULL;
+  ar_error_t *ignored = NULL;
+  if (ar_read_file_at (AT_FDCWD, "/proc/sys/fs/nr_open", 64, &text, NULL,
+                       &ignored) < 0)
+    {
+      ar_error_free (ignored);
+      return 0;
+    }
+  return strtoull (text, NULL, 10);
+}
+
 static int
 explain_rlimit_failure (const oci_rlimit *rl, int resource, int saved_errno,
                         ar_error_t **err)
@@ -345,6 +361,13 @@ explain_rlimit_failure (const oci_rlimit *rl, int resource, int saved_errno,
   format_limit (soft, sizeof soft, rl->soft);
   format_limit (hard, sizeof hard, rl->hard);
 
+  uint64_t nr_open = read_nr_open ();
+  if (saved_errno == EPERM && resource == RLIMIT_NOFILE && nr_open > 0
+      && rl->hard > nr_open)
+    return ar_error_set (err, saved_errno,
+                         "setrlimit %s (soft %s, hard %s): the hard limit is "
+                         "above fs.nr_open (%" PRIu64 ")",
+                         rl->type, soft, hard, nr_open);
   if (saved_errno == EPERM && getrlimit (resource, &now) == 0
       && rl->hard > (uint64_t) now.rlim_max)
     {
