@@ -1,0 +1,1028 @@
+#include "config.h"
+#include "mounts.h"
+#include "mounts_internal.h"
+#include "../util/cleanup.h"
+#include "../util/path.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------------
+ * Mount options: runc's vocabulary turned into mount(2) flags, propagation
+ * changes, recursive attributes (mount_setattr) and a data string.
+ * --------------------------------------------------------------------- */
+
+typedef struct
+{
+  const char *name;
+  bool clear; /* the option turns the flag off ("rw", "suid", ...) */
+  unsigned long flag;
+} flag_option;
+
+static const flag_option flag_options[] = {
+  { "defaults", false, 0 },
+  { "ro", false, MS_RDONLY },
+  { "rw", true, MS_RDONLY },
+  { "nosuid", false, MS_NOSUID },
+  { "suid", true, MS_NOSUID },
+  { "nodev", false, MS_NODEV },
+  { "dev", true, MS_NODEV },
+  { "noexec", false, MS_NOEXEC },
+  { "exec", true, MS_NOEXEC },
+  { "sync", false, MS_SYNCHRONOUS },
+  { "async", true, MS_SYNCHRONOUS },
+  { "dirsync", false, MS_DIRSYNC },
+  { "remount", false, MS_REMOUNT },
+  { "mand", false, MS_MANDLOCK },
+  { "nomand", true, MS_MANDLOCK },
+  { "noatime", false, MS_NOATIME },
+  { "atime", true, MS_NOATIME },
+  { "nodiratime", false, MS_NODIRATIME },
+  { "diratime", true, MS_NODIRATIME },
+  { "relatime", false, MS_RELATIME },
+  { "norelatime", true, MS_RELATIME },
+  { "strictatime", false, MS_STRICTATIME },
+  { "nostrictatime", true, MS_STRICTATIME },
+  { "lazytime", false, MS_LAZYTIME },
+  { "nolazytime", true, MS_LAZYTIME },
+  { "nosymfollow", false, MS_NOSYMFOLLOW },
+  { "symfollow", true, MS_NOSYMFOLLOW },
+  { "iversion", false, MS_I_VERSION },
+  { "noiversion", true, MS_I_VERSION },
+  { "silent", false, MS_SILENT },
+  { "loud", true, MS_SILENT },
+  { "bind", false, MS_BIND },
+  { "rbind", false, MS_BIND | MS_REC },
+};
+
+typedef struct
+{
+  const char *name;
+  unsigned long flag;
+} propagation_option;
+
+static const propagation_option propagation_options[] = {
+  { "private", MS_PRIVATE },       { "rprivate", MS_PRIVATE | MS_REC },
+  { "shared", MS_SHARED },         { "rshared", MS_SHARED | MS_REC },
+  { "slave", MS_SLAVE },           { "rslave", MS_SLAVE | MS_REC },
+  { "unbindable", MS_UNBINDABLE }, { "runbindable", MS_UNBINDABLE | MS_REC },
+};
+
+/* "rro", "rnosuid", ...: like their plain forms but applied to every mount
+ * of a recursive bind, which only mount_setattr(AT_RECURSIVE) can do. */
+typedef struct
+{
+  const char *name;
+  bool clear;
+  uint64_t attr;
+} recursive_option;
+
+static const recursive_option recursive_options[] = {
+  { "rro", false, MOUNT_ATTR_RDONLY },
+  { "rrw", true, MOUNT_ATTR_RDONLY },
+  { "rnosuid", false, MOUNT_ATTR_NOSUID },
+  { "rsuid", true, MOUNT_ATTR_NOSUID },
+  { "rnodev", false, MOUNT_ATTR_NODEV },
+  { "rdev", true, MOUNT_ATTR_NODEV },
+  { "rnoexec", false, MOUNT_ATTR_NOEXEC },
+  { "rexec", true, MOUNT_ATTR_NOEXEC },
+  { "rnodiratime", false, MOUNT_ATTR_NODIRATIME },
+  { "rdiratime", true, MOUNT_ATTR_NODIRATIME },
+  { "rnosymfollow", false, MOUNT_ATTR_NOSYMFOLLOW },
+  { "rsymfollow", true, MOUNT_ATTR_NOSYMFOLLOW },
+  /* The atime mode is one field: clearing _ATIME selects it anew. */
+  { "rnoatime", false, MOUNT_ATTR_NOATIME },
+  { "rstrictatime", false, MOUNT_ATTR_STRICTATIME },
+  { "rrelatime", false, MOUNT_ATTR_RELATIME },
+};
+
+/* Options other runtimes define that have no meaning for us. */
+static const char *const ignored_options[] = { "tmpcopyup", "notmpcopyup" };
+
+#define MAX_PROPAGATION 8
+
+typedef struct
+{
+  unsigned long flags;
+  unsigned long propagation[MAX_PROPAGATION];
+  size_t n_propagation;
+  uint64_t attr_set, attr_clr;
+  char *data; /* NULL when empty */
+} mount_options;
+
+static void
+mount_options_free (mount_options *o)
+{
+  free (o->data);
+  o->data = NULL;
+}
+#define cleanup_mount_options __attribute__ ((cleanup (mount_options_free)))
+
+static bool
+apply_flag_option (mount_options *o, const char *opt)
+{
+  for (size_t i = 0; i < sizeof flag_options / sizeof *flag_options; i++)
+    if (strcmp (opt, flag_options[i].name) == 0)
+      {
+        if (flag_options[i].clear)
+          o->flags &= ~flag_options[i].flag;
+        else
+          o->flags |= flag_options[i].flag;
+        return true;
+      }
+  return false;
+}
+
+static bool
+apply_recursive_option (mount_options *o, const char *opt)
+{
+  for (size_t i = 0; i < sizeof recursive_options / sizeof *recursive_options;
+       i++)
+    {
+      const recursive_option *r = &recursive_options[i];
+      if (strcmp (opt, r->name) != 0)
+        continue;
+      bool is_atime = r->attr == MOUNT_ATTR_NOATIME
+                      || r->attr == MOUNT_ATTR_STRICTATIME
+                      || r->attr == MOUNT_ATTR_RELATIME;
+      if (is_atime)
+        {
+          o->attr_clr |= MOUNT_ATTR__ATIME;
+          o->attr_set = (o->attr_set & ~MOUNT_ATTR__ATIME) | r->attr;
+        }
+      else if (r->clear)
+        {
+          o->attr_clr |= r->attr;
+          o->attr_set &= ~r->attr;
+        }
+      else
+        {
+          o->attr_set |= r->attr;
+          o->attr_clr &= ~r->attr;
+        }
+      return true;
+    }
+  return false;
+}
+
+static unsigned long
+propagation_flag (const char *name)
+{
+  for (size_t i = 0;
+       i < sizeof propagation_options / sizeof *propagation_options; i++)
+    if (strcmp (name, propagation_options[i].name) == 0)
+      return propagation_options[i].flag;
+  return 0;
+}
+
+static void
+append_data (mount_options *o, const char *opt)
+{
+  char *joined = o->data ? xasprintf ("%s,%s", o->data, opt) : xstrdup (opt);
+  free (o->data);
+  o->data = joined;
+}
+
+static int
+parse_mount_options (const oci_strv *options, mount_options *o,
+                     ar_error_t **err)
+{
+  for (size_t i = 0; i < options->len; i++)
+    {
+      const char *opt = options->items[i];
+      unsigned long prop = propagation_flag (opt);
+      bool ignored = false;
+      for (size_t j = 0; j < sizeof ignored_options / sizeof *ignored_options;
+           j++)
+        ignored |= strcmp (opt, ignored_options[j]) == 0;
+
+      if (ignored || apply_flag_option (o, opt)
+          || apply_recursive_option (o, opt))
+        continue;
+      if (prop != 0)
+        {
+          if (o->n_propagation == MAX_PROPAGATION)
+            return ar_error_set (err, 0, ".options: too many propagation "
+                                         "options");
+          o->propagation[o->n_propagation++] = prop;
+          continue;
+        }
+      if (strcmp (opt, "idmap") == 0 || strcmp (opt, "ridmap") == 0)
+        return ar_error_set (err, 0, ".options[%zu]: `%s` is not supported",
+                             i, opt);
+      append_data (o, opt);
+    }
+  return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Small mount helpers working on O_PATH fds, so that every path the
+ * container controls has been resolved inside the rootfs first.
+ * --------------------------------------------------------------------- */
+
+/* The flags a bind remount must repeat: the kernel refuses (EPERM) to drop
+ * them from a mount that a less privileged namespace inherited locked. */
+static unsigned long
+locked_flags (const char *path)
+{
+  struct statvfs st;
+  if (statvfs (path, &st) < 0)
+    return 0;
+  unsigned long flags = 0;
+  if (st.f_flag & ST_NOSUID)
+    flags |= MS_NOSUID;
+  if (st.f_flag & ST_NODEV)
+    flags |= MS_NODEV;
+  if (st.f_flag & ST_NOEXEC)
+    flags |= MS_NOEXEC;
+  if (st.f_flag & ST_NOATIME)
+    flags |= MS_NOATIME;
+  if (st.f_flag & ST_NODIRATIME)
+    flags |= MS_NODIRATIME;
+  if (st.f_flag & ST_RELATIME)
+    flags |= MS_RELATIME;
+  if (st.f_flag & ST_RDONLY)
+    flags |= MS_RDONLY;
+  return flags;
+}
+
+/* Change the per-mount flags of the bind mount at `path`. */
+static int
+remount_bind (const char *path, const char *display, unsigned long flags,
+              ar_error_t **err)
+{
+  unsigned long base = MS_REMOUNT | MS_BIND;
+  unsigned long keep = flags & ~(MS_BIND | MS_REC | MS_REMOUNT);
+  if (mount (NULL, path, NULL, base | keep, NULL) == 0)
+    return 0;
+  if (errno != EPERM)
+    return ar_error_set (err, errno, "remount \"%s\"", display);
+
+  /* Retry with what is locked on the mount now. Read-only stays only if
+   * it was asked for: locked_flags reports it too, but a locked
+   * read-only mount cannot become writable anyway. */
+  unsigned long locked = locked_flags (path) & ~MS_RDONLY;
+  if (mount (NULL, path, NULL, base | keep | locked, NULL) < 0)
+    return ar_error_set (err, errno, "remount \"%s\"", display);
+  return 0;
+}
+
+static int
+apply_propagation (const char *path, const char *display,
+                   const mount_options *o, ar_error_t **err)
+{
+  for (size_t i = 0; i < o->n_propagation; i++)
+    if (mount (NULL, path, NULL, o->propagation[i], NULL) < 0)
+      return ar_error_set (err, errno, "set propagation of \"%s\"", display);
+  return 0;
+}
+
+static int
+apply_recursive_attrs (int mnt_fd, const char *display, const mount_options *o,
+                       ar_error_t **err)
+{
+  if (o->attr_set == 0 && o->attr_clr == 0)
+    return 0;
+  struct mount_attr attr = { .attr_set = o->attr_set,
+                             .attr_clr = o->attr_clr };
+  if (mount_setattr (mnt_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+                     sizeof attr)
+      < 0)
+    return ar_error_set (err, errno, "set recursive attributes of \"%s\"",
+                         display);
+  return 0;
+}
+
+int
+ar_mounts_bind_fd (const char *source, int target_fd, bool recursive,
+                   ar_error_t **err)
+{
+  char target[AR_FD_PATH_MAX];
+  ar_fd_path (target_fd, target);
+  unsigned long flags = MS_BIND | (recursive ? MS_REC : 0);
+  if (mount (source, target, NULL, flags, NULL) < 0)
+    return ar_error_set (err, errno, "bind \"%s\"", source);
+  return 0;
+}
+
+static bool
+streq (const char *a, const char *b)
+{
+  return a && b && strcmp (a, b) == 0;
+}
+
+/* A destination for proc or sysfs must be a real directory: a symlink
+ * there would let the rootfs aim the mount somewhere else (CVE-2019-19921
+ * and friends). A missing one is fine; it will be created. */
+static int
+check_real_directory (int rootfs_fd, const char *dest, ar_error_t **err)
+{
+  cleanup_free char *clean = ar_path_clean (dest);
+  cleanup_free char *parent = xstrdup (clean);
+  char *slash = strrchr (parent, '/');
+  const char *name = clean + (slash ? slash - parent + 1 : 0);
+  if (slash)
+    *slash = '\0';
+  if (*name == '\0')
+    return ar_error_set (err, 0, "rootfs%s: not a directory", clean);
+
+  cleanup_error ar_error_t *open_err = NULL;
+  cleanup_close int parent_fd
+      = ar_path_open_in_root (rootfs_fd, *parent ? parent : "/",
+                              O_PATH | O_DIRECTORY, &open_err);
+  if (parent_fd < 0 && open_err->errno_value == ENOENT)
+    return 0;
+  if (parent_fd < 0)
+    {
+      *err = steal_pointer (&open_err);
+      return -1;
+    }
+  struct stat st;
+  if (fstatat (parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return errno == ENOENT ? 0
+                           : ar_error_set (err, errno, "stat rootfs%s", clean);
+  if (S_ISLNK (st.st_mode))
+    return ar_error_set (err, 0, "rootfs%s: not a directory (symlink)",
+                         clean);
+  if (!S_ISDIR (st.st_mode))
+    return ar_error_set (err, 0, "rootfs%s: not a directory", clean);
+  return 0;
+}
+
+/* After something was mounted on `dest`, reopen it: the fd used as the
+ * mount point still names the covered directory, not the new mount. */
+static int
+reopen_mount (int rootfs_fd, const char *dest, ar_error_t **err)
+{
+  return ar_path_open_in_root (rootfs_fd, dest, O_PATH, err);
+}
+
+/* The steps after the mount itself: read-only and friends for a bind,
+ * propagation, recursive attributes. */
+static int
+finish_mount (int rootfs_fd, const oci_mount *m, const mount_options *o,
+              bool is_bind, ar_error_t **err)
+{
+  unsigned long remount_flags
+      = o->flags & ~(MS_BIND | MS_REC | MS_REMOUNT | MS_SILENT);
+  bool need_remount = is_bind && remount_flags != 0;
+  if (!need_remount && o->n_propagation == 0 && o->attr_set == 0
+      && o->attr_clr == 0)
+    return 0;
+
+  cleanup_close int mnt_fd = reopen_mount (rootfs_fd, m->destination, err);
+  if (mnt_fd < 0)
+    return -1;
+  char path[AR_FD_PATH_MAX];
+  ar_fd_path (mnt_fd, path);
+  if (need_remount
+      && remount_bind (path, m->destination, remount_flags, err) < 0)
+    return -1;
+  if (apply_propagation (path, m->destination, o, err) < 0)
+    return -1;
+  return apply_recursive_attrs (mnt_fd, m->destination, o, err);
+}
+
+static int
+mount_bind (int rootfs_fd, const oci_mount *m, const mount_options *o,
+            ar_error_t **err)
+{
+  if (m->source == NULL)
+    return ar_error_set (err, 0, "bind mount on \"%s\": no source",
+                         m->destination);
+  /* The source is the host's (relative ones from the bundle, our cwd). */
+  cleanup_close int src_fd = open (m->source, O_PATH | O_CLOEXEC);
+  if (src_fd < 0)
+    return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", m->source,
+                         m->destination);
+  struct stat st;
+  if (fstat (src_fd, &st) < 0)
+    return ar_error_set (err, errno, "stat \"%s\"", m->source);
+
+  cleanup_close int dst_fd = ar_path_create_in_root (
+      rootfs_fd, m->destination, S_ISDIR (st.st_mode), err);
+  if (dst_fd < 0)
+    return -1;
+
+  char src[AR_FD_PATH_MAX], dst[AR_FD_PATH_MAX];
+  ar_fd_path (src_fd, src);
+  ar_fd_path (dst_fd, dst);
+  if (mount (src, dst, NULL, MS_BIND | (o->flags & MS_REC), NULL) < 0)
+    return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", m->source,
+                         m->destination);
+  return finish_mount (rootfs_fd, m, o, true, err);
+}
+
+/* sysfs can only be mounted by the owner of the network namespace; in a
+ * user namespace sharing the host's, fall back to the host's /sys. */
+static int
+mount_sysfs_fallback (int rootfs_fd, const oci_mount *m, const mount_options *o,
+                      ar_error_t **err)
+{
+  oci_mount bind = *m;
+  bind.source = (char *) "/sys";
+  mount_options rbind = *o;
+  rbind.flags |= MS_BIND | MS_REC;
+  return mount_bind (rootfs_fd, &bind, &rbind, err);
+}
+
+static int
+mount_filesystem (int rootfs_fd, const oci_mount *m, const mount_options *o,
+                  ar_error_t **err)
+{
+  const char *type = m->type;
+  if (type == NULL)
+    return ar_error_set (err, 0, "mount on \"%s\": no type", m->destination);
+  if ((streq (type, "proc") || streq (type, "sysfs"))
+      && check_real_directory (rootfs_fd, m->destination, err) < 0)
+    return -1;
+
+  cleanup_close int dst_fd
+      = ar_path_create_in_root (rootfs_fd, m->destination, true, err);
+  if (dst_fd < 0)
+    return -1;
+  char dst[AR_FD_PATH_MAX];
+  ar_fd_path (dst_fd, dst);
+  const char *source = m->source ? m->source : type;
+  if (mount (source, dst, type, o->flags, o->data) < 0)
+    {
+      if (errno == EPERM && streq (type, "sysfs"))
+        return mount_sysfs_fallback (rootfs_fd, m, o, err);
+      return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", source,
+                           m->destination);
+    }
+  return finish_mount (rootfs_fd, m, o, false, err);
+}
+
+/* ---------------------------------------------------------------------
+ * cgroup mounts: expose the container's cgroups at the destination.
+ * --------------------------------------------------------------------- */
+
+#define CGROUP_ROOT "/sys/fs/cgroup"
+
+typedef struct
+{
+  char *name;       /* directory name under CGROUP_ROOT ("cpu,cpuacct") */
+  char *fstype;     /* "cgroup" or "cgroup2" */
+  char *controllers; /* v1 mount data ("cpu,cpuacct", "name=systemd") */
+} cgroup_hierarchy;
+
+static void
+hierarchies_free (cgroup_hierarchy **h)
+{
+  if (*h == NULL)
+    return;
+  for (cgroup_hierarchy *p = *h; p->name; p++)
+    {
+      free (p->name);
+      free (p->fstype);
+      free (p->controllers);
+    }
+  free (*h);
+  *h = NULL;
+}
+#define cleanup_hierarchies __attribute__ ((cleanup (hierarchies_free)))
+
+/* Keep the super options that select controllers; "rw", "xattr" and the
+ * like are not part of a hierarchy's identity. */
+static char *
+controllers_from_super_options (const char *super)
+{
+  cleanup_free char *copy = xstrdup (super);
+  cleanup_free char *out = xstrdup ("");
+  char *save = NULL;
+  for (char *tok = strtok_r (copy, ",", &save); tok;
+       tok = strtok_r (NULL, ",", &save))
+    {
+      if (streq (tok, "rw") || streq (tok, "ro") || streq (tok, "xattr")
+          || streq (tok, "noprefix") || streq (tok, "clone_children")
+          || strncmp (tok, "release_agent=", 14) == 0)
+        continue;
+      char *joined = xasprintf ("%s%s%s", out, *out ? "," : "", tok);
+      free (out);
+      out = joined;
+    }
+  return steal_pointer (&out);
+}
+
+/* The hierarchies mounted directly under /sys/fs/cgroup, from mountinfo:
+ * "id parent major:minor root mountpoint opts [optional...] - type src
+ * super". A NULL-name-terminated array. */
+static int
+read_cgroup_hierarchies (cgroup_hierarchy **out, bool *unified_root,
+                         ar_error_t **err)
+{
+  cleanup_file FILE *f = fopen ("/proc/self/mountinfo", "re");
+  if (f == NULL)
+    return ar_error_set (err, errno, "open /proc/self/mountinfo");
+  size_t n = 0;
+  cgroup_hierarchy *list = xcalloc (1, sizeof *list);
+  cleanup_free char *line = NULL;
+  size_t cap = 0;
+  *unified_root = false;
+  while (getline (&line, &cap, f) > 0)
+    {
+      char mountpoint[PATH_MAX], fstype[64], super[1024];
+      const char *dash = strstr (line, " - ");
+      if (dash == NULL
+          || sscanf (line, "%*s %*s %*s %*s %4095s", mountpoint) != 1
+          || sscanf (dash, " - %63s %*s %1023s", fstype, super) != 2)
+        continue;
+      bool v1 = streq (fstype, "cgroup"), v2 = streq (fstype, "cgroup2");
+      if (!v1 && !v2)
+        continue;
+      if (v2 && streq (mountpoint, CGROUP_ROOT))
+        *unified_root = true;
+      const char *name = mountpoint + strlen (CGROUP_ROOT) + 1;
+      if (strncmp (mountpoint, CGROUP_ROOT "/", strlen (CGROUP_ROOT) + 1) != 0
+          || strchr (name, '/') != NULL)
+        continue;
+      bool seen = false;
+      for (size_t i = 0; i < n; i++)
+        seen |= streq (list[i].name, name);
+      if (seen)
+        continue;
+      list = xrealloc (list, (n + 2) * sizeof *list);
+      list[n].name = xstrdup (name);
+      list[n].fstype = xstrdup (fstype);
+      list[n].controllers = v1 ? controllers_from_super_options (super) : NULL;
+      n++;
+      memset (&list[n], 0, sizeof *list);
+    }
+  *out = list;
+  return 0;
+}
+
+/* Our cgroup path in the hierarchy `h` ("/user.slice/..."), from
+ * /proc/self/cgroup. */
+static char *
+own_cgroup_path (const cgroup_hierarchy *h)
+{
+  cleanup_file FILE *f = fopen ("/proc/self/cgroup", "re");
+  if (f == NULL)
+    return NULL;
+  cleanup_free char *line = NULL;
+  size_t cap = 0;
+  while (getline (&line, &cap, f) > 0)
+    {
+      line[strcspn (line, "\n")] = '\0';
+      char *ctrls = strchr (line, ':');
+      char *path = ctrls ? strchr (ctrls + 1, ':') : NULL;
+      if (path == NULL)
+        continue;
+      *path++ = '\0';
+      ctrls++;
+      bool match = h->controllers ? streq (ctrls, h->controllers)
+                                  : *ctrls == '\0';
+      if (match)
+        return xstrdup (path);
+    }
+  return NULL;
+}
+
+static bool
+in_cgroup_namespace (const oci_spec *spec)
+{
+  if (spec->linux_cfg == NULL)
+    return false;
+  for (size_t i = 0; i < spec->linux_cfg->n_namespaces; i++)
+    if (spec->linux_cfg->namespaces[i].type == OCI_NS_CGROUP)
+      return true;
+  return false;
+}
+
+/* One hierarchy at `dest`: a fresh mount in a cgroup namespace (the
+ * namespace root is all it shows), else a bind of our own cgroup so the
+ * container sees nothing above it. */
+static int
+mount_one_hierarchy (int rootfs_fd, const char *dest,
+                     const cgroup_hierarchy *h, unsigned long flags,
+                     bool cgroupns, ar_error_t **err)
+{
+  cleanup_close int fd = ar_path_create_in_root (rootfs_fd, dest, true, err);
+  if (fd < 0)
+    return -1;
+  char path[AR_FD_PATH_MAX];
+  ar_fd_path (fd, path);
+  unsigned long mflags = flags & ~(MS_BIND | MS_REC | MS_REMOUNT);
+  if (cgroupns)
+    {
+      if (mount (h->fstype, path, h->fstype, mflags, h->controllers) < 0)
+        return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", h->fstype,
+                             dest);
+      return 0;
+    }
+
+  cleanup_free char *own = own_cgroup_path (h);
+  if (own == NULL)
+    return ar_error_set (err, 0, "cgroup hierarchy `%s`: not in "
+                                 "/proc/self/cgroup", h->name);
+  cleanup_free char *source = xasprintf (CGROUP_ROOT "/%s%s", h->name, own);
+  if (mount (source, path, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", source, dest);
+  if (mflags == 0)
+    return 0;
+  cleanup_close int mnt_fd = reopen_mount (rootfs_fd, dest, err);
+  if (mnt_fd < 0)
+    return -1;
+  ar_fd_path (mnt_fd, path);
+  return remount_bind (path, dest, mflags, err);
+}
+
+/* Co-mounted controllers ("cpu,cpuacct") also answer to each name. */
+static int
+link_comounted (int rootfs_fd, const char *dest, const char *name,
+                ar_error_t **err)
+{
+  if (strchr (name, ',') == NULL)
+    return 0;
+  cleanup_close int dir_fd
+      = ar_path_open_in_root (rootfs_fd, dest, O_PATH | O_DIRECTORY, err);
+  if (dir_fd < 0)
+    return -1;
+  cleanup_free char *copy = xstrdup (name);
+  char *save = NULL;
+  for (char *tok = strtok_r (copy, ",", &save); tok;
+       tok = strtok_r (NULL, ",", &save))
+    if (symlinkat (name, dir_fd, tok) < 0 && errno != EEXIST)
+      return ar_error_set (err, errno, "symlink %s/%s", dest, tok);
+  return 0;
+}
+
+static int
+mount_cgroup (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
+              const mount_options *o, ar_error_t **err)
+{
+  bool cgroupns = in_cgroup_namespace (spec);
+  bool unified_root;
+  cleanup_hierarchies cgroup_hierarchy *list = NULL;
+  if (read_cgroup_hierarchies (&list, &unified_root, err) < 0)
+    return -1;
+
+  if (unified_root)
+    {
+      cgroup_hierarchy v2 = { .name = (char *) "", .fstype = (char *) "cgroup2" };
+      return mount_one_hierarchy (rootfs_fd, m->destination, &v2, o->flags,
+                                  cgroupns, err);
+    }
+
+  /* v1 or hybrid: a tmpfs holding one directory per hierarchy, made
+   * read-only at the end when the mount asks for it. */
+  oci_mount tmpfs = *m;
+  tmpfs.type = (char *) "tmpfs";
+  tmpfs.source = (char *) "tmpfs";
+  mount_options tmpfs_options = { .flags = o->flags & ~MS_RDONLY,
+                                  .data = (char *) "mode=755" };
+  if (mount_filesystem (rootfs_fd, &tmpfs, &tmpfs_options, err) < 0)
+    return -1;
+
+  for (cgroup_hierarchy *h = list; h->name; h++)
+    {
+      cleanup_free char *dest = xasprintf ("%s/%s", m->destination, h->name);
+      if (mount_one_hierarchy (rootfs_fd, dest, h, o->flags, cgroupns, err)
+              < 0
+          || link_comounted (rootfs_fd, m->destination, h->name, err) < 0)
+        return -1;
+    }
+
+  if (!(o->flags & MS_RDONLY))
+    return 0;
+  cleanup_close int mnt_fd = reopen_mount (rootfs_fd, m->destination, err);
+  if (mnt_fd < 0)
+    return -1;
+  char path[AR_FD_PATH_MAX];
+  ar_fd_path (mnt_fd, path);
+  return remount_bind (path, m->destination, o->flags, err);
+}
+
+/* ---------------------------------------------------------------------
+ * The rootfs.
+ * --------------------------------------------------------------------- */
+
+static bool
+is_bind_mount (const oci_mount *m, const mount_options *o)
+{
+  return (o->flags & MS_BIND) || streq (m->type, "bind");
+}
+
+bool
+ar_mounts_dev_is_bind (const oci_spec *spec)
+{
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    {
+      const oci_mount *m = &spec->mounts[i];
+      cleanup_free char *dest
+          = m->destination ? ar_path_clean (m->destination) : NULL;
+      if (!streq (dest, "/dev"))
+        continue;
+      cleanup_mount_options mount_options o = { 0 };
+      cleanup_error ar_error_t *ignored = NULL;
+      if (parse_mount_options (&m->options, &o, &ignored) == 0
+          && is_bind_mount (m, &o))
+        return true;
+    }
+  return false;
+}
+
+static int
+mount_one (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
+           ar_error_t **err)
+{
+  if (m->destination == NULL)
+    return ar_error_set (err, 0, "no destination");
+  cleanup_mount_options mount_options o = { 0 };
+  if (parse_mount_options (&m->options, &o, err) < 0)
+    return -1;
+  if (is_bind_mount (m, &o))
+    return mount_bind (rootfs_fd, m, &o, err);
+  if (streq (m->type, "cgroup") || streq (m->type, "cgroup2"))
+    return mount_cgroup (spec, rootfs_fd, m, &o, err);
+  return mount_filesystem (rootfs_fd, m, &o, err);
+}
+
+static int
+root_propagation (const oci_spec *spec, unsigned long *flag, ar_error_t **err)
+{
+  const char *value = spec->linux_cfg ? spec->linux_cfg->rootfs_propagation
+                                      : NULL;
+  *flag = 0;
+  if (value == NULL || *value == '\0')
+    return 0;
+  *flag = propagation_flag (value);
+  if (*flag == 0)
+    return ar_error_set (err, 0, ".linux.rootfsPropagation: unknown value "
+                                 "`%s`", value);
+  return 0;
+}
+
+/* pivot_root refuses a new root whose parent mount is shared; that only
+ * happens when rootfsPropagation asked for "shared". Find the mount that
+ * holds `rootfs` (longest mountpoint prefix) and make it private. */
+static int
+make_parent_mount_private (const char *rootfs, ar_error_t **err)
+{
+  cleanup_file FILE *f = fopen ("/proc/self/mountinfo", "re");
+  if (f == NULL)
+    return ar_error_set (err, errno, "open /proc/self/mountinfo");
+  cleanup_free char *line = NULL;
+  size_t cap = 0;
+  char best[PATH_MAX] = "/";
+  bool best_shared = false;
+  while (getline (&line, &cap, f) > 0)
+    {
+      char mountpoint[PATH_MAX];
+      int consumed = 0;
+      if (sscanf (line, "%*s %*s %*s %*s %4095s %*s%n", mountpoint, &consumed)
+          != 1)
+        continue;
+      size_t len = strlen (mountpoint);
+      bool contains = streq (mountpoint, "/")
+                      || (strncmp (rootfs, mountpoint, len) == 0
+                          && (rootfs[len] == '/' || rootfs[len] == '\0'));
+      if (!contains || len < strlen (best))
+        continue;
+      const char *dash = strstr (line, " - ");
+      const char *shared = strstr (line + consumed, " shared:");
+      strcpy (best, mountpoint);
+      best_shared = shared != NULL && (dash == NULL || shared < dash);
+    }
+  if (best_shared && mount (NULL, best, NULL, MS_PRIVATE, NULL) < 0)
+    return ar_error_set (err, errno, "make \"%s\" private", best);
+  return 0;
+}
+
+int
+ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
+                        ar_error_t **err)
+{
+  unsigned long propagation;
+  if (root_propagation (spec, &propagation, err) < 0)
+    return -1;
+  /* Slave by default: host mounts still reach us, ours never reach the
+   * host. */
+  if (mount (NULL, "/", NULL, propagation ? propagation : MS_SLAVE | MS_REC,
+             NULL)
+      < 0)
+    return ar_error_set (err, errno, "set propagation of \"/\"");
+
+  cleanup_free char *real = realpath (rootfs, NULL);
+  if (real == NULL)
+    return ar_error_set (err, errno, "rootfs `%s`", rootfs);
+  if (make_parent_mount_private (real, err) < 0)
+    return -1;
+  if (mount (real, real, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return ar_error_set (err, errno, "bind rootfs \"%s\" on itself", real);
+
+  cleanup_close int rootfs_fd = open (real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfs_fd < 0)
+    return ar_error_set (err, errno, "open rootfs `%s`", real);
+
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    if (mount_one (spec, rootfs_fd, &spec->mounts[i], err) < 0)
+      return ar_error_prefix (err, ".mounts[%zu]", i);
+
+  if (ar_mounts_dev_is_bind (spec))
+    return 0;
+  return ar_devices_setup (spec, rootfs_fd, err);
+}
+
+int
+ar_mounts_setup_console (const char *rootfs, const char *slave_path,
+                         ar_error_t **err)
+{
+  cleanup_close int rootfs_fd
+      = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfs_fd < 0)
+    return ar_error_set (err, errno, "open rootfs `%s`", rootfs);
+  cleanup_close int console_fd
+      = ar_path_create_in_root (rootfs_fd, "/dev/console", false, err);
+  if (console_fd < 0)
+    return -1;
+  if (ar_mounts_bind_fd (slave_path, console_fd, false, err) < 0)
+    return ar_error_prefix (err, "mount console on \"/dev/console\"");
+  return 0;
+}
+
+static int
+pivot_into (const char *rootfs, ar_error_t **err)
+{
+  cleanup_close int old_root = open ("/", O_DIRECTORY | O_PATH | O_CLOEXEC);
+  if (old_root < 0)
+    return ar_error_set (err, errno, "open \"/\"");
+  if (chdir (rootfs) < 0)
+    return ar_error_set (err, errno, "chdir `%s`", rootfs);
+  /* pivot_root(".", "."): the old root ends up stacked on the new one,
+   * so no directory for it is needed inside the container. */
+  if (syscall (SYS_pivot_root, ".", ".") < 0)
+    return ar_error_set (err, errno, "pivot_root `%s`", rootfs);
+  if (fchdir (old_root) < 0)
+    return ar_error_set (err, errno, "fchdir old root");
+  /* Make sure the detach below cannot propagate back to the host. */
+  if (mount (NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+    return ar_error_set (err, errno, "make old root rslave");
+  if (umount2 (".", MNT_DETACH) < 0)
+    return ar_error_set (err, errno, "detach old root");
+  return 0;
+}
+
+static int
+move_into (const char *rootfs, ar_error_t **err)
+{
+  if (chdir (rootfs) < 0)
+    return ar_error_set (err, errno, "chdir `%s`", rootfs);
+  if (mount (rootfs, "/", NULL, MS_MOVE, NULL) < 0)
+    return ar_error_set (err, errno, "move rootfs `%s` to \"/\"", rootfs);
+  if (chroot (".") < 0)
+    return ar_error_set (err, errno, "chroot `%s`", rootfs);
+  return 0;
+}
+
+int
+ar_mounts_enter_rootfs (const char *rootfs, bool no_pivot, ar_error_t **err)
+{
+  int r = no_pivot ? move_into (rootfs, err) : pivot_into (rootfs, err);
+  if (r < 0)
+    return -1;
+  if (chdir ("/") < 0)
+    return ar_error_set (err, errno, "chdir \"/\"");
+  return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * After pivot_root.
+ * --------------------------------------------------------------------- */
+
+/* A masked or read-only path the rootfs does not have is skipped. */
+static bool
+is_missing (const ar_error_t *e)
+{
+  return e->errno_value == ENOENT || e->errno_value == ENOTDIR;
+}
+
+/* /dev/null to bind over masked files, checked to be the real device: the
+ * container could have put anything at that path. */
+static int
+open_dev_null (int root_fd, ar_error_t **err)
+{
+  cleanup_close int fd = ar_path_open_in_root (root_fd, "/dev/null", O_PATH,
+                                               err);
+  if (fd < 0)
+    return -1;
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return ar_error_set (err, errno, "stat /dev/null");
+  if (!S_ISCHR (st.st_mode) || st.st_rdev != makedev (1, 3))
+    return ar_error_set (err, 0, "/dev/null is not the null device");
+  return steal_fd (&fd);
+}
+
+static int
+mask_path (int root_fd, int *null_fd, const char *path, ar_error_t **err)
+{
+  cleanup_error ar_error_t *open_err = NULL;
+  cleanup_close int fd = ar_path_open_in_root (root_fd, path, O_PATH,
+                                               &open_err);
+  if (fd < 0 && is_missing (open_err))
+    return 0;
+  if (fd < 0)
+    {
+      *err = steal_pointer (&open_err);
+      return -1;
+    }
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return ar_error_set (err, errno, "stat \"%s\"", path);
+  char target[AR_FD_PATH_MAX];
+  ar_fd_path (fd, target);
+  if (S_ISDIR (st.st_mode))
+    {
+      if (mount ("tmpfs", target, "tmpfs", MS_RDONLY, "size=0k") < 0)
+        return ar_error_set (err, errno, "mask \"%s\"", path);
+      return 0;
+    }
+  if (*null_fd < 0 && (*null_fd = open_dev_null (root_fd, err)) < 0)
+    return -1;
+  char null_path[AR_FD_PATH_MAX];
+  ar_fd_path (*null_fd, null_path);
+  if (mount (null_path, target, NULL, MS_BIND, NULL) < 0)
+    return ar_error_set (err, errno, "mask \"%s\"", path);
+  return 0;
+}
+
+static int
+readonly_path (int root_fd, const char *path, ar_error_t **err)
+{
+  cleanup_error ar_error_t *open_err = NULL;
+  cleanup_close int fd = ar_path_open_in_root (root_fd, path, O_PATH,
+                                               &open_err);
+  if (fd < 0 && is_missing (open_err))
+    return 0;
+  if (fd < 0)
+    {
+      *err = steal_pointer (&open_err);
+      return -1;
+    }
+  char target[AR_FD_PATH_MAX];
+  ar_fd_path (fd, target);
+  if (mount (target, target, NULL, MS_BIND | MS_REC, NULL) < 0)
+    return ar_error_set (err, errno, "bind \"%s\" on itself", path);
+
+  cleanup_close int mnt_fd = ar_path_open_in_root (root_fd, path, O_PATH,
+                                                   err);
+  if (mnt_fd < 0)
+    return -1;
+  ar_fd_path (mnt_fd, target);
+  unsigned long keep = locked_flags (target) & ~MS_RDONLY;
+  if (mount (NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | keep,
+             NULL)
+      < 0)
+    return ar_error_set (err, errno, "remount \"%s\" read-only", path);
+  return 0;
+}
+
+static int
+readonly_root (ar_error_t **err)
+{
+  unsigned long keep = locked_flags ("/") & ~MS_RDONLY;
+  if (mount (NULL, "/", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | keep, NULL)
+      < 0)
+    return ar_error_set (err, errno, "remount \"/\" read-only");
+  return 0;
+}
+
+int
+ar_mounts_finalize (const oci_spec *spec, ar_error_t **err)
+{
+  const oci_linux *l = spec->linux_cfg;
+  cleanup_close int root_fd = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0)
+    return ar_error_set (err, errno, "open \"/\"");
+
+  if (spec->root_readonly && readonly_root (err) < 0)
+    return ar_error_prefix (err, ".root.readonly");
+
+  for (size_t i = 0; l && i < l->readonly_paths.len; i++)
+    if (readonly_path (root_fd, l->readonly_paths.items[i], err) < 0)
+      return ar_error_prefix (err, ".linux.readonlyPaths[%zu]", i);
+
+  cleanup_close int null_fd = -1;
+  for (size_t i = 0; l && i < l->masked_paths.len; i++)
+    if (mask_path (root_fd, &null_fd, l->masked_paths.items[i], err) < 0)
+      return ar_error_prefix (err, ".linux.maskedPaths[%zu]", i);
+
+  unsigned long propagation;
+  if (root_propagation (spec, &propagation, err) < 0)
+    return -1;
+  if (propagation && mount (NULL, "/", NULL, propagation, NULL) < 0)
+    return ar_error_set (err, errno, "set propagation of \"/\"");
+  return 0;
+}
