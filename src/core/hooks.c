@@ -54,7 +54,13 @@ exec_hook (const oci_hook *hook, int stdin_fd, int exec_error_fd)
   else if (dup2 (stdin_fd, STDIN_FILENO) < 0)
     goto fail;
   if (dup2 (STDERR_FILENO, STDOUT_FILENO) < 0)
-    goto fail;
+    {
+      /* We run without a stderr: give the hook somewhere harmless. */
+      int null_fd = open ("/dev/null", O_WRONLY);
+      if (null_fd < 0 || dup2 (null_fd, STDOUT_FILENO) < 0
+          || dup2 (null_fd, STDERR_FILENO) < 0)
+        goto fail;
+    }
 
   /* The hook is a fresh program: default signal handling, nothing of
    * ours beyond stdio (exec_error_fd is already close-on-exec). */
@@ -186,13 +192,26 @@ wait_for_event (running_hook *h, int ms)
   poll (fds, n, ms);
 }
 
+/* The parser rejects timeouts <= 0; treat them as "none" regardless, and
+ * keep absurdly large ones from overflowing. */
+static int64_t
+timeout_deadline (const oci_hook *hook)
+{
+  const int64_t max_seconds = INT64_MAX / 1000 / 2;
+  if (!hook->timeout.set || hook->timeout.value <= 0)
+    return -1;
+  int64_t seconds = hook->timeout.value;
+  if (seconds > max_seconds)
+    seconds = max_seconds;
+  return now_ms () + seconds * 1000;
+}
+
 static hook_outcome
 wait_hook (running_hook *h, const oci_hook *hook, const char *state,
            int *status)
 {
   size_t len = state ? strlen (state) : 0, written = 0;
-  int64_t deadline = hook->timeout.set ? now_ms () + hook->timeout.value * 1000
-                                       : -1;
+  int64_t deadline = timeout_deadline (hook);
   for (;;)
     {
       feed_state (h, state, len, &written);
