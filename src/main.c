@@ -20,6 +20,7 @@ static const struct
   { "create", ar_cmd_create, true, "create a container" },
   { "start", ar_cmd_start, false, "start a created container" },
   { "run", ar_cmd_run, true, "create and start a container, and wait for it" },
+  { "exec", ar_cmd_exec, true, "run a new process in a running container" },
   { "state", ar_cmd_state, false, "print the state of a container" },
   { "kill", ar_cmd_kill, false, "send a signal to a container" },
   { "delete", ar_cmd_delete, false, "delete a container" },
@@ -119,9 +120,9 @@ parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
     }
   if (end > argc)
     end = argc;
-  ar_parsed p;
+  cleanup_parsed ar_parsed p = { 0 };
   char *saved = argv[0];
-  if (ar_parse_options ("agentrun", global_options, end, argv, &p, err) < 0)
+  if (ar_parse_options ("agentrun", global_options, end, argv, false, &p, err) < 0)
     return -1;
   argv[0] = saved;
   if (p.help)

@@ -24,6 +24,7 @@ typedef struct
   char short_name;       /* 0 when none */
   bool takes_value;
   const char *help;
+  bool repeatable; /* every value is kept, in order, in ar_parsed.multi */
 } ar_option;
 
 #define AR_MAX_OPTIONS 24
@@ -35,13 +36,19 @@ typedef struct
   char **args; /* positional arguments; points into argv */
   int n_args;
   bool help; /* --help or -h was given */
+  char **multi[AR_MAX_OPTIONS]; /* values of repeatable options, NULL-ended */
+  size_t n_multi[AR_MAX_OPTIONS];
 } ar_parsed;
+
+void ar_parsed_free (ar_parsed *p);
+#define cleanup_parsed __attribute__ ((cleanup (ar_parsed_free)))
 
 typedef struct
 {
   const char *verb;
   const char *usage; /* "[OPTIONS] CONTAINER_ID" */
   const char *what;  /* one sentence */
+  bool options_end_at_first_arg; /* exec: `exec ID ls -l` keeps -l */
 } ar_command_doc;
 
 /* Parse; on --help print the usage and return 1; 0 when parsed; -1 on
@@ -52,7 +59,8 @@ int ar_cmd_parse (const ar_command_doc *doc, const ar_option *opts, int argc,
 /* Parse argv[1..] (argv[0] is the verb). Options and positionals may mix;
  * "--" ends options. Errors name the flag. */
 int ar_parse_options (const char *verb, const ar_option *opts, int argc,
-                      char **argv, ar_parsed *out, ar_error_t **err);
+                      char **argv, bool options_end_at_first_arg,
+                      ar_parsed *out, ar_error_t **err);
 
 /* Boolean option: present and not "false". */
 bool ar_flag (const ar_parsed *p, int index);
@@ -94,6 +102,7 @@ int ar_create_options_fill (const ar_globals *g, const ar_parsed *p,
 int ar_cmd_create (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_start (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_run (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_exec (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_state (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_kill (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_delete (const ar_globals *g, int argc, char **argv, ar_error_t **err);

@@ -40,7 +40,7 @@ ar_create_options_fill (const ar_globals *g, const ar_parsed *p,
 int
 ar_cmd_create (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
-  ar_parsed p;
+  cleanup_parsed ar_parsed p = { 0 };
   int r = ar_cmd_parse (&doc, options, argc, argv, &p, err);
   if (r != 0)
     return r < 0 ? -1 : 0;

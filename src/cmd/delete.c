@@ -13,7 +13,7 @@ static const ar_command_doc doc = { "delete", "[OPTIONS] CONTAINER_ID",
 int
 ar_cmd_delete (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
-  ar_parsed p;
+  cleanup_parsed ar_parsed p = { 0 };
   int r = ar_cmd_parse (&doc, options, argc, argv, &p, err);
   if (r != 0)
     return r < 0 ? -1 : 0;

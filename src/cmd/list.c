@@ -32,7 +32,7 @@ print_row (const ar_state *st, ar_status status)
 int
 ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
-  ar_parsed p;
+  cleanup_parsed ar_parsed p = { 0 };
   int r = ar_cmd_parse (&doc, options, argc, argv, &p, err);
   if (r != 0)
     return r < 0 ? -1 : 0;

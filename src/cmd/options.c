@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../util/cleanup.h"
+
 static int
 find_long (const ar_option *opts, const char *name, size_t len)
 {
@@ -37,9 +39,25 @@ lookup (const ar_option *opts, const char *word, const char **inline_value)
   return i;
 }
 
+static void
+keep_value (ar_parsed *out, int o, const char *value)
+{
+  out->multi[o] = xrealloc (out->multi[o], (out->n_multi[o] + 2) * sizeof (char *));
+  out->multi[o][out->n_multi[o]++] = (char *) value;
+  out->multi[o][out->n_multi[o]] = NULL;
+}
+
+void
+ar_parsed_free (ar_parsed *p)
+{
+  for (int i = 0; i < AR_MAX_OPTIONS; i++)
+    free (p->multi[i]);
+}
+
 int
 ar_parse_options (const char *verb, const ar_option *opts, int argc,
-                  char **argv, ar_parsed *out, ar_error_t **err)
+                  char **argv, bool options_end_at_first_arg,
+                  ar_parsed *out, ar_error_t **err)
 {
   memset (out, 0, sizeof *out);
   out->args = argv + 1;
@@ -51,6 +69,7 @@ ar_parse_options (const char *verb, const ar_option *opts, int argc,
       if (only_args || w[0] != '-' || w[1] == '\0')
         {
           argv[1 + n++] = argv[i];
+          only_args = only_args || options_end_at_first_arg;
           continue;
         }
       if (strcmp (w, "--") == 0)
@@ -76,6 +95,8 @@ ar_parse_options (const char *verb, const ar_option *opts, int argc,
         out->value[o] = argv[++i];
       else
         return ar_error_set (err, 0, "%s: flag `%s` needs a value", verb, w);
+      if (opts[o].repeatable)
+        keep_value (out, o, out->value[o]);
     }
   out->n_args = n;
   return 0;
@@ -121,7 +142,8 @@ int
 ar_cmd_parse (const ar_command_doc *doc, const ar_option *opts, int argc,
               char **argv, ar_parsed *p, ar_error_t **err)
 {
-  if (ar_parse_options (doc->verb, opts, argc, argv, p, err) < 0)
+  if (ar_parse_options (doc->verb, opts, argc, argv,
+                        doc->options_end_at_first_arg, p, err) < 0)
     return -1;
   if (p->help)
     {

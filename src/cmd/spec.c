@@ -22,7 +22,7 @@ int
 ar_cmd_spec (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
   (void) g;
-  ar_parsed p;
+  cleanup_parsed ar_parsed p = { 0 };
   int r = ar_cmd_parse (&doc, options, argc, argv, &p, err);
   if (r != 0)
     return r < 0 ? -1 : 0;

@@ -1,0 +1,301 @@
+#include "config.h"
+#include "exec.h"
+#include "../../oci/oci.h"
+#include "foreground.h"
+#include "cgroups/cgroups.h"
+#include "container.h"
+#include "privileges.h"
+#include "process.h"
+#include "state.h"
+#include "sync.h"
+#include "terminal.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x00000080
+#endif
+
+#define CONFIG_MAX_SIZE (16u << 20)
+
+static int
+load_spec (int state_fd, oci_spec **spec, ar_error_t **err)
+{
+  cleanup_free char *data = NULL;
+  size_t len = 0;
+  if (ar_read_file_at (state_fd, AR_CONFIG_FILE, CONFIG_MAX_SIZE, &data, &len, err) < 0)
+    return -1;
+  return oci_spec_parse (data, len, "config.json", spec, err);
+}
+
+int
+ar_exec_base_process (const char *root, const char *id, oci_process **out,
+                      ar_error_t **err)
+{
+  cleanup_close int state_fd = ar_container_open_dir (root, id, err);
+  if (state_fd < 0)
+    return -1;
+  oci_spec *spec = NULL;
+  if (load_spec (state_fd, &spec, err) < 0)
+    return -1;
+  *out = spec->process;
+  spec->process = NULL;
+  oci_spec_free (spec);
+  if (*out == NULL)
+    return ar_error_set (err, 0, "container `%s` has no process section", id);
+  return 0;
+}
+
+/* Namespaces of the container that differ from ours: setns into our own
+ * user namespace would fail, and joining the others we share is waste. */
+static int
+differing_namespaces (pid_t pid)
+{
+  static const struct
+  {
+    const char *name;
+    int flag;
+  } types[] = { { "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },
+                { "pid", CLONE_NEWPID },   { "net", CLONE_NEWNET },
+                { "ipc", CLONE_NEWIPC },   { "uts", CLONE_NEWUTS },
+                { "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME } };
+  int flags = 0;
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+    {
+      char theirs[64], ours[64];
+      snprintf (theirs, sizeof theirs, "/proc/%d/ns/%s", (int) pid, types[i].name);
+      snprintf (ours, sizeof ours, "/proc/self/ns/%s", types[i].name);
+      struct stat a, b;
+      if (stat (theirs, &a) == 0 && stat (ours, &b) == 0 && a.st_ino != b.st_ino)
+        flags |= types[i].flag;
+    }
+  return flags;
+}
+
+typedef struct
+{
+  const oci_process *proc;
+  const oci_seccomp *seccomp;
+  int init_pidfd;
+  int join_flags;
+  int sync_fd;
+  int preserve_fds;
+} exec_child;
+
+static int
+child_setup (const exec_child *c, char **exe, ar_error_t **err)
+{
+  ar_sync_msg msg;
+  if (ar_sync_expect (c->sync_fd, AR_SYNC_GO, &msg, err) < 0)
+    return -1;
+  if (c->join_flags && setns (c->init_pidfd, c->join_flags) < 0)
+    return ar_error_set (err, errno, "join the container's namespaces");
+  close (c->init_pidfd);
+  const char *cwd = c->proc->cwd ? c->proc->cwd : "/";
+  if (chdir (cwd) < 0)
+    return ar_error_set (err, errno, "chdir to cwd `%s`", cwd);
+  if (c->proc->terminal)
+    {
+      int master = -1;
+      cleanup_free char *slave = NULL;
+      if (ar_terminal_open_pty ("/dev/ptmx", "/dev/pts", &master, &slave, err) < 0)
+        return -1;
+      int r = ar_sync_send (c->sync_fd, AR_SYNC_PTY, 0, master, NULL, err);
+      close (master);
+      unsigned rows = c->proc->console_height.set ? c->proc->console_height.value : 0;
+      unsigned cols = c->proc->console_width.set ? c->proc->console_width.value : 0;
+      if (r < 0 || ar_terminal_become_stdio (slave, rows, cols, err) < 0)
+        return -1;
+    }
+  else if (setsid () < 0)
+    return ar_error_set (err, errno, "setsid");
+  if (ar_process_set_rlimits (c->proc, err) < 0
+      || ar_process_set_attributes (c->proc, err) < 0)
+    return -1;
+  *exe = ar_process_find_executable (c->proc, err);
+  if (*exe == NULL)
+    return -1;
+  if (ar_privileges_drop (c->proc, c->seccomp, NULL, err) < 0)
+    return -1;
+  ar_process_cloexec_fds (3 + c->preserve_fds);
+  return 0;
+}
+
+static _Noreturn void
+child_main (const exec_child *c)
+{
+  ar_error_t *err = NULL;
+  char *exe = NULL;
+  if (child_setup (c, &exe, &err) < 0)
+    {
+      ar_sync_send (c->sync_fd, AR_SYNC_ERROR, 0, -1, err->msg, NULL);
+      _exit (1);
+    }
+  execve (exe, c->proc->args.items,
+          c->proc->env.items ? c->proc->env.items : (char *[]){ NULL });
+  cleanup_free char *msg = xasprintf ("exec `%s`: %s", exe, strerror (errno));
+  ar_sync_send (c->sync_fd, AR_SYNC_ERROR, 0, -1, msg, NULL);
+  _exit (127);
+}
+
+/* The child's sync end closes on a successful execve (it is CLOEXEC):
+ * EOF means the process runs, an ERROR message means it does not. */
+static int
+wait_child_ready (const ar_exec_options *opts, int sync_fd, int *pty,
+                  ar_error_t **err)
+{
+  for (;;)
+    {
+      ar_sync_msg msg;
+      cleanup_error ar_error_t *eof = NULL;
+      if (ar_sync_recv (sync_fd, &msg, &eof) < 0)
+        return 0;
+      if (msg.type == AR_SYNC_ERROR)
+        {
+          cleanup_free char *text = msg.text;
+          return ar_error_set (err, 0, "%s", text ? text : "exec failed");
+        }
+      if (msg.type != AR_SYNC_PTY)
+        continue;
+      if (opts->console_socket)
+        {
+          int r = ar_terminal_send_to_socket (opts->console_socket, msg.fd, err);
+          close (msg.fd);
+          if (r < 0)
+            return -1;
+        }
+      else if (opts->detach)
+        {
+          close (msg.fd);
+          return ar_error_set (err, 0, "exec --tty --detach needs --console-socket");
+        }
+      else
+        *pty = msg.fd;
+    }
+}
+
+static int
+check_runnable (int state_fd, const ar_state *st, const char *id,
+                ar_error_t **err)
+{
+  ar_status status = ar_state_status (state_fd, st);
+  if (status == AR_STATUS_STOPPED)
+    return ar_error_set (err, 0, "cannot exec in a stopped container `%s`", id);
+  if (status == AR_STATUS_PAUSED)
+    return ar_error_set (err, 0, "cannot exec in a paused container `%s`", id);
+  return 0;
+}
+
+static int
+enter_cgroup (const ar_state *st, pid_t pid, ar_error_t **err)
+{
+  if (st->cgroup == NULL)
+    return 0;
+  ar_cgroup *cg = NULL;
+  if (ar_cgroup_deserialize (st->cgroup, &cg, err) < 0)
+    return -1;
+  int r = ar_cgroup_enter (cg, pid, err);
+  ar_cgroup_free (cg);
+  return r;
+}
+
+static int
+write_pid_file (const char *path, pid_t pid, ar_error_t **err)
+{
+  if (path == NULL)
+    return 0;
+  char buf[32];
+  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
+  return ar_write_file_atomic_at (AT_FDCWD, path, buf, (size_t) n, 0644, err);
+}
+
+/* pid and time namespaces take effect for children: the parent enters
+ * them before forking, the child joins the rest itself. */
+static int
+fork_in_container (exec_child *c, int pidfd_init, pid_t *pid, ar_error_t **err)
+{
+  int for_children = c->join_flags & (CLONE_NEWPID | CLONE_NEWTIME);
+  if (for_children && setns (pidfd_init, for_children) < 0)
+    return ar_error_set (err, errno, "join the container's pid namespace");
+  c->join_flags &= ~for_children;
+  *pid = fork ();
+  if (*pid < 0)
+    return ar_error_set (err, errno, "fork");
+  if (*pid == 0)
+    child_main (c);
+  return 0;
+}
+
+int
+ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
+                   ar_error_t **err)
+{
+  cleanup_close int state_fd = ar_container_open_dir (opts->root, opts->id, err);
+  if (state_fd < 0)
+    return -1;
+  cleanup_state ar_state *st = NULL;
+  if (ar_state_load (state_fd, &st, err) < 0 || check_runnable (state_fd, st, opts->id, err) < 0)
+    return -1;
+  if (ar_process_validate (proc, err) < 0)
+    return -1;
+  oci_spec *spec = NULL;
+  if (load_spec (state_fd, &spec, err) < 0)
+    return -1;
+
+  int r = -1;
+  pid_t pid = 0;
+  int sync[2] = { -1, -1 };
+  cleanup_close int pty = -1;
+  cleanup_close int init_pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+  if (init_pidfd < 0 || !ar_state_init_alive (st))
+    {
+      ar_error_set (err, 0, "cannot exec in a stopped container `%s`", opts->id);
+      goto out;
+    }
+  if (ar_sync_pair (sync, err) < 0)
+    goto out;
+  exec_child c = {
+    .proc = proc,
+    .seccomp = spec->linux_cfg ? spec->linux_cfg->seccomp : NULL,
+    .init_pidfd = init_pidfd,
+    .join_flags = differing_namespaces (st->pid),
+    .sync_fd = sync[1],
+    .preserve_fds = opts->preserve_fds,
+  };
+  if (fork_in_container (&c, init_pidfd, &pid, err) < 0)
+    goto out;
+  ar_closep (&sync[1]);
+  if (enter_cgroup (st, pid, err) < 0
+      || ar_sync_send (sync[0], AR_SYNC_GO, 0, -1, NULL, err) < 0
+      || wait_child_ready (opts, sync[0], &pty, err) < 0
+      || write_pid_file (opts->pid_file, pid, err) < 0)
+    goto out;
+  if (opts->detach)
+    r = 0;
+  else
+    {
+      ar_foreground_forward_signals (pid);
+      r = ar_foreground_wait (pid, pty, err);
+    }
+  pid = 0;
+
+out:
+  if (pid > 0)
+    {
+      kill (pid, SIGKILL);
+      waitpid (pid, NULL, 0);
+    }
+  ar_closep (&sync[0]);
+  ar_closep (&sync[1]);
+  oci_spec_free (spec);
+  return r;
+}

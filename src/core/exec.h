@@ -1,0 +1,31 @@
+/* `exec`: a new process inside a running container. */
+#ifndef AR_CORE_EXEC_H
+#define AR_CORE_EXEC_H
+
+#include "../../oci/spec.h"
+#include "../util/error.h"
+#include <stdbool.h>
+#include <sys/types.h>
+
+typedef struct
+{
+  const char *root;
+  const char *id;
+  const char *console_socket;
+  const char *pid_file;
+  bool detach;
+  int preserve_fds;
+} ar_exec_options;
+
+/* The container's own process section (config.json as created), for the
+ * caller to adjust before ar_container_exec. */
+int ar_exec_base_process (const char *root, const char *id,
+                          oci_process **out, ar_error_t **err);
+
+/* Run `proc` in every namespace, the cgroup, the seccomp filter and the
+ * capabilities of container `id`. Returns the exit status when in the
+ * foreground, 0 when detached, -1 with *err on failure. */
+int ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
+                       ar_error_t **err);
+
+#endif

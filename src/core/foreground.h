@@ -1,0 +1,17 @@
+/* run and exec in the foreground: forward signals to the container
+ * process, wait for it, and turn its end into an exit status. */
+#ifndef AR_CORE_FOREGROUND_H
+#define AR_CORE_FOREGROUND_H
+
+#include "../util/error.h"
+#include <sys/types.h>
+
+/* Forward the signals a shell or supervisor sends us to `pid`. */
+void ar_foreground_forward_signals (pid_t pid);
+
+/* Proxy the pty (when pty >= 0) until it hangs up, then wait for `pid`:
+ * its exit code, or 128 + the signal that killed it. -1 with *err on a
+ * failure to wait. */
+int ar_foreground_wait (pid_t pid, int pty, ar_error_t **err);
+
+#endif
