@@ -50,4 +50,19 @@ int ar_cgroup_destroy (ar_cgroup *cg, ar_error_t **err);
 
 void ar_cgroup_free (ar_cgroup *cg);
 
+/* Freeze (pause) or thaw (resume) every process in the container's cgroup
+ * and wait, bounded, until the freezer reports the new state: the v1
+ * freezer hierarchy when mounted, else cgroup v2's cgroup.freeze. */
+int ar_cgroup_freeze (const ar_cgroup *cg, bool frozen, ar_error_t **err);
+
+/* State files keep the cgroup between processes (create, then delete):
+ * one "path <dir>" line per entry of `paths`, one "created <dir>" line per
+ * entry of `created`, in order. The result is malloc'd. */
+char *ar_cgroup_serialize (const ar_cgroup *cg);
+
+/* Parse that text back; every path must be a directory strictly below
+ * AR_CGROUP_ROOT without "." or ".." components. */
+int ar_cgroup_deserialize (const char *text, ar_cgroup **out,
+                           ar_error_t **err);
+
 #endif

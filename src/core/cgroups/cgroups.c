@@ -1,0 +1,1017 @@
+#include "config.h"
+#include "internal.h"
+#include "../../util/cleanup.h"
+#include "../../util/fs.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* cgroup knobs and /proc files are small; this bounds a hostile one. */
+#define KNOB_MAX (1024 * 1024)
+/* How long destroy waits for killed processes to leave, and freeze for the
+ * freezer to settle. */
+#define SETTLE_TIMEOUT_MS 2000
+#define POLL_INTERVAL_MS 10
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static void
+strv_append (char ***v, size_t *n, char *s)
+{
+  *v = xrealloc (*v, (*n + 2) * sizeof **v);
+  (*v)[(*n)++] = s;
+  (*v)[*n] = NULL;
+}
+
+static void
+strv_free_n (char **v, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    free (v[i]);
+  free (v);
+}
+
+static bool
+strv_contains (char *const *v, const char *s)
+{
+  for (; v && *v; v++)
+    if (strcmp (*v, s) == 0)
+      return true;
+  return false;
+}
+
+/* Split on `sep`, dropping empty fields. */
+static char **
+split (const char *s, char sep)
+{
+  char **v = xcalloc (1, sizeof *v);
+  size_t n = 0;
+  while (*s)
+    {
+      const char *end = strchrnul (s, sep);
+      if (end > s)
+        {
+          char *field = strndup (s, (size_t) (end - s));
+          if (field == NULL)
+            abort ();
+          strv_append (&v, &n, field);
+        }
+      s = *end ? end + 1 : end;
+    }
+  return v;
+}
+
+static long long
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+sleep_ms (long ms)
+{
+  struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
+    ;
+}
+
+/* ---- knob access ------------------------------------------------------ */
+
+int
+ar_cg_write (const char *dir, const char *file, const char *value,
+             ar_error_t **err)
+{
+  cleanup_free char *path = xasprintf ("%s/%s", dir, file);
+  cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return ar_error_set (err, errno, "open `%s`", path);
+  /* A knob takes its value in one write(); a short write is an error. */
+  size_t len = strlen (value);
+  ssize_t n;
+  do
+    n = write (fd, value, len);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 || (size_t) n != len)
+    return ar_error_set (err, n < 0 ? errno : EIO, "write \"%s\" to `%s`",
+                         value, path);
+  return 0;
+}
+
+int
+ar_cg_writef (const char *dir, const char *file, ar_error_t **err,
+              const char *fmt, ...)
+{
+  cleanup_free char *value = NULL;
+  va_list ap;
+  va_start (ap, fmt);
+  int r = vasprintf (&value, fmt, ap);
+  va_end (ap);
+  if (r < 0)
+    abort ();
+  return ar_cg_write (dir, file, value, err);
+}
+
+int
+ar_cg_read (const char *dir, const char *file, char **out, ar_error_t **err)
+{
+  cleanup_free char *path = xasprintf ("%s/%s", dir, file);
+  char *text = NULL;
+  size_t len = 0;
+  if (ar_read_file_at (AT_FDCWD, path, KNOB_MAX, &text, &len, err) < 0)
+    return -1;
+  while (len > 0 && isspace ((unsigned char) text[len - 1]))
+    text[--len] = '\0';
+  *out = text;
+  return 0;
+}
+
+bool
+ar_cg_exists (const char *dir, const char *file)
+{
+  cleanup_free char *path = xasprintf ("%s/%s", dir, file);
+  return access (path, F_OK) == 0;
+}
+
+/* ---- discovery -------------------------------------------------------- */
+
+bool
+ar_cg_has_controller (const ar_cg_hierarchy *h, const char *name)
+{
+  return strv_contains (h->controllers, name);
+}
+
+const ar_cg_hierarchy *
+ar_cg_find_controller (const ar_cg_hierarchies *all, const char *name)
+{
+  for (size_t i = 0; i < all->len; i++)
+    if (ar_cg_has_controller (&all->items[i], name))
+      return &all->items[i];
+  return NULL;
+}
+
+void
+ar_cg_hierarchies_clear (ar_cg_hierarchies *h)
+{
+  for (size_t i = 0; i < h->len; i++)
+    {
+      free (h->items[i].mount_point);
+      ar_strv_freep (&h->items[i].controllers);
+      free (h->items[i].own_path);
+    }
+  free (h->items);
+  h->items = NULL;
+  h->len = 0;
+}
+#define cleanup_hierarchies __attribute__ ((cleanup (ar_cg_hierarchies_clear)))
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static char *
+unescape_mountinfo (const char *s)
+{
+  char *out = xmalloc (strlen (s) + 1), *o = out;
+  while (*s)
+    {
+      if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0'
+          && s[2] <= '7' && s[3] >= '0' && s[3] <= '7')
+        {
+          *o++ = (char) ((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+          s += 4;
+        }
+      else
+        *o++ = *s++;
+    }
+  *o = '\0';
+  return out;
+}
+
+static bool
+under_cgroup_root (const char *path)
+{
+  size_t n = strlen (AR_CGROUP_ROOT);
+  return strncmp (path, AR_CGROUP_ROOT, n) == 0
+         && (path[n] == '\0' || path[n] == '/');
+}
+
+/* One line of /proc/self/cgroup: "4:memory:/some/path". */
+typedef struct
+{
+  bool v2;           /* "0::/path" */
+  char **controllers; /* v1 only */
+  const char *path;  /* points into the caller's text copy */
+} proc_cgroup_line;
+
+/* The runtime's cgroup as seen below a mount whose root is `mount_root`:
+ * without a cgroup namespace a container's mount may show a subtree. */
+static char *
+own_path_below (const char *cgroup_path, const char *mount_root)
+{
+  size_t n = strlen (mount_root);
+  const char *rel = cgroup_path;
+  if (strcmp (mount_root, "/") != 0)
+    {
+      if (strncmp (cgroup_path, mount_root, n) == 0
+          && (cgroup_path[n] == '\0' || cgroup_path[n] == '/'))
+        rel = cgroup_path + n;
+      else
+        rel = ""; /* not visible through this mount: use its root */
+    }
+  while (*rel == '/')
+    rel++;
+  char *out = xstrdup (rel);
+  size_t len = strlen (out);
+  while (len > 0 && out[len - 1] == '/')
+    out[--len] = '\0';
+  return out;
+}
+
+static const proc_cgroup_line *
+match_v1_line (const proc_cgroup_line *lines, size_t n, char *const *opts)
+{
+  for (size_t i = 0; i < n; i++)
+    {
+      if (lines[i].v2 || lines[i].controllers[0] == NULL)
+        continue;
+      bool all = true;
+      for (char **c = lines[i].controllers; *c && all; c++)
+        all = strv_contains (opts, *c);
+      if (all)
+        return &lines[i];
+    }
+  return NULL;
+}
+
+static const proc_cgroup_line *
+match_v2_line (const proc_cgroup_line *lines, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (lines[i].v2)
+      return &lines[i];
+  return NULL;
+}
+
+static void
+free_proc_lines (proc_cgroup_line *lines, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    ar_strv_freep (&lines[i].controllers);
+  free (lines);
+}
+
+/* `text` is modified in place; the lines point into it. */
+static proc_cgroup_line *
+parse_proc_cgroup (char *text, size_t *n_out)
+{
+  proc_cgroup_line *lines = NULL;
+  size_t n = 0;
+  for (char *save = NULL, *line = strtok_r (text, "\n", &save); line;
+       line = strtok_r (NULL, "\n", &save))
+    {
+      char *c1 = strchr (line, ':');
+      char *c2 = c1 ? strchr (c1 + 1, ':') : NULL;
+      if (c2 == NULL)
+        continue;
+      *c1 = *c2 = '\0';
+      lines = xrealloc (lines, (n + 1) * sizeof *lines);
+      lines[n].v2 = strcmp (line, "0") == 0 && c1[1] == '\0';
+      lines[n].controllers = split (c1 + 1, ',');
+      lines[n].path = c2 + 1;
+      n++;
+    }
+  *n_out = n;
+  return lines;
+}
+
+typedef struct
+{
+  char *dev;         /* "0:37": a hierarchy mounted twice has one dev */
+  char *root;        /* the cgroup this mount shows, usually "/" */
+  char *mount_point;
+  char *fstype;
+  char **super_opts;
+} mount_entry;
+
+static void
+mount_entry_clear (mount_entry *m)
+{
+  free (m->dev);
+  free (m->root);
+  free (m->mount_point);
+  free (m->fstype);
+  ar_strv_freep (&m->super_opts);
+}
+
+/* "id parent dev root mountpoint opts [optional...] - fstype source super" */
+static bool
+parse_mount_line (const char *line, mount_entry *m)
+{
+  cleanup_strv char **f = split (line, ' ');
+  size_t n = 0, dash = 0;
+  for (; f[n]; n++)
+    if (dash == 0 && n >= 6 && strcmp (f[n], "-") == 0)
+      dash = n;
+  if (dash == 0 || n < dash + 4)
+    return false;
+  m->dev = xstrdup (f[2]);
+  m->root = unescape_mountinfo (f[3]);
+  m->mount_point = unescape_mountinfo (f[4]);
+  m->fstype = xstrdup (f[dash + 1]);
+  m->super_opts = split (f[dash + 3], ',');
+  return true;
+}
+
+static bool
+seen_dev (char *const *devs, const char *dev)
+{
+  return strv_contains (devs, dev);
+}
+
+static void
+add_hierarchy (ar_cg_hierarchies *out, ar_cg_version version,
+               const char *mount_point, char **controllers, char *own_path)
+{
+  out->items = xrealloc (out->items, (out->len + 1) * sizeof *out->items);
+  out->items[out->len++] = (ar_cg_hierarchy){ .version = version,
+                                              .mount_point
+                                              = xstrdup (mount_point),
+                                              .controllers = controllers,
+                                              .own_path = own_path };
+}
+
+static char **
+copy_strv (char *const *v)
+{
+  char **copy = xcalloc (1, sizeof *copy);
+  size_t n = 0;
+  for (; v && *v; v++)
+    strv_append (&copy, &n, xstrdup (*v));
+  return copy;
+}
+
+/* Add the hierarchy `m` mounts, if it is a cgroup under AR_CGROUP_ROOT. */
+static void
+consider_mount (const mount_entry *m, const proc_cgroup_line *lines,
+                size_t n_lines, ar_cg_hierarchies *out)
+{
+  if (!under_cgroup_root (m->mount_point))
+    return;
+  if (strcmp (m->fstype, "cgroup2") == 0)
+    {
+      const proc_cgroup_line *l = match_v2_line (lines, n_lines);
+      add_hierarchy (out, AR_CG_V2, m->mount_point,
+                     xcalloc (1, sizeof (char *)),
+                     own_path_below (l ? l->path : "/", m->root));
+    }
+  else if (strcmp (m->fstype, "cgroup") == 0)
+    {
+      const proc_cgroup_line *l = match_v1_line (lines, n_lines, m->super_opts);
+      if (l == NULL)
+        return; /* a hierarchy this process is not in cannot be used */
+      add_hierarchy (out, AR_CG_V1, m->mount_point, copy_strv (l->controllers),
+                     own_path_below (l->path, m->root));
+    }
+}
+
+int
+ar_cg_parse_hierarchies (const char *mountinfo, const char *proc_cgroup,
+                         ar_cg_hierarchies *out, ar_error_t **err)
+{
+  cleanup_free char *cgroup_text = xstrdup (proc_cgroup);
+  size_t n_lines = 0;
+  proc_cgroup_line *lines = parse_proc_cgroup (cgroup_text, &n_lines);
+  cleanup_strv char **devs = xcalloc (1, sizeof *devs);
+  size_t n_devs = 0;
+
+  cleanup_free char *info = xstrdup (mountinfo);
+  for (char *save = NULL, *line = strtok_r (info, "\n", &save); line;
+       line = strtok_r (NULL, "\n", &save))
+    {
+      mount_entry m = { 0 };
+      if (!parse_mount_line (line, &m))
+        continue;
+      /* Bind mounts of one hierarchy: the first mount wins. */
+      if (!seen_dev (devs, m.dev))
+        {
+          size_t before = out->len;
+          consider_mount (&m, lines, n_lines, out);
+          if (out->len > before)
+            strv_append (&devs, &n_devs, xstrdup (m.dev));
+        }
+      mount_entry_clear (&m);
+    }
+  free_proc_lines (lines, n_lines);
+  if (out->len == 0)
+    return ar_error_set (err, 0, "no cgroup hierarchy is mounted under "
+                                 "`" AR_CGROUP_ROOT "`");
+  return 0;
+}
+
+int
+ar_cg_discover (ar_cg_hierarchies *out, ar_error_t **err)
+{
+  cleanup_free char *mountinfo = NULL;
+  cleanup_free char *proc_cgroup = NULL;
+  if (ar_read_file_at (AT_FDCWD, "/proc/self/mountinfo", 16 * KNOB_MAX,
+                       &mountinfo, NULL, err)
+          < 0
+      || ar_read_file_at (AT_FDCWD, "/proc/self/cgroup", KNOB_MAX,
+                          &proc_cgroup, NULL, err)
+             < 0)
+    return -1;
+  if (ar_cg_parse_hierarchies (mountinfo, proc_cgroup, out, err) < 0)
+    return -1;
+
+  /* What a v2 hierarchy offers is in its root's cgroup.controllers; in
+   * hybrid mode that is only what no v1 hierarchy has taken. */
+  for (size_t i = 0; i < out->len; i++)
+    {
+      ar_cg_hierarchy *h = &out->items[i];
+      cleanup_free char *list = NULL;
+      if (h->version != AR_CG_V2)
+        continue;
+      if (ar_cg_read (h->mount_point, "cgroup.controllers", &list, err) < 0)
+        return -1;
+      ar_strv_freep (&h->controllers);
+      h->controllers = split (list, ' ');
+    }
+  return 0;
+}
+
+/* ---- what the resources ask for ---------------------------------------- */
+
+static bool
+wants_memory (const oci_memory *m)
+{
+  return m
+         && (m->limit.set || m->reservation.set || m->swap.set
+             || m->swappiness.set || m->disable_oom_killer.set
+             || m->kernel_tcp.set);
+}
+
+static bool
+wants_cpu (const oci_cpu *c)
+{
+  return c
+         && (c->shares.set || c->quota.set || c->period.set || c->burst.set
+             || c->realtime_runtime.set || c->realtime_period.set
+             || c->idle.set);
+}
+
+static bool
+wants_blkio (const oci_blkio *b)
+{
+  return b
+         && (b->weight.set || b->leaf_weight.set || b->n_weight_device
+             || b->n_throttle_read_bps || b->n_throttle_write_bps
+             || b->n_throttle_read_iops || b->n_throttle_write_iops);
+}
+
+bool
+ar_cg_wants (const oci_resources *r, const char *controller)
+{
+  if (r == NULL)
+    return false;
+  if (strcmp (controller, "memory") == 0)
+    return wants_memory (r->memory);
+  if (strcmp (controller, "cpu") == 0)
+    return wants_cpu (r->cpu);
+  if (strcmp (controller, "cpuset") == 0)
+    return r->cpu && (r->cpu->cpus || r->cpu->mems);
+  if (strcmp (controller, "pids") == 0)
+    return r->pids_limit.set;
+  if (strcmp (controller, "blkio") == 0 || strcmp (controller, "io") == 0)
+    return wants_blkio (r->block_io);
+  if (strcmp (controller, "hugetlb") == 0)
+    return r->n_hugepage_limits > 0;
+  if (strcmp (controller, "devices") == 0)
+    return r->n_devices > 0;
+  if (strcmp (controller, "net_cls") == 0)
+    return r->net_class_id.set;
+  if (strcmp (controller, "net_prio") == 0)
+    return r->n_net_priorities > 0;
+  return false;
+}
+
+/* A limit nobody enforces is worse than an error: refuse it. net_cls and
+ * net_prio are best effort (rarely mounted, never in v2), and device rules
+ * under pure v2 need an eBPF program that this module does not load. */
+static int
+check_controllers (const ar_cg_hierarchies *all, const oci_resources *r,
+                   ar_error_t **err)
+{
+  static const struct
+  {
+    const char *v1, *v2, *what;
+  } needs[] = {
+    { "memory", "memory", "memory" }, { "cpu", "cpu", "cpu" },
+    { "cpuset", "cpuset", "cpuset" }, { "pids", "pids", "pids" },
+    { "blkio", "io", "blockIO" },     { "hugetlb", "hugetlb", "hugepageLimits" },
+  };
+  for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++)
+    if (ar_cg_wants (r, needs[i].v1)
+        && ar_cg_find_controller (all, needs[i].v1) == NULL
+        && ar_cg_find_controller (all, needs[i].v2) == NULL)
+      return ar_error_set (err, 0,
+                           "linux.resources.%s: no cgroup hierarchy has the "
+                           "%s controller",
+                           needs[i].what, needs[i].v1);
+
+  bool have_v2 = false;
+  for (size_t i = 0; i < all->len; i++)
+    have_v2 |= all->items[i].version == AR_CG_V2;
+  if (r && r->unified.len > 0 && !have_v2)
+    return ar_error_set (err, 0, "linux.resources.unified: needs cgroup v2, "
+                                 "but no cgroup2 hierarchy is mounted");
+  return 0;
+}
+
+/* ---- cgroupsPath ------------------------------------------------------ */
+
+/* "system.slice:docker:abc": the part before the first ':' has no '/'. */
+static bool
+is_systemd_style (const char *path)
+{
+  const char *colon = strchr (path, ':');
+  return colon && memchr (path, '/', (size_t) (colon - path)) == NULL
+         && strchr (colon + 1, ':') != NULL;
+}
+
+/* Normalise cgroupsPath into a path relative to either the hierarchy root
+ * (absolute) or the runtime's own cgroup (relative), without "." and "..";
+ * refuse anything that would leave that base or be the base itself. */
+static int
+normalize_cgroups_path (const char *id, const char *cgroups_path, char **out,
+                        bool *absolute, ar_error_t **err)
+{
+  cleanup_free char *given = cgroups_path && *cgroups_path
+                                 ? xstrdup (cgroups_path)
+                                 : xasprintf ("/%s", id ? id : "");
+  if (is_systemd_style (given))
+    return ar_error_set (err, 0,
+                         "cgroupsPath \"%s\" is systemd-style, but "
+                         "--systemd-cgroup is not supported",
+                         given);
+  for (const char *p = given; *p; p++)
+    if (iscntrl ((unsigned char) *p))
+      return ar_error_set (err, 0,
+                           "cgroupsPath \"%s\": control characters are not "
+                           "allowed",
+                           given);
+
+  *absolute = given[0] == '/';
+  cleanup_strv char **parts = split (given, '/');
+  cleanup_free char **kept = xcalloc (1, sizeof *kept);
+  size_t n_kept = 0;
+  for (char **p = parts; *p; p++)
+    {
+      if (strcmp (*p, ".") == 0)
+        continue;
+      if (strcmp (*p, "..") == 0)
+        {
+          if (n_kept == 0)
+            return ar_error_set (err, 0,
+                                 "cgroupsPath \"%s\": \"..\" leaves the %s",
+                                 given,
+                                 *absolute ? "cgroup root"
+                                           : "runtime's own cgroup");
+          kept[--n_kept] = NULL;
+          continue;
+        }
+      kept = xrealloc (kept, (n_kept + 2) * sizeof *kept);
+      kept[n_kept++] = *p;
+      kept[n_kept] = NULL;
+    }
+  if (n_kept == 0)
+    return ar_error_set (err, 0,
+                         "cgroupsPath \"%s\": refusing to use the %s itself",
+                         given,
+                         *absolute ? "root cgroup" : "runtime's own cgroup");
+
+  size_t len = 0;
+  for (size_t i = 0; i < n_kept; i++)
+    len += strlen (kept[i]) + 1;
+  char *joined = xmalloc (len), *o = joined;
+  for (size_t i = 0; i < n_kept; i++)
+    o = stpcpy (stpcpy (o, i ? "/" : ""), kept[i]);
+  *out = joined;
+  return 0;
+}
+
+static char *
+leaf_in_hierarchy (const ar_cg_hierarchy *h, const char *rel, bool absolute)
+{
+  if (absolute || h->own_path[0] == '\0')
+    return xasprintf ("%s/%s", h->mount_point, rel);
+  return xasprintf ("%s/%s/%s", h->mount_point, h->own_path, rel);
+}
+
+/* ---- lifecycle ---------------------------------------------------------- */
+
+void
+ar_cgroup_free (ar_cgroup *cg)
+{
+  if (cg == NULL)
+    return;
+  strv_free_n (cg->paths, cg->n_paths);
+  strv_free_n (cg->created, cg->n_created);
+  free (cg);
+}
+
+static void
+cgroup_freep (ar_cgroup **cg)
+{
+  ar_cgroup_free (*cg);
+  *cg = NULL;
+}
+#define cleanup_cgroup __attribute__ ((cleanup (cgroup_freep)))
+
+/* mkdir every missing component of `leaf` below `mount_point`, recording
+ * each directory this call made. Existing ones are someone else's. */
+static int
+make_directories (const char *mount_point, const char *leaf, ar_cgroup *cg,
+                  ar_error_t **err)
+{
+  cleanup_free char *path = xstrdup (leaf);
+  for (char *p = path + strlen (mount_point) + 1;; p++)
+    {
+      if (*p != '/' && *p != '\0')
+        continue;
+      char saved = *p;
+      *p = '\0';
+      if (mkdir (path, 0755) == 0)
+        strv_append (&cg->created, &cg->n_created, xstrdup (path));
+      else if (errno != EEXIST)
+        return ar_error_set (err, errno, "mkdir `%s`", path);
+      *p = saved;
+      if (saved == '\0')
+        return 0;
+    }
+}
+
+static int
+setup_hierarchy (const ar_cg_hierarchy *h, const char *leaf,
+                 const oci_resources *r, ar_cgroup *cg, ar_error_t **err)
+{
+  size_t first_new = cg->n_created;
+  if (make_directories (h->mount_point, leaf, cg, err) < 0)
+    return -1;
+  strv_append (&cg->paths, &cg->n_paths, xstrdup (leaf));
+
+  /* An existing leaf is joined as is: its knobs are not ours to change. */
+  size_t n_new = cg->n_created - first_new;
+  if (n_new == 0 || strcmp (cg->created[cg->n_created - 1], leaf) != 0)
+    return 0;
+
+  char *const *created = cg->created + first_new;
+  if (h->version == AR_CG_V1)
+    return ar_cg_v1_prepare (h, created, n_new, err) < 0
+                   || ar_cg_v1_apply (h, leaf, r, err) < 0
+               ? -1
+               : 0;
+  return ar_cg_v2_prepare (h, created, n_new, r, err) < 0
+                 || ar_cg_v2_apply (h, leaf, r, err) < 0
+             ? -1
+             : 0;
+}
+
+int
+ar_cgroup_enter (const ar_cgroup *cg, pid_t pid, ar_error_t **err)
+{
+  for (size_t i = 0; i < cg->n_paths; i++)
+    if (ar_cg_writef (cg->paths[i], "cgroup.procs", err, "%d", (int) pid) < 0)
+      return -1;
+  return 0;
+}
+
+int
+ar_cgroup_create (const char *id, const oci_spec *spec, pid_t pid,
+                  ar_cgroup **out, ar_error_t **err)
+{
+  const oci_linux *linux_cfg = spec ? spec->linux_cfg : NULL;
+  const oci_resources *r = linux_cfg ? linux_cfg->resources : NULL;
+  cleanup_free char *rel = NULL;
+  bool absolute = false;
+  if (normalize_cgroups_path (id, linux_cfg ? linux_cfg->cgroups_path : NULL,
+                              &rel, &absolute, err)
+      < 0)
+    return -1;
+
+  cleanup_hierarchies ar_cg_hierarchies all = { 0 };
+  if (ar_cg_discover (&all, err) < 0 || check_controllers (&all, r, err) < 0)
+    return -1;
+
+  cleanup_cgroup ar_cgroup *cg = xcalloc (1, sizeof *cg);
+  int ret = 0;
+  for (size_t i = 0; i < all.len && ret == 0; i++)
+    {
+      cleanup_free char *leaf = leaf_in_hierarchy (&all.items[i], rel, absolute);
+      ret = setup_hierarchy (&all.items[i], leaf, r, cg, err);
+    }
+  if (ret == 0 && pid > 0)
+    ret = ar_cgroup_enter (cg, pid, err);
+  if (ret < 0)
+    {
+      /* Undo everything; the first error is the one worth reporting. */
+      cleanup_error ar_error_t *undo_err = NULL;
+      ar_cgroup_destroy (cg, &undo_err);
+      return -1;
+    }
+  *out = steal_pointer (&cg);
+  return 0;
+}
+
+/* ---- processes ---------------------------------------------------------- */
+
+static void
+append_pids_from (const char *dir, pid_t **pids, size_t *n)
+{
+  cleanup_free char *text = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_cg_read (dir, "cgroup.procs", &text, &ignored) < 0)
+    return; /* gone meanwhile: nothing in it */
+  for (char *p = text; *p;)
+    {
+      char *end;
+      long v = strtol (p, &end, 10);
+      if (end == p)
+        break;
+      if (v > 0)
+        {
+          *pids = xrealloc (*pids, (*n + 1) * sizeof **pids);
+          (*pids)[(*n)++] = (pid_t) v;
+        }
+      p = end;
+    }
+}
+
+/* The container may make cgroups of its own below ours (cgroupns); its
+ * processes there are still the container's. */
+static void
+collect_pids_recursive (const char *dir, pid_t **pids, size_t *n)
+{
+  append_pids_from (dir, pids, n);
+  cleanup_dir DIR *d = opendir (dir);
+  if (d == NULL)
+    return;
+  for (struct dirent *e; (e = readdir (d));)
+    {
+      if (e->d_type != DT_DIR || strcmp (e->d_name, ".") == 0
+          || strcmp (e->d_name, "..") == 0)
+        continue;
+      cleanup_free char *sub = xasprintf ("%s/%s", dir, e->d_name);
+      collect_pids_recursive (sub, pids, n);
+    }
+}
+
+int
+ar_cgroup_pids (const ar_cgroup *cg, pid_t **pids, size_t *n,
+                ar_error_t **err)
+{
+  (void) err;
+  *pids = NULL;
+  *n = 0;
+  for (size_t i = 0; i < cg->n_paths && *n == 0; i++)
+    collect_pids_recursive (cg->paths[i], pids, n);
+  return 0;
+}
+
+int
+ar_cgroup_kill_all (const ar_cgroup *cg, int sig, ar_error_t **err)
+{
+  cleanup_free pid_t *pids = NULL;
+  size_t n = 0;
+  if (ar_cgroup_pids (cg, &pids, &n, err) < 0)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    if (kill (pids[i], sig) < 0 && errno != ESRCH)
+      return ar_error_set (err, errno, "kill %d", (int) pids[i]);
+  return 0;
+}
+
+/* ---- destroy ------------------------------------------------------------ */
+
+static bool
+is_leaf (const ar_cgroup *cg, const char *dir)
+{
+  for (size_t i = 0; i < cg->n_paths; i++)
+    if (strcmp (cg->paths[i], dir) == 0)
+      return true;
+  return false;
+}
+
+/* SIGKILL everything in one of our leaves; true when it was empty.
+ * A v1 freezer holds SIGKILL until thawed, so thaw first. */
+static bool
+kill_in_leaf (const char *dir)
+{
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_cg_exists (dir, "freezer.state"))
+    ar_cg_write (dir, "freezer.state", "THAWED", &ignored);
+  cleanup_free pid_t *pids = NULL;
+  size_t n = 0;
+  collect_pids_recursive (dir, &pids, &n);
+  if (n == 0)
+    return true;
+  if (ar_cg_exists (dir, "cgroup.kill"))
+    ar_cg_write (dir, "cgroup.kill", "1", &ignored);
+  else
+    for (size_t i = 0; i < n; i++)
+      kill (pids[i], SIGKILL);
+  return false;
+}
+
+/* rmdir a leaf and, first, the sub-cgroups the container made inside it. */
+static int
+remove_tree (const char *dir)
+{
+  {
+    cleanup_dir DIR *d = opendir (dir);
+    if (d == NULL)
+      return errno == ENOENT ? 0 : -1;
+    for (struct dirent *e; (e = readdir (d));)
+      {
+        if (e->d_type != DT_DIR || strcmp (e->d_name, ".") == 0
+            || strcmp (e->d_name, "..") == 0)
+          continue;
+        cleanup_free char *sub = xasprintf ("%s/%s", dir, e->d_name);
+        if (remove_tree (sub) < 0)
+          return -1;
+      }
+  }
+  if (rmdir (dir) < 0 && errno != ENOENT)
+    return -1;
+  return 0;
+}
+
+static int
+remove_leaf (const char *dir, long long deadline, ar_error_t **err)
+{
+  while (remove_tree (dir) < 0)
+    {
+      if (errno != EBUSY || now_ms () >= deadline)
+        return ar_error_set (err, errno, "remove cgroup `%s`", dir);
+      sleep_ms (POLL_INTERVAL_MS);
+    }
+  return 0;
+}
+
+/* A parent we made may since hold other containers' cgroups (two ids
+ * under one new "/agentrun"): those are not ours, so a parent is removed
+ * only when empty, and never searched or killed in. */
+static void
+remove_parent_if_empty (const char *dir)
+{
+  rmdir (dir);
+}
+
+int
+ar_cgroup_destroy (ar_cgroup *cg, ar_error_t **err)
+{
+  if (cg == NULL || cg->n_created == 0)
+    return 0;
+  long long deadline = now_ms () + SETTLE_TIMEOUT_MS;
+
+  for (;;)
+    {
+      bool empty = true;
+      for (size_t i = 0; i < cg->n_created; i++)
+        if (is_leaf (cg, cg->created[i]))
+          empty &= kill_in_leaf (cg->created[i]);
+      if (empty || now_ms () >= deadline)
+        break;
+      sleep_ms (POLL_INTERVAL_MS);
+    }
+
+  /* Deepest first: `created` lists parents before children. */
+  while (cg->n_created > 0)
+    {
+      const char *dir = cg->created[cg->n_created - 1];
+      if (!is_leaf (cg, dir))
+        remove_parent_if_empty (dir);
+      else if (remove_leaf (dir, deadline, err) < 0)
+        return -1;
+      free (cg->created[--cg->n_created]);
+      cg->created[cg->n_created] = NULL;
+    }
+  return 0;
+}
+
+/* ---- freeze ------------------------------------------------------------- */
+
+static int
+wait_for_file_line (const char *dir, const char *file, const char *wanted,
+                    ar_error_t **err)
+{
+  long long deadline = now_ms () + SETTLE_TIMEOUT_MS;
+  for (;;)
+    {
+      cleanup_free char *text = NULL;
+      if (ar_cg_read (dir, file, &text, err) < 0)
+        return -1;
+      for (char *save = NULL, *l = strtok_r (text, "\n", &save); l;
+           l = strtok_r (NULL, "\n", &save))
+        if (strcmp (l, wanted) == 0)
+          return 0;
+      if (now_ms () >= deadline)
+        return ar_error_set (err, ETIMEDOUT, "`%s/%s` did not become \"%s\"",
+                             dir, file, wanted);
+      sleep_ms (POLL_INTERVAL_MS);
+    }
+}
+
+int
+ar_cgroup_freeze (const ar_cgroup *cg, bool frozen, ar_error_t **err)
+{
+  /* A v1 freezer if there is one (hybrid hosts have both), else v2's
+   * cgroup.freeze, which every non-root v2 cgroup has. */
+  for (size_t i = 0; i < cg->n_paths; i++)
+    if (ar_cg_exists (cg->paths[i], "freezer.state"))
+      {
+        const char *state = frozen ? "FROZEN" : "THAWED";
+        if (ar_cg_write (cg->paths[i], "freezer.state", state, err) < 0)
+          return -1;
+        return wait_for_file_line (cg->paths[i], "freezer.state", state, err);
+      }
+  for (size_t i = 0; i < cg->n_paths; i++)
+    if (ar_cg_exists (cg->paths[i], "cgroup.freeze"))
+      {
+        if (ar_cg_write (cg->paths[i], "cgroup.freeze", frozen ? "1" : "0",
+                         err)
+            < 0)
+          return -1;
+        return wait_for_file_line (cg->paths[i], "cgroup.events",
+                                   frozen ? "frozen 1" : "frozen 0", err);
+      }
+  return ar_error_set (err, 0, "no freezer: neither a v1 freezer hierarchy "
+                               "nor cgroup v2 is available");
+}
+
+/* ---- persistence -------------------------------------------------------- */
+
+char *
+ar_cgroup_serialize (const ar_cgroup *cg)
+{
+  size_t len = 1;
+  for (size_t i = 0; i < cg->n_paths; i++)
+    len += strlen ("path ") + strlen (cg->paths[i]) + 1;
+  for (size_t i = 0; i < cg->n_created; i++)
+    len += strlen ("created ") + strlen (cg->created[i]) + 1;
+  char *text = xmalloc (len), *o = text;
+  *o = '\0';
+  for (size_t i = 0; i < cg->n_paths; i++)
+    o += sprintf (o, "path %s\n", cg->paths[i]);
+  for (size_t i = 0; i < cg->n_created; i++)
+    o += sprintf (o, "created %s\n", cg->created[i]);
+  return text;
+}
+
+/* The state file is ours, but a path from it decides what gets removed:
+ * accept only plain directories strictly below AR_CGROUP_ROOT. */
+static bool
+safe_state_path (const char *path)
+{
+  size_t n = strlen (AR_CGROUP_ROOT);
+  if (strncmp (path, AR_CGROUP_ROOT "/", n + 1) != 0 || path[n + 1] == '\0')
+    return false;
+  cleanup_strv char **parts = split (path + n + 1, '/');
+  for (char **p = parts; *p; p++)
+    if (strcmp (*p, "..") == 0 || strcmp (*p, ".") == 0)
+      return false;
+  for (const char *p = path; *p; p++)
+    if (iscntrl ((unsigned char) *p))
+      return false;
+  return strstr (path, "//") == NULL && path[strlen (path) - 1] != '/';
+}
+
+int
+ar_cgroup_deserialize (const char *text, ar_cgroup **out, ar_error_t **err)
+{
+  cleanup_cgroup ar_cgroup *cg = xcalloc (1, sizeof *cg);
+  cleanup_strv char **lines = split (text, '\n');
+  for (size_t i = 0; lines[i]; i++)
+    {
+      const char *line = lines[i];
+      const char *value = strchr (line, ' ');
+      if (value == NULL || !safe_state_path (value + 1))
+        return ar_error_set (err, 0, "cgroup state line %zu: invalid \"%s\"",
+                             i + 1, line);
+      size_t key_len = (size_t) (value - line);
+      if (key_len == 4 && strncmp (line, "path", 4) == 0)
+        strv_append (&cg->paths, &cg->n_paths, xstrdup (value + 1));
+      else if (key_len == 7 && strncmp (line, "created", 7) == 0)
+        strv_append (&cg->created, &cg->n_created, xstrdup (value + 1));
+      else
+        return ar_error_set (err, 0, "cgroup state line %zu: unknown key in "
+                                     "\"%s\"",
+                             i + 1, line);
+    }
+  *out = steal_pointer (&cg);
+  return 0;
+}

@@ -1,0 +1,88 @@
+/* Shared between cgroups.c (discovery, paths, lifecycle), v1.c and v2.c
+ * (writing linux.resources into one hierarchy). Not a public interface. */
+#ifndef AR_CORE_CGROUPS_INTERNAL_H
+#define AR_CORE_CGROUPS_INTERNAL_H
+
+#include "cgroups.h"
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum
+{
+  AR_CG_V1 = 1,
+  AR_CG_V2 = 2,
+} ar_cg_version;
+
+/* One mounted hierarchy, as this process sees it. */
+typedef struct
+{
+  ar_cg_version version;
+  char *mount_point; /* /sys/fs/cgroup/memory */
+  /* v1: the controllers bound to it, including "name=systemd";
+   * v2: the contents of cgroup.controllers at the mount point. */
+  char **controllers;
+  /* The runtime's own cgroup below mount_point, "" for the root, never with
+   * a leading or trailing '/'. */
+  char *own_path;
+} ar_cg_hierarchy;
+
+typedef struct
+{
+  ar_cg_hierarchy *items;
+  size_t len;
+} ar_cg_hierarchies;
+
+/* Discovery from /proc/self/mountinfo and /proc/self/cgroup. Only mounts
+ * under AR_CGROUP_ROOT count; a hierarchy mounted twice is kept once. */
+int ar_cg_discover (ar_cg_hierarchies *out, ar_error_t **err);
+
+/* The same, from given file contents, so parsing can be unit-tested. */
+int ar_cg_parse_hierarchies (const char *mountinfo, const char *proc_cgroup,
+                             ar_cg_hierarchies *out, ar_error_t **err);
+
+void ar_cg_hierarchies_clear (ar_cg_hierarchies *h);
+
+bool ar_cg_has_controller (const ar_cg_hierarchy *h, const char *name);
+
+/* Knob access: `dir` is a cgroup directory, `file` a name inside it. */
+int ar_cg_write (const char *dir, const char *file, const char *value,
+                 ar_error_t **err);
+int ar_cg_writef (const char *dir, const char *file, ar_error_t **err,
+                  const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+/* Whole file, trailing whitespace removed. */
+int ar_cg_read (const char *dir, const char *file, char **out,
+                ar_error_t **err);
+bool ar_cg_exists (const char *dir, const char *file);
+
+/* v1: make freshly created directories usable before anything joins them
+ * (cpuset starts empty). `created` are this hierarchy's new directories,
+ * parents first. */
+int ar_cg_v1_prepare (const ar_cg_hierarchy *h, char *const *created,
+                      size_t n_created, ar_error_t **err);
+
+/* v1: write linux.resources for the controllers bound to `h` into `dir`. */
+int ar_cg_v1_apply (const ar_cg_hierarchy *h, const char *dir,
+                    const oci_resources *r, ar_error_t **err);
+
+/* v2: enable in the subtree_control of our own new directories (all of
+ * `created` but the leaf) the controllers that `r` needs. */
+int ar_cg_v2_prepare (const ar_cg_hierarchy *h, char *const *created,
+                      size_t n_created, const oci_resources *r,
+                      ar_error_t **err);
+
+/* v2: write linux.resources (for controllers this hierarchy has) and the
+ * `unified` map into `dir`. */
+int ar_cg_v2_apply (const ar_cg_hierarchy *h, const char *dir,
+                    const oci_resources *r, ar_error_t **err);
+
+/* Whether `r` asks for something from `controller` (v1 and v2 names:
+ * "memory", "cpu", "cpuset", "pids", "blkio", "io", "hugetlb", "devices",
+ * "net_cls", "net_prio"). */
+bool ar_cg_wants (const oci_resources *r, const char *controller);
+
+/* Which hierarchy, among all, holds the controller a resource needs;
+ * NULL when none does. Used to refuse limits nobody can enforce. */
+const ar_cg_hierarchy *ar_cg_find_controller (const ar_cg_hierarchies *all,
+                                              const char *name);
+
+#endif
