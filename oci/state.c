@@ -1,0 +1,66 @@
+#include "config.h"
+#include "oci.h"
+#include "json.h"
+
+#include <string.h>
+
+static const char *const ns_type_names[OCI_NS_COUNT] = {
+  [OCI_NS_PID] = "pid",       [OCI_NS_NETWORK] = "network",
+  [OCI_NS_MOUNT] = "mount",   [OCI_NS_IPC] = "ipc",
+  [OCI_NS_UTS] = "uts",       [OCI_NS_USER] = "user",
+  [OCI_NS_CGROUP] = "cgroup", [OCI_NS_TIME] = "time",
+};
+
+const char *
+oci_ns_type_name (oci_ns_type type)
+{
+  if ((unsigned) type >= OCI_NS_COUNT)
+    return NULL;
+  return ns_type_names[type];
+}
+
+const oci_namespace *
+oci_spec_find_namespace (const oci_spec *spec, oci_ns_type type)
+{
+  if (spec == NULL || spec->linux_cfg == NULL)
+    return NULL;
+  const oci_linux *l = spec->linux_cfg;
+  for (size_t i = 0; i < l->n_namespaces; i++)
+    if (l->namespaces[i].type == type)
+      return &l->namespaces[i];
+  return NULL;
+}
+
+const char *
+oci_map_get (const oci_map *map, const char *key)
+{
+  if (map == NULL || key == NULL)
+    return NULL;
+  for (size_t i = 0; i < map->len; i++)
+    if (strcmp (map->items[i].key, key) == 0)
+      return map->items[i].value;
+  return NULL;
+}
+
+/* Key order and two-space indent follow `runc state`. Annotations are
+ * left out when there are none, as runc does. */
+char *
+oci_state_to_json (const oci_state *state, bool pretty)
+{
+  yajl_gen g = oj_gen_new (pretty, "  ");
+  yajl_gen_map_open (g);
+  oj_gen_kv_string (g, "ociVersion",
+                    state->oci_version ? state->oci_version : AR_OCI_VERSION);
+  oj_gen_kv_string (g, "id", state->id);
+  if (state->pid > 0)
+    oj_gen_kv_i64 (g, "pid", state->pid);
+  oj_gen_kv_string (g, "status", state->status);
+  oj_gen_kv_string (g, "bundle", state->bundle);
+  oj_gen_kv_string (g, "rootfs", state->rootfs);
+  oj_gen_kv_string (g, "created", state->created);
+  oj_gen_kv_string (g, "owner", state->owner);
+  if (state->annotations && state->annotations->len > 0)
+    oj_gen_kv_map (g, "annotations", state->annotations);
+  yajl_gen_map_close (g);
+  return oj_gen_finish (g);
+}
