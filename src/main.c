@@ -25,6 +25,9 @@ static const struct
   { "kill", ar_cmd_kill, false, "send a signal to a container" },
   { "delete", ar_cmd_delete, false, "delete a container" },
   { "list", ar_cmd_list, false, "list containers" },
+  { "ps", ar_cmd_ps, false, "list the processes of a container" },
+  { "pause", ar_cmd_pause, false, "freeze a container" },
+  { "resume", ar_cmd_resume, false, "thaw a paused container" },
   { "spec", ar_cmd_spec, false, "write a new config.json" },
 };
 

@@ -107,6 +107,9 @@ int ar_cmd_state (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_kill (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_delete (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_ps (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_pause (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_resume (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_spec (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 
 #endif

@@ -65,6 +65,31 @@ ar_container_open_dir (const char *root, const char *id, ar_error_t **err)
   return fd;
 }
 
+int
+ar_container_load (const char *root, const char *id, int *state_fd,
+                   ar_state **state, ar_error_t **err)
+{
+  *state = NULL;
+  *state_fd = ar_container_open_dir (root, id, err);
+  if (*state_fd < 0)
+    return -1;
+  if (ar_state_load (*state_fd, state, err) < 0)
+    {
+      ar_closep (state_fd);
+      return -1;
+    }
+  return 0;
+}
+
+int
+ar_container_cgroup (const ar_state *st, ar_cgroup **cg, ar_error_t **err)
+{
+  *cg = NULL;
+  if (st->cgroup == NULL)
+    return 0;
+  return ar_cgroup_deserialize (st->cgroup, cg, err);
+}
+
 /* Everything a create made so far, undone in reverse on failure. */
 typedef struct
 {
@@ -532,11 +557,9 @@ ar_container_release (const char *root, const char *id, ar_created *created,
   if (ar_sync_send (created->sync_fd, AR_SYNC_START, 0, -1, NULL, err) < 0)
     return -1;
   ar_closep (&created->sync_fd);
-  cleanup_close int state_fd = ar_container_open_dir (root, id, err);
-  if (state_fd < 0)
-    return -1;
+  cleanup_close int state_fd = -1;
   cleanup_state ar_state *st = NULL;
-  if (ar_state_load (state_fd, &st, err) < 0)
+  if (ar_container_load (root, id, &state_fd, &st, err) < 0)
     return -1;
   run_poststart (state_fd, st);
   return 0;
@@ -580,11 +603,9 @@ release_through_fifo (int state_fd, const ar_state *st, ar_error_t **err)
 int
 ar_container_start (const char *root, const char *id, ar_error_t **err)
 {
-  cleanup_close int state_fd = ar_container_open_dir (root, id, err);
-  if (state_fd < 0)
-    return -1;
+  cleanup_close int state_fd = -1;
   cleanup_state ar_state *st = NULL;
-  if (ar_state_load (state_fd, &st, err) < 0)
+  if (ar_container_load (root, id, &state_fd, &st, err) < 0)
     return -1;
   ar_status status = ar_state_status (state_fd, st);
   if (status != AR_STATUS_CREATED)
@@ -596,29 +617,18 @@ ar_container_start (const char *root, const char *id, ar_error_t **err)
   return 0;
 }
 
-static int
-load_cgroup (const ar_state *st, ar_cgroup **cg, ar_error_t **err)
-{
-  *cg = NULL;
-  if (st->cgroup == NULL)
-    return 0;
-  return ar_cgroup_deserialize (st->cgroup, cg, err);
-}
-
 int
 ar_container_kill (const char *root, const char *id, int signal, bool all,
                    ar_error_t **err)
 {
-  cleanup_close int state_fd = ar_container_open_dir (root, id, err);
-  if (state_fd < 0)
-    return -1;
+  cleanup_close int state_fd = -1;
   cleanup_state ar_state *st = NULL;
-  if (ar_state_load (state_fd, &st, err) < 0)
+  if (ar_container_load (root, id, &state_fd, &st, err) < 0)
     return -1;
   if (all)
     {
       ar_cgroup *cg = NULL;
-      if (load_cgroup (st, &cg, err) < 0)
+      if (ar_container_cgroup (st, &cg, err) < 0)
         return -1;
       if (cg)
         {
@@ -689,7 +699,7 @@ ar_container_delete (const char *root, const char *id, bool force,
                          id, ar_status_name (status));
 
   ar_cgroup *cg = NULL;
-  if (load_cgroup (st, &cg, err) < 0)
+  if (ar_container_cgroup (st, &cg, err) < 0)
     return -1;
   if (status == AR_STATUS_PAUSED && cg)
     {
@@ -714,13 +724,58 @@ ar_container_delete (const char *root, const char *id, bool force,
 int
 ar_container_print_state (const char *root, const char *id, ar_error_t **err)
 {
-  cleanup_close int state_fd = ar_container_open_dir (root, id, err);
-  if (state_fd < 0)
-    return -1;
+  cleanup_close int state_fd = -1;
   cleanup_state ar_state *st = NULL;
-  if (ar_state_load (state_fd, &st, err) < 0)
+  if (ar_container_load (root, id, &state_fd, &st, err) < 0)
     return -1;
   cleanup_free char *json = ar_state_to_oci_json (st, ar_state_status (state_fd, st), true);
   puts (json);
   return 0;
+}
+
+int
+ar_container_pause (const char *root, const char *id, bool pause,
+                    ar_error_t **err)
+{
+  cleanup_close int state_fd = -1;
+  cleanup_state ar_state *st = NULL;
+  if (ar_container_load (root, id, &state_fd, &st, err) < 0)
+    return -1;
+  ar_status status = ar_state_status (state_fd, st);
+  ar_status wanted = pause ? AR_STATUS_RUNNING : AR_STATUS_PAUSED;
+  if (status != wanted && !(pause && status == AR_STATUS_CREATED))
+    return ar_error_set (err, 0, "container `%s` is %s, not %s", id,
+                         ar_status_name (status), ar_status_name (wanted));
+  ar_cgroup *cg = NULL;
+  if (ar_container_cgroup (st, &cg, err) < 0)
+    return -1;
+  if (cg == NULL)
+    return ar_error_set (err, 0, "container `%s` has no cgroup to freeze", id);
+  int r = ar_cgroup_freeze (cg, pause, err);
+  ar_cgroup_free (cg);
+  return r;
+}
+
+int
+ar_container_pids (const char *root, const char *id, pid_t **pids,
+                   size_t *n, ar_error_t **err)
+{
+  cleanup_close int state_fd = -1;
+  cleanup_state ar_state *st = NULL;
+  if (ar_container_load (root, id, &state_fd, &st, err) < 0)
+    return -1;
+  ar_cgroup *cg = NULL;
+  if (ar_container_cgroup (st, &cg, err) < 0)
+    return -1;
+  if (cg == NULL)
+    {
+      /* No cgroup: the init is all we can vouch for. */
+      *n = ar_state_init_alive (st) ? 1 : 0;
+      *pids = xcalloc (1, sizeof (pid_t));
+      (*pids)[0] = st->pid;
+      return 0;
+    }
+  int r = ar_cgroup_pids (cg, pids, n, err);
+  ar_cgroup_free (cg);
+  return r;
 }

@@ -54,4 +54,23 @@ int ar_container_print_state (const char *root, const char *id,
 /* Open <root>/<id>; a missing container is "container `id` does not exist". */
 int ar_container_open_dir (const char *root, const char *id, ar_error_t **err);
 
+struct ar_state;
+struct ar_cgroup;
+
+/* Open the state dir and load the record: the start of most verbs. */
+int ar_container_load (const char *root, const char *id, int *state_fd,
+                       struct ar_state **state, ar_error_t **err);
+
+/* The container's cgroup; *cg is NULL when it has none. */
+int ar_container_cgroup (const struct ar_state *state, struct ar_cgroup **cg,
+                         ar_error_t **err);
+
+/* pause / resume through the freezer. */
+int ar_container_pause (const char *root, const char *id, bool pause,
+                        ar_error_t **err);
+
+/* Host pids of every process in the container. */
+int ar_container_pids (const char *root, const char *id, pid_t **pids,
+                       size_t *n, ar_error_t **err);
+
 #endif
