@@ -112,7 +112,7 @@ create_device (int rootfs_fd, const oci_device *d, ar_error_t **err)
   cleanup_free char *name = NULL;
   cleanup_close int dir_fd = open_device_parent (rootfs_fd, d->path, &name,
                                                  err);
-  if (dir_fd < 0)
+  if (dir_fd < 0 || name == NULL)
     return -1;
 
   dev_t rdev = type == S_IFIFO ? 0

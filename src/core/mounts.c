@@ -432,6 +432,9 @@ mount_sysfs_fallback (int rootfs_fd, const oci_mount *m, const mount_options *o,
   bind.source = (char *) "/sys";
   mount_options rbind = *o;
   rbind.flags |= MS_BIND | MS_REC;
+  /* The host's /sys comes with submounts; read-only must reach them too. */
+  if (o->flags & MS_RDONLY)
+    rbind.attr_set |= MOUNT_ATTR_RDONLY;
   return mount_bind (rootfs_fd, &bind, &rbind, err);
 }
 
@@ -663,7 +666,7 @@ mount_cgroup (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
               const mount_options *o, ar_error_t **err)
 {
   bool cgroupns = in_cgroup_namespace (spec);
-  bool unified_root;
+  bool unified_root = false;
   cleanup_hierarchies cgroup_hierarchy *list = NULL;
   if (read_cgroup_hierarchies (&list, &unified_root, err) < 0)
     return -1;
