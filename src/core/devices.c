@@ -104,7 +104,7 @@ bind_host_device (int dir_fd, const char *name, const oci_device *d,
 static int
 create_device (int rootfs_fd, const oci_device *d, ar_error_t **err)
 {
-  mode_t type;
+  mode_t type = 0;
   if (d->path == NULL)
     return ar_error_set (err, 0, "device without a path");
   if (device_file_type (d, &type, err) < 0)
