@@ -185,8 +185,9 @@ make_stdin_raw (saved_tty *t, ar_error_t **err)
   if (tcgetattr (STDIN_FILENO, &t->attrs) < 0)
     return ar_error_set (err, errno, "tcgetattr stdin");
   struct termios raw = t->attrs;
+  /* Fully raw, output too: the container's tty already turned "\n" into
+   * "\r\n". */
   cfmakeraw (&raw);
-  raw.c_oflag = t->attrs.c_oflag; /* keep output processing ("\n") */
   if (tcsetattr (STDIN_FILENO, TCSANOW, &raw) < 0)
     return ar_error_set (err, errno, "make stdin raw");
   t->saved = true;
@@ -197,7 +198,9 @@ static void
 copy_window_size (int master_fd)
 {
   struct winsize ws;
-  if (ioctl (STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+  /* A 0x0 terminal (a pty nobody sized) would wipe process.consoleSize. */
+  if (ioctl (STDIN_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0
+      && ws.ws_col > 0)
     ioctl (master_fd, TIOCSWINSZ, &ws);
 }
 
