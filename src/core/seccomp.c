@@ -4,12 +4,33 @@
 #include "../util/fs.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+
+/* Flags newer than some kernel headers we may build against. */
+#ifndef SECCOMP_FILTER_FLAG_SPEC_ALLOW
+#define SECCOMP_FILTER_FLAG_SPEC_ALLOW (1UL << 2)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1UL << 3)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_TSYNC_ESRCH
+#define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1UL << 4)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
 
 /* Every error names the place in config.json, as the oci/ parser does. */
 #define JSON_PREFIX "config.json: .linux.seccomp"
@@ -88,21 +109,18 @@ static const struct
   { "SCMP_CMP_MASKED_EQ", SCMP_CMP_MASKED_EQ },
 };
 
-/* Filter flags map to libseccomp attributes; `attr` < 0 marks a flag we
- * know but this libseccomp cannot set. */
+/* We load the compiled program with seccomp(2) ourselves, so filter flags
+ * go straight to the kernel, whatever this libseccomp knows about. */
 static const struct
 {
   const char *name;
-  int attr;
+  unsigned long flag;
 } flag_names[] = {
-  { "SECCOMP_FILTER_FLAG_TSYNC", SCMP_FLTATR_CTL_TSYNC },
-  { "SECCOMP_FILTER_FLAG_LOG", SCMP_FLTATR_CTL_LOG },
-  { "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SCMP_FLTATR_CTL_SSB },
-#if SCMP_VER_MAJOR > 2 || (SCMP_VER_MAJOR == 2 && SCMP_VER_MINOR >= 6)
-  { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", SCMP_FLTATR_CTL_WAITKILL },
-#else
-  { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV", -1 },
-#endif
+  { "SECCOMP_FILTER_FLAG_TSYNC", SECCOMP_FILTER_FLAG_TSYNC },
+  { "SECCOMP_FILTER_FLAG_LOG", SECCOMP_FILTER_FLAG_LOG },
+  { "SECCOMP_FILTER_FLAG_SPEC_ALLOW", SECCOMP_FILTER_FLAG_SPEC_ALLOW },
+  { "SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV",
+    SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV },
 };
 
 #define N_ELEMENTS(a) (sizeof (a) / sizeof ((a)[0]))
@@ -147,12 +165,12 @@ lookup_operator (const char *name, enum scmp_compare *op)
 }
 
 static int
-lookup_flag (const char *name, int *attr)
+lookup_flag (const char *name, unsigned long *flag)
 {
   for (size_t i = 0; i < N_ELEMENTS (flag_names); i++)
     if (strcmp (flag_names[i].name, name) == 0)
       {
-        *attr = flag_names[i].attr;
+        *flag = flag_names[i].flag;
         return 0;
       }
   return -1;
@@ -210,6 +228,24 @@ check_syscall (const oci_syscall *sc, size_t index, bool *uses_notify,
   return 0;
 }
 
+static int
+kernel_flags (const oci_seccomp *seccomp, unsigned long *flags,
+              ar_error_t **err)
+{
+  *flags = 0;
+  for (size_t i = 0; i < seccomp->flags.len; i++)
+    {
+      unsigned long flag;
+      const char *name = seccomp->flags.items[i];
+      if (lookup_flag (name, &flag) < 0)
+        return ar_error_set (err, 0,
+                             JSON_PREFIX ".flags[%zu]: unknown flag \"%s\"",
+                             i, name);
+      *flags |= flag;
+    }
+  return 0;
+}
+
 int
 ar_seccomp_validate (const oci_seccomp *seccomp, ar_error_t **err)
 {
@@ -228,20 +264,9 @@ ar_seccomp_validate (const oci_seccomp *seccomp, ar_error_t **err)
                              i, seccomp->architectures.items[i]);
     }
 
-  for (size_t i = 0; i < seccomp->flags.len; i++)
-    {
-      int attr;
-      const char *flag = seccomp->flags.items[i];
-      if (lookup_flag (flag, &attr) < 0)
-        return ar_error_set (err, 0,
-                             JSON_PREFIX ".flags[%zu]: unknown flag \"%s\"",
-                             i, flag);
-      if (attr < 0)
-        return ar_error_set (err, 0,
-                             JSON_PREFIX ".flags[%zu]: \"%s\" is not "
-                                         "supported by this libseccomp",
-                             i, flag);
-    }
+  unsigned long flags;
+  if (kernel_flags (seccomp, &flags, err) < 0)
+    return -1;
 
   bool uses_notify = false;
   for (size_t i = 0; i < seccomp->n_syscalls; i++)
@@ -311,26 +336,6 @@ add_architectures (scmp_filter_ctx ctx, const oci_seccomp *seccomp,
         return ar_error_set (err, -r, JSON_PREFIX ".architectures[%zu]: add "
                                       "\"%s\"",
                              i, name);
-    }
-  return 0;
-}
-
-static int
-set_flags (scmp_filter_ctx ctx, const oci_seccomp *seccomp, ar_error_t **err)
-{
-  for (size_t i = 0; i < seccomp->flags.len; i++)
-    {
-      int attr;
-      const char *flag = seccomp->flags.items[i];
-      if (lookup_flag (flag, &attr) < 0 || attr < 0)
-        return ar_error_set (err, 0,
-                             JSON_PREFIX ".flags[%zu]: unsupported flag "
-                                         "\"%s\"",
-                             i, flag);
-      int r = seccomp_attr_set (ctx, (enum scmp_filter_attr) attr, 1);
-      if (r < 0)
-        return ar_error_set (err, -r, JSON_PREFIX ".flags[%zu]: set \"%s\"",
-                             i, flag);
     }
   return 0;
 }
@@ -444,13 +449,7 @@ build_filter (const oci_seccomp *seccomp, scmp_filter_ctx *out,
   if (ctx == NULL)
     return ar_error_set (err, 0, JSON_PREFIX ": seccomp_init failed");
 
-  /* The caller sets no_new_privs itself, exactly when the spec asks. */
-  int r = seccomp_attr_set (ctx, SCMP_FLTATR_CTL_NNP, 0);
-  if (r < 0)
-    return ar_error_set (err, -r, "seccomp: clear SCMP_FLTATR_CTL_NNP");
-
-  if (add_architectures (ctx, seccomp, err) < 0
-      || set_flags (ctx, seccomp, err) < 0)
+  if (add_architectures (ctx, seccomp, err) < 0)
     return -1;
 
   for (size_t i = 0; i < seccomp->n_syscalls; i++)
@@ -473,6 +472,224 @@ uses_notify (const oci_seccomp *seccomp)
     }
   return false;
 }
+
+/* ---- compiled programs ------------------------------------------------- */
+
+struct ar_seccomp_program
+{
+  struct sock_filter *insns;
+  size_t n_insns;
+  unsigned long flags;  /* SECCOMP_FILTER_FLAG_* from linux.seccomp.flags */
+  char *listener_path;  /* set when the filter has SCMP_ACT_NOTIFY rules */
+};
+
+void
+ar_seccomp_program_free (ar_seccomp_program *prog)
+{
+  if (prog == NULL)
+    return;
+  free (prog->insns);
+  free (prog->listener_path);
+  free (prog);
+}
+
+static void
+program_freep (ar_seccomp_program **prog)
+{
+  ar_seccomp_program_free (*prog);
+  *prog = NULL;
+}
+#define cleanup_program __attribute__ ((cleanup (program_freep)))
+
+/* The kernel's limit on one classic BPF program. */
+#define BPF_MAX_INSNS 4096
+
+static int
+export_bpf (scmp_filter_ctx ctx, ar_seccomp_program *prog, ar_error_t **err)
+{
+  cleanup_close int fd = memfd_create ("agentrun-seccomp", MFD_CLOEXEC);
+  if (fd < 0)
+    return ar_error_set (err, errno, "seccomp: memfd_create");
+  int r = seccomp_export_bpf (ctx, fd);
+  if (r < 0)
+    return ar_error_set (err, -r, "seccomp: generate BPF");
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return ar_error_set (err, errno, "seccomp: fstat memfd");
+  size_t size = (size_t) st.st_size;
+  if (size == 0 || size % sizeof (struct sock_filter) != 0
+      || size / sizeof (struct sock_filter) > BPF_MAX_INSNS)
+    return ar_error_set (err, 0, "seccomp: filter of %zu bytes cannot be "
+                                 "loaded (at most %d instructions)",
+                         size, BPF_MAX_INSNS);
+  prog->insns = xmalloc (size);
+  if (pread (fd, prog->insns, size, 0) != (ssize_t) size)
+    return ar_error_set (err, errno, "seccomp: read generated BPF");
+  prog->n_insns = size / sizeof (struct sock_filter);
+  return 0;
+}
+
+/* ---- on-disk cache ------------------------------------------------------
+ * Generating BPF for a Docker-size profile over three architectures costs
+ * libseccomp ~10 ms, on every container start. The cache maps the exact
+ * profile (plus libseccomp version, kernel API level and native arch) to
+ * the generated program. A file is used only if its stored key equals ours
+ * byte for byte, so a hash collision can never yield a different filter. */
+
+static void
+put_string (FILE *f, const char *s)
+{
+  if (s == NULL)
+    fputs ("~\n", f);
+  else
+    fprintf (f, "%zu:%s\n", strlen (s), s);
+}
+
+static void
+put_u32 (FILE *f, const oci_opt_u32 *v)
+{
+  fprintf (f, v->set ? "%" PRIu32 "\n" : "~\n", v->value);
+}
+
+static void
+put_syscall (FILE *f, const oci_syscall *sc)
+{
+  put_string (f, sc->action);
+  put_u32 (f, &sc->errno_ret);
+  fprintf (f, "%zu names\n", sc->names.len);
+  for (size_t n = 0; n < sc->names.len; n++)
+    put_string (f, sc->names.items[n]);
+  fprintf (f, "%zu args\n", sc->n_args);
+  for (size_t a = 0; a < sc->n_args; a++)
+    {
+      fprintf (f, "%" PRIu32 " %" PRIu64 " %" PRIu64 " ", sc->args[a].index,
+               sc->args[a].value, sc->args[a].value_two);
+      put_string (f, sc->args[a].op);
+    }
+}
+
+/* Everything the generated BPF depends on, unambiguously (strings are
+ * length-prefixed). Flags and listenerPath only matter at load time. */
+static char *
+cache_key (const oci_seccomp *seccomp, size_t *len)
+{
+  char *buf = NULL;
+  FILE *f = open_memstream (&buf, len);
+  if (f == NULL)
+    abort ();
+  const struct scmp_version *v = seccomp_version ();
+  fprintf (f, "agentrun-seccomp-key 1\nlibseccomp %u.%u.%u api %u native %u\n",
+           v->major, v->minor, v->micro, seccomp_api_get (),
+           seccomp_arch_native ());
+  put_string (f, seccomp->default_action);
+  put_u32 (f, &seccomp->default_errno_ret);
+  fprintf (f, "%zu architectures\n", seccomp->architectures.len);
+  for (size_t i = 0; i < seccomp->architectures.len; i++)
+    put_string (f, seccomp->architectures.items[i]);
+  fprintf (f, "%zu syscalls\n", seccomp->n_syscalls);
+  for (size_t i = 0; i < seccomp->n_syscalls; i++)
+    put_syscall (f, &seccomp->syscalls[i]);
+  if (fclose (f) != 0)
+    abort ();
+  return buf;
+}
+
+static char *
+cache_file_name (const char *cache_dir, const char *key, size_t len)
+{
+  uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a: picks the file only */
+  for (size_t i = 0; i < len; i++)
+    h = (h ^ (unsigned char) key[i]) * 0x100000001b3ULL;
+  return xasprintf ("%s/%016" PRIx64 ".bpf", cache_dir, h);
+}
+
+#define CACHE_MAGIC "agentrun-seccomp-bpf 1"
+
+/* True when the cache held our program; a missing, stale or damaged file
+ * is just a miss. */
+static bool
+cache_lookup (const char *cache_dir, const char *key, size_t key_len,
+              ar_seccomp_program *prog)
+{
+  cleanup_free char *path = cache_file_name (cache_dir, key, key_len);
+  cleanup_free char *data = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  size_t len = 0;
+  if (ar_read_file_at (AT_FDCWD, path, 1024 * 1024, &data, &len, &ignored)
+      < 0)
+    return false;
+  size_t stored_key_len, bpf_len;
+  int header_len = 0;
+  if (sscanf (data, CACHE_MAGIC " %zu %zu\n%n", &stored_key_len, &bpf_len,
+              &header_len)
+          != 2
+      || header_len == 0 || stored_key_len != key_len
+      || (size_t) header_len + key_len + bpf_len != len
+      || memcmp (data + header_len, key, key_len) != 0 || bpf_len == 0
+      || bpf_len % sizeof (struct sock_filter) != 0
+      || bpf_len / sizeof (struct sock_filter) > BPF_MAX_INSNS)
+    return false;
+  prog->insns = xmalloc (bpf_len);
+  memcpy (prog->insns, data + header_len + key_len, bpf_len);
+  prog->n_insns = bpf_len / sizeof (struct sock_filter);
+  return true;
+}
+
+/* Best effort: a cache that cannot be written only costs time. */
+static void
+cache_store (const char *cache_dir, const char *key, size_t key_len,
+             const ar_seccomp_program *prog)
+{
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_mkdir_p (cache_dir, 0700, &ignored) < 0)
+    return;
+  size_t bpf_len = prog->n_insns * sizeof (struct sock_filter);
+  cleanup_free char *header
+      = xasprintf (CACHE_MAGIC " %zu %zu\n", key_len, bpf_len);
+  size_t header_len = strlen (header);
+  cleanup_free char *data = xmalloc (header_len + key_len + bpf_len);
+  memcpy (data, header, header_len);
+  memcpy (data + header_len, key, key_len);
+  memcpy (data + header_len + key_len, prog->insns, bpf_len);
+  cleanup_free char *path = cache_file_name (cache_dir, key, key_len);
+  ar_write_file_atomic_at (AT_FDCWD, path, data,
+                           header_len + key_len + bpf_len, 0600, &ignored);
+}
+
+int
+ar_seccomp_compile (const oci_seccomp *seccomp, const char *cache_dir,
+                    ar_seccomp_program **out, ar_error_t **err)
+{
+  *out = NULL;
+  if (seccomp == NULL)
+    return 0;
+  if (ar_seccomp_validate (seccomp, err) < 0)
+    return -1;
+
+  cleanup_program ar_seccomp_program *prog = xcalloc (1, sizeof *prog);
+  if (kernel_flags (seccomp, &prog->flags, err) < 0)
+    return -1;
+  if (uses_notify (seccomp))
+    prog->listener_path = xstrdup (seccomp->listener_path);
+
+  size_t key_len = 0;
+  cleanup_free char *key = cache_dir ? cache_key (seccomp, &key_len) : NULL;
+  if (cache_dir && cache_lookup (cache_dir, key, key_len, prog))
+    {
+      *out = steal_pointer (&prog);
+      return 0;
+    }
+
+  cleanup_filter scmp_filter_ctx ctx = NULL;
+  if (build_filter (seccomp, &ctx, err) < 0 || export_bpf (ctx, prog, err) < 0)
+    return -1;
+  if (cache_dir)
+    cache_store (cache_dir, key, key_len, prog);
+  *out = steal_pointer (&prog);
+  return 0;
+}
+
+/* ---- loading ------------------------------------------------------------ */
 
 /* Hand the listener fd to the agent at listenerPath, with the container
  * state as the message body so it knows whose fd this is. */
@@ -529,27 +746,45 @@ send_notify_fd (const char *listener_path, int notify_fd,
 }
 
 int
+ar_seccomp_load_program (const ar_seccomp_program *prog,
+                         const char *state_json, ar_error_t **err)
+{
+  if (prog == NULL)
+    return 0;
+  struct sock_fprog fprog = { .len = (unsigned short) prog->n_insns,
+                              .filter = prog->insns };
+  unsigned long flags = prog->flags;
+  /* The kernel takes WAIT_KILLABLE_RECV only along with a listener; without
+   * one it means nothing, so a profile may carry it regardless. */
+  if (prog->listener_path == NULL)
+    flags &= ~SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
+  if (prog->listener_path)
+    {
+      flags |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
+      /* With TSYNC, a plain failure return would be ambiguous with the
+       * listener fd; ESRCH makes it an ordinary error. */
+      if (flags & SECCOMP_FILTER_FLAG_TSYNC)
+        flags |= SECCOMP_FILTER_FLAG_TSYNC_ESRCH;
+    }
+  /* No no_new_privs here: the caller sets it exactly when the spec asks,
+   * and loading without it needs CAP_SYS_ADMIN, as it should. */
+  long r = syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
+  if (r < 0)
+    return ar_error_set (err, errno, "seccomp: load filter");
+  if (prog->listener_path == NULL)
+    return 0;
+
+  /* Sent, then closed: the container keeps no listener fd. */
+  cleanup_close int notify_fd = (int) r;
+  return send_notify_fd (prog->listener_path, notify_fd, state_json, err);
+}
+
+int
 ar_seccomp_load (const oci_seccomp *seccomp, const char *state_json,
                  ar_error_t **err)
 {
-  if (seccomp == NULL)
-    return 0;
-
-  cleanup_filter scmp_filter_ctx ctx = NULL;
-  if (build_filter (seccomp, &ctx, err) < 0)
+  cleanup_program ar_seccomp_program *prog = NULL;
+  if (ar_seccomp_compile (seccomp, NULL, &prog, err) < 0)
     return -1;
-
-  int r = seccomp_load (ctx);
-  if (r < 0)
-    return ar_error_set (err, -r, "seccomp: load filter");
-
-  if (!uses_notify (seccomp))
-    return 0;
-
-  /* libseccomp keeps the listener fd in process-wide state and never closes
-   * it; we close it once sent so the container keeps no listener. */
-  cleanup_close int notify_fd = seccomp_notify_fd (ctx);
-  if (notify_fd < 0)
-    return ar_error_set (err, -notify_fd, "seccomp: get notify fd");
-  return send_notify_fd (seccomp->listener_path, notify_fd, state_json, err);
+  return ar_seccomp_load_program (prog, state_json, err);
 }

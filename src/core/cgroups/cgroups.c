@@ -327,10 +327,14 @@ parse_mount_line (const char *line, mount_entry *m)
   return true;
 }
 
+/* A later mount on `mp` or one of its parents hides whatever was there. */
 static bool
-seen_dev (char *const *devs, const char *dev)
+hides (const char *later, const char *mp)
 {
-  return strv_contains (devs, dev);
+  size_t n = strlen (later);
+  if (strcmp (later, "/") == 0)
+    return true;
+  return strncmp (mp, later, n) == 0 && (mp[n] == '\0' || mp[n] == '/');
 }
 
 static void
@@ -379,33 +383,64 @@ consider_mount (const mount_entry *m, const proc_cgroup_line *lines,
     }
 }
 
+static void
+mounts_clear (mount_entry *m, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    mount_entry_clear (&m[i]);
+  free (m);
+}
+
+static mount_entry *
+parse_mountinfo (const char *mountinfo, size_t *n_out)
+{
+  cleanup_free char *info = xstrdup (mountinfo);
+  mount_entry *mounts = NULL;
+  size_t n = 0;
+  for (char *save = NULL, *line = strtok_r (info, "\n", &save); line;
+       line = strtok_r (NULL, "\n", &save))
+    {
+      mounts = xrealloc (mounts, (n + 1) * sizeof *mounts);
+      memset (&mounts[n], 0, sizeof mounts[n]);
+      if (parse_mount_line (line, &mounts[n]))
+        n++;
+    }
+  *n_out = n;
+  return mounts;
+}
+
+static bool
+is_hidden (const mount_entry *mounts, size_t n, size_t i)
+{
+  for (size_t j = i + 1; j < n; j++)
+    if (hides (mounts[j].mount_point, mounts[i].mount_point))
+      return true;
+  return false;
+}
+
 int
 ar_cg_parse_hierarchies (const char *mountinfo, const char *proc_cgroup,
                          ar_cg_hierarchies *out, ar_error_t **err)
 {
   cleanup_free char *cgroup_text = xstrdup (proc_cgroup);
-  size_t n_lines = 0;
+  size_t n_lines = 0, n_mounts = 0;
   proc_cgroup_line *lines = parse_proc_cgroup (cgroup_text, &n_lines);
+  mount_entry *mounts = parse_mountinfo (mountinfo, &n_mounts);
   cleanup_strv char **devs = xcalloc (1, sizeof *devs);
   size_t n_devs = 0;
 
-  cleanup_free char *info = xstrdup (mountinfo);
-  for (char *save = NULL, *line = strtok_r (info, "\n", &save); line;
-       line = strtok_r (NULL, "\n", &save))
+  /* mountinfo lists mounts in the order they were made: skip those hidden
+   * by a later mount, and keep one mount per hierarchy (bind mounts). */
+  for (size_t i = 0; i < n_mounts; i++)
     {
-      mount_entry m = { 0 };
-      if (!parse_mount_line (line, &m))
+      if (strv_contains (devs, mounts[i].dev) || is_hidden (mounts, n_mounts, i))
         continue;
-      /* Bind mounts of one hierarchy: the first mount wins. */
-      if (!seen_dev (devs, m.dev))
-        {
-          size_t before = out->len;
-          consider_mount (&m, lines, n_lines, out);
-          if (out->len > before)
-            strv_append (&devs, &n_devs, xstrdup (m.dev));
-        }
-      mount_entry_clear (&m);
+      size_t before = out->len;
+      consider_mount (&mounts[i], lines, n_lines, out);
+      if (out->len > before)
+        strv_append (&devs, &n_devs, xstrdup (mounts[i].dev));
     }
+  mounts_clear (mounts, n_mounts);
   free_proc_lines (lines, n_lines);
   if (out->len == 0)
     return ar_error_set (err, 0, "no cgroup hierarchy is mounted under "
