@@ -206,8 +206,7 @@ check_syscall (const oci_syscall *sc, size_t index, bool *uses_notify,
   if (check_action (sc->action, false, where, err) < 0)
     return -1;
   action_kind kind;
-  lookup_action (sc->action, &kind);
-  if (kind == ACTION_NOTIFY)
+  if (lookup_action (sc->action, &kind) == 0 && kind == ACTION_NOTIFY)
     *uses_notify = true;
 
   for (size_t a = 0; a < sc->n_args; a++)
