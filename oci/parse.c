@@ -49,12 +49,6 @@ read_console_size (oj_ctx *c, const oj_value *v, void *out)
 }
 
 static int
-read_gid (oj_ctx *c, const oj_value *v, void *out)
-{
-  return oj_read_u32 (c, v, out);
-}
-
-static int
 read_user (oj_ctx *c, const oj_value *v, void *out)
 {
   oci_user *u = out;
@@ -62,7 +56,8 @@ read_user (oj_ctx *c, const oj_value *v, void *out)
       || oj_field (c, v, "uid", oj_read_u32, &u->uid) < 0
       || oj_field (c, v, "gid", oj_read_u32, &u->gid) < 0
       || oj_field (c, v, "umask", oj_read_opt_u32, &u->umask) < 0
-      || ARRAY_FIELD (c, v, "additionalGids", read_gid, &u->additional_gids,
+      || ARRAY_FIELD (c, v, "additionalGids", oj_read_u32,
+                      &u->additional_gids,
                       &u->n_additional_gids) < 0
       || oj_field (c, v, "username", oj_read_string, &u->username) < 0)
     return -1;
@@ -505,11 +500,13 @@ check_unique_namespaces (oj_ctx *c, const oci_linux *l)
           seen[t] = true;
           continue;
         }
-      oj_path_push_key (&c->path, "namespaces", strlen ("namespaces"));
+      size_t mark = oj_path_push_key (&c->path, "namespaces",
+                                      strlen ("namespaces"));
       oj_path_push_index (&c->path, i);
       oj_path_push_key (&c->path, "type", strlen ("type"));
-      return oj_fail (c, "duplicate namespace type \"%s\"",
-                      oci_ns_type_name (t));
+      oj_fail (c, "duplicate namespace type \"%s\"", oci_ns_type_name (t));
+      oj_path_pop (&c->path, mark);
+      return -1;
     }
   return 0;
 }
@@ -517,12 +514,10 @@ check_unique_namespaces (oj_ctx *c, const oci_linux *l)
 static int
 read_namespaces (oj_ctx *c, const oj_value *v, oci_linux *l)
 {
-  size_t mark = c->path.len;
   if (ARRAY_FIELD (c, v, "namespaces", read_namespace, &l->namespaces,
                    &l->n_namespaces) < 0
       || check_unique_namespaces (c, l) < 0)
     return -1;
-  oj_path_pop (&c->path, mark);
   return 0;
 }
 
@@ -671,8 +666,9 @@ read_linux (oj_ctx *c, const oj_value *v, void *out)
 /* The whole document                                                  */
 
 static int
-read_spec (oj_ctx *c, const oj_value *v, oci_spec *s)
+read_spec (oj_ctx *c, const oj_value *v, void *out)
 {
+  oci_spec *s = out;
   if (v->type != OJ_OBJECT)
     return oj_fail_type (c, v, "a JSON object at the top level");
   if (oj_required (c, v, "ociVersion", oj_read_string, &s->oci_version) < 0
@@ -692,8 +688,7 @@ read_spec (oj_ctx *c, const oj_value *v, oci_spec *s)
 /* Parse `data` into a tree and hand it to `read`, which fills `out`. */
 static int
 parse_document (const char *data, size_t len, const char *file,
-                int (*read) (oj_ctx *, const oj_value *, void *), void *out,
-                ar_error_t **err)
+                oj_reader read, void *out, ar_error_t **err)
 {
   if (len > OCI_MAX_FILE_SIZE)
     return ar_error_set (err, 0, "%s: larger than %u bytes", file,
@@ -707,19 +702,13 @@ parse_document (const char *data, size_t len, const char *file,
   return r;
 }
 
-static int
-read_spec_cb (oj_ctx *c, const oj_value *v, void *out)
-{
-  return read_spec (c, v, out);
-}
-
 int
 oci_spec_parse (const char *data, size_t len, const char *display_name,
                 oci_spec **out, ar_error_t **err)
 {
   const char *file = display_name ? display_name : "config.json";
   oci_spec *spec = xcalloc (1, sizeof *spec);
-  if (parse_document (data, len, file, read_spec_cb, spec, err) < 0)
+  if (parse_document (data, len, file, read_spec, spec, err) < 0)
     {
       oci_spec_free (spec);
       return -1;
