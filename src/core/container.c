@@ -2,6 +2,7 @@
 #include "container.h"
 #include "../../oci/oci.h"
 #include "cgroups/cgroups.h"
+#include "device_rules.h"
 #include "hooks.h"
 #include "init.h"
 #include "namespaces.h"
@@ -386,6 +387,19 @@ spawn_init (const ar_create_options *opts, const oci_spec *spec,
   return r;
 }
 
+/* Compiled filters are cached under the state root: libseccomp takes ~10 ms
+ * to build a Docker-sized profile, loading a cached one ~0.2 ms. */
+static int
+compile_seccomp (const char *root, const oci_spec *spec,
+                 ar_seccomp_program **out, ar_error_t **err)
+{
+  *out = NULL;
+  if (spec->linux_cfg == NULL || spec->linux_cfg->seccomp == NULL)
+    return 0;
+  cleanup_free char *cache = xasprintf ("%s/" AR_SECCOMP_CACHE_DIR, root);
+  return ar_seccomp_compile (spec->linux_cfg->seccomp, cache, out, err);
+}
+
 static int
 read_config (const char *bundle, char **data, size_t *len, oci_spec **spec,
              ar_error_t **err)
@@ -420,13 +434,16 @@ ar_container_create (const ar_create_options *opts, ar_created *out,
   int sync[2] = { -1, -1 };
   int fifo_fd = -1;
   ar_state st = { 0 };
+  ar_seccomp_program *seccomp = NULL;
   int r = -1;
 
   if (validate_spec (spec, err) < 0
       || resolve_rootfs (bundle, spec, &rootfs, err) < 0
       || ar_ns_open_joins (spec, &joins, err) < 0
-      || make_state_dir (opts->root, opts->id, &u, err) < 0)
+      || make_state_dir (opts->root, opts->id, &u, err) < 0
+      || compile_seccomp (opts->root, spec, &seccomp, err) < 0)
     goto out;
+  ar_device_rules_add_defaults (spec);
   if (ar_write_file_atomic_at (u.state_fd, AR_CONFIG_FILE, config_data,
                                config_len, 0600, err) < 0)
     goto out;
@@ -455,6 +472,7 @@ ar_container_create (const ar_create_options *opts, ar_created *out,
     .sync_fd = sync[1],
     .fifo_fd = fifo_fd,
     .joins = &joins,
+    .seccomp = seccomp,
     .no_pivot = opts->no_pivot,
     .no_new_keyring = opts->no_new_keyring,
     .preserve_fds = opts->preserve_fds,
@@ -513,6 +531,7 @@ out:
   ar_closep (&sync[0]);
   ar_closep (&sync[1]);
   ar_closep (&fifo_fd);
+  ar_seccomp_program_free (seccomp);
   oci_spec_free (spec);
   return r;
 }

@@ -84,7 +84,7 @@ differing_namespaces (pid_t pid)
 typedef struct
 {
   const oci_process *proc;
-  const oci_seccomp *seccomp;
+  const ar_seccomp_program *seccomp;
   int init_pidfd;
   int join_flags;
   int sync_fd;
@@ -252,6 +252,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
     return -1;
 
   int r = -1;
+  ar_seccomp_program *seccomp = NULL;
   pid_t pid = 0;
   int sync[2] = { -1, -1 };
   cleanup_close int pty = -1;
@@ -261,11 +262,17 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
       ar_error_set (err, 0, "cannot exec in a stopped container `%s`", opts->id);
       goto out;
     }
+  if (spec->linux_cfg && spec->linux_cfg->seccomp)
+    {
+      cleanup_free char *cache = xasprintf ("%s/" AR_SECCOMP_CACHE_DIR, opts->root);
+      if (ar_seccomp_compile (spec->linux_cfg->seccomp, cache, &seccomp, err) < 0)
+        goto out;
+    }
   if (ar_sync_pair (sync, err) < 0)
     goto out;
   exec_child c = {
     .proc = proc,
-    .seccomp = spec->linux_cfg ? spec->linux_cfg->seccomp : NULL,
+    .seccomp = seccomp,
     .init_pidfd = init_pidfd,
     .join_flags = differing_namespaces (st->pid),
     .sync_fd = sync[1],
@@ -296,6 +303,7 @@ out:
     }
   ar_closep (&sync[0]);
   ar_closep (&sync[1]);
+  ar_seccomp_program_free (seccomp);
   oci_spec_free (spec);
   return r;
 }

@@ -200,7 +200,7 @@ drop_privileges (const ar_init_config *cfg, ar_error_t **err)
 {
   const oci_seccomp *seccomp = cfg->spec->linux_cfg ? cfg->spec->linux_cfg->seccomp : NULL;
   cleanup_free char *state = seccomp && seccomp->listener_path ? state_json (cfg, "creating") : NULL;
-  return ar_privileges_drop (cfg->spec->process, seccomp, state, err);
+  return ar_privileges_drop (cfg->spec->process, cfg->seccomp, state, err);
 }
 
 /* Block until `start` opens the fifo (or the parent says go). */

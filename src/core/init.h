@@ -5,6 +5,7 @@
 
 #include "../../oci/spec.h"
 #include "namespaces.h"
+#include "seccomp.h"
 #include <stdbool.h>
 
 typedef struct
@@ -16,6 +17,7 @@ typedef struct
   int sync_fd;        /* our end of the sync pair */
   int fifo_fd;        /* O_PATH fd of exec.fifo; -1 when started by sync */
   ar_ns_joins *joins;
+  const ar_seccomp_program *seccomp; /* compiled by the parent; NULL: none */
   int unshare_flags; /* namespaces to unshare after joining (user joined) */
   bool new_userns;
   bool no_pivot;

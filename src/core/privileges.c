@@ -2,7 +2,6 @@
 #include "privileges.h"
 #include "caps.h"
 #include "process.h"
-#include "seccomp.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 
@@ -37,7 +36,8 @@ set_exec_labels (const oci_process *proc, ar_error_t **err)
 }
 
 int
-ar_privileges_drop (const oci_process *proc, const oci_seccomp *seccomp,
+ar_privileges_drop (const oci_process *proc,
+                    const ar_seccomp_program *seccomp,
                     const char *listener_state, ar_error_t **err)
 {
   if (set_exec_labels (proc, err) < 0)
@@ -46,7 +46,7 @@ ar_privileges_drop (const oci_process *proc, const oci_seccomp *seccomp,
    * while we still have it. With it, load last so the filter need not
    * allow the set-up syscalls. */
   if (seccomp && !proc->no_new_privileges
-      && ar_seccomp_load (seccomp, listener_state, err) < 0)
+      && ar_seccomp_load_program (seccomp, listener_state, err) < 0)
     return -1;
   if (ar_process_set_user (proc, err) < 0)
     return -1;
@@ -55,7 +55,7 @@ ar_privileges_drop (const oci_process *proc, const oci_seccomp *seccomp,
   if (proc->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return ar_error_set (err, errno, "set no_new_privs");
   if (seccomp && proc->no_new_privileges
-      && ar_seccomp_load (seccomp, listener_state, err) < 0)
+      && ar_seccomp_load_program (seccomp, listener_state, err) < 0)
     return -1;
   return 0;
 }

@@ -6,10 +6,13 @@
 
 #include "../../oci/spec.h"
 #include "../util/error.h"
+#include "seccomp.h"
 
-/* `listener_state` is the state JSON sent to a seccomp listener (NULL when
+/* `seccomp` is the container's filter compiled before clone (NULL: none);
+ * `listener_state` is the state JSON sent to a seccomp listener (NULL when
  * the profile has no listenerPath). */
-int ar_privileges_drop (const oci_process *proc, const oci_seccomp *seccomp,
+int ar_privileges_drop (const oci_process *proc,
+                        const ar_seccomp_program *seccomp,
                         const char *listener_state, ar_error_t **err);
 
 #endif

@@ -12,6 +12,8 @@
 #define AR_STATE_FILE "state.json"
 #define AR_CONFIG_FILE "config.json"
 #define AR_EXEC_FIFO "exec.fifo"
+/* Under the state root, beside the containers: not a valid container id. */
+#define AR_SECCOMP_CACHE_DIR ".seccomp-cache"
 
 typedef struct ar_state
 {
