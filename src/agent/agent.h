@@ -1,0 +1,117 @@
+/* The agent policy: what agentrun adds on top of a plain OCI runtime.
+ *
+ *   spec ──ar_policy_apply──► spec' + plan     (pure: no syscalls)
+ *   plan ──ar_agent_prepare─► host resources   (create, before clone)
+ *   plan ──ar_agent_finish──► audit, /output   (delete, after the stop)
+ *
+ * The core runtime only calls these three; it never looks inside a plan.
+ * The plan is persisted in the state dir (agent.json) between create and
+ * delete, and never holds a secret's bytes — only host paths to read. */
+#ifndef AR_AGENT_AGENT_H
+#define AR_AGENT_AGENT_H
+
+#include "../../oci/spec.h"
+#include "../util/error.h"
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define AR_AGENT_ANNOTATION_PREFIX "run.agentrun."
+#define AR_AGENT_PLAN_FILE "agent.json"
+#define AR_AGENT_CONFIG_DIR "/etc/agentrun"
+
+typedef struct
+{
+  char *name;      /* file name under the secrets dir: [A-Za-z0-9._-]+ */
+  char *host_path; /* read at create, copied into tmpfs, never persisted */
+} ar_secret;
+
+typedef enum
+{
+  AR_EGRESS_OPEN,      /* no filtering (the oci profile) */
+  AR_EGRESS_NONE,      /* loopback only */
+  AR_EGRESS_ALLOWLIST, /* entries below */
+} ar_egress_mode;
+
+typedef struct ar_agent_plan
+{
+  char *profile; /* "agent", ... */
+
+  /* Ephemeral overlay over the rootfs: upper layer in a tmpfs. */
+  bool overlay;
+  uint64_t overlay_size_bytes;
+  uint64_t overlay_inodes;
+
+  /* Secrets tmpfs, bind-mounted at secrets_path in the container. */
+  ar_secret *secrets;
+  size_t n_secrets;
+  char *secrets_path;     /* default /run/secrets */
+  bool secrets_main_only; /* hidden from exec'd processes */
+
+  /* The one directory that leaves the sandbox, at delete. */
+  char *output_path;      /* in the container; default /output; NULL: off */
+  char *output_host_dir;  /* where it is exported; NULL: not exported */
+  uint64_t output_max_bytes;
+  uint64_t output_max_files;
+
+  char *audit_path; /* JSON lines; NULL: no audit log */
+
+  int64_t wall_clock_seconds; /* 0: none */
+
+  ar_egress_mode egress;
+  char **egress_allow; /* NULL-terminated entries (CIDR, host:port, *.domain) */
+  size_t n_egress_allow;
+} ar_agent_plan;
+
+/* Profiles: "oci" (none: the spec is left as it is), "agent" (the agent
+ * defaults), or a file AR_AGENT_CONFIG_DIR/profiles/<name>.json. */
+typedef struct ar_profile ar_profile;
+
+/* Resolve a profile by name; NULL name means: the default from
+ * AR_AGENT_CONFIG_DIR/agentrun.json ("profile" key), else "oci". */
+int ar_profile_load (const char *name, ar_profile **out, ar_error_t **err);
+void ar_profile_free (ar_profile *profile);
+const char *ar_profile_name (const ar_profile *profile);
+
+/* Rewrite `spec` for the profile and the container's run.agentrun.*
+ * annotations (only where the profile allows them), and say what the host
+ * must prepare. *plan is NULL for the oci profile. Errors name the
+ * annotation or profile key. Pure: testable without root. */
+int ar_policy_apply (oci_spec *spec, const ar_profile *profile,
+                     ar_agent_plan **plan, ar_error_t **err);
+
+void ar_agent_plan_free (ar_agent_plan *plan);
+
+/* Persist / restore the plan in the state dir. */
+int ar_agent_plan_save (int state_dirfd, const ar_agent_plan *plan,
+                        ar_error_t **err);
+int ar_agent_plan_load (int state_dirfd, ar_agent_plan **plan,
+                        ar_error_t **err);
+
+/* At create, before clone: mount the overlay and secrets tmpfs under the
+ * state dir (`state_dir` is its absolute path), copy the secrets in
+ * (owned by the process user, 0400), point spec->root_path at the merged
+ * overlay and add the secrets and output mounts to spec->mounts. On
+ * failure everything it made is undone. `rootfs` is the resolved rootfs. */
+int ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
+                      const char *rootfs, oci_spec *spec, ar_error_t **err);
+
+/* At delete, after the container's processes are gone: record the
+ * overlay's changes and the exported artifacts in the audit log, export
+ * /output, unmount and remove everything ar_agent_prepare made. Safe to
+ * call after a partial prepare, and twice. */
+int ar_agent_finish (const ar_agent_plan *plan, const char *state_dir,
+                     const char *container_id, ar_error_t **err);
+
+/* Audit log: one JSON object per line, each carrying the sha256 of the
+ * previous line ("prev"), so truncation or an edit shows. `fields_json` is
+ * the inner part of an object ("\"argv\":[...],\"status\":0") or NULL. */
+int ar_audit_append (const char *audit_path, const char *container_id,
+                     const char *event, const char *fields_json,
+                     ar_error_t **err);
+
+/* Check a log's chain; *bad_line is the first line that does not match. */
+int ar_audit_verify (const char *audit_path, size_t *bad_line,
+                     ar_error_t **err);
+
+#endif
