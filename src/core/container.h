@@ -2,6 +2,7 @@
 #ifndef AR_CORE_CONTAINER_H
 #define AR_CORE_CONTAINER_H
 
+#include "../../oci/spec.h"
 #include "../util/error.h"
 #include <stdbool.h>
 #include <sys/types.h>
@@ -68,6 +69,9 @@ int ar_container_cgroup (const struct ar_state *state, struct ar_cgroup **cg,
 /* pause / resume through the freezer. */
 int ar_container_pause (const char *root, const char *id, bool pause,
                         ar_error_t **err);
+
+/* The spec the container was created with (<state>/config.json). */
+int ar_container_load_spec (int state_fd, oci_spec **spec, ar_error_t **err);
 
 /* Host pids of every process in the container. */
 int ar_container_pids (const char *root, const char *id, pid_t **pids,

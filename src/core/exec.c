@@ -25,18 +25,6 @@
 #define CLONE_NEWTIME 0x00000080
 #endif
 
-#define CONFIG_MAX_SIZE (16u << 20)
-
-static int
-load_spec (int state_fd, oci_spec **spec, ar_error_t **err)
-{
-  cleanup_free char *data = NULL;
-  size_t len = 0;
-  if (ar_read_file_at (state_fd, AR_CONFIG_FILE, CONFIG_MAX_SIZE, &data, &len, err) < 0)
-    return -1;
-  return oci_spec_parse (data, len, "config.json", spec, err);
-}
-
 int
 ar_exec_base_process (const char *root, const char *id, oci_process **out,
                       ar_error_t **err)
@@ -45,7 +33,7 @@ ar_exec_base_process (const char *root, const char *id, oci_process **out,
   if (state_fd < 0)
     return -1;
   oci_spec *spec = NULL;
-  if (load_spec (state_fd, &spec, err) < 0)
+  if (ar_container_load_spec (state_fd, &spec, err) < 0)
     return -1;
   *out = spec->process;
   spec->process = NULL;
@@ -208,16 +196,6 @@ enter_cgroup (const ar_state *st, pid_t pid, ar_error_t **err)
   return r;
 }
 
-static int
-write_pid_file (const char *path, pid_t pid, ar_error_t **err)
-{
-  if (path == NULL)
-    return 0;
-  char buf[32];
-  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
-  return ar_write_file_atomic_at (AT_FDCWD, path, buf, (size_t) n, 0644, err);
-}
-
 /* pid and time namespaces take effect for children: the parent enters
  * them before forking, the child joins the rest itself. */
 static int
@@ -248,7 +226,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
   if (ar_process_validate (proc, err) < 0)
     return -1;
   oci_spec *spec = NULL;
-  if (load_spec (state_fd, &spec, err) < 0)
+  if (ar_container_load_spec (state_fd, &spec, err) < 0)
     return -1;
 
   int r = -1;
@@ -284,7 +262,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
   if (enter_cgroup (st, pid, err) < 0
       || ar_sync_send (sync[0], AR_SYNC_GO, 0, -1, NULL, err) < 0
       || wait_child_ready (opts, sync[0], &pty, err) < 0
-      || write_pid_file (opts->pid_file, pid, err) < 0)
+      || ar_write_pid_file (opts->pid_file, pid, err) < 0)
     goto out;
   if (opts->detach)
     r = 0;

@@ -133,3 +133,13 @@ ar_mkdir_p (const char *path, mode_t mode, ar_error_t **err)
     return ar_error_set (err, errno, "mkdir `%s`", copy);
   return 0;
 }
+
+int
+ar_write_pid_file (const char *path, pid_t pid, ar_error_t **err)
+{
+  if (path == NULL)
+    return 0;
+  char buf[32];
+  int n = snprintf (buf, sizeof buf, "%d", (int) pid);
+  return ar_write_file_atomic_at (AT_FDCWD, path, buf, (size_t) n, 0644, err);
+}

@@ -21,6 +21,9 @@ int ar_write_file_at (int dirfd, const char *path, const char *data,
 int ar_write_file_atomic_at (int dirfd, const char *path, const char *data,
                              size_t len, mode_t mode, ar_error_t **err);
 
+/* Write "<pid>" to `path` (atomically); a NULL path is a no-op. */
+int ar_write_pid_file (const char *path, pid_t pid, ar_error_t **err);
+
 /* mkdir -p; existing directories are fine. */
 int ar_mkdir_p (const char *path, mode_t mode, ar_error_t **err);
 
