@@ -214,7 +214,7 @@ write_device_list (const char *dir, const char *file,
   for (size_t i = 0; i < n; i++)
     {
       const oci_blkio_device *d = &devs[i];
-      if (weights && !d->weight.set)
+      if (weights && (!d->weight.set || d->weight.value == 0))
         continue;
       if (ar_cg_writef (dir, file, err, "%" PRId64 ":%" PRId64 " %" PRIu64,
                         d->major, d->minor,
@@ -230,12 +230,14 @@ apply_blkio (const char *dir, const oci_blkio *b, ar_error_t **err)
 {
   if (b == NULL)
     return 0;
-  if (b->weight.set
+  /* Docker always sends "weight": 0 for "not set"; 0 is outside the
+     kernel's range, so it means leave the knob alone. */
+  if (b->weight.set && b->weight.value != 0
       && ar_cg_writef (dir, weight_file (dir, "blkio.weight", "blkio.bfq.weight"),
                        err, "%u", b->weight.value)
              < 0)
     return -1;
-  if (b->leaf_weight.set
+  if (b->leaf_weight.set && b->leaf_weight.value != 0
       && ar_cg_writef (dir, "blkio.leaf_weight", err, "%u",
                        b->leaf_weight.value)
              < 0)

@@ -289,7 +289,9 @@ apply_io (const char *dir, const oci_blkio *b, ar_error_t **err)
 {
   if (b == NULL)
     return 0;
-  if (b->weight.set && write_io_weight (dir, NULL, b->weight.value, err) < 0)
+  /* 0 is Docker's "not set" (see v1.c). */
+  if (b->weight.set && b->weight.value != 0
+      && write_io_weight (dir, NULL, b->weight.value, err) < 0)
     return -1;
   for (size_t i = 0; i < b->n_weight_device; i++)
     {
@@ -297,7 +299,7 @@ apply_io (const char *dir, const oci_blkio *b, ar_error_t **err)
       char device[48];
       snprintf (device, sizeof device, "%" PRId64 ":%" PRId64, d->major,
                 d->minor);
-      if (d->weight.set
+      if (d->weight.set && d->weight.value != 0
           && write_io_weight (dir, device, d->weight.value, err) < 0)
         return -1;
     }
