@@ -163,9 +163,10 @@ finish_setup (const ar_init_config *cfg, const char *pty_slave,
   const oci_process *proc = spec->process;
   if (ar_mounts_enter_rootfs (cfg->rootfs, cfg->no_pivot, err) < 0)
     return -1;
-  if (ar_mounts_finalize (spec, err) < 0)
-    return -1;
+  /* Before finalize: /proc/sys is usually in readonlyPaths. */
   if (apply_sysctls (spec->linux_cfg, err) < 0)
+    return -1;
+  if (ar_mounts_finalize (spec, err) < 0)
     return -1;
   if (join_session_keyring (cfg, err) < 0)
     return -1;
