@@ -383,6 +383,13 @@ ar_container_create (const ar_create_options *opts, ar_created *out,
           ar_error_set (err, errno, "create exec fifo");
           goto out;
         }
+      /* Past the umask: init opens it for writing after it became the
+         container's user (docker run -u 1000). */
+      if (fchmodat (u.state_fd, AR_EXEC_FIFO, 0622, 0) < 0)
+        {
+          ar_error_set (err, errno, "chmod exec fifo");
+          goto out;
+        }
       fifo_fd = openat (u.state_fd, AR_EXEC_FIFO, O_PATH | O_CLOEXEC);
       if (fifo_fd < 0)
         {
