@@ -152,6 +152,12 @@ free_resources (oci_resources *r)
   free (r);
 }
 
+void
+oci_resources_free (oci_resources *resources)
+{
+  free_resources (resources);
+}
+
 static void
 free_syscalls (oci_syscall *syscalls, size_t n)
 {

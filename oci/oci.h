@@ -32,6 +32,13 @@ int oci_process_parse (const char *data, size_t len, const char *display_name,
                        oci_process **out, ar_error_t **err);
 void oci_process_free (oci_process *process);
 
+/* Parse a linux.resources object on its own, as `update --resources`
+ * takes it; errors read "FILE: .memory.limit: ...". */
+int oci_resources_parse (const char *data, size_t len,
+                         const char *display_name, oci_resources **out,
+                         ar_error_t **err);
+void oci_resources_free (oci_resources *resources);
+
 /* Emit a spec as JSON (round-trips everything oci_spec_parse reads).
  * Returns a malloc'd NUL-terminated string. */
 char *oci_spec_to_json (const oci_spec *spec, bool pretty);
@@ -57,6 +64,31 @@ typedef struct
 } oci_state;
 
 char *oci_state_to_json (const oci_state *state, bool pretty);
+
+/* features.json (runtime-spec features.md): what a runtime build
+ * supports. The caller fills it in; oci/ only writes it out. */
+typedef struct
+{
+  const char *const *items;
+  size_t len;
+} oci_names;
+
+typedef struct
+{
+  const char *oci_version_min, *oci_version_max;
+  oci_names hooks, mount_options;
+  oci_names namespaces, capabilities;
+  bool cgroup_v1, cgroup_v2, cgroup_systemd, cgroup_systemd_user, cgroup_rdma;
+  bool seccomp_enabled;
+  oci_names seccomp_actions, seccomp_operators, seccomp_archs;
+  oci_names seccomp_known_flags, seccomp_supported_flags;
+  bool apparmor_enabled, selinux_enabled, intel_rdt_enabled;
+  bool idmap_mounts_enabled;
+  const oci_map *annotations;
+} oci_features;
+
+/* Pretty-printed with tabs, as runc prints it. */
+char *oci_features_to_json (const oci_features *features);
 
 /* Namespace type names as the spec spells them ("pid", "network", ...). */
 const char *oci_ns_type_name (oci_ns_type type);

@@ -740,6 +740,30 @@ oci_process_parse (const char *data, size_t len, const char *display_name,
   return 0;
 }
 
+static int
+read_top_resources (oj_ctx *c, const oj_value *v, void *out)
+{
+  if (v->type != OJ_OBJECT)
+    return oj_fail_type (c, v, "a JSON object at the top level");
+  return read_resources_fields (c, v, out);
+}
+
+int
+oci_resources_parse (const char *data, size_t len, const char *display_name,
+                     oci_resources **out, ar_error_t **err)
+{
+  const char *file = display_name ? display_name : "resources.json";
+  oci_resources *resources = xcalloc (1, sizeof *resources);
+  if (parse_document (data, len, file, read_top_resources, resources, err)
+      < 0)
+    {
+      oci_resources_free (resources);
+      return -1;
+    }
+  *out = resources;
+  return 0;
+}
+
 /* Read at most OCI_MAX_FILE_SIZE + 1 bytes: enough to tell "too big"
  * without trusting st_size (pipes, /proc files, files still growing). */
 static int
