@@ -108,6 +108,23 @@ static const recursive_option recursive_options[] = {
 /* Options other runtimes define that have no meaning for us. */
 static const char *const ignored_options[] = { "tmpcopyup", "notmpcopyup" };
 
+/* Every option name the tables above give a meaning, for `features`.
+ * The ignored ones are left out: accepting is not implementing. */
+size_t
+ar_mounts_option_names (const char **out, size_t max)
+{
+  size_t n = 0;
+#define ADD_NAMES(table)                                                      \
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++, n++)           \
+    if (n < max)                                                              \
+      out[n] = table[i].name;
+  ADD_NAMES (flag_options)
+  ADD_NAMES (propagation_options)
+  ADD_NAMES (recursive_options)
+#undef ADD_NAMES
+  return n;
+}
+
 #define MAX_PROPAGATION 8
 
 typedef struct

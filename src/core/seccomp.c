@@ -176,6 +176,49 @@ lookup_flag (const char *name, unsigned long *flag)
   return -1;
 }
 
+/* The names each table accepts, for `features`. */
+size_t
+ar_seccomp_names (ar_seccomp_vocabulary which, const char **out, size_t max)
+{
+  size_t n = 0;
+#define ADD_NAMES(table)                                                      \
+  for (size_t i = 0; i < N_ELEMENTS (table); i++, n++)                        \
+    if (n < max)                                                              \
+      out[n] = table[i].name;
+  switch (which)
+    {
+    case AR_SECCOMP_ACTIONS:
+      ADD_NAMES (action_names)
+      break;
+    case AR_SECCOMP_OPERATORS:
+      ADD_NAMES (operator_names)
+      break;
+    case AR_SECCOMP_ARCHS:
+      ADD_NAMES (arch_names)
+      break;
+    case AR_SECCOMP_FLAGS:
+      ADD_NAMES (flag_names)
+      break;
+    }
+#undef ADD_NAMES
+  return n;
+}
+
+/* The kernel checks the flags before it reads the program: a known flag
+ * with no program fails with EFAULT, an unknown one with EINVAL. */
+bool
+ar_seccomp_flag_supported (const char *name)
+{
+  unsigned long flag;
+  if (lookup_flag (name, &flag) < 0)
+    return false;
+  /* Only valid together with a notify listener. */
+  if (flag == SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+    flag |= SECCOMP_FILTER_FLAG_NEW_LISTENER;
+  return syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, flag, NULL) < 0
+         && errno == EFAULT;
+}
+
 /* `where` is the JSON path below .linux.seccomp, e.g. ".syscalls[3]". */
 static int
 check_action (const char *name, bool is_default, const char *where,

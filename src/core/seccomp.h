@@ -4,6 +4,8 @@
 
 #include "../../oci/spec.h"
 #include "../util/error.h"
+#include <stdbool.h>
+#include <stddef.h>
 
 /* Check names of actions, architectures, operators and flags without
  * loading anything, so a bad profile fails create before any resource
@@ -35,5 +37,20 @@ int ar_seccomp_load_program (const ar_seccomp_program *prog,
                              const char *state_json, ar_error_t **err);
 
 void ar_seccomp_program_free (ar_seccomp_program *prog);
+
+/* What this build accepts in linux.seccomp, for `features`: stores up to
+ * `max` names in `out` and returns how many there are. */
+typedef enum
+{
+  AR_SECCOMP_ACTIONS,
+  AR_SECCOMP_OPERATORS,
+  AR_SECCOMP_ARCHS,
+  AR_SECCOMP_FLAGS,
+} ar_seccomp_vocabulary;
+size_t ar_seccomp_names (ar_seccomp_vocabulary which, const char **out,
+                         size_t max);
+
+/* Whether the running kernel accepts a filter flag named in `flags`. */
+bool ar_seccomp_flag_supported (const char *name);
 
 #endif
