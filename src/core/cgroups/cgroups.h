@@ -9,6 +9,7 @@
 #include "../../../oci/spec.h"
 #include "../../util/error.h"
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct ar_cgroup
@@ -64,5 +65,87 @@ char *ar_cgroup_serialize (const ar_cgroup *cg);
  * AR_CGROUP_ROOT without "." or ".." components. */
 int ar_cgroup_deserialize (const char *text, ar_cgroup **out,
                            ar_error_t **err);
+
+/* Apply linux.resources to the existing cgroup of a live container, in
+ * every hierarchy it has (v1, v2, hybrid), with the same code create uses.
+ * memory.checkBeforeUpdate refuses a memory limit below current usage. */
+int ar_cgroup_update (const ar_cgroup *cg, const oci_resources *r,
+                      ar_error_t **err);
+
+/* ---- statistics (`events`) ---- */
+
+typedef struct
+{
+  uint64_t usage, limit, max, failcnt;
+} ar_cg_memory_entry;
+
+typedef struct
+{
+  char *key;
+  uint64_t value;
+} ar_cg_counter;
+
+typedef struct
+{
+  unsigned major, minor;
+  const char *op; /* "Read", "Write", "Sync", "Async", "Discard", "Total" */
+  uint64_t value;
+} ar_cg_blkio_entry;
+
+typedef struct
+{
+  char *page_size; /* "2MB" */
+  uint64_t usage, max, failcnt;
+} ar_cg_hugetlb_entry;
+
+/* Everything in nanoseconds and bytes. A `has_` flag is false when no
+ * hierarchy of the container provides those numbers. */
+typedef struct
+{
+  bool has_cpu;
+  uint64_t cpu_total, cpu_kernel, cpu_user;
+  uint64_t *cpu_percpu;
+  size_t n_cpu_percpu;
+  uint64_t throttling_periods, throttled_periods, throttled_time;
+
+  bool has_memory;
+  uint64_t memory_cache;
+  ar_cg_memory_entry memory, swap;
+  bool has_swap;
+  ar_cg_counter *memory_raw; /* memory.stat, in file order */
+  size_t n_memory_raw;
+
+  bool has_pids;
+  uint64_t pids_current, pids_limit; /* limit 0: none */
+
+  ar_cg_blkio_entry *io_service_bytes, *io_serviced;
+  size_t n_io_service_bytes, n_io_serviced;
+
+  ar_cg_hugetlb_entry *hugetlb;
+  size_t n_hugetlb;
+} ar_cgroup_stats;
+
+/* Read the container's statistics from its cgroup files. */
+int ar_cgroup_stats_read (const ar_cgroup *cg, ar_cgroup_stats *out,
+                          ar_error_t **err);
+void ar_cgroup_stats_clear (ar_cgroup_stats *stats);
+
+/* OOM notification: v1 registers an eventfd for memory.oom_control through
+ * cgroup.event_control; v2 watches memory.events with inotify and counts
+ * oom_kill. `fd` becomes readable when something may have happened. */
+typedef struct
+{
+  int fd;
+  int control_fd;     /* v1: memory.oom_control, kept open while watched */
+  int version;        /* 1 or 2; 0 when the cgroup has no memory controller */
+  char *memory_dir;
+  uint64_t oom_kills; /* v2: last oom_kill count seen */
+} ar_cgroup_oom_watch;
+
+int ar_cgroup_oom_watch_open (const ar_cgroup *cg, ar_cgroup_oom_watch *w,
+                              ar_error_t **err);
+/* Non-blocking: how many OOM events happened since the last call. */
+uint64_t ar_cgroup_oom_watch_take (ar_cgroup_oom_watch *w);
+void ar_cgroup_oom_watch_close (ar_cgroup_oom_watch *w);
 
 #endif
