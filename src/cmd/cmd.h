@@ -111,5 +111,8 @@ int ar_cmd_ps (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_pause (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_resume (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_spec (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_update (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_events (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_features (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 
 #endif
