@@ -1,0 +1,376 @@
+# Shared set-up for the bats suites in tests/.
+#
+# Every test gets its own temporary directory holding a runtime state dir
+# (--root) and a fresh bundle copied from a per-run template. Container ids
+# carry a per-run prefix (agentrun-test-XXXXXXXX) so anything left behind on
+# the host is attributable. teardown() deletes the test's containers with the
+# runtime, then looks for what is still there (state dirs, mounts, cgroups,
+# processes), records it in $AR_BASE/leaks for zz_cleanup.bats to report,
+# and finally removes it so one broken test does not poison the next.
+#
+# Environment:
+#   RUNTIME            runtime binary under test (default: ./agentrun at the
+#                      top of the tree); any runc-compatible CLI works.
+#   AGENTRUN_TEST_RUN  per-run prefix; tests/run.sh sets it so all files
+#                      share one; otherwise derived from the bats run dir.
+#   AGENTRUN_TEST_BASE per-run scratch dir (default: inside BATS_RUN_TMPDIR,
+#                      which bats removes at the end).
+#   AR_TIMEOUT         seconds a single runtime call may take (default 30).
+
+bats_require_minimum_version 1.5.0
+
+AR_TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+RUNTIME=${RUNTIME:-$AR_TOP/agentrun}
+AR_TIMEOUT=${AR_TIMEOUT:-30}
+
+# One prefix per bats invocation: derived from BATS_RUN_TMPDIR, which is the
+# same for every file of one run, unless tests/run.sh chose it.
+if [ -z "${AGENTRUN_TEST_RUN:-}" ]; then
+	AGENTRUN_TEST_RUN=agentrun-test-$(printf '%s' "$BATS_RUN_TMPDIR" | sha256sum | cut -c1-8)
+fi
+AR_RUN=$AGENTRUN_TEST_RUN
+AR_BASE=${AGENTRUN_TEST_BASE:-$BATS_RUN_TMPDIR/agentrun}
+AR_LEAKS=$AR_BASE/leaks
+AR_ROOTFS=${AGENTRUN_TEST_ROOTFS:-$AR_TOP/images/out/busybox/rootfs}
+AR_CGROUP_V1=/sys/fs/cgroup
+
+# ---------------------------------------------------------------- asserts
+
+# Show what a failed `run` produced: bats prints this only on failure.
+ar_show() {
+	echo "--- status: ${status:-?}"
+	echo "--- output:"
+	printf '%s\n' "${output:-}"
+	if [ -n "${stderr:-}" ]; then
+		echo "--- stderr:"
+		printf '%s\n' "$stderr"
+	fi
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	ar_show >&2
+	return 1
+}
+
+assert_success() {
+	[ "$status" -eq 0 ] || fail "expected success, got status $status"
+}
+
+# assert_failure [STATUS]: nonzero, or exactly STATUS when given.
+assert_failure() {
+	if [ $# -gt 0 ]; then
+		[ "$status" -eq "$1" ] || fail "expected status $1, got $status"
+	else
+		[ "$status" -ne 0 ] || fail "expected failure, got status 0"
+	fi
+}
+
+assert_output() {
+	[ "$output" = "$1" ] || fail "expected output '$1'"
+}
+
+assert_output_contains() {
+	[[ "$output" == *"$1"* ]] || fail "expected output to contain '$1'"
+}
+
+refute_output_contains() {
+	[[ "$output" != *"$1"* ]] || fail "expected output not to contain '$1'"
+}
+
+assert_equal() {
+	[ "$1" = "$2" ] || fail "expected '$2', got '$1'"
+}
+
+# ---------------------------------------------------------------- runtime
+
+# The runtime under test with this test's state dir. stdin is /dev/null so
+# a container whose process reads stdin sees EOF instead of hanging on the
+# terminal bats was started from; timeout bounds a hung runtime.
+runtime() {
+	timeout -k 5 "$AR_TIMEOUT" "$RUNTIME" --root "$ROOT" "$@" </dev/null
+}
+
+# Same, keeping the caller's stdin (for tests that feed the container).
+runtime_stdin() {
+	timeout -k 5 "$AR_TIMEOUT" "$RUNTIME" --root "$ROOT" "$@"
+}
+
+# For commands that leave a container behind (create, run --detach): the
+# container inherits the runtime's stdout and stderr, and a pipe it holds
+# open would keep bats's `run` waiting forever. So they go to files in the
+# test dir, and the runtime's own error output is replayed on failure.
+runtime_bg() {
+	local log=$TEST_DIR/runtime_bg.$$.$RANDOM rc=0
+	runtime "$@" >"$log.out" 2>"$log.err" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		cat "$log.out" "$log.err" >&2
+	fi
+	return "$rc"
+}
+
+# update_config FILTER [JQ ARGS...]: edit this test's config.json in place.
+update_config() {
+	local filter=$1; shift
+	jq "$@" "$filter" "$BUNDLE/config.json" >"$BUNDLE/config.json.new" \
+		&& mv "$BUNDLE/config.json.new" "$BUNDLE/config.json"
+}
+
+# json_array ARG...: the arguments as a JSON array of strings. Passed as
+# named --arg values because jq would parse a positional "-c" as its own
+# option.
+json_array() {
+	local -a named=()
+	local i=0 arg
+	for arg in "$@"; do
+		named+=(--arg "$i" "$arg")
+		i=$((i + 1))
+	done
+	jq -cn '$ARGS.named | to_entries | sort_by(.key | tonumber) | map(.value)' "${named[@]}"
+}
+
+# set_args ARG...: the container's process.args.
+set_args() {
+	update_config '.process.args = $a' --argjson a "$(json_array "$@")"
+}
+
+# ctr_run ARG...: run ARGs to completion in a fresh container (id $CID),
+# e.g. `run ctr_run sh -c 'id -u'`.
+ctr_run() {
+	set_args "$@"
+	runtime run --bundle "$BUNDLE" "$CID"
+}
+
+# ctr_create [ID]: create (not start) a container from $BUNDLE.
+ctr_create() {
+	runtime_bg create --bundle "$BUNDLE" "${1:-$CID}"
+}
+
+# ctr_run_bg [ID]: run --detach a container from $BUNDLE.
+ctr_run_bg() {
+	runtime_bg run --detach --bundle "$BUNDLE" "${1:-$CID}"
+}
+
+ctr_status() {
+	runtime state "${1:-$CID}" | jq -r .status
+}
+
+ctr_pid() {
+	runtime state "${1:-$CID}" | jq -r .pid
+}
+
+# wait_for_state ID STATUS [SECONDS]: poll `state` until it reports STATUS.
+wait_for_state() {
+	local id=$1 want=$2 limit=${3:-10} got=""
+	local deadline=$((SECONDS + limit))
+	while [ "$SECONDS" -le "$deadline" ]; do
+		got=$(runtime state "$id" 2>/dev/null | jq -r .status 2>/dev/null) || true
+		[ "$got" = "$want" ] && return 0
+		sleep 0.05
+	done
+	echo "container $id: status '$got', expected '$want' within ${limit}s" >&2
+	return 1
+}
+
+# wait_for_file PATH [SECONDS]
+wait_for_file() {
+	local path=$1 limit=${2:-10}
+	local deadline=$((SECONDS + limit))
+	while [ ! -e "$path" ]; do
+		[ "$SECONDS" -le "$deadline" ] || { echo "no $path after ${limit}s" >&2; return 1; }
+		sleep 0.05
+	done
+}
+
+# track_pid PID: a host process this test started; teardown kills it.
+track_pid() {
+	echo "$1" >>"$TEST_DIR/pids"
+}
+
+# A host directory for bind mounts, inside this test's dir.
+host_dir() {
+	local d=$TEST_DIR/host/$1
+	mkdir -p "$d"
+	echo "$d"
+}
+
+# The console-socket receiver (tests/tools/recvtty.c), built once per run
+# into the scratch dir so the source tree stays clean.
+recvtty_bin() {
+	local bin=$AR_BASE/recvtty
+	if [ ! -x "$bin" ]; then
+		(
+			flock 9
+			[ -x "$bin" ] || cc -O2 -Wall -Wextra -Werror -o "$bin.tmp" \
+				"$AR_TOP/tests/tools/recvtty.c" && mv "$bin.tmp" "$bin"
+		) 9>"$AR_BASE/.recvtty.lock"
+	fi
+	echo "$bin"
+}
+
+# cgroup v1 dir of a controller for a cgroupsPath (this host is v1 + a
+# hugetlb-only cgroup2, see DESIGN.md / the issue).
+cgroup_v1_dir() {
+	echo "$AR_CGROUP_V1/$1/${2#/}"
+}
+
+# A unique cgroupsPath for this test, under the run's parent cgroup.
+test_cgroups_path() {
+	echo "/$AR_RUN/${1:-$CID}"
+}
+
+is_cgroup_v2_only() {
+	[ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]
+}
+
+# ---------------------------------------------------------------- set-up
+
+# The per-run template bundle: rootfs copied once from images/out, config
+# from images/bundle.sh, made writable and tagged so teardown can find the
+# container's processes (AGENTRUN_TEST_ID in the environment).
+ar_prepare_run() {
+	mkdir -p "$AR_BASE"
+	(
+		flock 9
+		[ -f "$AR_BASE/template/config.json" ] && exit 0
+		if [ ! -x "$AR_ROOTFS/bin/busybox" ]; then
+			"$AR_TOP/images/busybox.sh" "$AR_ROOTFS" >/dev/null
+		fi
+		rm -rf "$AR_BASE/template.tmp"
+		ROOTFS=$AR_ROOTFS "$AR_TOP/images/bundle.sh" "$AR_BASE/template.tmp" true >/dev/null
+		mv "$AR_BASE/template.tmp" "$AR_BASE/template"
+		touch "$AR_LEAKS"
+	) 9>"$AR_BASE/.lock"
+}
+
+common_setup() {
+	[ "$(id -u)" -eq 0 ] || skip "the suites run real containers: run as root"
+	[ -x "$RUNTIME" ] || { echo "RUNTIME $RUNTIME is not executable: build agentrun (make) or set RUNTIME" >&2; return 1; }
+	ar_prepare_run
+	TEST_DIR=$(mktemp -d "$AR_BASE/t.XXXXXX")
+	ROOT=$TEST_DIR/state
+	BUNDLE=$TEST_DIR/bundle
+	local tag
+	tag=$(basename "$BATS_TEST_FILENAME" .bats)
+	CID=$AR_RUN-$tag-$BATS_TEST_NUMBER
+	mkdir -p "$ROOT"
+	cp -a "$AR_BASE/template" "$BUNDLE"
+	update_config '.root.readonly = false
+		| .process.env += ["AGENTRUN_TEST_ID=" + $id]' --arg id "$CID"
+}
+
+# ---------------------------------------------------------------- teardown
+
+ar_leak() {
+	echo "$BATS_TEST_FILENAME: $BATS_TEST_DESCRIPTION: $*" >>"$AR_LEAKS"
+	echo "leak: $*" >&2
+}
+
+# Host processes belonging to containers whose id starts with PREFIX (the
+# test's CID, or the whole run's prefix): found by the AGENTRUN_TEST_ID the
+# template puts in every container's environment, or by cgroup membership.
+pids_matching() {
+	local prefix=$1
+	# Two greps over /proc rather than a bash loop: bats traces every shell
+	# command, which makes per-process loops slow. -z: environ is a list of
+	# NUL-terminated strings.
+	{
+		grep -lsazE "^AGENTRUN_TEST_ID=${prefix}([-.].*)?\$" /proc/[0-9]*/environ
+		grep -lsE "/${prefix}([-./].*)?\$" /proc/[0-9]*/cgroup
+	} | sed -n 's|^/proc/\([0-9]*\)/.*|\1|p' | sort -un | grep -vx -e "$$" -e "$BASHPID" | live_pids
+	return 0
+}
+
+# Filter a list of pids (stdin) down to those not yet exited. Zombies do
+# not count: on this host pid 1 is slow to reap orphans, and a zombie holds
+# no resources a container could leak.
+live_pids() {
+	local pids
+	pids=$(paste -sd, -)
+	[ -n "$pids" ] || return 0
+	ps -o pid=,stat= -p "$pids" 2>/dev/null | awk '$2 !~ /^Z/ { print $1 }'
+}
+
+# pid_alive PID: running (not a zombie).
+pid_alive() {
+	[ -n "$(echo "$1" | live_pids)" ]
+}
+
+# Mount points (host mount namespace) under DIR, deepest last.
+mounts_under() {
+	awk -v d="$1" '$5 == d || index($5, d "/") == 1 { print $5 }' /proc/self/mountinfo
+}
+
+# cgroup dirs named ID or ID-* or ID.* anywhere in the hierarchy.
+cgroups_named() {
+	find /sys/fs/cgroup -mindepth 1 -maxdepth 8 -type d \( -name "$1" -o -name "$1-*" -o -name "$1.*" \) 2>/dev/null
+}
+
+container_ids_in_root() {
+	local ids
+	ids=$(runtime list -q 2>/dev/null) || ids=""
+	# A runtime too broken to list still left directories behind.
+	if [ -d "$ROOT" ]; then
+		ids+=$'\n'$(find "$ROOT" -mindepth 1 -maxdepth 1 -type d -printf '%f\n')
+	fi
+	printf '%s\n' "$ids" | grep -v '^$' | sort -u
+}
+
+kill_tracked_pids() {
+	[ -f "$TEST_DIR/pids" ] || return 0
+	local p
+	while read -r p; do
+		kill -KILL "$p" 2>/dev/null || true
+	done <"$TEST_DIR/pids"
+	while read -r p; do
+		wait "$p" 2>/dev/null || true
+	done <"$TEST_DIR/pids"
+}
+
+# Poll: a process killed by `delete --force` may take a moment to go.
+wait_no_pids() {
+	local prefix=$1 i
+	for i in $(seq 1 40); do
+		[ -z "$(pids_matching "$prefix")" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+common_teardown() {
+	[ -n "${TEST_DIR:-}" ] && [ -d "$TEST_DIR" ] || return 0
+	local id p m cg
+
+	kill_tracked_pids
+	for id in $(container_ids_in_root); do
+		runtime delete --force "$id" >/dev/null 2>&1 || true
+	done
+
+	# What the runtime failed to clean up is a leak: record, then remove.
+	if ! wait_no_pids "$CID"; then
+		for p in $(pids_matching "$CID"); do
+			ar_leak "process $p ($(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null))"
+			kill -KILL "$p" 2>/dev/null || true
+		done
+	fi
+	for id in $(container_ids_in_root); do
+		ar_leak "state dir $ROOT/$id"
+	done
+	for m in $(mounts_under "$TEST_DIR" | tac); do
+		ar_leak "mount $m"
+		umount -l "$m" 2>/dev/null || true
+	done
+	for cg in $(cgroups_named "$CID" | sort -r); do
+		ar_leak "cgroup $cg"
+		rmdir "$cg" 2>/dev/null || true
+	done
+	rm -rf --one-file-system "$TEST_DIR"
+}
+
+setup() {
+	common_setup
+}
+
+teardown() {
+	common_teardown
+}
