@@ -146,6 +146,25 @@ wait_for_exit() {
 	assert_equal "$(v1_knob pids pids.max)" 40
 }
 
+@test "update: memory and memory+swap (v1 memsw) move together" {
+	require_v1_memory
+	[ -f "$AR_CGROUP_V1/memory/memory.memsw.limit_in_bytes" ] || skip "no swap accounting"
+	start_sleeper
+	run runtime update --memory 32m --memory-swap 64m "$CID"
+	assert_success
+	assert_equal "$(v1_knob memory memory.memsw.limit_in_bytes)" 67108864
+	run runtime update --memory 128m "$CID"
+	assert_failure
+	assert_output_contains 'above the current memory+swap limit 67108864: give memory.swap (--memory-swap)'
+	run runtime update --memory 128m --memory-swap 256m "$CID"
+	assert_success
+	assert_equal "$(v1_knob memory memory.limit_in_bytes)" 134217728
+	assert_equal "$(v1_knob memory memory.memsw.limit_in_bytes)" 268435456
+	run runtime update --memory 16m --memory-swap 8m "$CID"
+	assert_failure
+	assert_output_contains 'is below memory.limit'
+}
+
 @test "update: memory.checkBeforeUpdate refuses a limit below usage" {
 	require_v1_memory
 	start_sleeper

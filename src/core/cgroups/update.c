@@ -175,6 +175,32 @@ check_memory_usage (const targets *t, const oci_memory *m, ar_error_t **err)
   return 0;
 }
 
+/* v1 keeps memory+swap (memsw) at or above the memory limit and answers a
+ * bare EINVAL otherwise: say what to do instead. */
+static int
+check_memsw_room (const targets *t, const oci_memory *m, ar_error_t **err)
+{
+  if (m == NULL || !m->limit.set || m->limit.value == 0 || m->swap.set)
+    return 0;
+  const target *mt = target_with (t, "memory", "memory");
+  if (mt == NULL || mt->view.version != AR_CG_V1
+      || !ar_cg_exists (mt->dir, "memory.memsw.limit_in_bytes"))
+    return 0;
+  uint64_t memsw = 0;
+  if (read_u64 (mt->dir, "memory.memsw.limit_in_bytes", &memsw, err) < 0)
+    return -1;
+  /* "No limit" reads back as the largest page-aligned value, and -1 asks
+   * for exactly that. */
+  bool memsw_unlimited = memsw > (uint64_t) INT64_MAX / 2;
+  if (m->limit.value < 0 ? !memsw_unlimited : (uint64_t) m->limit.value > memsw)
+    return ar_error_set (err, 0,
+                         "memory.limit %" PRId64 " is above the current "
+                         "memory+swap limit %" PRIu64
+                         ": give memory.swap (--memory-swap) as well",
+                         m->limit.value, memsw);
+  return 0;
+}
+
 int
 ar_cgroup_update (const ar_cgroup *cg, const oci_resources *r,
                   ar_error_t **err)
@@ -186,7 +212,8 @@ ar_cgroup_update (const ar_cgroup *cg, const oci_resources *r,
   cleanup_targets targets t = { 0 };
   if (ar_cg_discover (&all, err) < 0 || collect_targets (cg, &all, &t, err) < 0
       || check_enforceable (&t, r, err) < 0
-      || check_memory_usage (&t, r->memory, err) < 0)
+      || check_memory_usage (&t, r->memory, err) < 0
+      || check_memsw_room (&t, r->memory, err) < 0)
     return -1;
   for (size_t i = 0; i < t.len; i++)
     {
