@@ -1,0 +1,206 @@
+#!/usr/bin/env bats
+# Global flags and the verbs that need no running container, as runc has them.
+
+load helpers
+
+@test "--version prints the version and the runtime-spec version" {
+	run "$RUNTIME" --version
+	assert_success
+	assert_output_contains "version"
+	assert_output_contains "spec: 1."
+	run "$RUNTIME" -v
+	assert_success
+	assert_output_contains "version"
+}
+
+@test "--help lists the commands" {
+	run "$RUNTIME" --help
+	assert_success
+	local verb
+	for verb in create start run state kill delete list spec; do
+		assert_output_contains "$verb"
+	done
+	assert_output_contains "--root"
+}
+
+@test "an unknown command fails and names it" {
+	run "$RUNTIME" --root "$ROOT" no-such-verb
+	assert_failure
+	assert_output_contains "no-such-verb"
+}
+
+@test "an unknown flag fails" {
+	run "$RUNTIME" --root "$ROOT" --no-such-global-flag list
+	assert_failure
+	run runtime create --no-such-flag --bundle "$BUNDLE" "$CID"
+	assert_failure
+	run runtime list
+	assert_success
+	refute_output_contains "$CID"
+}
+
+@test "a verb missing its container id fails" {
+	local verb
+	for verb in create start state kill delete; do
+		run runtime "$verb"
+		assert_failure
+	done
+}
+
+@test "--root chooses where state lives" {
+	local other=$TEST_DIR/other-root
+	set_args sleep 1000
+	ctr_create
+	# The state dir is named after the container, inside --root.
+	[ -e "$ROOT/$CID" ] || fail "no $ROOT/$CID"
+	run runtime list -q
+	assert_output "$CID"
+	run "$RUNTIME" --root "$other" list -q
+	assert_success
+	assert_output ""
+	run "$RUNTIME" --root "$other" state "$CID"
+	assert_failure
+}
+
+@test "spec writes a default config.json" {
+	local dir=$TEST_DIR/spec
+	mkdir -p "$dir"
+	run bash -c 'cd "$1" && "$2" spec' _ "$dir" "$RUNTIME"
+	assert_success
+	jq -e '.ociVersion and .process.args and .root.path == "rootfs"
+		and (.linux.namespaces | map(.type) | index("pid") and index("mount"))' \
+		"$dir/config.json" >/dev/null || fail "unexpected default config"
+}
+
+@test "spec refuses to overwrite an existing config.json" {
+	local dir=$TEST_DIR/spec
+	mkdir -p "$dir"
+	echo '{"keep": true}' >"$dir/config.json"
+	run bash -c 'cd "$1" && "$2" spec' _ "$dir" "$RUNTIME"
+	assert_failure
+	assert_equal "$(jq -c . "$dir/config.json")" '{"keep":true}'
+}
+
+@test "spec --bundle writes into the bundle" {
+	local dir=$TEST_DIR/spec-bundle
+	mkdir -p "$dir"
+	run "$RUNTIME" spec --bundle "$dir"
+	assert_success
+	jq -e .process "$dir/config.json" >/dev/null || fail "no config in $dir"
+}
+
+@test "spec --rootless adds a user namespace mapping the caller" {
+	local dir=$TEST_DIR/spec-rootless
+	mkdir -p "$dir"
+	run "$RUNTIME" spec --rootless --bundle "$dir"
+	assert_success
+	jq -e '(.linux.namespaces | map(.type) | index("user"))
+		and (.linux.uidMappings[0].hostID == 0)
+		and (.linux.gidMappings[0].hostID == 0)
+		and (.linux.uidMappings[0].containerID == 0)' \
+		"$dir/config.json" >/dev/null || fail "no user namespace or mapping"
+	# runc drops network and resource limits it cannot set up without root.
+	jq -e '(.linux.namespaces | map(.type) | index("network")) | not' \
+		"$dir/config.json" >/dev/null || fail "rootless spec keeps a network namespace"
+}
+
+@test "the default spec runs as it is (with our rootfs)" {
+	rm -f "$BUNDLE/config.json"
+	(cd "$BUNDLE" && "$RUNTIME" spec)
+	update_config '.process.terminal = false | .process.args = ["echo", "spec-ok"]'
+	run runtime run --bundle "$BUNDLE" "$CID"
+	assert_success
+	assert_output spec-ok
+}
+
+@test "list shows a table with a header and one row per container" {
+	set_args sleep 1000
+	ctr_create "$CID-a"
+	ctr_run_bg "$CID-b"
+	run runtime list
+	assert_success
+	local header=${lines[0]}
+	[[ "$header" =~ ^ID\ +PID\ +STATUS\ +BUNDLE\ +CREATED\ +OWNER ]] || fail "header: $header"
+	assert_equal "${#lines[@]}" 3
+	[[ "$output" =~ $CID-a\ +[0-9]+\ +created\ +$BUNDLE ]] || fail "row for -a"
+	[[ "$output" =~ $CID-b\ +[0-9]+\ +running\ +$BUNDLE ]] || fail "row for -b"
+}
+
+@test "list -q prints only the ids" {
+	set_args sleep 1000
+	ctr_create "$CID-a"
+	ctr_create "$CID-b"
+	run runtime list -q
+	assert_success
+	assert_equal "$(sort <<<"$output")" "$(printf '%s\n' "$CID-a" "$CID-b")"
+}
+
+@test "list --format json gives id, pid, status and bundle" {
+	set_args sleep 1000
+	ctr_create
+	local pid
+	pid=$(ctr_pid)
+	run runtime list --format json
+	assert_success
+	jq -e --arg id "$CID" --arg b "$BUNDLE" --argjson pid "$pid" \
+		'length == 1 and .[0].id == $id and .[0].pid == $pid
+		and .[0].status == "created" and .[0].bundle == $b' <<<"$output" >/dev/null \
+		|| fail "unexpected list json"
+	run runtime list -f json
+	assert_success
+	jq -e 'length == 1' <<<"$output" >/dev/null || fail "-f json"
+}
+
+@test "list of an empty root is empty" {
+	run runtime list -q
+	assert_success
+	assert_output ""
+	run runtime list --format json
+	assert_success
+	# runc prints null, agentrun []: either way nothing is listed.
+	jq -e '(. // []) | length == 0' <<<"$output" >/dev/null || fail "not empty json"
+}
+
+@test "list rejects an unknown format" {
+	run runtime list --format yaml
+	assert_failure
+}
+
+@test "--log with --log-format json writes JSON lines on error" {
+	local log=$TEST_DIR/runtime.log
+	run "$RUNTIME" --root "$ROOT" --log "$log" --log-format json state "$CID-missing"
+	assert_failure
+	[ -s "$log" ] || fail "nothing logged"
+	# Every line is a JSON object; the error carries level and msg.
+	jq -e . "$log" >/dev/null || fail "log is not JSON lines: $(cat "$log")"
+	jq -se 'map(select(.level == "error" and (.msg | type == "string") and (.time | type == "string"))) | length >= 1' \
+		"$log" >/dev/null || fail "no error entry: $(cat "$log")"
+}
+
+@test "--log with text format writes the error as text" {
+	local log=$TEST_DIR/runtime.log
+	run "$RUNTIME" --root "$ROOT" --log "$log" --log-format text state "$CID-missing"
+	assert_failure
+	# runc's logrus says level=error; any text naming the error will do.
+	grep -q 'error' "$log" || fail "no error in: $(cat "$log")"
+	grep -qF "$CID-missing" "$log" || fail "message lacks the id: $(cat "$log")"
+	! jq -e . "$log" >/dev/null 2>&1 || fail "text log is JSON"
+}
+
+@test "--log-format rejects unknown formats" {
+	run "$RUNTIME" --root "$ROOT" --log-format xml list
+	assert_failure
+}
+
+@test "--debug does not change the result" {
+	run "$RUNTIME" --root "$ROOT" --debug --log "$TEST_DIR/debug.log" run --bundle "$BUNDLE" "$CID"
+	assert_success
+}
+
+@test "--systemd-cgroup either works or says why not" {
+	update_config '.linux.cgroupsPath = "system.slice:agentrun-test:" + $id' --arg id "$CID"
+	run --separate-stderr "$RUNTIME" --root "$ROOT" --systemd-cgroup run --bundle "$BUNDLE" "$CID"
+	if [ "$status" -ne 0 ]; then
+		[[ "$stderr" == *systemd* ]] || fail "error does not mention systemd"
+	fi
+}
