@@ -1,0 +1,685 @@
+/* ar_policy_apply: profile + the container's run.agentrun.* annotations →
+ * a rewritten spec and a plan for the host side. Pure: no syscalls, no
+ * files; the profile is already loaded.
+ *
+ * Rules that keep it safe to run on any spec:
+ *  - everything is checked before anything is changed, so a refused
+ *    annotation leaves the spec as it was;
+ *  - limits only tighten: a stricter value already in the spec stays;
+ *  - capabilities only shrink: never more than the spec asked for;
+ *  - host paths from annotations must lie under a directory the profile
+ *    allows, judged lexically with ".." refused outright (symlinks on the
+ *    host are the export code's business, at the time it opens them). */
+#include "config.h"
+#include "policy_internal.h"
+#include "seccomp_default.h"
+#include "../../oci/json.h"
+#include "../util/cleanup.h"
+#include "../util/path.h"
+
+#include <string.h>
+
+/* cgroup cpu bandwidth period that quotas are expressed against, and the
+ * smallest quota the kernel takes. */
+#define CPU_PERIOD_US 100000
+#define CPU_QUOTA_MIN_US 1000
+
+/* The limits that go into linux.resources, after annotations. */
+typedef struct
+{
+  uint64_t memory_bytes;
+  int64_t pids;
+  uint64_t millicpus;
+  bool egress_mode_annotated;
+  bool egress_allow_annotated;
+} policy_limits;
+
+/* ------------------------------------------------------------------ */
+/* The plan, as the profile alone describes it.                        */
+
+static char *
+dup_or_null (const char *s)
+{
+  return s ? xstrdup (s) : NULL;
+}
+
+static void
+add_secret (ar_agent_plan *plan, const char *name, const char *host_path)
+{
+  for (size_t i = 0; i < plan->n_secrets; i++)
+    if (strcmp (plan->secrets[i].name, name) == 0)
+      {
+        free (plan->secrets[i].host_path);
+        plan->secrets[i].host_path = xstrdup (host_path);
+        return;
+      }
+  plan->secrets = xrealloc (plan->secrets,
+                            (plan->n_secrets + 1) * sizeof *plan->secrets);
+  plan->secrets[plan->n_secrets++]
+      = (ar_secret){ xstrdup (name), xstrdup (host_path) };
+}
+
+static void
+set_egress_allow (ar_agent_plan *plan, char **entries, size_t n)
+{
+  for (size_t i = 0; i < plan->n_egress_allow; i++)
+    free (plan->egress_allow[i]);
+  free (plan->egress_allow);
+  plan->egress_allow = entries;
+  plan->n_egress_allow = n;
+}
+
+static char **
+strv_copy (const oci_strv *v)
+{
+  char **items = xcalloc (v->len + 1, sizeof *items);
+  for (size_t i = 0; i < v->len; i++)
+    items[i] = xstrdup (v->items[i]);
+  return items;
+}
+
+static ar_agent_plan *
+plan_from_profile (const ar_profile *profile)
+{
+  ar_agent_plan *plan = xcalloc (1, sizeof *plan);
+  plan->profile = xstrdup (profile->name);
+  plan->overlay = profile->overlay;
+  plan->overlay_size_bytes = profile->overlay_size_bytes;
+  plan->overlay_inodes = profile->overlay_inodes;
+  if (profile->secrets)
+    {
+      plan->secrets_path = xstrdup (profile->secrets_path);
+      plan->secrets_main_only = profile->secrets_main_only;
+      for (size_t i = 0; i < profile->secret_files.len; i++)
+        add_secret (plan, profile->secret_files.items[i].key,
+                    profile->secret_files.items[i].value);
+    }
+  if (profile->output)
+    {
+      plan->output_path = xstrdup (profile->output_path);
+      plan->output_max_bytes = profile->output_max_bytes;
+      plan->output_max_files = profile->output_max_files;
+    }
+  plan->audit_path = dup_or_null (profile->audit_path);
+  plan->wall_clock_seconds = profile->wall_clock_seconds;
+  plan->egress = profile->egress;
+  set_egress_allow (plan, strv_copy (&profile->egress_allow),
+                    profile->egress_allow.len);
+  return plan;
+}
+
+/* ------------------------------------------------------------------ */
+/* Annotations.                                                        */
+
+typedef struct
+{
+  const ar_profile *profile;
+  ar_agent_plan *plan;
+  policy_limits *limits;
+  const char *suffix; /* the key after "run.agentrun." */
+} annotation_target;
+
+typedef int (*annotation_handler) (annotation_target *t, const char *value,
+                                   ar_error_t **err);
+
+static int
+invalid_value (const char *value, const char *what, ar_error_t **err)
+{
+  cleanup_free char *quoted = oj_quote (value, strlen (value));
+  return ar_error_set (err, 0, "invalid value %s (want %s)", quoted, what);
+}
+
+static int
+feature_off (annotation_target *t, const char *feature, ar_error_t **err)
+{
+  return ar_error_set (err, 0, "%s is off in profile \"%s\"", feature,
+                       t->profile->name);
+}
+
+static int
+set_size (const char *value, uint64_t *out, ar_error_t **err)
+{
+  if (!ar_parse_size (value, out))
+    return invalid_value (value, "a size like \"512M\" or \"2G\"", err);
+  return 0;
+}
+
+static int
+set_unsigned_count (const char *value, uint64_t *out, ar_error_t **err)
+{
+  int64_t n;
+  if (!ar_parse_count (value, &n))
+    return invalid_value (value, "a non-negative integer", err);
+  *out = (uint64_t) n;
+  return 0;
+}
+
+static int
+on_overlay_size (annotation_target *t, const char *value, ar_error_t **err)
+{
+  if (!t->plan->overlay)
+    return feature_off (t, "the overlay", err);
+  return set_size (value, &t->plan->overlay_size_bytes, err);
+}
+
+static int
+on_overlay_inodes (annotation_target *t, const char *value, ar_error_t **err)
+{
+  if (!t->plan->overlay)
+    return feature_off (t, "the overlay", err);
+  return set_unsigned_count (value, &t->plan->overlay_inodes, err);
+}
+
+static int
+on_secrets_main_only (annotation_target *t, const char *value,
+                      ar_error_t **err)
+{
+  if (t->plan->secrets_path == NULL)
+    return feature_off (t, "secrets", err);
+  if (strcmp (value, "true") != 0 && strcmp (value, "false") != 0)
+    return invalid_value (value, "true or false", err);
+  t->plan->secrets_main_only = strcmp (value, "true") == 0;
+  return 0;
+}
+
+/* "a, b, c" → the dirs as one string for an error message. */
+static char *
+join_dirs (const oci_strv *dirs)
+{
+  if (dirs->len == 0)
+    return xstrdup ("the profile allows none");
+  size_t size = 1;
+  for (size_t i = 0; i < dirs->len; i++)
+    size += strlen (dirs->items[i]) + 2;
+  char *out = xmalloc (size);
+  char *p = out;
+  for (size_t i = 0; i < dirs->len; i++)
+    p = stpcpy (stpcpy (p, i ? ", " : ""), dirs->items[i]);
+  return out;
+}
+
+/* A host path from an annotation, accepted only inside one of `allowed`
+ * (equal to it too when `dir_itself_ok`). *clean is the normalised path. */
+static int
+check_host_path (const char *value, const oci_strv *allowed,
+                 bool dir_itself_ok, char **clean, ar_error_t **err)
+{
+  cleanup_free char *quoted = oj_quote (value, strlen (value));
+  if (value[0] != '/')
+    return ar_error_set (err, 0, "%s is not an absolute path", quoted);
+  if (ar_path_has_dotdot (value))
+    return ar_error_set (err, 0, "%s: \"..\" is not allowed in host paths",
+                         quoted);
+  cleanup_free char *path = ar_path_clean (value);
+  for (size_t i = 0; i < allowed->len; i++)
+    if (ar_path_is_within (path, allowed->items[i])
+        && (dir_itself_ok || strcmp (path, allowed->items[i]) != 0))
+      {
+        *clean = steal_pointer (&path);
+        return 0;
+      }
+  cleanup_free char *dirs = join_dirs (allowed);
+  return ar_error_set (err, 0, "%s is not under an allowed host directory (%s)",
+                       quoted, dirs);
+}
+
+static int
+on_secret (annotation_target *t, const char *value, ar_error_t **err)
+{
+  const char *name = t->suffix + strlen ("secret.");
+  if (t->plan->secrets_path == NULL)
+    return feature_off (t, "secrets", err);
+  if (!ar_secret_name_valid (name))
+    return ar_error_set (err, 0, "invalid secret name (want [A-Za-z0-9._-]+)");
+  cleanup_free char *host_path = NULL;
+  if (check_host_path (value, &t->profile->secrets_allowed_host_dirs, false,
+                       &host_path, err)
+      < 0)
+    return -1;
+  add_secret (t->plan, name, host_path);
+  return 0;
+}
+
+static int
+on_output (annotation_target *t, const char *value, ar_error_t **err)
+{
+  if (t->plan->output_path == NULL)
+    return feature_off (t, "output", err);
+  cleanup_free char *host_dir = NULL;
+  if (check_host_path (value, &t->profile->output_allowed_host_dirs, true,
+                       &host_dir, err)
+      < 0)
+    return -1;
+  free (t->plan->output_host_dir);
+  t->plan->output_host_dir = steal_pointer (&host_dir);
+  return 0;
+}
+
+static int
+on_output_max_bytes (annotation_target *t, const char *value,
+                     ar_error_t **err)
+{
+  if (t->plan->output_path == NULL)
+    return feature_off (t, "output", err);
+  return set_size (value, &t->plan->output_max_bytes, err);
+}
+
+static int
+on_output_max_files (annotation_target *t, const char *value,
+                     ar_error_t **err)
+{
+  if (t->plan->output_path == NULL)
+    return feature_off (t, "output", err);
+  return set_unsigned_count (value, &t->plan->output_max_files, err);
+}
+
+static int
+on_timeout (annotation_target *t, const char *value, ar_error_t **err)
+{
+  if (!ar_parse_duration (value, &t->plan->wall_clock_seconds))
+    return invalid_value (value, "a duration like \"90s\", \"15m\", \"2h\"",
+                          err);
+  return 0;
+}
+
+static int
+on_memory (annotation_target *t, const char *value, ar_error_t **err)
+{
+  return set_size (value, &t->limits->memory_bytes, err);
+}
+
+static int
+on_pids (annotation_target *t, const char *value, ar_error_t **err)
+{
+  if (!ar_parse_count (value, &t->limits->pids))
+    return invalid_value (value, "a non-negative integer", err);
+  return 0;
+}
+
+static int
+on_cpus (annotation_target *t, const char *value, ar_error_t **err)
+{
+  if (!ar_parse_cpus (value, &t->limits->millicpus))
+    return invalid_value (value, "a number of cpus like \"2\" or \"0.5\"",
+                          err);
+  return 0;
+}
+
+static int
+on_egress (annotation_target *t, const char *value, ar_error_t **err)
+{
+  if (!ar_egress_mode_parse (value, &t->plan->egress))
+    return invalid_value (value, "none, allowlist or open", err);
+  t->limits->egress_mode_annotated = true;
+  return 0;
+}
+
+/* Comma-separated entries; blanks around them are ignored. */
+static int
+on_egress_allow (annotation_target *t, const char *value, ar_error_t **err)
+{
+  cleanup_free char *copy = xstrdup (value);
+  char **entries = xcalloc (strlen (value) / 2 + 2, sizeof *entries);
+  size_t n = 0;
+  char *save = NULL;
+  for (char *tok = strtok_r (copy, ",", &save); tok;
+       tok = strtok_r (NULL, ",", &save))
+    {
+      tok += strspn (tok, " \t");
+      size_t len = strlen (tok);
+      while (len > 0 && (tok[len - 1] == ' ' || tok[len - 1] == '\t'))
+        tok[--len] = '\0';
+      if (len == 0)
+        continue;
+      if (!ar_egress_entry_valid (tok))
+        {
+          for (size_t i = 0; i < n; i++)
+            free (entries[i]);
+          free (entries);
+          return invalid_value (tok, "CIDR, host, host:port or *.domain",
+                                err);
+        }
+      entries[n++] = xstrdup (tok);
+    }
+  set_egress_allow (t->plan, entries, n);
+  t->limits->egress_allow_annotated = true;
+  return 0;
+}
+
+static const struct
+{
+  const char *suffix;
+  annotation_handler handler;
+} annotation_handlers[] = {
+  { "overlay.size", on_overlay_size },
+  { "overlay.inodes", on_overlay_inodes },
+  { "secrets.mainOnly", on_secrets_main_only },
+  { "output", on_output },
+  { "output.maxBytes", on_output_max_bytes },
+  { "output.maxFiles", on_output_max_files },
+  { "timeout", on_timeout },
+  { "memory", on_memory },
+  { "pids", on_pids },
+  { "cpus", on_cpus },
+  { "egress", on_egress },
+  { "egress.allow", on_egress_allow },
+};
+
+static annotation_handler
+find_handler (const char *suffix)
+{
+  if (strncmp (suffix, "secret.", strlen ("secret.")) == 0)
+    return on_secret;
+  for (size_t i = 0;
+       i < sizeof annotation_handlers / sizeof *annotation_handlers; i++)
+    if (strcmp (suffix, annotation_handlers[i].suffix) == 0)
+      return annotation_handlers[i].handler;
+  return NULL;
+}
+
+static bool
+annotation_allowed (const ar_profile *profile, const char *suffix)
+{
+  for (size_t i = 0; i < profile->annotations.len; i++)
+    if (ar_annotation_pattern_matches (profile->annotations.items[i], suffix))
+      return true;
+  return false;
+}
+
+/* Keys come from whoever created the container: print them as they are
+ * only when that cannot garble the one-line message. */
+static char *
+printable_key (const char *key)
+{
+  for (const char *p = key; *p; p++)
+    if ((unsigned char) *p < 0x20 || *p == 0x7f || *p == '"')
+      return oj_quote (key, strlen (key));
+  return xstrdup (key);
+}
+
+static int
+apply_annotation (annotation_target *t, const char *key, const char *value,
+                  ar_error_t **err)
+{
+  annotation_handler handler = ar_annotation_known (t->suffix)
+                                   ? find_handler (t->suffix)
+                                   : NULL;
+  cleanup_free char *shown = printable_key (key);
+  if (handler == NULL)
+    return ar_error_set (err, 0, "annotation %s: unknown agentrun annotation",
+                         shown);
+  if (!annotation_allowed (t->profile, t->suffix))
+    return ar_error_set (err, 0, "annotation %s: not allowed by profile \"%s\"",
+                         shown, t->profile->name);
+  if (handler (t, value, err) < 0)
+    return ar_error_prefix (err, "annotation %s", shown);
+  return 0;
+}
+
+static int
+apply_annotations (const oci_map *annotations, annotation_target *t,
+                   ar_error_t **err)
+{
+  const size_t prefix_len = strlen (AR_AGENT_ANNOTATION_PREFIX);
+  for (size_t i = 0; i < annotations->len; i++)
+    {
+      const oci_kv *kv = &annotations->items[i];
+      if (strncmp (kv->key, AR_AGENT_ANNOTATION_PREFIX, prefix_len) != 0)
+        continue;
+      t->suffix = kv->key + prefix_len;
+      if (apply_annotation (t, kv->key, kv->value, err) < 0)
+        return -1;
+    }
+  /* An allow-list given on its own means: allow these, not "no egress". */
+  if (t->limits->egress_allow_annotated && !t->limits->egress_mode_annotated
+      && t->plan->egress == AR_EGRESS_NONE && t->plan->n_egress_allow > 0)
+    t->plan->egress = AR_EGRESS_ALLOWLIST;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rewriting the spec. Nothing below can fail.                         */
+
+static oci_linux *
+ensure_linux (oci_spec *spec)
+{
+  if (spec->linux_cfg == NULL)
+    spec->linux_cfg = xcalloc (1, sizeof *spec->linux_cfg);
+  return spec->linux_cfg;
+}
+
+static oci_resources *
+ensure_resources (oci_linux *l)
+{
+  if (l->resources == NULL)
+    l->resources = xcalloc (1, sizeof *l->resources);
+  return l->resources;
+}
+
+/* Set `limit` to `want` unless it already holds something stricter;
+ * values <= 0 mean "unlimited" in the spec. */
+static void
+tighten_i64 (oci_opt_i64 *limit, int64_t want)
+{
+  if (!limit->set || limit->value <= 0 || limit->value > want)
+    *limit = (oci_opt_i64){ true, want };
+}
+
+static void
+apply_memory_limit (oci_resources *r, uint64_t bytes)
+{
+  if (r->memory == NULL)
+    r->memory = xcalloc (1, sizeof *r->memory);
+  oci_memory *m = r->memory;
+  tighten_i64 (&m->limit, bytes > INT64_MAX ? INT64_MAX : (int64_t) bytes);
+  /* memory+swap below the limit already bounds memory tighter, and the
+   * cgroup would refuse a limit above it. */
+  if (m->swap.set && m->swap.value > 0 && m->swap.value < m->limit.value)
+    m->limit.value = m->swap.value;
+}
+
+/* Keep the spec's quota when its share of a cpu is no larger than ours. */
+static void
+apply_cpu_limit (oci_resources *r, uint64_t millicpus)
+{
+  if (r->cpu == NULL)
+    r->cpu = xcalloc (1, sizeof *r->cpu);
+  oci_cpu *cpu = r->cpu;
+  uint64_t want_quota = millicpus * (CPU_PERIOD_US / 1000);
+  if (want_quota < CPU_QUOTA_MIN_US)
+    want_quota = CPU_QUOTA_MIN_US;
+  if (cpu->quota.set && cpu->quota.value > 0)
+    {
+      uint64_t period = cpu->period.set && cpu->period.value > 0
+                            ? cpu->period.value
+                            : CPU_PERIOD_US;
+      unsigned __int128 spec_share
+          = (unsigned __int128) cpu->quota.value * CPU_PERIOD_US;
+      if (spec_share <= (unsigned __int128) want_quota * period)
+        return;
+    }
+  cpu->quota = (oci_opt_i64){ true, (int64_t) want_quota };
+  cpu->period = (oci_opt_u64){ true, CPU_PERIOD_US };
+}
+
+static void
+apply_limits (oci_spec *spec, const policy_limits *limits)
+{
+  if (limits->memory_bytes == 0 && limits->pids == 0
+      && limits->millicpus == 0)
+    return;
+  oci_resources *r = ensure_resources (ensure_linux (spec));
+  if (limits->memory_bytes)
+    apply_memory_limit (r, limits->memory_bytes);
+  if (limits->pids)
+    tighten_i64 (&r->pids_limit, limits->pids);
+  if (limits->millicpus)
+    apply_cpu_limit (r, limits->millicpus);
+}
+
+static bool
+strv_contains (const oci_strv *v, const char *s)
+{
+  for (size_t i = 0; i < v->len; i++)
+    if (strcmp (v->items[i], s) == 0)
+      return true;
+  return false;
+}
+
+/* Drop from `set` what `keep` does not list, in place. */
+static void
+restrict_strv (oci_strv *set, const oci_strv *keep)
+{
+  size_t kept = 0;
+  for (size_t i = 0; i < set->len; i++)
+    if (strv_contains (keep, set->items[i]))
+      set->items[kept++] = set->items[i];
+    else
+      free (set->items[i]);
+  if (set->items)
+    set->items[kept] = NULL;
+  set->len = kept;
+}
+
+static void
+empty_strv (oci_strv *set)
+{
+  if (set->items == NULL)
+    return; /* absent already means empty */
+  oci_strv none = { 0 };
+  restrict_strv (set, &none);
+}
+
+static void
+apply_capabilities (oci_process *process, const ar_profile *profile)
+{
+  oci_capabilities *caps = process->capabilities;
+  if (!profile->capabilities_set || caps == NULL)
+    return; /* no capabilities asked, none granted */
+  restrict_strv (&caps->bounding, &profile->capabilities);
+  restrict_strv (&caps->effective, &profile->capabilities);
+  restrict_strv (&caps->permitted, &profile->capabilities);
+  empty_strv (&caps->inheritable);
+  empty_strv (&caps->ambient);
+}
+
+static void
+apply_rlimit (oci_process *process, const oci_rlimit *want)
+{
+  for (size_t i = 0; i < process->n_rlimits; i++)
+    {
+      oci_rlimit *have = &process->rlimits[i];
+      if (strcmp (have->type, want->type) != 0)
+        continue;
+      if (have->hard > want->hard)
+        have->hard = want->hard;
+      if (have->soft > want->soft)
+        have->soft = want->soft;
+      if (have->soft > have->hard)
+        have->soft = have->hard;
+      return;
+    }
+  process->rlimits = xrealloc (process->rlimits, (process->n_rlimits + 1)
+                                                     * sizeof *process->rlimits);
+  process->rlimits[process->n_rlimits++]
+      = (oci_rlimit){ xstrdup (want->type), want->hard, want->soft };
+}
+
+static void
+apply_process (oci_spec *spec, const ar_profile *profile)
+{
+  oci_process *process = spec->process;
+  if (process == NULL)
+    return;
+  if (profile->no_new_privileges)
+    process->no_new_privileges = true;
+  apply_capabilities (process, profile);
+  for (size_t i = 0; i < profile->n_rlimits; i++)
+    apply_rlimit (process, &profile->rlimits[i]);
+}
+
+static void
+apply_seccomp (oci_spec *spec, ar_profile_seccomp mode)
+{
+  if (mode == AR_PROFILE_SECCOMP_SPEC)
+    return;
+  oci_linux *l = ensure_linux (spec);
+  if (mode == AR_PROFILE_SECCOMP_NONE)
+    {
+      ar_seccomp_free (l->seccomp);
+      l->seccomp = NULL;
+    }
+  else if (l->seccomp == NULL)
+    l->seccomp = ar_seccomp_default_new ();
+}
+
+static void
+append_unique (oci_strv *list, const char *item)
+{
+  if (strv_contains (list, item))
+    return;
+  list->items = xrealloc (list->items, (list->len + 2) * sizeof *list->items);
+  list->items[list->len++] = xstrdup (item);
+  list->items[list->len] = NULL;
+}
+
+static void
+apply_paths (oci_spec *spec, const ar_profile *profile)
+{
+  if (profile->masked_paths.len == 0 && profile->readonly_paths.len == 0)
+    return;
+  oci_linux *l = ensure_linux (spec);
+  for (size_t i = 0; i < profile->masked_paths.len; i++)
+    append_unique (&l->masked_paths, profile->masked_paths.items[i]);
+  for (size_t i = 0; i < profile->readonly_paths.len; i++)
+    append_unique (&l->readonly_paths, profile->readonly_paths.items[i]);
+}
+
+/* Filtered egress needs a network namespace of the container's own. One
+ * the spec names by path (a pod's, say) is kept: the egress hook then
+ * filters inside that namespace. */
+static void
+apply_network (oci_spec *spec, const ar_agent_plan *plan)
+{
+  if (plan->egress == AR_EGRESS_OPEN
+      || oci_spec_find_namespace (spec, OCI_NS_NETWORK) != NULL)
+    return;
+  oci_linux *l = ensure_linux (spec);
+  l->namespaces = xrealloc (l->namespaces,
+                            (l->n_namespaces + 1) * sizeof *l->namespaces);
+  l->namespaces[l->n_namespaces++]
+      = (oci_namespace){ .type = OCI_NS_NETWORK, .path = NULL };
+}
+
+static void
+rewrite_spec (oci_spec *spec, const ar_profile *profile,
+              const ar_agent_plan *plan, const policy_limits *limits)
+{
+  apply_limits (spec, limits);
+  apply_process (spec, profile);
+  apply_seccomp (spec, profile->seccomp);
+  apply_paths (spec, profile);
+  apply_network (spec, plan);
+}
+
+int
+ar_policy_apply (oci_spec *spec, const ar_profile *profile,
+                 ar_agent_plan **plan, ar_error_t **err)
+{
+  *plan = NULL;
+  if (profile->plain_oci)
+    return 0;
+
+  cleanup_plan ar_agent_plan *p = plan_from_profile (profile);
+  policy_limits limits = { .memory_bytes = profile->memory_bytes,
+                           .pids = profile->pids,
+                           .millicpus = profile->millicpus };
+  annotation_target target
+      = { .profile = profile, .plan = p, .limits = &limits };
+  if (apply_annotations (&spec->annotations, &target, err) < 0)
+    return -1;
+
+  rewrite_spec (spec, profile, p, &limits);
+  *plan = steal_pointer (&p);
+  return 0;
+}

@@ -1,0 +1,124 @@
+/* What profile.c, policy.c and plan.c share, and what the unit tests look
+ * at: the loaded profile, and the parsers for the small value languages
+ * (sizes, durations, cpus, names) that profile files and annotations both
+ * use. Not part of the interface the core runtime sees (agent.h). */
+#ifndef AR_AGENT_POLICY_INTERNAL_H
+#define AR_AGENT_POLICY_INTERNAL_H
+
+#include "agent.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Environment variable that replaces AR_AGENT_CONFIG_DIR (tests, and
+ * hosts that keep their configuration elsewhere). */
+#define AR_AGENT_CONFIG_DIR_ENV "AGENTRUN_CONFIG_DIR"
+
+/* Profile files are small; a larger one is a mistake, not a profile. */
+#define AR_PROFILE_MAX_FILE_SIZE (1u << 20)
+
+/* "extends" chains deeper than this are refused (and so are cycles). */
+#define AR_PROFILE_MAX_DEPTH 8
+
+typedef enum
+{
+  AR_PROFILE_SECCOMP_SPEC,    /* keep what the spec says (maybe nothing) */
+  AR_PROFILE_SECCOMP_DEFAULT, /* the spec's, else the built-in default */
+  AR_PROFILE_SECCOMP_NONE,    /* remove any filter */
+} ar_profile_seccomp;
+
+struct ar_profile
+{
+  char *name;
+  bool plain_oci; /* the "oci" profile: ar_policy_apply changes nothing */
+
+  bool overlay;
+  uint64_t overlay_size_bytes; /* 0: no size limit */
+  uint64_t overlay_inodes;     /* 0: no inode limit */
+
+  bool secrets;
+  char *secrets_path;
+  bool secrets_main_only;
+  oci_strv secrets_allowed_host_dirs;
+  oci_map secret_files; /* name -> host path, named by the profile itself */
+
+  bool output;
+  char *output_path;
+  uint64_t output_max_bytes; /* 0: no quota */
+  uint64_t output_max_files; /* 0: no quota */
+  oci_strv output_allowed_host_dirs;
+
+  /* 0 in each means: the profile sets no limit. */
+  uint64_t memory_bytes;
+  int64_t pids;
+  uint64_t millicpus; /* cpus * 1000 */
+  int64_t wall_clock_seconds;
+
+  ar_profile_seccomp seccomp;
+  bool capabilities_set; /* false: leave the spec's capabilities alone */
+  oci_strv capabilities;
+  bool no_new_privileges; /* false: leave the spec's value */
+  oci_strv masked_paths;  /* appended to the spec's */
+  oci_strv readonly_paths;
+  oci_rlimit *rlimits; /* each one tightens or adds the spec's */
+  size_t n_rlimits;
+
+  ar_egress_mode egress;
+  oci_strv egress_allow;
+
+  char *audit_path; /* NULL: no audit log */
+
+  oci_strv annotations; /* allowed run.agentrun.* suffixes; "x.*" prefixes */
+};
+
+/* The built-in agent profile, as the JSON that a profile file would hold
+ * (one parser for both; docs/profiles.md shows the same text). */
+extern const char ar_builtin_agent_profile_json[];
+
+static inline void
+ar_profile_freep (ar_profile **profile)
+{
+  ar_profile_free (*profile);
+  *profile = NULL;
+}
+#define cleanup_profile __attribute__ ((cleanup (ar_profile_freep)))
+
+static inline void
+ar_agent_plan_freep (ar_agent_plan **plan)
+{
+  ar_agent_plan_free (*plan);
+  *plan = NULL;
+}
+#define cleanup_plan __attribute__ ((cleanup (ar_agent_plan_freep)))
+
+/* The config dir: $AGENTRUN_CONFIG_DIR (unless setuid), else
+ * AR_AGENT_CONFIG_DIR. */
+const char *ar_agent_config_dir (void);
+
+/* "1G", "512m", "1GiB", "4096" (bytes); binary multiples. */
+bool ar_parse_size (const char *text, uint64_t *out);
+/* "90", "90s", "15m", "1h" → seconds. */
+bool ar_parse_duration (const char *text, int64_t *out);
+/* "2", "0.5", "1.25" (at most three decimals) → thousandths of a cpu. */
+bool ar_parse_cpus (const char *text, uint64_t *millicpus);
+/* A non-negative decimal integer that fits in int64_t. */
+bool ar_parse_count (const char *text, int64_t *out);
+
+bool ar_profile_name_valid (const char *name);  /* [a-z0-9_-]+ */
+bool ar_secret_name_valid (const char *name);   /* [A-Za-z0-9._-]+, not . .. */
+bool ar_egress_entry_valid (const char *entry); /* CIDR, host:port, *.dom */
+
+const char *ar_egress_mode_name (ar_egress_mode mode);
+bool ar_egress_mode_parse (const char *text, ar_egress_mode *out);
+
+/* Is `suffix` (the part after "run.agentrun.") an annotation we know? */
+bool ar_annotation_known (const char *suffix);
+/* Does an allow-list entry ("memory", "secret.*", "*") admit `suffix`? */
+bool ar_annotation_pattern_matches (const char *pattern, const char *suffix);
+
+/* Is the absolute, clean `path` equal to or below the clean `dir`? */
+bool ar_path_is_within (const char *path, const char *dir);
+/* Does `path` have a ".." component? */
+bool ar_path_has_dotdot (const char *path);
+
+#endif
