@@ -1,0 +1,230 @@
+/* The audit log: JSON lines, each ending in "prev", the sha256 of the line
+ * before it (64 zeros for the first), so an edited or cut line breaks the
+ * chain. Appends take an exclusive flock, so concurrent runtime processes
+ * (create, exec, delete of different containers) chain correctly. */
+#include "config.h"
+#include "agent.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/sha256.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <yajl/yajl_gen.h>
+
+#define ZERO_HASH \
+  "0000000000000000000000000000000000000000000000000000000000000000"
+#define PREV_PREFIX ",\"prev\":\""
+#define PREV_SUFFIX "\"}"
+#define PREV_TAIL_LEN \
+  (sizeof PREV_PREFIX - 1 + AR_SHA256_HEX_SIZE - 1 + sizeof PREV_SUFFIX - 1)
+#define SCAN_BLOCK 4096
+
+/* Where the last line of the log starts; `end` is its length without the
+ * final newline. */
+static int
+find_last_line (int fd, off_t end, off_t *start)
+{
+  char buf[SCAN_BLOCK];
+  off_t pos = end;
+  while (pos > 0)
+    {
+      size_t n = pos < SCAN_BLOCK ? (size_t) pos : SCAN_BLOCK;
+      if (pread (fd, buf, n, pos - (off_t) n) != (ssize_t) n)
+        return -1;
+      for (size_t i = n; i > 0; i--)
+        if (buf[i - 1] == '\n')
+          {
+            *start = pos - (off_t) n + (off_t) i;
+            return 0;
+          }
+      pos -= (off_t) n;
+    }
+  *start = 0;
+  return 0;
+}
+
+static int
+hash_range (int fd, off_t start, off_t end, char hex[AR_SHA256_HEX_SIZE])
+{
+  ar_sha256_ctx ctx;
+  uint8_t digest[AR_SHA256_DIGEST_SIZE];
+  char buf[SCAN_BLOCK * 4];
+  ar_sha256_init (&ctx);
+  for (off_t pos = start; pos < end;)
+    {
+      size_t n = end - pos < (off_t) sizeof buf ? (size_t) (end - pos)
+                                                : sizeof buf;
+      ssize_t got = pread (fd, buf, n, pos);
+      if (got <= 0)
+        return -1;
+      ar_sha256_update (&ctx, buf, (size_t) got);
+      pos += got;
+    }
+  ar_sha256_final (&ctx, digest);
+  ar_sha256_to_hex (digest, hex);
+  return 0;
+}
+
+/* The hash of the log's last line. A last line without its newline (a cut
+ * write) gets one first, so the new entry starts on a line of its own and
+ * verification points at the damaged one. */
+static int
+previous_line_hash (int fd, char hex[AR_SHA256_HEX_SIZE])
+{
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return -1;
+  if (st.st_size == 0)
+    {
+      memcpy (hex, ZERO_HASH, AR_SHA256_HEX_SIZE);
+      return 0;
+    }
+  char last;
+  if (pread (fd, &last, 1, st.st_size - 1) != 1)
+    return -1;
+  off_t end = st.st_size - 1;
+  if (last != '\n')
+    {
+      if (ar_write_all (fd, "\n", 1) < 0)
+        return -1;
+      end = st.st_size;
+    }
+  off_t start;
+  if (find_last_line (fd, end, &start) < 0)
+    return -1;
+  return hash_range (fd, start, end, hex);
+}
+
+static void
+format_now (char buf[64])
+{
+  struct timespec ts;
+  struct tm tm;
+  clock_gettime (CLOCK_REALTIME, &ts);
+  gmtime_r (&ts.tv_sec, &tm);
+  size_t n = strftime (buf, 64, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf (buf + n, 64 - n, ".%09ldZ", ts.tv_nsec);
+}
+
+static void
+gen_string (yajl_gen gen, const char *s)
+{
+  yajl_gen_string (gen, (const unsigned char *) s, strlen (s));
+}
+
+/* "{"time":...,"id":...,"event":..." — without the closing brace. */
+static char *
+entry_head (const char *container_id, const char *event)
+{
+  char now[64];
+  format_now (now);
+  yajl_gen gen = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (gen);
+  gen_string (gen, "time");
+  gen_string (gen, now);
+  gen_string (gen, "id");
+  if (container_id)
+    gen_string (gen, container_id);
+  else
+    yajl_gen_null (gen);
+  gen_string (gen, "event");
+  gen_string (gen, event);
+  yajl_gen_map_close (gen);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (gen, &buf, &len);
+  char *head = xasprintf ("%.*s", (int) (len - 1), (const char *) buf);
+  yajl_gen_free (gen);
+  return head;
+}
+
+int
+ar_audit_append (const char *audit_path, const char *container_id,
+                 const char *event, const char *fields_json,
+                 ar_error_t **err)
+{
+  if (fields_json && strchr (fields_json, '\n'))
+    return ar_error_set (err, 0, "audit: event `%s` spans lines", event);
+  cleanup_close int fd
+      = open (audit_path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
+              0600);
+  if (fd < 0)
+    return ar_error_set (err, errno, "audit: open `%s`", audit_path);
+  if (flock (fd, LOCK_EX) < 0)
+    return ar_error_set (err, errno, "audit: lock `%s`", audit_path);
+
+  char prev[AR_SHA256_HEX_SIZE];
+  if (previous_line_hash (fd, prev) < 0)
+    return ar_error_set (err, errno, "audit: read `%s`", audit_path);
+
+  cleanup_free char *head = entry_head (container_id, event);
+  bool has_fields = fields_json && fields_json[0];
+  cleanup_free char *line
+      = xasprintf ("%s%s%s" PREV_PREFIX "%s" PREV_SUFFIX "\n", head,
+                   has_fields ? "," : "", has_fields ? fields_json : "", prev);
+  /* One write: with O_APPEND a reader never sees half an entry unless
+   * the disk fills, which verification then reports. */
+  if (ar_write_all (fd, line, strlen (line)) < 0)
+    return ar_error_set (err, errno, "audit: write `%s`", audit_path);
+  return 0;
+}
+
+/* Does the line (without its newline) end in the "prev" we expect? */
+static bool
+line_links_to (const char *line, size_t len, const char *expected_prev)
+{
+  if (len < PREV_TAIL_LEN + 1 || line[0] != '{')
+    return false;
+  const char *tail = line + len - PREV_TAIL_LEN;
+  const size_t prefix_len = sizeof PREV_PREFIX - 1;
+  return memcmp (tail, PREV_PREFIX, prefix_len) == 0
+         && memcmp (tail + prefix_len, expected_prev, AR_SHA256_HEX_SIZE - 1)
+                == 0
+         && memcmp (tail + prefix_len + AR_SHA256_HEX_SIZE - 1, PREV_SUFFIX,
+                    sizeof PREV_SUFFIX - 1)
+                == 0;
+}
+
+/* A line is bad when its "prev" is not the hash of the line before it,
+ * or it has no newline (a cut write). An edit to line N therefore shows
+ * at line N+1; the chain alone cannot show the loss of whole lines at
+ * the end. *bad_line is 0 when the whole log checks out. */
+int
+ar_audit_verify (const char *audit_path, size_t *bad_line, ar_error_t **err)
+{
+  *bad_line = 0;
+  int fd = open (audit_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0)
+    return ar_error_set (err, errno, "audit: open `%s`", audit_path);
+  cleanup_file FILE *f = fdopen (fd, "r");
+  if (f == NULL)
+    {
+      close (fd);
+      return ar_error_set (err, errno, "audit: open `%s`", audit_path);
+    }
+  cleanup_free char *line = NULL;
+  size_t cap = 0;
+  char expected[AR_SHA256_HEX_SIZE] = ZERO_HASH;
+  ssize_t n;
+  for (size_t number = 1; (n = getline (&line, &cap, f)) > 0; number++)
+    {
+      size_t len = (size_t) n;
+      bool complete = line[len - 1] == '\n';
+      if (complete)
+        len--;
+      if (!complete || !line_links_to (line, len, expected))
+        {
+          *bad_line = number;
+          return 0;
+        }
+      ar_sha256_hex (line, len, expected);
+    }
+  if (ferror (f))
+    return ar_error_set (err, errno, "audit: read `%s`", audit_path);
+  return 0;
+}

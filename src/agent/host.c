@@ -1,0 +1,213 @@
+/* The host side of the agent profile: what a plan asks for is made under
+ * the container's state dir at create, and exported, logged and removed at
+ * delete. Every step checks what is actually mounted, so a delete after a
+ * failed or partial create, or a second delete, does only what is left. */
+#include "config.h"
+#include "agent.h"
+#include "hostfs.h"
+#include "output.h"
+#include "overlay.h"
+#include "secrets.h"
+#include "../util/cleanup.h"
+
+#include <string.h>
+
+#define DEFAULT_SECRETS_PATH "/run/secrets"
+
+static void
+append_bind_mount (oci_spec *spec, const char *source,
+                   const char *destination, const char *const options[])
+{
+  size_t n_options = 0;
+  while (options[n_options])
+    n_options++;
+  char **items = xcalloc (n_options + 1, sizeof *items);
+  for (size_t i = 0; i < n_options; i++)
+    items[i] = xstrdup (options[i]);
+
+  spec->mounts = xrealloc (spec->mounts,
+                           (spec->n_mounts + 1) * sizeof *spec->mounts);
+  spec->mounts[spec->n_mounts++] = (oci_mount){
+    .destination = xstrdup (destination),
+    .source = xstrdup (source),
+    .type = xstrdup ("bind"),
+    .options = { items, n_options },
+  };
+}
+
+static void
+undo_prepare (const char *state_dir)
+{
+  ar_output_teardown (state_dir, NULL);
+  ar_secrets_teardown (state_dir, NULL);
+  ar_overlay_teardown (state_dir, NULL);
+}
+
+/* Mount what the plan asks for; the spec is not touched yet. */
+static int
+prepare_host (const ar_agent_plan *plan, const char *state_dir,
+              const char *rootfs, uid_t uid, gid_t gid, char **merged,
+              ar_error_t **err)
+{
+  if (plan->overlay
+      && ar_overlay_prepare (state_dir, rootfs, plan->overlay_size_bytes,
+                             plan->overlay_inodes, merged, err)
+             < 0)
+    return -1;
+  if (plan->n_secrets > 0
+      && ar_secrets_prepare (plan, state_dir, uid, gid, err) < 0)
+    return -1;
+  if (plan->output_path
+      && ar_output_prepare (state_dir, plan->output_max_bytes,
+                            plan->output_max_files, uid, gid, err)
+             < 0)
+    return -1;
+  return 0;
+}
+
+/* Only after everything is mounted: the spec then points at it. */
+static void
+rewrite_spec (const ar_agent_plan *plan, const char *state_dir,
+              char *merged, oci_spec *spec)
+{
+  static const char *const secrets_options[]
+      = { "rbind", "ro", "nosuid", "nodev", "noexec", NULL };
+  static const char *const output_options[]
+      = { "rbind", "rw", "nosuid", "nodev", "noexec", NULL };
+  if (merged)
+    {
+      free (spec->root_path);
+      spec->root_path = merged;
+    }
+  if (plan->n_secrets > 0)
+    {
+      cleanup_free char *source = ar_hostfs_join (state_dir, AR_SECRETS_DIR);
+      append_bind_mount (spec, source,
+                         plan->secrets_path ? plan->secrets_path
+                                            : DEFAULT_SECRETS_PATH,
+                         secrets_options);
+    }
+  if (plan->output_path)
+    {
+      cleanup_free char *source = ar_hostfs_join (state_dir, AR_OUTPUT_DIR);
+      append_bind_mount (spec, source, plan->output_path, output_options);
+    }
+}
+
+int
+ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
+                  const char *rootfs, oci_spec *spec, ar_error_t **err)
+{
+  if (plan == NULL)
+    return 0;
+  uid_t uid;
+  gid_t gid;
+  char *merged = NULL;
+  if (ar_hostfs_process_owner (spec, &uid, &gid, err) < 0)
+    return ar_error_prefix (err, "agent");
+  if (prepare_host (plan, state_dir, rootfs, uid, gid, &merged, err) < 0)
+    {
+      free (merged);
+      undo_prepare (state_dir);
+      return ar_error_prefix (err, "agent");
+    }
+  rewrite_spec (plan, state_dir, merged, spec);
+  return 0;
+}
+
+/* ---- at delete -------------------------------------------------------- */
+
+/* Teardown goes on after a failure; the first error is the one reported. */
+static void
+keep_first_error (ar_error_t **first, ar_error_t **step)
+{
+  if (*step == NULL)
+    return;
+  if (*first == NULL)
+    *first = steal_pointer (step);
+  else
+    {
+      ar_error_free (*step);
+      *step = NULL;
+    }
+}
+
+static void
+audit_changes (const ar_agent_plan *plan, const char *state_dir,
+               const char *container_id, const ar_secret_set *secrets,
+               ar_error_t **first)
+{
+  ar_error_t *step = NULL;
+  cleanup_free char *fields = NULL;
+  if (ar_overlay_changes_json (state_dir, secrets, &fields, &step) == 0
+      && fields)
+    ar_audit_append (plan->audit_path, container_id, "fs-changes", fields,
+                     &step);
+  keep_first_error (first, &step);
+}
+
+static void
+audit_output (const ar_agent_plan *plan, const char *container_id,
+              const ar_output_report *report, ar_error_t **first)
+{
+  if (report->destination == NULL)
+    return;
+  ar_error_t *step = NULL;
+  cleanup_free char *fields = ar_output_report_fields_json (report);
+  ar_audit_append (plan->audit_path, container_id, "output", fields, &step);
+  keep_first_error (first, &step);
+}
+
+/* Secrets are read before anything is exported or unmounted: without
+ * them /output cannot be checked, and then it is not exported at all. */
+static void
+export_and_audit (const ar_agent_plan *plan, const char *state_dir,
+                  const char *container_id, ar_error_t **first)
+{
+  ar_error_t *step = NULL;
+  ar_secret_set secrets = { 0 };
+  ar_output_report report = { 0 };
+  bool secrets_known = ar_secrets_load (plan, state_dir, &secrets, &step) == 0;
+  keep_first_error (first, &step);
+
+  if (secrets_known && plan->output_host_dir)
+    {
+      ar_output_export (state_dir, plan->output_host_dir, container_id,
+                        plan->output_max_bytes, plan->output_max_files,
+                        &secrets, &report, &step);
+      keep_first_error (first, &step);
+    }
+  if (plan->audit_path)
+    {
+      audit_changes (plan, state_dir, container_id, &secrets, first);
+      audit_output (plan, container_id, &report, first);
+    }
+  ar_output_report_clear (&report);
+  ar_secret_set_clear (&secrets);
+}
+
+int
+ar_agent_finish (const ar_agent_plan *plan, const char *state_dir,
+                 const char *container_id, ar_error_t **err)
+{
+  if (plan == NULL)
+    return 0;
+  ar_error_t *first = NULL, *step = NULL;
+  export_and_audit (plan, state_dir, container_id, &first);
+
+  ar_output_teardown (state_dir, &step);
+  keep_first_error (&first, &step);
+  ar_secrets_teardown (state_dir, &step);
+  keep_first_error (&first, &step);
+  ar_overlay_teardown (state_dir, &step);
+  keep_first_error (&first, &step);
+
+  if (first == NULL)
+    return 0;
+  ar_error_prefix (&first, "agent");
+  if (err && *err == NULL)
+    *err = first;
+  else
+    ar_error_free (first);
+  return -1;
+}

@@ -1,0 +1,365 @@
+#include "config.h"
+#include "overlay.h"
+#include "hostfs.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+
+#define LOWER_PATH_FILE "lower.path" /* in the tmpfs, beside upper/ */
+#define MAX_WALK_DEPTH 256
+
+/* Overlay options, most wanted first. index/xino/metacopy/redirect_dir
+ * off: the upper layer then holds whole copies only, which keeps it
+ * self-describing for the change list, and nothing is recorded about
+ * the lower layer that a later mount of the same rootfs could trip on.
+ * Older kernels reject some of these; fall back to fewer. */
+static const char *const overlay_option_sets[] = {
+  ",index=off,xino=off,redirect_dir=off,metacopy=off",
+  ",index=off,redirect_dir=off",
+  "",
+};
+
+static int
+make_layer_dirs (const char *dir, const struct stat *root_st,
+                 ar_error_t **err)
+{
+  static const char *const names[] = { "upper", "work", "merged" };
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    {
+      cleanup_free char *path = ar_hostfs_join (dir, names[i]);
+      if (mkdir (path, 0700) < 0 && errno != EEXIST)
+        return ar_error_set (err, errno, "mkdir `%s`", path);
+    }
+  /* The merged root takes its owner and mode from the upper root: give it
+   * the rootfs root's, so "/" looks as the image says. */
+  cleanup_free char *upper = ar_hostfs_join (dir, "upper");
+  if (chown (upper, root_st->st_uid, root_st->st_gid) < 0
+      || chmod (upper, root_st->st_mode & 07777) < 0)
+    return ar_error_set (err, errno, "set owner and mode of `%s`", upper);
+  return 0;
+}
+
+static int
+open_dir_path (const char *path, ar_error_t **err)
+{
+  int fd = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return ar_error_set (err, errno, "open `%s`", path);
+  return fd;
+}
+
+/* Layers are passed as /proc/self/fd/N: no escaping of ',' ':' or '\' in
+ * the rootfs path, and nothing swapped in between the checks and the
+ * mount. */
+static int
+mount_overlay (const char *dir, int lower_fd, ar_error_t **err)
+{
+  cleanup_free char *upper = ar_hostfs_join (dir, "upper");
+  cleanup_free char *work = ar_hostfs_join (dir, "work");
+  cleanup_free char *merged = ar_hostfs_join (dir, "merged");
+  cleanup_close int upper_fd = open_dir_path (upper, err);
+  cleanup_close int work_fd = upper_fd < 0 ? -1 : open_dir_path (work, err);
+  if (upper_fd < 0 || work_fd < 0)
+    return -1;
+
+  int saved = 0;
+  for (size_t i = 0;
+       i < sizeof overlay_option_sets / sizeof overlay_option_sets[0]; i++)
+    {
+      cleanup_free char *data = xasprintf (
+          "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,"
+          "workdir=/proc/self/fd/%d%s",
+          lower_fd, upper_fd, work_fd, overlay_option_sets[i]);
+      if (mount ("overlay", merged, "overlay", 0, data) == 0)
+        {
+          if (mount (NULL, merged, NULL, MS_PRIVATE, NULL) < 0)
+            return ar_error_set (err, errno, "make `%s` private", merged);
+          return 0;
+        }
+      saved = errno;
+      if (saved != EINVAL)
+        break;
+    }
+  return ar_error_set (err, saved, "mount overlay on `%s`", merged);
+}
+
+static int
+overlay_prepare_in (const char *dir, const char *rootfs, uint64_t size_bytes,
+                    uint64_t inodes, ar_error_t **err)
+{
+  cleanup_close int lower_fd = open_dir_path (rootfs, err);
+  struct stat root_st;
+  if (lower_fd < 0)
+    return -1;
+  if (fstat (lower_fd, &root_st) < 0)
+    return ar_error_set (err, errno, "stat `%s`", rootfs);
+
+  cleanup_free char *data = xasprintf ("mode=0700");
+  if (size_bytes > 0)
+    {
+      char *more = xasprintf ("%s,size=%llu", data,
+                              (unsigned long long) size_bytes);
+      free (data);
+      data = more;
+    }
+  if (inodes > 0)
+    {
+      char *more = xasprintf ("%s,nr_inodes=%llu", data,
+                              (unsigned long long) inodes);
+      free (data);
+      data = more;
+    }
+  if (ar_hostfs_mount_tmpfs (dir, MS_NOSUID | MS_NODEV, data, err) < 0)
+    return -1;
+
+  /* Kept for the change list at delete: "modified" vs "created". */
+  cleanup_free char *lower_file = ar_hostfs_join (dir, LOWER_PATH_FILE);
+  if (ar_write_file_atomic_at (AT_FDCWD, lower_file, rootfs, strlen (rootfs),
+                               0600, err)
+          < 0
+      || make_layer_dirs (dir, &root_st, err) < 0)
+    return -1;
+  return mount_overlay (dir, lower_fd, err);
+}
+
+int
+ar_overlay_prepare (const char *state_dir, const char *rootfs,
+                    uint64_t size_bytes, uint64_t inodes, char **merged,
+                    ar_error_t **err)
+{
+  cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
+  if (overlay_prepare_in (dir, rootfs, size_bytes, inodes, err) < 0)
+    {
+      ar_overlay_teardown (state_dir, NULL);
+      return ar_error_prefix (err, "ephemeral overlay");
+    }
+  *merged = ar_hostfs_join (dir, "merged");
+  return 0;
+}
+
+int
+ar_overlay_teardown (const char *state_dir, ar_error_t **err)
+{
+  cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
+  cleanup_free char *merged = ar_hostfs_join (dir, "merged");
+  if (ar_hostfs_is_mountpoint (dir)
+      && ar_hostfs_unmount_and_remove (merged, err) < 0)
+    return ar_error_prefix (err, "ephemeral overlay");
+  if (ar_hostfs_unmount_and_remove (dir, err) < 0)
+    return ar_error_prefix (err, "ephemeral overlay");
+  return 0;
+}
+
+/* ---- the change list -------------------------------------------------- */
+
+typedef enum
+{
+  CHANGE_CREATED,
+  CHANGE_MODIFIED,
+  CHANGE_DELETED,
+  CHANGE_REPLACED,
+  CHANGE_KINDS
+} change_kind;
+
+static const char *const change_keys[CHANGE_KINDS]
+    = { "created", "modified", "deleted", "replaced" };
+
+typedef struct
+{
+  char **paths[CHANGE_KINDS];
+  size_t n[CHANGE_KINDS];
+  size_t total;
+  size_t bytes;
+  bool truncated;
+  const ar_secret_set *secrets;
+} change_list;
+
+static void
+change_list_clear (change_list *c)
+{
+  for (int k = 0; k < CHANGE_KINDS; k++)
+    {
+      for (size_t i = 0; i < c->n[k]; i++)
+        free (c->paths[k][i]);
+      free (c->paths[k]);
+    }
+}
+
+static void
+record (change_list *c, change_kind kind, const char *path)
+{
+  size_t len = strlen (path);
+  if (c->total >= AR_OVERLAY_MAX_CHANGES
+      || c->bytes + len > AR_OVERLAY_MAX_CHANGE_BYTES)
+    {
+      c->truncated = true;
+      return;
+    }
+  c->paths[kind] = xrealloc (c->paths[kind],
+                             (c->n[kind] + 1) * sizeof *c->paths[kind]);
+  c->paths[kind][c->n[kind]++] = xstrdup (path);
+  c->total++;
+  c->bytes += len;
+}
+
+static bool
+is_whiteout (const struct stat *st)
+{
+  return S_ISCHR (st->st_mode) && st->st_rdev == makedev (0, 0);
+}
+
+static bool
+is_opaque_dir (int dirfd)
+{
+  char value[2];
+  ssize_t n = fgetxattr (dirfd, "trusted.overlay.opaque", value,
+                         sizeof value);
+  return n == 1 && value[0] == 'y';
+}
+
+static void walk_upper (change_list *c, int upper_fd, int lower_fd,
+                        char *path, size_t path_len, int depth);
+
+static void
+walk_dir_entry (change_list *c, int upper_fd, int lower_fd,
+                const char *name, bool in_lower, char *path, size_t path_len,
+                int depth)
+{
+  cleanup_close int child
+      = openat (upper_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW
+                                    | O_CLOEXEC);
+  if (child < 0)
+    return;
+  cleanup_close int lower_child = -1;
+  if (in_lower && !is_opaque_dir (child))
+    lower_child = openat (lower_fd, name,
+                          O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (!in_lower)
+    record (c, CHANGE_CREATED, path);
+  else if (lower_child < 0)
+    record (c, CHANGE_REPLACED, path); /* opaque, or over a non-directory */
+  walk_upper (c, child, lower_child, path, path_len, depth + 1);
+}
+
+static void
+walk_entry (change_list *c, int upper_fd, int lower_fd, const char *name,
+            char *path, size_t path_len, int depth)
+{
+  /* The container named this entry: it may spell a secret. */
+  const char *shown = ar_secret_set_find (c->secrets, name, strlen (name))
+                          ? "[redacted]"
+                          : name;
+  size_t len = path_len + 1 + strlen (shown);
+  if (len >= PATH_MAX)
+    {
+      c->truncated = true;
+      return;
+    }
+  path[path_len] = '/';
+  strcpy (path + path_len + 1, shown);
+
+  struct stat st, lower_st;
+  if (fstatat (upper_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return;
+  bool in_lower = lower_fd >= 0
+                  && fstatat (lower_fd, name, &lower_st, AT_SYMLINK_NOFOLLOW)
+                         == 0;
+  if (is_whiteout (&st))
+    record (c, CHANGE_DELETED, path);
+  else if (S_ISDIR (st.st_mode))
+    walk_dir_entry (c, upper_fd, lower_fd, name, in_lower, path, len, depth);
+  else
+    record (c, in_lower ? CHANGE_MODIFIED : CHANGE_CREATED, path);
+  path[path_len] = '\0';
+}
+
+/* Directory fds all the way down: nothing the container put in the layer
+ * (symlinks included) is followed. */
+static void
+walk_upper (change_list *c, int upper_fd, int lower_fd, char *path,
+            size_t path_len, int depth)
+{
+  if (depth > MAX_WALK_DEPTH)
+    {
+      c->truncated = true;
+      return;
+    }
+  size_t n;
+  cleanup_strv char **names = ar_hostfs_sorted_names (upper_fd, &n);
+  for (size_t i = 0; names && i < n && !c->truncated; i++)
+    walk_entry (c, upper_fd, lower_fd, names[i], path, path_len, depth);
+}
+
+static char *
+change_list_json (const change_list *c)
+{
+  yajl_gen gen = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (gen);
+  for (int k = 0; k < CHANGE_KINDS; k++)
+    {
+      yajl_gen_string (gen, (const unsigned char *) change_keys[k],
+                       strlen (change_keys[k]));
+      yajl_gen_array_open (gen);
+      for (size_t i = 0; i < c->n[k]; i++)
+        ar_hostfs_gen_name (gen, c->paths[k][i]);
+      yajl_gen_array_close (gen);
+    }
+  yajl_gen_string (gen, (const unsigned char *) "truncated", 9);
+  yajl_gen_bool (gen, c->truncated);
+  yajl_gen_map_close (gen);
+
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (gen, &buf, &len);
+  /* The members only: the audit line wraps them. */
+  char *fields = xasprintf ("%.*s", (int) (len - 2), (const char *) buf + 1);
+  yajl_gen_free (gen);
+  return fields;
+}
+
+static int
+open_lower_dir (const char *dir)
+{
+  cleanup_free char *file = ar_hostfs_join (dir, LOWER_PATH_FILE);
+  cleanup_free char *rootfs = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_read_file_at (AT_FDCWD, file, PATH_MAX, &rootfs, NULL, &ignored) < 0)
+    return -1;
+  return open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+int
+ar_overlay_changes_json (const char *state_dir, const ar_secret_set *secrets,
+                         char **fields_json, ar_error_t **err)
+{
+  *fields_json = NULL;
+  cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
+  if (!ar_hostfs_is_mountpoint (dir))
+    return 0;
+  cleanup_free char *upper = ar_hostfs_join (dir, "upper");
+  cleanup_close int upper_fd
+      = open (upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (upper_fd < 0)
+    {
+      if (errno == ENOENT)
+        return 0;
+      return ar_error_set (err, errno, "open `%s`", upper);
+    }
+  /* Without the lower layer every change reads as "created". */
+  cleanup_close int lower_fd = open_lower_dir (dir);
+
+  change_list c = { .secrets = secrets };
+  char path[PATH_MAX] = "";
+  walk_upper (&c, upper_fd, lower_fd, path, 0, 0);
+  *fields_json = change_list_json (&c);
+  change_list_clear (&c);
+  return 0;
+}

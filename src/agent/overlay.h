@@ -1,0 +1,40 @@
+/* The ephemeral layer: the rootfs is the read-only lower layer of an
+ * overlay whose upper layer lives in a size- and inode-limited tmpfs under
+ * the state dir. At delete the changes are listed for the audit log and
+ * the whole layer is unmounted and dropped. */
+#ifndef AR_AGENT_OVERLAY_H
+#define AR_AGENT_OVERLAY_H
+
+#include "secrets.h"
+#include "../util/error.h"
+#include <stdint.h>
+
+#define AR_OVERLAY_DIR "overlay" /* below the state dir */
+
+/* Most changes recorded in the audit log, and most bytes of paths; beyond
+ * either the event says "truncated": true. */
+#define AR_OVERLAY_MAX_CHANGES 10000
+#define AR_OVERLAY_MAX_CHANGE_BYTES (1u << 20)
+
+/* Mount <state_dir>/overlay (tmpfs: size_bytes, inodes; 0 leaves tmpfs's
+ * default) and the overlay at <state_dir>/overlay/merged with `rootfs` as
+ * its lower layer. *merged is the merged path (caller frees). On failure
+ * nothing is left mounted. */
+int ar_overlay_prepare (const char *state_dir, const char *rootfs,
+                        uint64_t size_bytes, uint64_t inodes, char **merged,
+                        ar_error_t **err);
+
+/* The upper layer's changes as the inside of a JSON object:
+ * "created":[...],"modified":[...],"deleted":[...],"replaced":[...],
+ * "truncated":false — paths as the container saw them, names that contain
+ * a secret shown as "[redacted]". *fields_json is NULL when there is no
+ * layer (nothing prepared, or already torn down). */
+int ar_overlay_changes_json (const char *state_dir,
+                             const ar_secret_set *secrets,
+                             char **fields_json, ar_error_t **err);
+
+/* Unmount the overlay and its tmpfs, remove the directories. Safe when
+ * nothing or only part is there. */
+int ar_overlay_teardown (const char *state_dir, ar_error_t **err);
+
+#endif
