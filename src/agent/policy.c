@@ -273,35 +273,48 @@ on_output_max_files (annotation_target *t, const char *value,
   return set_unsigned_count (value, &t->plan->output_max_files, err);
 }
 
+/* Limits from annotations must be positive: 0 would mean "no limit",
+ * and lifting a limit is the profile's decision, not the container's. */
+
 static int
 on_timeout (annotation_target *t, const char *value, ar_error_t **err)
 {
-  if (!ar_parse_duration (value, &t->plan->wall_clock_seconds))
+  int64_t seconds;
+  if (!ar_parse_duration (value, &seconds) || seconds == 0)
     return invalid_value (value, "a duration like \"90s\", \"15m\", \"2h\"",
                           err);
+  t->plan->wall_clock_seconds = seconds;
   return 0;
 }
 
 static int
 on_memory (annotation_target *t, const char *value, ar_error_t **err)
 {
-  return set_size (value, &t->limits->memory_bytes, err);
+  uint64_t bytes;
+  if (!ar_parse_size (value, &bytes) || bytes == 0)
+    return invalid_value (value, "a size like \"512M\" or \"2G\"", err);
+  t->limits->memory_bytes = bytes;
+  return 0;
 }
 
 static int
 on_pids (annotation_target *t, const char *value, ar_error_t **err)
 {
-  if (!ar_parse_count (value, &t->limits->pids))
-    return invalid_value (value, "a non-negative integer", err);
+  int64_t pids;
+  if (!ar_parse_count (value, &pids) || pids == 0)
+    return invalid_value (value, "a positive integer", err);
+  t->limits->pids = pids;
   return 0;
 }
 
 static int
 on_cpus (annotation_target *t, const char *value, ar_error_t **err)
 {
-  if (!ar_parse_cpus (value, &t->limits->millicpus))
+  uint64_t millicpus;
+  if (!ar_parse_cpus (value, &millicpus) || millicpus == 0)
     return invalid_value (value, "a number of cpus like \"2\" or \"0.5\"",
                           err);
+  t->limits->millicpus = millicpus;
   return 0;
 }
 
@@ -655,6 +668,11 @@ static void
 rewrite_spec (oci_spec *spec, const ar_profile *profile,
               const ar_agent_plan *plan, const policy_limits *limits)
 {
+  /* Writes land in the ephemeral layer and vanish at delete: the
+   * container gets a normal writable root, the bundle's rootfs is never
+   * written. */
+  if (plan->overlay)
+    spec->root_readonly = false;
   apply_limits (spec, limits);
   apply_process (spec, profile);
   apply_seccomp (spec, profile->seccomp);

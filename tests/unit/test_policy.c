@@ -717,6 +717,12 @@ test_annotations_refused (void)
     { "agent", "\"run.agentrun.cpus\":\"-1\"",
       "annotation run.agentrun.cpus: invalid value \"-1\" (want a number of "
       "cpus like \"2\" or \"0.5\")" },
+    { "agent", "\"run.agentrun.pids\":\"0\"",
+      "annotation run.agentrun.pids: invalid value \"0\" (want a positive "
+      "integer)" },
+    { "agent", "\"run.agentrun.memory\":\"0G\"",
+      "annotation run.agentrun.memory: invalid value \"0G\" (want a size "
+      "like \"512M\" or \"2G\")" },
     { "agent", "\"run.agentrun.egress\":\"some\"",
       "annotation run.agentrun.egress: invalid value \"some\" (want none, "
       "allowlist or open)" },
