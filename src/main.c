@@ -36,6 +36,7 @@ static const struct
 
 static const ar_option global_options[] = {
   { "root", 0, true, "state directory (default " AR_DEFAULT_ROOT ")" },
+  { "profile", 0, true, "agent policy profile: oci, agent, or /etc/agentrun/profiles/NAME.json" },
   { "log", 0, true, "also write errors and debug output to this file" },
   { "log-format", 0, true, "text (default) or json" },
   { "debug", 0, false, "verbose log" },
@@ -48,6 +49,7 @@ static const ar_option global_options[] = {
 enum
 {
   G_ROOT,
+  G_PROFILE,
   G_LOG,
   G_LOG_FORMAT,
   G_DEBUG,
@@ -139,6 +141,7 @@ parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
     return ar_error_set (err, 0, "--systemd-cgroup is not supported: agentrun manages cgroupfs paths (use cgroupsPath like /parent/name)");
   g->root = p.value[G_ROOT] ? p.value[G_ROOT] : AR_DEFAULT_ROOT;
   g->log_path = p.value[G_LOG];
+  g->profile = p.value[G_PROFILE];
   g->debug = ar_flag (&p, G_DEBUG);
   const char *format = p.value[G_LOG_FORMAT] ? p.value[G_LOG_FORMAT] : "text";
   if (strcmp (format, "json") != 0 && strcmp (format, "text") != 0)

@@ -9,6 +9,7 @@
 typedef struct
 {
   const char *root;
+  const char *profile; /* --profile: agent policy profile, NULL: default */
   const char *log_path;
   bool log_json;
   bool debug;

@@ -19,6 +19,7 @@ ar_create_options_fill (const ar_globals *g, const ar_parsed *p,
   *opts = (ar_create_options){
     .root = g->root,
     .id = p->args[0],
+    .profile = g->profile,
     .bundle = p->value[AR_OPT_BUNDLE],
     .pid_file = p->value[AR_OPT_PID_FILE],
     .console_socket = p->value[AR_OPT_CONSOLE_SOCKET],

@@ -55,6 +55,7 @@ ar_cmd_run (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   int status = ar_foreground_wait (created.pid, pty, err);
   if (status < 0)
     return -1;
+  ar_container_audit_exit (g->root, opts.id, status);
   if (!ar_flag (&p, OPT_KEEP)
       && ar_container_delete (g->root, opts.id, true, err) < 0)
     return -1;

@@ -4,6 +4,7 @@
 #include "../../oci/oci.h"
 #include "cgroups/cgroups.h"
 #include "hooks.h"
+#include "policy_stage.h"
 #include "state.h"
 #include "sync.h"
 #include "../util/cleanup.h"
@@ -11,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -62,7 +64,7 @@ ar_container_remove_state_dir (int root_fd, const char *id, int state_fd)
 {
   static const char *const files[] = { AR_STATE_FILE, AR_CONFIG_FILE,
                                        AR_EXEC_FIFO, AR_STATE_FILE ".tmp",
-                                       NULL };
+                                       AR_AGENT_PLAN_FILE, NULL };
   for (size_t i = 0; files[i]; i++)
     unlinkat (state_fd, files[i], 0);
   unlinkat (root_fd, id, AT_REMOVEDIR);
@@ -111,6 +113,19 @@ run_poststart (int state_fd, const ar_state *st)
   oci_spec_free (spec);
 }
 
+/* An audit event for a container whose plan is only in its state dir. */
+static void
+audit_event (int state_fd, const char *id, const char *event,
+             const char *fields_json)
+{
+  ar_agent_plan *plan = NULL;
+  cleanup_error ar_error_t *e = NULL;
+  if (ar_stage_load_plan (state_fd, &plan, &e) < 0)
+    return warn ("audit", e);
+  ar_stage_audit (plan, id, event, fields_json);
+  ar_agent_plan_free (plan);
+}
+
 int
 ar_container_release (const char *root, const char *id, ar_created *created,
                       ar_error_t **err)
@@ -122,12 +137,17 @@ ar_container_release (const char *root, const char *id, ar_created *created,
   cleanup_state ar_state *st = NULL;
   if (ar_container_load (root, id, &state_fd, &st, err) < 0)
     return -1;
+  audit_event (state_fd, id, "start", NULL);
   run_poststart (state_fd, st);
   return 0;
 }
 
 /* Wait for the init to open its end of exec.fifo and write its byte, or
- * to die trying. */
+ * to die trying; then for the end of file that its execve (the fd is
+ * close-on-exec) or its death makes. Returning only then means poststart
+ * hooks and a `kill` right after `start` meet the user's program, not the
+ * init still on its way to execve (the validation suite's killsig traps a
+ * signal in the program and sends it as soon as start returned). */
 static int
 release_through_fifo (int state_fd, const ar_state *st, ar_error_t **err)
 {
@@ -137,6 +157,7 @@ release_through_fifo (int state_fd, const ar_state *st, ar_error_t **err)
   cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
   if (pidfd < 0)
     return ar_error_set (err, errno, "pidfd_open %d", (int) st->pid);
+  bool released = false;
   for (;;)
     {
       struct pollfd p[2] = { { .fd = fifo, .events = POLLIN },
@@ -147,14 +168,24 @@ release_through_fifo (int state_fd, const ar_state *st, ar_error_t **err)
             continue;
           return ar_error_set (err, errno, "poll exec fifo");
         }
-      if (p[0].revents & POLLIN)
+      if (p[0].revents & (POLLIN | POLLHUP))
         {
           char c;
-          if (read (fifo, &c, 1) == 1)
+          ssize_t n = read (fifo, &c, 1);
+          if (n == 1)
+            released = true;
+          else if (n == 0 && released)
             break;
+          else if (n == 0)
+            return ar_error_set (err, 0, "container init exited before start");
+          continue;
         }
       if (p[1].revents & POLLIN)
-        return ar_error_set (err, 0, "container init exited before start");
+        {
+          if (released)
+            break;
+          return ar_error_set (err, 0, "container init exited before start");
+        }
     }
   if (unlinkat (state_fd, AR_EXEC_FIFO, 0) < 0)
     return ar_error_set (err, errno, "remove exec fifo");
@@ -174,6 +205,7 @@ ar_container_start (const char *root, const char *id, ar_error_t **err)
                          ar_status_name (status));
   if (release_through_fifo (state_fd, st, err) < 0)
     return -1;
+  audit_event (state_fd, id, "start", NULL);
   run_poststart (state_fd, st);
   return 0;
 }
@@ -236,6 +268,31 @@ run_poststop (int state_fd, const ar_state *st)
   oci_spec_free (spec);
 }
 
+/* Processes, then what they used: limits hit are read before the cgroup
+ * goes, the agent's teardown (changes, /output) after nothing can write. */
+static int
+tear_down (int state_fd, const ar_state *st, const char *state_dir,
+           const ar_agent_plan *plan, ar_status status, ar_error_t **err)
+{
+  ar_cgroup *cg = NULL;
+  if (ar_container_cgroup (st, &cg, err) < 0)
+    return -1;
+  if (status == AR_STATUS_PAUSED && cg)
+    {
+      cleanup_error ar_error_t *ignored = NULL;
+      ar_cgroup_freeze (cg, false, &ignored);
+    }
+  int r = stop_init (st, err);
+  ar_stage_audit_limits (plan, st->id, cg);
+  if (r == 0 && cg)
+    r = ar_cgroup_destroy (cg, err);
+  ar_cgroup_free (cg);
+  if (r < 0)
+    return -1;
+  run_poststop (state_fd, st);
+  return ar_stage_finish (plan, state_dir, st->id, err);
+}
+
 int
 ar_container_delete (const char *root, const char *id, bool force,
                      ar_error_t **err)
@@ -259,27 +316,25 @@ ar_container_delete (const char *root, const char *id, bool force,
     return ar_error_set (err, 0, "cannot delete container `%s` that is not stopped: %s",
                          id, ar_status_name (status));
 
-  ar_cgroup *cg = NULL;
-  if (ar_container_cgroup (st, &cg, err) < 0)
+  char real_root[PATH_MAX];
+  if (realpath (root, real_root) == NULL)
+    return ar_error_set (err, errno, "state root `%s`", root);
+  cleanup_free char *state_dir = xasprintf ("%s/%s", real_root, id);
+  ar_agent_plan *plan = NULL;
+  if (ar_stage_load_plan (state_fd, &plan, err) < 0)
     return -1;
-  if (status == AR_STATUS_PAUSED && cg)
+  int r = tear_down (state_fd, st, state_dir, plan, status, err);
+  if (r == 0)
     {
-      cleanup_error ar_error_t *ignored = NULL;
-      ar_cgroup_freeze (cg, false, &ignored);
+      ar_stage_audit (plan, id, "delete", NULL);
+      cleanup_close int root_fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (root_fd < 0)
+        r = ar_error_set (err, errno, "open state root `%s`", root);
+      else
+        ar_container_remove_state_dir (root_fd, id, state_fd);
     }
-  int r = stop_init (st, err);
-  if (r == 0 && cg)
-    r = ar_cgroup_destroy (cg, err);
-  ar_cgroup_free (cg);
-  if (r < 0)
-    return -1;
-  run_poststop (state_fd, st);
-
-  cleanup_close int root_fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root_fd < 0)
-    return ar_error_set (err, errno, "open state root `%s`", root);
-  ar_container_remove_state_dir (root_fd, id, state_fd);
-  return 0;
+  ar_agent_plan_free (plan);
+  return r;
 }
 
 int
@@ -339,4 +394,18 @@ ar_container_pids (const char *root, const char *id, pid_t **pids,
   int r = ar_cgroup_pids (cg, pids, n, err);
   ar_cgroup_free (cg);
   return r;
+}
+
+void
+ar_container_audit_exit (const char *root, const char *id, int status)
+{
+  cleanup_close int state_fd = ar_container_open_dir (root, id, NULL);
+  if (state_fd < 0)
+    return;
+  ar_agent_plan *plan = NULL;
+  cleanup_error ar_error_t *e = NULL;
+  if (ar_stage_load_plan (state_fd, &plan, &e) < 0)
+    return warn ("audit", e);
+  ar_stage_audit_exit (plan, id, status);
+  ar_agent_plan_free (plan);
 }

@@ -13,6 +13,7 @@ typedef struct ar_create_options
 {
   const char *root;   /* state root (--root) */
   const char *id;
+  const char *profile; /* agent policy profile (--profile); NULL: default */
   const char *bundle; /* NULL: the current directory */
   const char *pid_file;
   const char *console_socket;
@@ -72,6 +73,9 @@ int ar_container_pause (const char *root, const char *id, bool pause,
 
 /* The spec the container was created with (<state>/config.json). */
 int ar_container_load_spec (int state_fd, oci_spec **spec, ar_error_t **err);
+
+/* Audit the end of the main process (run), when the container has a log. */
+void ar_container_audit_exit (const char *root, const char *id, int status);
 
 /* Host pids of every process in the container. */
 int ar_container_pids (const char *root, const char *id, pid_t **pids,

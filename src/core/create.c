@@ -7,6 +7,7 @@
 #include "hooks.h"
 #include "init.h"
 #include "namespaces.h"
+#include "policy_stage.h"
 #include "process.h"
 #include "seccomp.h"
 #include "state.h"
@@ -60,6 +61,8 @@ typedef struct
   pid_t pid;
   int pidfd;
   ar_cgroup *cgroup;
+  char *state_dir;            /* absolute */
+  const ar_agent_plan *plan;  /* host resources to release */
 } create_undo;
 
 static void
@@ -79,6 +82,16 @@ undo_create (create_undo *u)
       ar_cgroup_destroy (u->cgroup, &ignored);
       ar_cgroup_free (u->cgroup);
       u->cgroup = NULL;
+    }
+  if (u->plan)
+    {
+      /* Release the host resources, but export nothing and log nothing
+       * for a container that never ran. */
+      ar_agent_plan quiet = *u->plan;
+      quiet.output_host_dir = NULL;
+      quiet.audit_path = NULL;
+      cleanup_error ar_error_t *ignored = NULL;
+      ar_stage_finish (&quiet, u->state_dir, u->id, &ignored);
     }
   if (u->state_fd >= 0)
     ar_container_remove_state_dir (u->root_fd, u->id, u->state_fd);
@@ -128,9 +141,12 @@ validate_spec (const oci_spec *spec, ar_error_t **err)
     return -1;
   if (oci_spec_find_namespace (spec, OCI_NS_MOUNT) == NULL)
     return ar_error_set (err, 0, "config.json: .linux.namespaces: a mount namespace is required");
-  const oci_namespace *uts = oci_spec_find_namespace (spec, OCI_NS_UTS);
-  if (spec->hostname && spec->hostname[0] && (uts == NULL || uts->path))
-    return ar_error_set (err, 0, "config.json: .hostname: setting the hostname needs a new uts namespace");
+  /* A joined uts namespace (with a path) is the container's own too:
+     the hostname is set there, as runc and crun do. Only the host's
+     namespace is off limits. */
+  if (spec->hostname && spec->hostname[0]
+      && oci_spec_find_namespace (spec, OCI_NS_UTS) == NULL)
+    return ar_error_set (err, 0, "config.json: .hostname: setting the hostname needs a uts namespace");
   const oci_namespace *user = oci_spec_find_namespace (spec, OCI_NS_USER);
   if (user && user->path == NULL
       && (spec->linux_cfg->n_uid_mappings == 0 || spec->linux_cfg->n_gid_mappings == 0))
@@ -157,6 +173,11 @@ make_state_dir (const char *root, const char *id, create_undo *u,
   u->state_fd = openat (u->root_fd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (u->state_fd < 0)
     return ar_error_set (err, errno, "open state dir `%s/%s`", root, id);
+  /* Absolute: mounts made under it are named by this path. */
+  char real_root[PATH_MAX];
+  if (realpath (root, real_root) == NULL)
+    return ar_error_set (err, errno, "state root `%s`", root);
+  u->state_dir = xasprintf ("%s/%s", real_root, id);
   return 0;
 }
 
@@ -217,9 +238,13 @@ run_parent_hooks (const oci_spec *spec, const ar_state *st, ar_error_t **err)
 {
   if (spec->hooks.prestart.len == 0 && spec->hooks.create_runtime.len == 0)
     return 0;
-  cleanup_free char *json = ar_state_to_oci_json (st, AR_STATUS_CREATING, false);
-  if (ar_hooks_run (&spec->hooks.prestart, "prestart", json, err) < 0)
+  /* prestart hooks see "created", as the validation suite and crun
+     expect: the deprecated hook was specified to run after create
+     completed. createRuntime runs while the runtime is still creating. */
+  cleanup_free char *prestart = ar_state_to_oci_json (st, AR_STATUS_CREATED, false);
+  if (ar_hooks_run (&spec->hooks.prestart, "prestart", prestart, err) < 0)
     return -1;
+  cleanup_free char *json = ar_state_to_oci_json (st, AR_STATUS_CREATING, false);
   return ar_hooks_run (&spec->hooks.create_runtime, "createRuntime", json, err);
 }
 
@@ -339,6 +364,176 @@ read_config (const char *bundle, char **data, size_t *len, oci_spec **spec,
   return oci_spec_parse (*data, *len, "config.json", spec, err);
 }
 
+/* Everything one create holds, released by create_ctx_free whatever
+ * step it reached. */
+typedef struct
+{
+  const ar_create_options *opts;
+  char *bundle;
+  char *rootfs;
+  char *state_dir;
+  char *config_data;
+  size_t config_len;
+  oci_spec *spec;
+  ar_agent_plan *plan;
+  ar_ns_joins joins;
+  int sync[2];
+  int fifo_fd;
+  ar_seccomp_program *seccomp;
+  create_undo undo;
+  ar_state st;
+} create_ctx;
+
+static void
+create_ctx_init (create_ctx *c, const ar_create_options *opts)
+{
+  *c = (create_ctx){ .opts = opts, .sync = { -1, -1 }, .fifo_fd = -1,
+                     .undo = { .root_fd = -1, .state_fd = -1, .pidfd = -1 } };
+  for (int t = 0; t < OCI_NS_COUNT; t++)
+    c->joins.fd[t] = -1;
+}
+
+static void
+create_ctx_free (create_ctx *c)
+{
+  ar_closep (&c->undo.root_fd);
+  free (c->undo.id);
+  free (c->undo.state_dir);
+  free (c->st.created);
+  free (c->st.cgroup);
+  ar_ns_close_joins (&c->joins);
+  ar_closep (&c->sync[0]);
+  ar_closep (&c->sync[1]);
+  ar_closep (&c->fifo_fd);
+  ar_seccomp_program_free (c->seccomp);
+  ar_agent_plan_free (c->plan);
+  oci_spec_free (c->spec);
+  free (c->bundle);
+  free (c->rootfs);
+  free (c->state_dir);
+  free (c->config_data);
+}
+
+/* The bundle's spec, rewritten by the profile, checked before anything
+ * is made on the host. */
+static int
+load_bundle (create_ctx *c, ar_error_t **err)
+{
+  if (resolve_bundle (c->opts->bundle, &c->bundle, err) < 0
+      || read_config (c->bundle, &c->config_data, &c->config_len, &c->spec, err) < 0
+      || ar_stage_apply_policy (c->opts->profile, c->spec, &c->plan, err) < 0
+      || validate_spec (c->spec, err) < 0
+      || resolve_rootfs (c->bundle, c->spec, &c->rootfs, err) < 0)
+    return -1;
+  return ar_ns_open_joins (c->spec, &c->joins, err);
+}
+
+/* The spec the container really runs with: the bundle's bytes when no
+ * profile changed it (no re-encoding on the hot path), else the rewrite. */
+static int
+save_spec (create_ctx *c, ar_error_t **err)
+{
+  if (c->plan == NULL)
+    return ar_write_file_atomic_at (c->undo.state_fd, AR_CONFIG_FILE, c->config_data,
+                                    c->config_len, 0600, err);
+  cleanup_free char *json = oci_spec_to_json (c->spec, false);
+  return ar_write_file_atomic_at (c->undo.state_fd, AR_CONFIG_FILE, json,
+                                  strlen (json), 0600, err);
+}
+
+static int
+make_exec_fifo (create_ctx *c, ar_error_t **err)
+{
+  if (c->opts->started_by_parent)
+    return 0;
+  if (mkfifoat (c->undo.state_fd, AR_EXEC_FIFO, 0622) < 0)
+    return ar_error_set (err, errno, "create exec fifo");
+  /* Past the umask: init opens it for writing after it became the
+     container's user (docker run -u 1000). */
+  if (fchmodat (c->undo.state_fd, AR_EXEC_FIFO, 0622, 0) < 0)
+    return ar_error_set (err, errno, "chmod exec fifo");
+  c->fifo_fd = openat (c->undo.state_fd, AR_EXEC_FIFO, O_PATH | O_CLOEXEC);
+  if (c->fifo_fd < 0)
+    return ar_error_set (err, errno, "open exec fifo");
+  return 0;
+}
+
+/* State dir, agent resources, seccomp program, exec fifo: all undone by
+ * undo_create on a later failure. */
+static int
+prepare_host (create_ctx *c, ar_error_t **err)
+{
+  if (make_state_dir (c->opts->root, c->opts->id, &c->undo, err) < 0)
+    return -1;
+  c->state_dir = xstrdup (c->undo.state_dir);
+  if (c->plan)
+    {
+      c->undo.plan = c->plan;
+      if (ar_stage_prepare (c->plan, c->undo.state_fd, c->state_dir, c->rootfs, c->spec, err) < 0)
+        return -1;
+      /* The overlay's merged view is the root now. */
+      free (c->rootfs);
+      c->rootfs = xstrdup (c->spec->root_path);
+    }
+  if (compile_seccomp (c->opts->root, c->spec, &c->seccomp, err) < 0)
+    return -1;
+  ar_device_rules_add_defaults (c->spec);
+  if (save_spec (c, err) < 0 || make_exec_fifo (c, err) < 0)
+    return -1;
+  return ar_sync_pair (c->sync, err);
+}
+
+static int
+start_init (create_ctx *c, bool *new_userns, ar_error_t **err)
+{
+  ar_init_config cfg = {
+    .spec = c->spec,
+    .id = c->opts->id,
+    .bundle = c->bundle,
+    .rootfs = c->rootfs,
+    .sync_fd = c->sync[1],
+    .fifo_fd = c->fifo_fd,
+    .joins = &c->joins,
+    .seccomp = c->seccomp,
+    .no_pivot = c->opts->no_pivot,
+    .no_new_keyring = c->opts->no_new_keyring,
+    .preserve_fds = c->opts->preserve_fds,
+  };
+  int r = spawn_init (c->opts, c->spec, &cfg, &c->joins, &c->undo, c->sync[1], err);
+  c->sync[1] = -1;
+  ar_ns_close_joins (&c->joins);
+  *new_userns = cfg.new_userns;
+  return r;
+}
+
+/* Maps and cgroup before the init may proceed; the state record before
+ * hooks see it; then the init runs its own set-up. */
+static int
+settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
+{
+  create_undo *u = &c->undo;
+  if (new_userns && ar_ns_write_id_mappings (u->pid, c->spec->linux_cfg, err) < 0)
+    return -1;
+  if (ar_cgroup_create (c->opts->id, c->spec, u->pid, &u->cgroup, err) < 0)
+    return -1;
+  c->st = (ar_state){
+    .id = (char *) c->opts->id,
+    .pid = u->pid,
+    .start_time = ar_pid_start_time (u->pid),
+    .bundle = c->bundle,
+    .rootfs = c->rootfs,
+    .created = ar_now_rfc3339 (),
+    .owner = geteuid (),
+    .cgroup = u->cgroup ? ar_cgroup_serialize (u->cgroup) : NULL,
+    .annotations = c->spec->annotations,
+  };
+  if (ar_state_save (u->state_fd, &c->st, err) < 0
+      || drive_init (c->opts, c->spec, &c->st, c->sync[0], out, err) < 0
+      || ar_write_pid_file (c->opts->pid_file, u->pid, err) < 0)
+    return -1;
+  return ar_stage_start_watchdog (c->plan, c->opts->id, u->pid, c->st.cgroup, err);
+}
+
 int
 ar_container_create (const ar_create_options *opts, ar_created *out,
                      ar_error_t **err)
@@ -347,128 +542,32 @@ ar_container_create (const ar_create_options *opts, ar_created *out,
   if (ar_state_validate_id (opts->id, err) < 0)
     return -1;
 
-  cleanup_free char *bundle = NULL;
-  cleanup_free char *rootfs = NULL;
-  cleanup_free char *config_data = NULL;
-  size_t config_len = 0;
-  oci_spec *spec = NULL;
-  if (resolve_bundle (opts->bundle, &bundle, err) < 0
-      || read_config (bundle, &config_data, &config_len, &spec, err) < 0)
-    return -1;
-
-  create_undo u = { .root_fd = -1, .state_fd = -1, .pidfd = -1 };
-  ar_ns_joins joins;
-  for (int t = 0; t < OCI_NS_COUNT; t++)
-    joins.fd[t] = -1;
-  int sync[2] = { -1, -1 };
-  int fifo_fd = -1;
-  ar_state st = { 0 };
-  ar_seccomp_program *seccomp = NULL;
+  create_ctx c;
+  create_ctx_init (&c, opts);
+  bool new_userns = false;
   int r = -1;
+  if (load_bundle (&c, err) == 0 && prepare_host (&c, err) == 0
+      && start_init (&c, &new_userns, err) == 0
+      && settle_init (&c, new_userns, out, err) == 0)
+    r = 0;
 
-  if (validate_spec (spec, err) < 0
-      || resolve_rootfs (bundle, spec, &rootfs, err) < 0
-      || ar_ns_open_joins (spec, &joins, err) < 0
-      || make_state_dir (opts->root, opts->id, &u, err) < 0
-      || compile_seccomp (opts->root, spec, &seccomp, err) < 0)
-    goto out;
-  ar_device_rules_add_defaults (spec);
-  if (ar_write_file_atomic_at (u.state_fd, AR_CONFIG_FILE, config_data,
-                               config_len, 0600, err) < 0)
-    goto out;
-  if (!opts->started_by_parent)
+  if (r == 0)
     {
-      if (mkfifoat (u.state_fd, AR_EXEC_FIFO, 0622) < 0)
-        {
-          ar_error_set (err, errno, "create exec fifo");
-          goto out;
-        }
-      /* Past the umask: init opens it for writing after it became the
-         container's user (docker run -u 1000). */
-      if (fchmodat (u.state_fd, AR_EXEC_FIFO, 0622, 0) < 0)
-        {
-          ar_error_set (err, errno, "chmod exec fifo");
-          goto out;
-        }
-      fifo_fd = openat (u.state_fd, AR_EXEC_FIFO, O_PATH | O_CLOEXEC);
-      if (fifo_fd < 0)
-        {
-          ar_error_set (err, errno, "open exec fifo");
-          goto out;
-        }
+      ar_stage_audit (c.plan, opts->id, "create", NULL);
+      out->pid = c.undo.pid;
+      out->pidfd = steal_fd (&c.undo.pidfd);
+      if (opts->started_by_parent)
+        out->sync_fd = steal_fd (&c.sync[0]);
+      c.undo.pid = 0; /* the container now outlives this function */
+      ar_cgroup_free (c.undo.cgroup);
+      c.undo.cgroup = NULL;
+      ar_closep (&c.undo.state_fd);
     }
-  if (ar_sync_pair (sync, err) < 0)
-    goto out;
-
-  ar_init_config cfg = {
-    .spec = spec,
-    .id = opts->id,
-    .bundle = bundle,
-    .rootfs = rootfs,
-    .sync_fd = sync[1],
-    .fifo_fd = fifo_fd,
-    .joins = &joins,
-    .seccomp = seccomp,
-    .no_pivot = opts->no_pivot,
-    .no_new_keyring = opts->no_new_keyring,
-    .preserve_fds = opts->preserve_fds,
-  };
-  r = spawn_init (opts, spec, &cfg, &joins, &u, sync[1], err);
-  sync[1] = -1;
-  ar_ns_close_joins (&joins);
-  if (r < 0)
-    goto out;
-  r = -1;
-
-  if (cfg.new_userns && ar_ns_write_id_mappings (u.pid, spec->linux_cfg, err) < 0)
-    goto out;
-  if (ar_cgroup_create (opts->id, spec, u.pid, &u.cgroup, err) < 0)
-    goto out;
-
-  st = (ar_state){
-    .id = (char *) opts->id,
-    .pid = u.pid,
-    .start_time = ar_pid_start_time (u.pid),
-    .bundle = bundle,
-    .rootfs = rootfs,
-    .created = ar_now_rfc3339 (),
-    .owner = geteuid (),
-    .cgroup = u.cgroup ? ar_cgroup_serialize (u.cgroup) : NULL,
-    .annotations = spec->annotations,
-  };
-  if (ar_state_save (u.state_fd, &st, err) < 0)
-    goto out;
-  if (drive_init (opts, spec, &st, sync[0], out, err) < 0)
-    goto out;
-  if (ar_write_pid_file (opts->pid_file, u.pid, err) < 0)
-    goto out;
-
-  out->pid = u.pid;
-  out->pidfd = steal_fd (&u.pidfd);
-  if (opts->started_by_parent)
-    out->sync_fd = steal_fd (&sync[0]);
-  u.pid = 0; /* the container now outlives this function */
-  ar_cgroup_free (u.cgroup);
-  u.cgroup = NULL;
-  ar_closep (&u.state_fd);
-  r = 0;
-
-out:
-  if (r < 0)
+  else
     {
       ar_closep (&out->pty_master);
-      undo_create (&u);
+      undo_create (&c.undo);
     }
-  ar_closep (&u.root_fd);
-  free (u.id);
-  free (st.created);
-  free (st.cgroup);
-  ar_ns_close_joins (&joins);
-  ar_closep (&sync[0]);
-  ar_closep (&sync[1]);
-  ar_closep (&fifo_fd);
-  ar_seccomp_program_free (seccomp);
-  oci_spec_free (spec);
+  create_ctx_free (&c);
   return r;
 }
-

@@ -4,6 +4,7 @@
 #include "foreground.h"
 #include "cgroups/cgroups.h"
 #include "container.h"
+#include "policy_stage.h"
 #include "privileges.h"
 #include "process.h"
 #include "state.h"
@@ -73,6 +74,7 @@ typedef struct
 {
   const oci_process *proc;
   const ar_seccomp_program *seccomp;
+  const ar_agent_plan *plan;
   int init_pidfd;
   int join_flags;
   int sync_fd;
@@ -88,6 +90,8 @@ child_setup (const exec_child *c, char **exe, ar_error_t **err)
   if (c->join_flags && setns (c->init_pidfd, c->join_flags) < 0)
     return ar_error_set (err, errno, "join the container's namespaces");
   close (c->init_pidfd);
+  if (ar_stage_hide_secrets (c->plan, err) < 0)
+    return -1;
   const char *cwd = c->proc->cwd ? c->proc->cwd : "/";
   if (chdir (cwd) < 0)
     return ar_error_set (err, errno, "chdir to cwd `%s`", cwd);
@@ -231,6 +235,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
 
   int r = -1;
   ar_seccomp_program *seccomp = NULL;
+  ar_agent_plan *plan = NULL;
   pid_t pid = 0;
   int sync[2] = { -1, -1 };
   cleanup_close int pty = -1;
@@ -246,9 +251,10 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
       if (ar_seccomp_compile (spec->linux_cfg->seccomp, cache, &seccomp, err) < 0)
         goto out;
     }
-  if (ar_sync_pair (sync, err) < 0)
+  if (ar_stage_load_plan (state_fd, &plan, err) < 0 || ar_sync_pair (sync, err) < 0)
     goto out;
   exec_child c = {
+    .plan = plan,
     .proc = proc,
     .seccomp = seccomp,
     .init_pidfd = init_pidfd,
@@ -271,6 +277,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
       ar_foreground_forward_signals (pid);
       r = ar_foreground_wait (pid, pty, err);
     }
+  ar_stage_audit_exec (plan, opts->id, proc, pid, opts->detach ? -1 : r);
   pid = 0;
 
 out:
@@ -282,6 +289,7 @@ out:
   ar_closep (&sync[0]);
   ar_closep (&sync[1]);
   ar_seccomp_program_free (seccomp);
+  ar_agent_plan_free (plan);
   oci_spec_free (spec);
   return r;
 }

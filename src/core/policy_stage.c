@@ -1,0 +1,231 @@
+#include "config.h"
+#include "policy_stage.h"
+#include "cgroups/cgroups.h"
+#include "process.h"
+#include "../agent/secrets.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <yajl/yajl_gen.h>
+
+int
+ar_stage_apply_policy (const char *profile_name, oci_spec *spec,
+                       ar_agent_plan **plan, ar_error_t **err)
+{
+  *plan = NULL;
+  ar_profile *profile = NULL;
+  if (ar_profile_load (profile_name, &profile, err) < 0)
+    return -1;
+  int r = ar_policy_apply (spec, profile, plan, err);
+  ar_profile_free (profile);
+  return r;
+}
+
+int
+ar_stage_prepare (const ar_agent_plan *plan, int state_fd,
+                  const char *state_dir, const char *rootfs, oci_spec *spec,
+                  ar_error_t **err)
+{
+  if (plan == NULL)
+    return 0;
+  if (ar_agent_plan_save (state_fd, plan, err) < 0)
+    return -1;
+  return ar_agent_prepare (plan, state_dir, rootfs, spec, err);
+}
+
+int
+ar_stage_load_plan (int state_fd, ar_agent_plan **plan, ar_error_t **err)
+{
+  *plan = NULL;
+  if (faccessat (state_fd, AR_AGENT_PLAN_FILE, F_OK, 0) < 0)
+    return 0;
+  return ar_agent_plan_load (state_fd, plan, err);
+}
+
+void
+ar_stage_audit (const ar_agent_plan *plan, const char *id, const char *event,
+                const char *fields_json)
+{
+  if (plan == NULL || plan->audit_path == NULL)
+    return;
+  cleanup_error ar_error_t *err = NULL;
+  if (ar_audit_append (plan->audit_path, id, event, fields_json, &err) < 0)
+    fprintf (stderr, "agentrun: warning: audit log: %s\n", err->msg);
+}
+
+/* yajl_gen emits a whole object; the audit log wants its inside. */
+static char *
+object_inside (yajl_gen g)
+{
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (g, &buf, &len);
+  return len >= 2 ? strndup ((const char *) buf + 1, len - 2) : xstrdup ("");
+}
+
+static void
+gen_key (yajl_gen g, const char *key)
+{
+  yajl_gen_string (g, (const unsigned char *) key, strlen (key));
+}
+
+void
+ar_stage_audit_exec (const ar_agent_plan *plan, const char *id,
+                     const oci_process *proc, pid_t pid, int status)
+{
+  if (plan == NULL || plan->audit_path == NULL)
+    return;
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  gen_key (g, "argv");
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < proc->args.len; i++)
+    yajl_gen_string (g, (const unsigned char *) proc->args.items[i], strlen (proc->args.items[i]));
+  yajl_gen_array_close (g);
+  gen_key (g, "uid");
+  yajl_gen_integer (g, proc->user.uid);
+  gen_key (g, "gid");
+  yajl_gen_integer (g, proc->user.gid);
+  gen_key (g, "pid");
+  yajl_gen_integer (g, pid);
+  if (status >= 0)
+    {
+      gen_key (g, "status");
+      yajl_gen_integer (g, status);
+    }
+  yajl_gen_map_close (g);
+  cleanup_free char *fields = object_inside (g);
+  yajl_gen_free (g);
+  ar_stage_audit (plan, id, "exec", fields);
+}
+
+void
+ar_stage_audit_exit (const ar_agent_plan *plan, const char *id, int status)
+{
+  cleanup_free char *fields = xasprintf ("\"status\":%d", status);
+  ar_stage_audit (plan, id, "exit", fields);
+}
+
+int
+ar_stage_hide_secrets (const ar_agent_plan *plan, ar_error_t **err)
+{
+  if (plan == NULL || !plan->secrets_main_only || plan->n_secrets == 0)
+    return 0;
+  return ar_secrets_hide (plan->secrets_path, err);
+}
+
+/* The watchdog is a grandchild in its own session, holding only a pidfd
+ * of the init: it ends when the init ends, or kills the container when
+ * the wall-clock limit comes first. */
+static _Noreturn void
+watchdog_main (const ar_agent_plan *plan, const char *id, int init_pidfd,
+               const char *cgroup_text)
+{
+  setsid ();
+  /* Hold nothing of the caller's: a copy of its stdout would keep a pipe
+   * reader waiting for EOF until the watchdog ends. */
+  int devnull = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; devnull >= 0 && fd < 3; fd++)
+    dup2 (devnull, fd);
+  int keep[] = { init_pidfd };
+  ar_process_close_fds (3, keep, 1);
+  struct pollfd p = { .fd = init_pidfd, .events = POLLIN };
+  long long ms = (long long) plan->wall_clock_seconds * 1000;
+  int r;
+  do
+    r = poll (&p, 1, ms > INT32_MAX ? INT32_MAX : (int) ms);
+  while (r < 0 && errno == EINTR);
+  if (r != 0)
+    _exit (0); /* the container ended first */
+  ar_cgroup *cg = NULL;
+  cleanup_error ar_error_t *err = NULL;
+  if (cgroup_text && ar_cgroup_deserialize (cgroup_text, &cg, &err) == 0)
+    ar_cgroup_kill_all (cg, SIGKILL, &err);
+  syscall (SYS_pidfd_send_signal, init_pidfd, SIGKILL, NULL, 0);
+  cleanup_free char *fields = xasprintf ("\"limit\":\"wall-clock\",\"seconds\":%lld",
+                                         (long long) plan->wall_clock_seconds);
+  ar_stage_audit (plan, id, "limit", fields);
+  _exit (0);
+}
+
+int
+ar_stage_start_watchdog (const ar_agent_plan *plan, const char *id,
+                         pid_t init_pid, const char *cgroup_text,
+                         ar_error_t **err)
+{
+  if (plan == NULL || plan->wall_clock_seconds <= 0)
+    return 0;
+  cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, init_pid, 0);
+  if (pidfd < 0)
+    return ar_error_set (err, errno, "watchdog: pidfd_open");
+  pid_t child = fork ();
+  if (child < 0)
+    return ar_error_set (err, errno, "watchdog: fork");
+  if (child == 0)
+    {
+      /* Double fork: the watchdog must not be our child, or `run` would
+       * wait for it and `create` would leave a zombie. */
+      if (fork () == 0)
+        watchdog_main (plan, id, pidfd, cgroup_text);
+      _exit (0);
+    }
+  waitpid (child, NULL, 0);
+  return 0;
+}
+
+/* "key N" lines of a cgroup file (memory.events, pids.events, the v1
+ * memory.oom_control): the count for `key`, 0 when absent. */
+static unsigned long long
+cgroup_counter (const char *dir, const char *file, const char *key)
+{
+  cleanup_free char *path = xasprintf ("%s/%s", dir, file);
+  cleanup_free char *data = NULL;
+  if (ar_read_file_at (AT_FDCWD, path, 65536, &data, NULL, NULL) < 0)
+    return 0;
+  size_t klen = strlen (key);
+  for (char *line = data; line && *line; line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL)
+    if (strncmp (line, key, klen) == 0 && line[klen] == ' ')
+      return strtoull (line + klen + 1, NULL, 10);
+  return 0;
+}
+
+void
+ar_stage_audit_limits (const ar_agent_plan *plan, const char *id,
+                       const ar_cgroup *cg)
+{
+  if (plan == NULL || plan->audit_path == NULL || cg == NULL)
+    return;
+  unsigned long long oom = 0, pids = 0;
+  for (size_t i = 0; i < cg->n_paths; i++)
+    {
+      oom += cgroup_counter (cg->paths[i], "memory.oom_control", "oom_kill");
+      oom += cgroup_counter (cg->paths[i], "memory.events", "oom_kill");
+      pids += cgroup_counter (cg->paths[i], "pids.events", "max");
+    }
+  if (oom)
+    {
+      cleanup_free char *f = xasprintf ("\"limit\":\"memory\",\"oomKills\":%llu", oom);
+      ar_stage_audit (plan, id, "limit", f);
+    }
+  if (pids)
+    {
+      cleanup_free char *f = xasprintf ("\"limit\":\"pids\",\"refusedForks\":%llu", pids);
+      ar_stage_audit (plan, id, "limit", f);
+    }
+}
+
+int
+ar_stage_finish (const ar_agent_plan *plan, const char *state_dir,
+                 const char *id, ar_error_t **err)
+{
+  if (plan == NULL)
+    return 0;
+  return ar_agent_finish (plan, state_dir, id, err);
+}

@@ -1,0 +1,60 @@
+/* The one place where the core calls the agent policy (src/agent/): the
+ * rest of the core sees only an opaque plan and these steps. */
+#ifndef AR_CORE_POLICY_STAGE_H
+#define AR_CORE_POLICY_STAGE_H
+
+#include "../../oci/spec.h"
+#include "../agent/agent.h"
+#include "../util/error.h"
+#include <sys/types.h>
+
+/* create: rewrite the spec for the profile (NULL: the configured default).
+ * *plan stays NULL when the profile adds nothing (oci). */
+int ar_stage_apply_policy (const char *profile_name, oci_spec *spec,
+                           ar_agent_plan **plan, ar_error_t **err);
+
+/* create, once the state dir exists: persist the plan and prepare the host
+ * resources; may rewrite spec->root_path (the overlay) and spec->mounts. */
+int ar_stage_prepare (const ar_agent_plan *plan, int state_fd,
+                      const char *state_dir, const char *rootfs,
+                      oci_spec *spec, ar_error_t **err);
+
+/* create, once the init is ready: the wall-clock limit's watchdog. */
+int ar_stage_start_watchdog (const ar_agent_plan *plan, const char *id,
+                             pid_t init_pid, const char *cgroup_text,
+                             ar_error_t **err);
+
+/* The plan saved with a container; NULL (and 0) when it has none. */
+int ar_stage_load_plan (int state_fd, ar_agent_plan **plan, ar_error_t **err);
+
+/* Append an audit event when the plan has an audit log; failures to log
+ * are reported on stderr, never fatal to the container operation. */
+void ar_stage_audit (const ar_agent_plan *plan, const char *id,
+                     const char *event, const char *fields_json);
+
+/* An exec'd process: argv, user and, when known (status >= 0), how it
+ * ended. */
+void ar_stage_audit_exec (const ar_agent_plan *plan, const char *id,
+                          const oci_process *proc, pid_t pid, int status);
+
+/* The container's main process ended (run in the foreground). */
+void ar_stage_audit_exit (const ar_agent_plan *plan, const char *id,
+                          int status);
+
+/* exec, in the child after joining the mount namespace: hide the secrets
+ * from exec'd processes when the plan limits them to the main process. */
+int ar_stage_hide_secrets (const ar_agent_plan *plan, ar_error_t **err);
+
+struct ar_cgroup;
+
+/* delete, before the cgroup goes: audit the limits that were hit (OOM
+ * kills, refused forks). */
+void ar_stage_audit_limits (const ar_agent_plan *plan, const char *id,
+                            const struct ar_cgroup *cg);
+
+/* delete, after the processes are gone: the agent's own teardown
+ * (changes, /output export, unmounts). */
+int ar_stage_finish (const ar_agent_plan *plan, const char *state_dir,
+                     const char *id, ar_error_t **err);
+
+#endif
