@@ -1,7 +1,11 @@
 /* The host side of the agent profile: sha256 vectors, the audit log's hash
  * chain, and (as root) the ephemeral overlay, the secrets tmpfs and the
  * sanitized /output export, each driven with a plan built by hand in a
- * temporary directory. Every test ends with no mount left below it. */
+ * temporary directory ($TMPDIR or /tmp). Every test ends with no mount
+ * left below it.
+ *
+ * With arguments it is a driver for tests/agent_host.bats instead, one
+ * host-side step per call (see tool_main). */
 #include "config.h"
 #include "unit.h"
 #include "../../src/agent/agent.h"
@@ -15,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -25,7 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char tmp[64];
+static char tmp[PATH_MAX];
 static bool as_root;
 
 #define SECRET_LONG "sk-live-0123456789abcdefSECRET"
@@ -949,10 +954,123 @@ test_finish_after_failed_export (void)
   free_spec (spec);
 }
 
-int
-main (void)
+/* ---- driver mode, for the bats tests ---------------------------------- */
+
+static int
+tool_failed (ar_error_t *err)
 {
-  strcpy (tmp, "/tmp/agentrun-test-agent-XXXXXX");
+  fprintf (stderr, "%s\n", err ? err->msg : "failed");
+  ar_error_free (err);
+  return 1;
+}
+
+static int
+tool_overlay (int argc, char **argv)
+{
+  ar_error_t *err = NULL;
+  if (strcmp (argv[1], "overlay-prepare") == 0 && argc == 6)
+    {
+      cleanup_free char *merged = NULL;
+      if (ar_overlay_prepare (argv[2], argv[3], strtoull (argv[4], NULL, 0),
+                              strtoull (argv[5], NULL, 0), &merged, &err)
+          < 0)
+        return tool_failed (err);
+      printf ("%s\n", merged);
+      return 0;
+    }
+  if (strcmp (argv[1], "overlay-changes") == 0 && argc == 3)
+    {
+      cleanup_free char *fields = NULL;
+      if (ar_overlay_changes_json (argv[2], NULL, &fields, &err) < 0)
+        return tool_failed (err);
+      printf ("{%s}\n", fields ? fields : "");
+      return 0;
+    }
+  if (strcmp (argv[1], "overlay-teardown") == 0 && argc == 3)
+    return ar_overlay_teardown (argv[2], &err) < 0 ? tool_failed (err) : 0;
+  return -1;
+}
+
+static int
+tool_output (int argc, char **argv)
+{
+  ar_error_t *err = NULL;
+  if (strcmp (argv[1], "output-prepare") == 0 && argc == 5)
+    return ar_output_prepare (argv[2], strtoull (argv[3], NULL, 0),
+                              strtoull (argv[4], NULL, 0), CONTAINER_UID,
+                              CONTAINER_GID, &err)
+                   < 0
+               ? tool_failed (err)
+               : 0;
+  if (strcmp (argv[1], "output-export") == 0 && argc == 7)
+    {
+      ar_output_report report;
+      int r = ar_output_export (argv[2], argv[3], argv[4],
+                                strtoull (argv[5], NULL, 0),
+                                strtoull (argv[6], NULL, 0), NULL, &report,
+                                &err);
+      ar_output_report_clear (&report);
+      return r < 0 ? tool_failed (err) : 0;
+    }
+  if (strcmp (argv[1], "output-teardown") == 0 && argc == 3)
+    return ar_output_teardown (argv[2], &err) < 0 ? tool_failed (err) : 0;
+  return -1;
+}
+
+static int
+tool_audit (int argc, char **argv)
+{
+  ar_error_t *err = NULL;
+  if (strcmp (argv[1], "audit-append") == 0 && (argc == 5 || argc == 6))
+    return ar_audit_append (argv[2], argv[3], argv[4],
+                            argc == 6 ? argv[5] : NULL, &err)
+                   < 0
+               ? tool_failed (err)
+               : 0;
+  if (strcmp (argv[1], "audit-verify") == 0 && argc == 3)
+    {
+      size_t bad;
+      if (ar_audit_verify (argv[2], &bad, &err) < 0)
+        return tool_failed (err);
+      printf ("%zu\n", bad);
+      return 0;
+    }
+  return -1;
+}
+
+/*   overlay-prepare STATE ROOTFS BYTES INODES   (prints the merged dir)
+ *   overlay-changes STATE | overlay-teardown STATE
+ *   output-prepare STATE MAX_BYTES MAX_FILES    (root owned by 1234:5678)
+ *   output-export STATE HOST_DIR ID MAX_BYTES MAX_FILES
+ *   output-teardown STATE
+ *   audit-append LOG ID EVENT [FIELDS] | audit-verify LOG (prints the
+ *   first bad line, 0 when sound) */
+static int
+tool_main (int argc, char **argv)
+{
+  int r = tool_overlay (argc, argv);
+  if (r < 0)
+    r = tool_output (argc, argv);
+  if (r < 0)
+    r = tool_audit (argc, argv);
+  if (r < 0)
+    fprintf (stderr, "usage: see tests/unit/test_agent_host.c\n");
+  return r < 0 ? 2 : r;
+}
+
+int
+main (int argc, char **argv)
+{
+  if (argc > 1)
+    {
+      /* _exit: the unit summary (an atexit handler) is not for drivers. */
+      int status = tool_main (argc, argv);
+      fflush (stdout);
+      _exit (status);
+    }
+  const char *base = getenv ("TMPDIR");
+  snprintf (tmp, sizeof tmp, "%s/agentrun-test-agent-XXXXXX",
+            base && *base ? base : "/tmp");
   if (mkdtemp (tmp) == NULL)
     {
       perror ("mkdtemp");
