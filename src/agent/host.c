@@ -12,8 +12,6 @@
 
 #include <string.h>
 
-#define DEFAULT_SECRETS_PATH "/run/secrets"
-
 static void
 append_bind_mount (oci_spec *spec, const char *source,
                    const char *destination, const char *const options[])
@@ -84,7 +82,7 @@ rewrite_spec (const ar_agent_plan *plan, const char *state_dir,
       cleanup_free char *source = ar_hostfs_join (state_dir, AR_SECRETS_DIR);
       append_bind_mount (spec, source,
                          plan->secrets_path ? plan->secrets_path
-                                            : DEFAULT_SECRETS_PATH,
+                                            : AR_SECRETS_DEFAULT_PATH,
                          secrets_options);
     }
   if (plan->output_path)

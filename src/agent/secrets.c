@@ -239,6 +239,8 @@ ar_secrets_teardown (const char *state_dir, ar_error_t **err)
 int
 ar_secrets_hide (const char *secrets_path, ar_error_t **err)
 {
+  if (secrets_path == NULL)
+    secrets_path = AR_SECRETS_DEFAULT_PATH;
   if (unshare (CLONE_NEWNS) < 0)
     return ar_error_set (err, errno, "hide secrets: unshare mount namespace");
   if (mount (NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)

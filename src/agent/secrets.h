@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #define AR_SECRETS_DIR "secrets" /* below the state dir */
+#define AR_SECRETS_DEFAULT_PATH "/run/secrets" /* in the container */
 #define AR_SECRET_MAX_BYTES (1u << 20)
 
 /* Mount the tmpfs at <state_dir>/secrets and copy each plan secret into it
@@ -26,7 +27,7 @@ int ar_secrets_teardown (const char *state_dir, ar_error_t **err);
  * process after it has joined the container's mount namespace and before
  * it drops privileges. Gives the process a mount namespace of its own
  * (slave of the container's, so nothing propagates back) in which
- * `secrets_path` is no longer the secrets tmpfs. */
+ * `secrets_path` (NULL: the default) is no longer the secrets tmpfs. */
 int ar_secrets_hide (const char *secrets_path, ar_error_t **err);
 
 /* The secrets' contents, to look for them in exported files. */
