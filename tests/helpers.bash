@@ -230,6 +230,12 @@ is_cgroup_v2_only() {
 # container's processes (AGENTRUN_TEST_ID in the environment).
 ar_prepare_run() {
 	mkdir -p "$AR_BASE"
+	# bats makes its run dir 0700; user-namespace tests need the bundle
+	# path searchable by the mapped (unprivileged) ids.
+	if [ "$(dirname "$AR_BASE")" = "$BATS_RUN_TMPDIR" ]; then
+		chmod 0711 "$BATS_RUN_TMPDIR"
+	fi
+	chmod 0711 "$AR_BASE"
 	(
 		flock 9
 		[ -f "$AR_BASE/template/config.json" ] && exit 0
@@ -248,6 +254,9 @@ common_setup() {
 	[ -x "$RUNTIME" ] || { echo "RUNTIME $RUNTIME is not executable: build agentrun (make) or set RUNTIME" >&2; return 1; }
 	ar_prepare_run
 	TEST_DIR=$(mktemp -d "$AR_BASE/t.XXXXXX")
+	# Searchable by others: a container in a user namespace runs as a
+	# mapped uid that must still reach the bundle.
+	chmod 0711 "$TEST_DIR"
 	ROOT=$TEST_DIR/state
 	BUNDLE=$TEST_DIR/bundle
 	local tag

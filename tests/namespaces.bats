@@ -1,0 +1,215 @@
+#!/usr/bin/env bats
+# New namespaces, joined namespaces, id mappings, hostname, time offsets.
+
+load helpers
+
+# The container's view of one of its namespaces vs the host's.
+host_ns() {
+	readlink "/proc/self/ns/$1"
+}
+
+# without_ns TYPE: drop a namespace from the config (share the host's).
+without_ns() {
+	update_config '.linux.namespaces |= map(select(.type != $t))' --arg t "$1"
+}
+
+# with_ns TYPE [PATH]: ensure a namespace entry, joining PATH if given.
+with_ns() {
+	without_ns "$1"
+	if [ $# -gt 1 ]; then
+		update_config '.linux.namespaces += [{"type": $t, "path": $p}]' --arg t "$1" --arg p "$2"
+	else
+		update_config '.linux.namespaces += [{"type": $t}]' --arg t "$1"
+	fi
+}
+
+# A host process in a fresh network namespace that this test owns (no
+# named netns: nothing under /run/netns to leak).
+start_netns_holder() {
+	unshare --net sleep 1000 &
+	NETNS_PID=$!
+	track_pid "$NETNS_PID"
+	local i
+	for i in $(seq 1 100); do
+		[ "$(readlink "/proc/$NETNS_PID/ns/net" 2>/dev/null)" != "$(host_ns net)" ] && return 0
+		sleep 0.02
+	done
+	fail "unshare did not make a network namespace"
+}
+
+@test "pid: the process is pid 1 and sees only its own processes" {
+	run ctr_run sh -c 'echo $$; ls -d /proc/[0-9]* | wc -l'
+	assert_success
+	assert_equal "${lines[0]}" 1
+	# sh, ls and wc (the subshell of the pipe at most adds one more).
+	[ "${lines[1]}" -le 4 ] || fail "container sees ${lines[1]} processes"
+}
+
+@test "uts: hostname comes from the config" {
+	update_config '.hostname = "ctr-host"'
+	run ctr_run hostname
+	assert_success
+	assert_output ctr-host
+	[ "$(hostname)" != ctr-host ] || fail "host hostname changed"
+}
+
+@test "uts: domainname comes from the config" {
+	# runtime-spec 1.1; runc 1.1.5 ignores it.
+	update_config '.domainname = "ctr.example"'
+	run ctr_run cat /proc/sys/kernel/domainname
+	assert_success
+	assert_output ctr.example
+	[ "$(cat /proc/sys/kernel/domainname)" != ctr.example ] || fail "host domainname changed"
+}
+
+@test "new uts, ipc, net and mount namespaces differ from the host's" {
+	local t
+	for t in uts ipc network mount; do with_ns "$t"; done
+	run ctr_run sh -c 'for n in uts ipc net mnt pid; do readlink /proc/self/ns/$n; done'
+	assert_success
+	local i=0 n
+	for n in uts ipc net mnt pid; do
+		[ "${lines[$i]}" != "$(host_ns "$n")" ] || fail "$n namespace is the host's"
+		i=$((i + 1))
+	done
+}
+
+@test "a namespace left out of the config is shared with the host" {
+	without_ns network
+	without_ns ipc
+	update_config 'del(.hostname)'
+	without_ns uts
+	run ctr_run sh -c 'for n in net ipc uts; do readlink /proc/self/ns/$n; done'
+	assert_success
+	assert_equal "${lines[0]}" "$(host_ns net)"
+	assert_equal "${lines[1]}" "$(host_ns ipc)"
+	assert_equal "${lines[2]}" "$(host_ns uts)"
+}
+
+@test "net: a new network namespace has only loopback" {
+	with_ns network
+	run ctr_run sh -c 'cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d " "'
+	assert_success
+	assert_output lo
+}
+
+@test "net: joining a namespace by path" {
+	start_netns_holder
+	with_ns network "/proc/$NETNS_PID/ns/net"
+	run ctr_run readlink /proc/self/ns/net
+	assert_success
+	assert_output "$(readlink "/proc/$NETNS_PID/ns/net")"
+}
+
+@test "joining a namespace that does not exist fails" {
+	with_ns network /proc/999999999/ns/net
+	run ctr_run true
+	assert_failure
+}
+
+@test "joining a path that is not a namespace of that type fails" {
+	start_netns_holder
+	with_ns uts "/proc/$NETNS_PID/ns/net"
+	run ctr_run true
+	assert_failure
+}
+
+@test "pid and uts: a second container joins the first one's" {
+	update_config '.hostname = "first-host"'
+	with_ns uts
+	set_args sleep 1000
+	ctr_run_bg "$CID-a"
+	local pid
+	pid=$(ctr_pid "$CID-a")
+
+	with_ns pid "/proc/$pid/ns/pid"
+	with_ns uts "/proc/$pid/ns/uts"
+	update_config 'del(.hostname)'
+	run ctr_run sh -c 'hostname; tr "\0" " " </proc/1/cmdline'
+	assert_success
+	assert_equal "${lines[0]}" first-host
+	assert_equal "${lines[1]}" "sleep 1000 "
+}
+
+@test "user: uid and gid mappings" {
+	with_ns user
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 200000, "size": 65536}]'
+	# Owned by host root, so unmapped (nobody) inside: nothing to write.
+	update_config '.root.readonly = true'
+	set_args sh -c 'id -u; id -g; cat /proc/self/uid_map /proc/self/gid_map; sleep 1000'
+	ctr_run_bg
+	local pid
+	pid=$(ctr_pid)
+	wait_for_state "$CID" running
+	# From the host, the process runs as the mapped ids.
+	assert_equal "$(stat -c %u "/proc/$pid")" 100000
+	assert_equal "$(stat -c %g "/proc/$pid")" 200000
+	assert_equal "$(awk '{print $1, $2, $3}' "/proc/$pid/uid_map")" "0 100000 65536"
+	[ "$(readlink "/proc/$pid/ns/user")" != "$(host_ns user)" ] || fail "no new user namespace"
+}
+
+@test "user: inside, the mapped root is uid 0" {
+	with_ns user
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .root.readonly = true'
+	run ctr_run sh -c 'id -u; id -g; cat /proc/self/uid_map'
+	assert_success
+	assert_equal "${lines[0]}" 0
+	assert_equal "${lines[1]}" 0
+	assert_equal "$(echo "${lines[2]}" | tr -s ' ' | sed 's/^ //')" "0 100000 65536"
+}
+
+@test "cgroup: a cgroup namespace makes the container's cgroup its root" {
+	update_config '.linux.cgroupsPath = $p' --arg p "$(test_cgroups_path)"
+	with_ns cgroup
+	run ctr_run cat /proc/self/cgroup
+	assert_success
+	# Every hierarchy (v1 and the hugetlb cgroup2) shows / inside.
+	local line
+	for line in "${lines[@]}"; do
+		[[ "$line" == *:/ ]] || fail "not rooted: $line"
+	done
+	refute_output_contains "$AR_RUN"
+}
+
+@test "cgroup: without a cgroup namespace the host path shows" {
+	update_config '.linux.cgroupsPath = $p' --arg p "$(test_cgroups_path)"
+	without_ns cgroup
+	run ctr_run cat /proc/self/cgroup
+	assert_success
+	assert_output_contains ":memory:"
+	assert_output_contains "$CID"
+}
+
+@test "time: offsets move the container's monotonic and boot clocks" {
+	[ -e /proc/self/ns/time ] || skip "kernel without time namespaces"
+	with_ns time
+	# One year ahead; the host's uptime is far below that.
+	update_config '.linux.timeOffsets = {"monotonic": {"secs": 31536000, "nanosecs": 0},
+		"boottime": {"secs": 31536000, "nanosecs": 0}}'
+	run ctr_run sh -c 'cut -d. -f1 /proc/uptime; readlink /proc/self/ns/time'
+	assert_success
+	local host_up
+	host_up=$(cut -d. -f1 /proc/uptime)
+	[ "${lines[0]}" -ge $((31536000 + host_up - 5)) ] || fail "uptime ${lines[0]} not offset"
+	[ "${lines[1]}" != "$(host_ns time)" ] || fail "no new time namespace"
+}
+
+@test "time: without a time namespace the clocks are the host's" {
+	[ -e /proc/self/ns/time ] || skip "kernel without time namespaces"
+	without_ns time
+	run ctr_run cut -d. -f1 /proc/uptime
+	assert_success
+	[ "$output" -lt 31536000 ] || fail "uptime $output looks offset"
+}
+
+@test "ipc: a new ipc namespace does not see the host's message queues" {
+	with_ns ipc
+	# busybox has ipcs; a fresh namespace lists no queues, segments or sets.
+	run ctr_run sh -c 'cat /proc/sysvipc/shm | wc -l; readlink /proc/self/ns/ipc'
+	assert_success
+	assert_equal "${lines[0]}" 1
+	[ "${lines[1]}" != "$(host_ns ipc)" ] || fail "ipc namespace is the host's"
+}
