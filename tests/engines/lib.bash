@@ -1,0 +1,268 @@
+# Shared set-up for the engine suites (docker.bats, podman.bats,
+# containerd.bats): each starts the real engine from Debian's packages on a
+# private socket, data root and state dir under one temp dir, imports an
+# image made from the project's busybox rootfs (no registry is reachable),
+# and at the end stops exactly the processes it started, by pid, and
+# unmounts what they left under the temp dir.
+#
+# Environment:
+#   AGENTRUN      runtime under test (default: ./agentrun at the top of the
+#                 tree). It is copied into the temp dir so a rebuild in the
+#                 middle of a run does not swap the binary under a daemon.
+#   ENG_KEEP=1    keep the temp dir (logs, daemon configs) after the suite.
+#   ENG_TIMEOUT   seconds one engine command may take (default 60).
+#
+# Host quirks handled here rather than by a manual step:
+#   - hard rlimits cannot be raised (no CAP_SYS_RESOURCE, nofile hard 20000):
+#     every engine gets default ulimits inside the current hard limits;
+#   - hybrid cgroups: every engine is set to its cgroupfs driver (agentrun
+#     has no systemd driver and there is no systemd here anyway).
+
+bats_require_minimum_version 1.5.0
+
+ENG_TOP=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+ENG_TIMEOUT=${ENG_TIMEOUT:-60}
+ENG_IMAGE_TAG=agentrun-busybox:test
+# containerd namespace (Docker's and ctr's): names everything we make.
+ENG_NS=agentrun-test
+
+# ---------------------------------------------------------------- asserts
+
+eng_show() {
+	echo "--- status: ${status:-?}"
+	printf '%s\n' "--- output:" "${output:-}"
+}
+
+fail() {
+	echo "FAIL: $*" >&2
+	eng_show >&2
+	return 1
+}
+
+assert_success() { [ "$status" -eq 0 ] || fail "expected success, got $status"; }
+assert_status() { [ "$status" -eq "$1" ] || fail "expected status $1, got $status"; }
+assert_failure() { [ "$status" -ne 0 ] || fail "expected failure, got 0"; }
+assert_contains() { [[ "$output" == *"$1"* ]] || fail "expected output to contain '$1'"; }
+refute_contains() { [[ "$output" != *"$1"* ]] || fail "expected output not to contain '$1'"; }
+
+# Run a command with a time limit and no stdin (engines that attach stdin
+# would otherwise eat the test's).
+eng_run() {
+	timeout --kill-after=5 "$ENG_TIMEOUT" "$@" </dev/null
+}
+
+# Under a pseudo-terminal, for -it: `script` gives the engine a real tty.
+# The engine's stdout comes back through the pty, so CRs are stripped.
+eng_tty() {
+	local cmd
+	printf -v cmd '%q ' "$@"
+	timeout --kill-after=5 "$ENG_TIMEOUT" script -qec "$cmd" /dev/null </dev/null \
+		| tr -d '\r\0'
+	return "${PIPESTATUS[0]}"
+}
+
+# Retry a condition for up to N tenths of a second.
+eng_wait() {
+	local tries=$1
+	shift
+	while ! "$@" 2>/dev/null; do
+		tries=$((tries - 1))
+		[ "$tries" -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# ---------------------------------------------------------------- setup
+
+# Skip the whole file (from setup_file) when a tool is missing.
+eng_require() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null || skip "$c is not installed (apt-get install the engine's Debian package)"
+	done
+	[ "$(id -u)" -eq 0 ] || skip "the engines' suites need root"
+}
+
+# One temp dir per suite; the runtime binary and the rootfs tarball in it.
+eng_setup_dir() {
+	local name=$1 src=${AGENTRUN:-$ENG_TOP/agentrun}
+	[ -x "$src" ] || skip "no agentrun binary at $src: build it first (make)"
+	ENG_T=$(mktemp -d "${TMPDIR:-/tmp}/agentrun-$name.XXXXXX")
+	export ENG_T
+	mkdir -p "$ENG_T/bin"
+	install -m 0755 "$src" "$ENG_T/bin/agentrun"
+	export ENG_AGENTRUN=$ENG_T/bin/agentrun
+	: >"$ENG_T/pids"
+	eng_rootfs_tar "$ENG_T/rootfs.tar"
+}
+
+# The busybox rootfs the other suites use, as a tarball for the importers.
+eng_rootfs_tar() {
+	local rootfs=${AGENTRUN_TEST_ROOTFS:-$ENG_TOP/images/out/busybox/rootfs}
+	[ -x "$rootfs/bin/busybox" ] || "$ENG_TOP/images/busybox.sh" "$rootfs" >/dev/null
+	tar -C "$rootfs" --numeric-owner -cf "$1" .
+}
+
+# Some engines create these host paths whatever their flags say (containerd
+# 1.6 puts shim sockets under /run/containerd/s; Podman keeps a blob cache
+# under /var/lib/containers/cache and netavark/CNI state under
+# /run/containers). Remember which did not exist, to remove them at teardown
+# if they are still empty and so provably ours.
+eng_note_host_paths() {
+	local p
+	for p in "$@"; do
+		[ -e "$p" ] || echo "$p" >>"$ENG_T/host-paths"
+	done
+}
+
+# Remember a pid we started; teardown stops exactly these.
+eng_track_pid() {
+	echo "$1" >>"$ENG_T/pids"
+}
+
+# Start a daemon in the background, logging to $ENG_T/NAME.log; its pid
+# goes to ENG_DAEMON_PID. fd 3 is closed: bats waits for whoever holds it.
+eng_start_daemon() {
+	local name=$1
+	shift
+	"$@" >"$ENG_T/$name.log" 2>&1 3>&- </dev/null &
+	ENG_DAEMON_PID=$!
+	eng_track_pid "$ENG_DAEMON_PID"
+}
+
+# Wait for a unix socket to answer: CHECK is a command that succeeds once
+# the daemon serves requests.
+eng_wait_ready() {
+	local what=$1 pid=$2
+	shift 2
+	local i
+	for i in $(seq 300); do
+		"$@" >/dev/null 2>&1 && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "$what did not come up; its log:" >&2
+	tail -n 30 "$ENG_T/$what.log" >&2 || true
+	return 1
+}
+
+# ---------------------------------------------------------------- teardown
+
+# Container processes outlive their daemon when the shim is reparented to
+# init; they are found by the private paths in their command line, which no
+# process outside this suite can have.
+eng_find_our_pids() {
+	local p cmd
+	for p in /proc/[0-9]*; do
+		cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+		[[ "$cmd" == *"$ENG_T/"* ]] && echo "${p#/proc/}"
+	done
+	return 0
+}
+
+eng_stop_pid() {
+	local pid=$1 i
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for i in $(seq 150); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+}
+
+# Everything mounted under the temp dir, deepest first.
+eng_unmount_all() {
+	local m
+	awk -v t="$ENG_T/" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo \
+		| sort -r | while read -r m; do
+			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+		done
+}
+
+eng_remove_host_paths() {
+	local p
+	[ -f "$ENG_T/host-paths" ] || return 0
+	# Deepest first so parents empty out.
+	sort -r "$ENG_T/host-paths" | while read -r p; do
+		rmdir "$p" 2>/dev/null || true
+	done
+}
+
+eng_teardown_dir() {
+	[ -n "${ENG_T:-}" ] && [ -d "$ENG_T" ] || return 0
+	local pid
+	while read -r pid; do
+		[ -n "$pid" ] && eng_stop_pid "$pid"
+	done <"$ENG_T/pids"
+	for pid in $(eng_find_our_pids); do
+		eng_stop_pid "$pid"
+	done
+	eng_unmount_all
+	eng_remove_host_paths
+	if [ "${ENG_KEEP:-0}" = 1 ]; then
+		echo "# kept $ENG_T" >&3
+	else
+		rm -rf "$ENG_T"
+	fi
+}
+
+# ---------------------------------------------------------------- images
+
+# An OCI image layout archive of the rootfs tarball as its single layer,
+# for `ctr image import` (which takes no plain rootfs tarball). CONFIG is
+# the image config's "config" object as JSON.
+eng_oci_archive() {
+	local layer=$1 out=$2 name=$3 config=$4 d
+	d=$(mktemp -d "$ENG_T/oci.XXXXXX")
+	mkdir -p "$d/blobs/sha256"
+	local ldig
+	ldig=$(eng_blob "$d" "$layer")
+	jq -cn --argjson c "$config" --arg diff "sha256:$ldig" \
+		'{architecture: "amd64", os: "linux", config: $c,
+		  rootfs: {type: "layers", diff_ids: [$diff]}}' >"$d/config"
+	local cdig
+	cdig=$(eng_blob "$d" "$d/config")
+	jq -cn --arg cd "sha256:$cdig" --argjson cs "$(stat -c %s "$d/config")" \
+		--arg ld "sha256:$ldig" --argjson ls "$(stat -c %s "$layer")" \
+		'{schemaVersion: 2, mediaType: "application/vnd.oci.image.manifest.v1+json",
+		  config: {mediaType: "application/vnd.oci.image.config.v1+json", digest: $cd, size: $cs},
+		  layers: [{mediaType: "application/vnd.oci.image.layer.v1.tar", digest: $ld, size: $ls}]}' \
+		>"$d/manifest"
+	local mdig
+	mdig=$(eng_blob "$d" "$d/manifest")
+	jq -cn --arg md "sha256:$mdig" --argjson ms "$(stat -c %s "$d/manifest")" --arg n "$name" \
+		'{schemaVersion: 2, manifests: [{mediaType: "application/vnd.oci.image.manifest.v1+json",
+		  digest: $md, size: $ms, platform: {architecture: "amd64", os: "linux"},
+		  annotations: {"io.containerd.image.name": $n, "org.opencontainers.image.ref.name": $n}}]}' \
+		>"$d/index.json"
+	echo '{"imageLayoutVersion": "1.0.0"}' >"$d/oci-layout"
+	tar -C "$d" -cf "$out" oci-layout index.json blobs
+	rm -rf "$d"
+}
+
+# Store FILE as a blob of layout D; print its digest.
+eng_blob() {
+	local dig
+	dig=$(sha256sum "$2" | cut -d' ' -f1)
+	cp "$2" "$1/blobs/sha256/$dig"
+	echo "$dig"
+}
+
+# A seccomp profile in Docker's format that denies mkdir with EPERM.
+eng_seccomp_profile() {
+	cat >"$1" <<'EOF'
+{
+  "defaultAction": "SCMP_ACT_ALLOW",
+  "architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+  "syscalls": [
+    {"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}
+  ]
+}
+EOF
+}
+
+# Does agentrun know a global flag yet (features still being added)?
+eng_agentrun_has() {
+	"$ENG_AGENTRUN" --help 2>&1 | grep -q -- "$1"
+}

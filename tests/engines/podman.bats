@@ -1,0 +1,221 @@
+#!/usr/bin/env bats
+# Podman (Debian's podman, rootful) driving agentrun, both by path
+# (`podman --runtime /path/agentrun`) and by the name contrib/podman's
+# containers.conf registers (`podman --runtime agentrun`).
+#
+# Podman has no daemon: every call gets --root/--runroot/--tmpdir under the
+# suite's temp dir, the cgroupfs manager and the file events backend.
+# agentrun keeps its state in its default root (/run/agentrun) as it would
+# under a real Podman: Podman passes the runtime no --root, and its
+# --runtime-flag root=... does not reach the `delete` that its cleanup
+# process runs (state is left behind with runc too). The default network is "none": rootful Podman's
+# bridge would program the host's netns (bridge, iptables) and pins its
+# namespaces under /run/netns, so only none and host are tested.
+
+load lib
+
+I=localhost/$ENG_IMAGE_TAG
+
+pm() {
+	eng_run podman "${ENG_PODMAN_ARGS[@]}" "$@"
+}
+
+# The suite's containers.conf: contrib/podman/containers.conf with the
+# runtime path pointed at the binary under test, plus what only the test
+# needs (private paths, ulimits inside this host's hard limits).
+write_containers_conf() {
+	local p=$ENG_T/podman hard_n hard_u
+	hard_n=$(ulimit -Hn)
+	hard_u=$(ulimit -Hu)
+	[ "$hard_u" = unlimited ] && hard_u=4096
+	{
+		# Podman's default nofile/nproc (1048576) exceed what this host
+		# lets even root set (no CAP_SYS_RESOURCE).
+		echo '[containers]'
+		echo "default_ulimits = [\"nofile=1024:$((hard_n < 1024 ? hard_n : 1024))\", \"nproc=1024:$((hard_u < 4096 ? hard_u : 4096))\"]"
+		echo 'netns = "none"'
+		echo 'init_path = "/usr/bin/tini-static"'
+		sed -e "s|^\(\[engine\]\)$|\1\nvolume_path = \"$p/volumes\"\nnetwork_config_dir = \"$p/networks\"\nevents_logfile_path = \"$p/events.log\"|" \
+			-e "s|\"/usr/local/s\?bin/agentrun\"|\"$ENG_AGENTRUN\"|" \
+			"$ENG_TOP/contrib/podman/containers.conf"
+	} >"$p/containers.conf"
+	printf '[storage]\ndriver = "overlay"\ngraphroot = "%s"\nrunroot = "%s"\n' \
+		"$p/root" "$p/runroot" >"$p/storage.conf"
+	: >"$p/registries.conf"
+}
+
+setup_file() {
+	eng_require podman conmon script
+	eng_setup_dir podman
+	mkdir -p "$ENG_T/podman"
+	# Podman writes these whatever it is told (blob cache, netavark state).
+	eng_note_host_paths /var/lib/containers/cache /var/lib/containers /run/containers/networks /run/containers
+	write_containers_conf
+	export CONTAINERS_CONF=$ENG_T/podman/containers.conf
+	export CONTAINERS_STORAGE_CONF=$ENG_T/podman/storage.conf
+	export CONTAINERS_REGISTRIES_CONF=$ENG_T/podman/registries.conf
+	podman_args
+	pm import --change 'CMD ["/bin/sh"]' "$ENG_T/rootfs.tar" "$I" >/dev/null
+	eng_seccomp_profile "$ENG_T/seccomp.json"
+}
+
+# Arrays do not cross from setup_file to the tests: rebuilt in each.
+podman_args() {
+	local p=$ENG_T/podman
+	ENG_PODMAN_ARGS=(--root "$p/root" --runroot "$p/runroot" --tmpdir "$p/tmp"
+		--cgroup-manager cgroupfs --events-backend file
+		--runtime "$ENG_AGENTRUN")
+}
+
+setup() {
+	podman_args
+}
+
+teardown_file() {
+	if [ -n "${ENG_T:-}" ] && [ -d "$ENG_T/podman" ]; then
+		podman_args
+		pm rm -a -f -t 0 >/dev/null 2>&1 || true
+	fi
+	eng_teardown_dir
+}
+
+run_p() {
+	pm run --rm "$@"
+}
+
+start_sleeper() {
+	pm run -d --name "$1" "${@:2}" "$I" \
+		sh -c 'echo started; trap "echo stopping; exit 3" TERM; while :; do sleep 0.2; done'
+}
+
+state_of() {
+	pm inspect -f '{{.State.Status}}' "$1"
+}
+
+@test "podman --runtime /path/agentrun run: output and exit codes" {
+	run run_p "$I" echo hello from agentrun
+	assert_success
+	[ "$output" = "hello from agentrun" ] || fail "wrong output"
+	run run_p "$I" sh -c 'exit 9'
+	assert_status 9
+	run -127 run_p "$I" /no/such/binary
+	assert_status 127
+	# agentrun's own state knows the container: it really ran it.
+	start_sleeper p-which >/dev/null
+	id=$(pm inspect -f '{{.Id}}' p-which)
+	run "$ENG_AGENTRUN" state "$id"
+	assert_success
+	assert_contains '"status": "running"'
+	pm rm -f -t 0 p-which >/dev/null
+}
+
+@test "podman --runtime agentrun: the name containers.conf registers" {
+	local args=("${ENG_PODMAN_ARGS[@]}")
+	args[${#args[@]} - 1]=agentrun # the value after --runtime
+	run eng_run podman "${args[@]}" run --rm "$I" echo by-name
+	assert_success
+	assert_contains by-name
+	run eng_run podman "${args[@]}" run -d --name p-name "$I" sleep 30
+	run pm inspect -f '{{.OCIRuntime}}' p-name
+	[ "$output" = agentrun ] || fail "not run by the registered name"
+	pm rm -f -t 0 p-name >/dev/null
+}
+
+@test "podman run -e -w -u, -v binds, --read-only --tmpfs" {
+	run run_p -e FOO=bar -w /tmp -u 1000:1000 "$I" sh -c 'echo "$FOO|$(pwd)|$(id -u):$(id -g)"'
+	[ "$output" = "bar|/tmp|1000:1000" ] || fail "env/cwd/user"
+	mkdir -p "$ENG_T/bind"
+	echo host-data >"$ENG_T/bind/in"
+	run run_p -v "$ENG_T/bind:/data" "$I" sh -c 'cat /data/in; echo out >/data/out'
+	assert_contains host-data
+	[ "$(cat "$ENG_T/bind/out")" = out ] || fail "bind write"
+	run run_p -v "$ENG_T/bind:/data:ro" "$I" touch /data/ro
+	assert_failure
+	run run_p --read-only --tmpfs /scratch "$I" sh -c 'touch /scratch/a && echo tmpfs-ok; touch /nope'
+	assert_failure
+	assert_contains tmpfs-ok
+	assert_contains 'Read-only file system'
+}
+
+@test "podman run --memory --cpus --pids-limit" {
+	run run_p --memory 64m --cpus 0.5 --pids-limit 30 "$I" sh -c '
+		cat /sys/fs/cgroup/memory/memory.limit_in_bytes
+		cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us
+		cat /sys/fs/cgroup/pids/pids.max'
+	assert_success
+	[ "$output" = "$(printf '67108864\n50000\n30')" ] || fail "limits"
+}
+
+@test "podman run --cap-drop/--cap-add, no-new-privileges, seccomp profile" {
+	run run_p --cap-drop all --cap-add NET_RAW "$I" grep CapEff /proc/self/status
+	assert_contains 0000000000002000
+	run run_p --security-opt no-new-privileges "$I" grep NoNewPrivs /proc/self/status
+	assert_contains 1
+	run run_p --security-opt "seccomp=$ENG_T/seccomp.json" "$I" mkdir /tmp/x
+	assert_failure
+	assert_contains 'Operation not permitted'
+}
+
+@test "podman run --network none and host, --init, --ulimit" {
+	run run_p --network none "$I" ls /sys/class/net
+	[ "$output" = lo ] || fail "none"
+	run run_p --network host "$I" readlink /proc/self/ns/net
+	[ "$output" = "$(readlink /proc/self/ns/net)" ] || fail "host"
+	[ -x /usr/bin/tini-static ] || skip "--init: no catatonit or tini-static installed"
+	run run_p --init "$I" sh -c 'tr "\0" " " </proc/1/cmdline'
+	assert_contains podman-init
+	# Any --ulimit replaces the configured defaults, and Podman's own nproc
+	# default is above this host's hard limit: give nproc as well.
+	run run_p --ulimit nofile=256:512 --ulimit nproc=100:200 "$I" sh -c 'ulimit -n; ulimit -Hn; ulimit -u'
+	[ "$output" = "$(printf '256\n512\n100')" ] || fail "ulimit"
+}
+
+@test "podman run -it: a terminal, and the exit code" {
+	run eng_tty podman "${ENG_PODMAN_ARGS[@]}" run --rm -it "$I" sh -c 'tty; exit 4'
+	assert_status 4
+	assert_contains /dev/pts/0
+}
+
+@test "podman run -d, logs, exec (with and without -it), top" {
+	start_sleeper p-exec >/dev/null
+	run pm exec p-exec sh -c 'echo in-exec; exit 5'
+	assert_status 5
+	assert_contains in-exec
+	run pm exec -u 1000 -e X=1 -w /tmp p-exec sh -c 'echo "$(id -u) $X $(pwd)"'
+	[ "$output" = "1000 1 /tmp" ] || fail "exec -u -e -w"
+	run eng_tty podman "${ENG_PODMAN_ARGS[@]}" exec -it p-exec sh -c 'tty; exit 6'
+	assert_status 6
+	assert_contains /dev/pts/
+	run pm top p-exec
+	assert_success
+	assert_contains 'while :'
+	run pm logs p-exec
+	assert_contains started
+	pm rm -f -t 0 p-exec >/dev/null
+}
+
+@test "podman stop, kill, pause/unpause" {
+	start_sleeper p-life >/dev/null
+	run pm pause p-life
+	assert_success
+	[ "$(state_of p-life)" = paused ] || fail "pause"
+	run pm unpause p-life
+	[ "$(state_of p-life)" = running ] || fail "unpause"
+	run pm stop -t 10 p-life
+	assert_success
+	run pm inspect -f '{{.State.ExitCode}}' p-life
+	[ "$output" = 3 ] || fail "stop: the TERM handler's exit code"
+	run pm start p-life
+	assert_success
+	run pm kill p-life
+	assert_success
+	eng_wait 50 test "$(state_of p-life)" = exited
+	run pm inspect -f '{{.State.ExitCode}}' p-life
+	[ "$output" = 137 ] || fail "kill: 137 expected"
+	id=$(pm inspect -f '{{.Id}}' p-life)
+	pm rm p-life >/dev/null
+	run "$ENG_AGENTRUN" state "$id"
+	assert_failure
+	assert_contains 'does not exist'
+
+}
