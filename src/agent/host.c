@@ -137,7 +137,16 @@ audit_changes (const ar_agent_plan *plan, const char *state_dir,
 {
   ar_error_t *step = NULL;
   cleanup_free char *fields = NULL;
-  if (ar_overlay_changes_json (state_dir, secrets, &fields, &step) == 0
+  const char *mount_points[3] = { NULL };
+  size_t n = 0;
+  if (plan->n_secrets > 0)
+    mount_points[n++] = plan->secrets_path ? plan->secrets_path
+                                           : AR_SECRETS_DEFAULT_PATH;
+  if (plan->output_path)
+    mount_points[n++] = plan->output_path;
+  if (ar_overlay_changes_json (state_dir, secrets, mount_points, &fields,
+                               &step)
+          == 0
       && fields)
     ar_audit_append (plan->audit_path, container_id, "fs-changes", fields,
                      &step);

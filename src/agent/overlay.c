@@ -180,6 +180,7 @@ typedef struct
   size_t bytes;
   bool truncated;
   const ar_secret_set *secrets;
+  const char *const *mount_points;
 } change_list;
 
 static void
@@ -228,6 +229,20 @@ is_opaque_dir (int dirfd)
 static void walk_upper (change_list *c, int upper_fd, int lower_fd,
                         char *path, size_t path_len, int depth);
 
+/* An empty directory the runtime created to mount on. */
+static bool
+is_own_mount_point (const change_list *c, const char *path, int dirfd)
+{
+  bool listed = false;
+  for (const char *const *m = c->mount_points; m && *m && !listed; m++)
+    listed = strcmp (*m, path) == 0;
+  if (!listed)
+    return false;
+  size_t n;
+  cleanup_strv char **names = ar_hostfs_sorted_names (dirfd, &n);
+  return names != NULL && n == 0;
+}
+
 static void
 walk_dir_entry (change_list *c, int upper_fd, int lower_fd,
                 const char *name, bool in_lower, char *path, size_t path_len,
@@ -243,7 +258,10 @@ walk_dir_entry (change_list *c, int upper_fd, int lower_fd,
     lower_child = openat (lower_fd, name,
                           O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (!in_lower)
-    record (c, CHANGE_CREATED, path);
+    {
+      if (!is_own_mount_point (c, path, child))
+        record (c, CHANGE_CREATED, path);
+    }
   else if (lower_child < 0)
     record (c, CHANGE_REPLACED, path); /* opaque, or over a non-directory */
   walk_upper (c, child, lower_child, path, path_len, depth + 1);
@@ -338,7 +356,8 @@ open_lower_dir (const char *dir)
 
 int
 ar_overlay_changes_json (const char *state_dir, const ar_secret_set *secrets,
-                         char **fields_json, ar_error_t **err)
+                         const char *const *mount_points, char **fields_json,
+                         ar_error_t **err)
 {
   *fields_json = NULL;
   cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
@@ -356,7 +375,7 @@ ar_overlay_changes_json (const char *state_dir, const ar_secret_set *secrets,
   /* Without the lower layer every change reads as "created". */
   cleanup_close int lower_fd = open_lower_dir (dir);
 
-  change_list c = { .secrets = secrets };
+  change_list c = { .secrets = secrets, .mount_points = mount_points };
   char path[PATH_MAX] = "";
   walk_upper (&c, upper_fd, lower_fd, path, 0, 0);
   *fields_json = change_list_json (&c);

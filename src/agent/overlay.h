@@ -27,10 +27,14 @@ int ar_overlay_prepare (const char *state_dir, const char *rootfs,
 /* The upper layer's changes as the inside of a JSON object:
  * "created":[...],"modified":[...],"deleted":[...],"replaced":[...],
  * "truncated":false — paths as the container saw them, names that contain
- * a secret shown as "[redacted]". *fields_json is NULL when there is no
- * layer (nothing prepared, or already torn down). */
+ * a secret shown as "[redacted]". `mount_points` (NULL-terminated, may be
+ * NULL) are the directories the runtime made for its own mounts (secrets,
+ * output): not the container's doing, so not listed while empty.
+ * *fields_json is NULL when there is no layer (nothing prepared, or
+ * already torn down). */
 int ar_overlay_changes_json (const char *state_dir,
                              const ar_secret_set *secrets,
+                             const char *const *mount_points,
                              char **fields_json, ar_error_t **err);
 
 /* Unmount the overlay and its tmpfs, remove the directories. Safe when

@@ -409,14 +409,19 @@ test_overlay_lifecycle (void)
   ar_agent_plan plan = { .overlay = true,
                          .overlay_size_bytes = 4 << 20,
                          .overlay_inodes = 1000,
+                         .output_path = "/output",
                          .audit_path = log };
   oci_spec *spec = new_spec ("rootfs");
   cleanup_error ar_error_t *err = NULL;
   CHECK_INT (ar_agent_prepare (&plan, state, rootfs, spec, &err), 0);
   cleanup_free char *merged = xasprintf ("%s/overlay/merged", state);
   CHECK_STR (spec->root_path, merged);
-  CHECK_INT (spec->n_mounts, 0);
+  CHECK_INT (spec->n_mounts, 1);
   CHECK (ar_hostfs_is_mountpoint (merged));
+
+  /* The core makes the mount point: not a change of the container's. */
+  cleanup_free char *mount_point = xasprintf ("%s/output", merged);
+  CHECK (mkdir (mount_point, 0755) == 0);
 
   /* The container's writes: modify, create, delete, replace a dir. */
   cleanup_free char *a = xasprintf ("%s/a", merged);
@@ -453,6 +458,7 @@ test_overlay_lifecycle (void)
   CHECK (text && strstr (text, "\"/newdir\"") != NULL);
   CHECK (text && strstr (text, "\"/newdir/inner\"") != NULL);
   CHECK (text && strstr (text, "\"truncated\":false") != NULL);
+  CHECK (text && strstr (text, "\"/output\"") == NULL);
   CHECK_INT (verify_log (log), 0);
 
   /* A second finish finds nothing to do and logs nothing. */
@@ -981,7 +987,7 @@ tool_overlay (int argc, char **argv)
   if (strcmp (argv[1], "overlay-changes") == 0 && argc == 3)
     {
       cleanup_free char *fields = NULL;
-      if (ar_overlay_changes_json (argv[2], NULL, &fields, &err) < 0)
+      if (ar_overlay_changes_json (argv[2], NULL, NULL, &fields, &err) < 0)
         return tool_failed (err);
       printf ("{%s}\n", fields ? fields : "");
       return 0;
