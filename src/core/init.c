@@ -163,6 +163,11 @@ finish_setup (const ar_init_config *cfg, const char *pty_slave,
   const oci_process *proc = spec->process;
   if (ar_mounts_enter_rootfs (cfg->rootfs, cfg->no_pivot, err) < 0)
     return -1;
+  /* A missing cwd is made while the rootfs is still writable, as runc and
+     crun do: containerd's CRI and ctr --cwd leave that to the runtime. */
+  if (proc && proc->cwd && access (proc->cwd, F_OK) < 0 && errno == ENOENT
+      && ar_mkdir_p (proc->cwd, 0755, err) < 0)
+    return ar_error_prefix (err, "create cwd set in config.json");
   /* Before finalize: /proc/sys is usually in readonlyPaths. */
   if (apply_sysctls (spec->linux_cfg, err) < 0)
     return -1;
