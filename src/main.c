@@ -29,6 +29,7 @@ static const struct
   { "pause", ar_cmd_pause, false, "freeze a container" },
   { "resume", ar_cmd_resume, false, "thaw a paused container" },
   { "spec", ar_cmd_spec, false, "write a new config.json" },
+  { "sandbox", ar_cmd_sandbox, true, "run a command in a fresh agent sandbox, no bundle needed" },
   { "update", ar_cmd_update, false, "change the resource limits of a container" },
   { "events", ar_cmd_events, false, "print container statistics and OOM events" },
   { "features", ar_cmd_features, false, "print the features this build supports" },

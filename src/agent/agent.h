@@ -61,6 +61,11 @@ typedef struct ar_agent_plan
   ar_egress_mode egress;
   char **egress_allow; /* NULL-terminated entries (CIDR, host:port, *.domain) */
   size_t n_egress_allow;
+
+  /* A host directory seen at the same path through its own overlay
+   * (sandbox): the real one is never written; the changes stay in the
+   * ephemeral layer for ar_workspace_diff. NULL: none. */
+  char *workspace_host_dir;
 } ar_agent_plan;
 
 /* Profiles: "oci" (none: the spec is left as it is), "agent" (the agent
@@ -72,6 +77,12 @@ typedef struct ar_profile ar_profile;
 int ar_profile_load (const char *name, ar_profile **out, ar_error_t **err);
 void ar_profile_free (ar_profile *profile);
 const char *ar_profile_name (const ar_profile *profile);
+
+/* The annotations come from the host user on the command line (sandbox),
+ * not from whoever wrote a container spec: host paths need not be under
+ * the profile's allowedHostDirs, and the caller-only keys ("audit",
+ * "workspace") are accepted. */
+void ar_profile_trust_caller (ar_profile *profile);
 
 /* Rewrite `spec` for the profile and the container's run.agentrun.*
  * annotations (only where the profile allows them), and say what the host
@@ -102,6 +113,12 @@ int ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
  * call after a partial prepare, and twice. */
 int ar_agent_finish (const ar_agent_plan *plan, const char *state_dir,
                      const char *container_id, ar_error_t **err);
+
+/* sandbox: write the workspace's changes as a unified diff ("a/" the
+ * original, "b/" the container's view) to `diff_path`, after the container
+ * stopped and before ar_agent_finish. */
+int ar_workspace_diff (const ar_agent_plan *plan, const char *state_dir,
+                       const char *diff_path, ar_error_t **err);
 
 /* Audit log: one JSON object per line, each carrying the sha256 of the
  * previous line ("prev"), so truncation or an edit shows. `fields_json` is

@@ -8,6 +8,7 @@
 #include "output.h"
 #include "overlay.h"
 #include "secrets.h"
+#include "workspace.h"
 #include "../util/cleanup.h"
 
 #include <string.h>
@@ -110,6 +111,11 @@ ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
       return ar_error_prefix (err, "agent");
     }
   rewrite_spec (plan, state_dir, merged, spec);
+  if (ar_workspace_prepare (plan, state_dir, spec, err) < 0)
+    {
+      undo_prepare (state_dir);
+      return ar_error_prefix (err, "agent");
+    }
   return 0;
 }
 

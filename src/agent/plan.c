@@ -29,6 +29,7 @@ ar_agent_plan_free (ar_agent_plan *plan)
   free (plan->secrets_path);
   free (plan->output_path);
   free (plan->output_host_dir);
+  free (plan->workspace_host_dir);
   free (plan->audit_path);
   for (size_t i = 0; i < plan->n_egress_allow; i++)
     free (plan->egress_allow[i]);
@@ -107,6 +108,7 @@ plan_to_json (const ar_agent_plan *plan)
   emit_secrets (g, plan);
   emit_output (g, plan);
   oj_gen_kv_string (g, "audit", plan->audit_path);
+  oj_gen_kv_string (g, "workspace", plan->workspace_host_dir);
   oj_gen_kv_i64 (g, "wallClockSeconds", plan->wall_clock_seconds);
   emit_egress (g, plan);
   yajl_gen_map_close (g);
@@ -246,6 +248,7 @@ read_plan (oj_ctx *c, const oj_value *doc, ar_agent_plan *plan)
       || oj_field (c, doc, "secrets", read_secrets, plan) < 0
       || oj_field (c, doc, "output", read_output, plan) < 0
       || oj_field (c, doc, "audit", oj_read_string, &plan->audit_path) < 0
+      || oj_field (c, doc, "workspace", oj_read_string, &plan->workspace_host_dir) < 0
       || oj_field (c, doc, "wallClockSeconds", oj_read_i64,
                    &plan->wall_clock_seconds) < 0
       || oj_field (c, doc, "egress", read_egress, plan) < 0)

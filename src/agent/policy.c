@@ -202,7 +202,8 @@ join_dirs (const oci_strv *dirs)
  * (equal to it too when `dir_itself_ok`). *clean is the normalised path. */
 static int
 check_host_path (const char *value, const oci_strv *allowed,
-                 bool dir_itself_ok, char **clean, ar_error_t **err)
+                 bool dir_itself_ok, bool trusted, char **clean,
+                 ar_error_t **err)
 {
   cleanup_free char *quoted = oj_quote (value, strlen (value));
   if (value[0] != '/')
@@ -211,6 +212,11 @@ check_host_path (const char *value, const oci_strv *allowed,
     return ar_error_set (err, 0, "%s: \"..\" is not allowed in host paths",
                          quoted);
   cleanup_free char *path = ar_path_clean (value);
+  if (trusted)
+    {
+      *clean = steal_pointer (&path);
+      return 0;
+    }
   for (size_t i = 0; i < allowed->len; i++)
     if (ar_path_is_within (path, allowed->items[i])
         && (dir_itself_ok || strcmp (path, allowed->items[i]) != 0))
@@ -233,7 +239,7 @@ on_secret (annotation_target *t, const char *value, ar_error_t **err)
     return ar_error_set (err, 0, "invalid secret name (want [A-Za-z0-9._-]+)");
   cleanup_free char *host_path = NULL;
   if (check_host_path (value, &t->profile->secrets_allowed_host_dirs, false,
-                       &host_path, err)
+                       t->profile->trust_caller, &host_path, err)
       < 0)
     return -1;
   add_secret (t->plan, name, host_path);
@@ -247,7 +253,7 @@ on_output (annotation_target *t, const char *value, ar_error_t **err)
     return feature_off (t, "output", err);
   cleanup_free char *host_dir = NULL;
   if (check_host_path (value, &t->profile->output_allowed_host_dirs, true,
-                       &host_dir, err)
+                       t->profile->trust_caller, &host_dir, err)
       < 0)
     return -1;
   free (t->plan->output_host_dir);
@@ -359,11 +365,41 @@ on_egress_allow (annotation_target *t, const char *value, ar_error_t **err)
   return 0;
 }
 
+/* The caller-only keys: a container spec's author never names where the
+ * host writes its audit log or which host directory it sees. */
+static int
+on_audit (annotation_target *t, const char *value, ar_error_t **err)
+{
+  cleanup_free char *path = NULL;
+  if (check_host_path (value, NULL, false, true, &path, err) < 0)
+    return -1;
+  free (t->plan->audit_path);
+  t->plan->audit_path = steal_pointer (&path);
+  return 0;
+}
+
+static int
+on_workspace (annotation_target *t, const char *value, ar_error_t **err)
+{
+  if (!t->plan->overlay)
+    return feature_off (t, "the overlay", err);
+  if (strpbrk (value, ",:\\") != NULL)
+    return ar_error_set (err, 0, "the workspace path may not contain ',', ':' or '\\' (overlayfs options)");
+  cleanup_free char *path = NULL;
+  if (check_host_path (value, NULL, true, true, &path, err) < 0)
+    return -1;
+  free (t->plan->workspace_host_dir);
+  t->plan->workspace_host_dir = steal_pointer (&path);
+  return 0;
+}
+
 static const struct
 {
   const char *suffix;
   annotation_handler handler;
 } annotation_handlers[] = {
+  { "audit", on_audit },
+  { "workspace", on_workspace },
   { "overlay.size", on_overlay_size },
   { "overlay.inodes", on_overlay_inodes },
   { "secrets.mainOnly", on_secrets_main_only },
@@ -393,6 +429,11 @@ find_handler (const char *suffix)
 static bool
 annotation_allowed (const ar_profile *profile, const char *suffix)
 {
+  bool caller_only = strcmp (suffix, "audit") == 0 || strcmp (suffix, "workspace") == 0;
+  if (profile->trust_caller)
+    return true;
+  if (caller_only)
+    return false;
   for (size_t i = 0; i < profile->annotations.len; i++)
     if (ar_annotation_pattern_matches (profile->annotations.items[i], suffix))
       return true;

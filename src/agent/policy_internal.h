@@ -31,6 +31,7 @@ struct ar_profile
 {
   char *name;
   bool plain_oci; /* the "oci" profile: ar_policy_apply changes nothing */
+  bool trust_caller; /* see ar_profile_trust_caller */
 
   bool overlay;
   uint64_t overlay_size_bytes; /* 0: no size limit */

@@ -248,7 +248,7 @@ ar_egress_mode_parse (const char *text, ar_egress_mode *out)
 static const char *const known_annotations[] = {
   "overlay.size", "overlay.inodes", "secrets.mainOnly", "output",
   "output.maxBytes", "output.maxFiles", "timeout", "memory", "pids",
-  "cpus", "egress", "egress.allow",
+  "cpus", "egress", "egress.allow", "audit", "workspace",
 };
 #define SECRET_ANNOTATION_PREFIX "secret."
 
@@ -952,4 +952,10 @@ ar_profile_load (const char *name, ar_profile **out, ar_error_t **err)
       name = default_name;
     }
   return load_named (name, 0, out, err);
+}
+
+void
+ar_profile_trust_caller (ar_profile *profile)
+{
+  profile->trust_caller = true;
 }

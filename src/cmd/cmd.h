@@ -111,6 +111,7 @@ int ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_ps (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_pause (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_resume (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_spec (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_update (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_events (const ar_globals *g, int argc, char **argv, ar_error_t **err);

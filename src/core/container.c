@@ -409,3 +409,22 @@ ar_container_audit_exit (const char *root, const char *id, int status)
   ar_stage_audit_exit (plan, id, status);
   ar_agent_plan_free (plan);
 }
+
+int
+ar_container_workspace_diff (const char *root, const char *id,
+                             const char *path, ar_error_t **err)
+{
+  cleanup_close int state_fd = ar_container_open_dir (root, id, err);
+  if (state_fd < 0)
+    return -1;
+  char real_root[PATH_MAX];
+  if (realpath (root, real_root) == NULL)
+    return ar_error_set (err, errno, "state root `%s`", root);
+  cleanup_free char *state_dir = xasprintf ("%s/%s", real_root, id);
+  ar_agent_plan *plan = NULL;
+  if (ar_stage_load_plan (state_fd, &plan, err) < 0)
+    return -1;
+  int r = ar_workspace_diff (plan, state_dir, path, err);
+  ar_agent_plan_free (plan);
+  return r;
+}

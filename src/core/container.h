@@ -14,6 +14,7 @@ typedef struct ar_create_options
   const char *root;   /* state root (--root) */
   const char *id;
   const char *profile; /* agent policy profile (--profile); NULL: default */
+  bool trust_caller;   /* sandbox: annotations come from the host user */
   const char *bundle; /* NULL: the current directory */
   const char *pid_file;
   const char *console_socket;
@@ -76,6 +77,10 @@ int ar_container_load_spec (int state_fd, oci_spec **spec, ar_error_t **err);
 
 /* Audit the end of the main process (run), when the container has a log. */
 void ar_container_audit_exit (const char *root, const char *id, int status);
+
+/* sandbox: the workspace's changes as a unified diff in `path`. */
+int ar_container_workspace_diff (const char *root, const char *id,
+                                 const char *path, ar_error_t **err);
 
 /* Host pids of every process in the container. */
 int ar_container_pids (const char *root, const char *id, pid_t **pids,

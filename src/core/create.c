@@ -421,7 +421,7 @@ load_bundle (create_ctx *c, ar_error_t **err)
 {
   if (resolve_bundle (c->opts->bundle, &c->bundle, err) < 0
       || read_config (c->bundle, &c->config_data, &c->config_len, &c->spec, err) < 0
-      || ar_stage_apply_policy (c->opts->profile, c->spec, &c->plan, err) < 0
+      || ar_stage_apply_policy (c->opts->profile, c->opts->trust_caller, c->spec, &c->plan, err) < 0
       || validate_spec (c->spec, err) < 0
       || resolve_rootfs (c->bundle, c->spec, &c->rootfs, err) < 0)
     return -1;

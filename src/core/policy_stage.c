@@ -16,13 +16,15 @@
 #include <yajl/yajl_gen.h>
 
 int
-ar_stage_apply_policy (const char *profile_name, oci_spec *spec,
-                       ar_agent_plan **plan, ar_error_t **err)
+ar_stage_apply_policy (const char *profile_name, bool trust_caller,
+                       oci_spec *spec, ar_agent_plan **plan, ar_error_t **err)
 {
   *plan = NULL;
   ar_profile *profile = NULL;
   if (ar_profile_load (profile_name, &profile, err) < 0)
     return -1;
+  if (trust_caller)
+    ar_profile_trust_caller (profile);
   int r = ar_policy_apply (spec, profile, plan, err);
   ar_profile_free (profile);
   return r;

@@ -10,8 +10,9 @@
 
 /* create: rewrite the spec for the profile (NULL: the configured default).
  * *plan stays NULL when the profile adds nothing (oci). */
-int ar_stage_apply_policy (const char *profile_name, oci_spec *spec,
-                           ar_agent_plan **plan, ar_error_t **err);
+int ar_stage_apply_policy (const char *profile_name, bool trust_caller,
+                           oci_spec *spec, ar_agent_plan **plan,
+                           ar_error_t **err);
 
 /* create, once the state dir exists: persist the plan and prepare the host
  * resources; may rewrite spec->root_path (the overlay) and spec->mounts. */

@@ -1,0 +1,286 @@
+/* agentrun sandbox [OPTIONS] -- CMD...: run CMD in a fresh agent sandbox
+ * with no bundle, then remove it. The bundle is made here from the
+ * default spec, the options become run.agentrun.* annotations that the
+ * policy trusts (they come from the host user), and the rest is `run`. */
+#include "config.h"
+#include "cmd.h"
+#include "../../oci/oci.h"
+#include "../core/container.h"
+#include "../core/foreground.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+static const ar_option options[] = {
+  { "rootfs", 0, true, "root filesystem (default: the host's /, read-only under the overlay)" },
+  { "workspace", 'w', true, "working directory, seen through an overlay (default: the current directory)" },
+  { "diff", 0, true, "write the workspace's changes to FILE as a unified diff" },
+  { "output", 'o', true, "export /output to DIR/<id> when done" },
+  { "secret", 's', true, "NAME=FILE: a secret at /run/secrets/NAME", true },
+  { "timeout", 't', true, "wall-clock limit (e.g. 30s, 10m, 1h)" },
+  { "memory", 'm', true, "memory limit (e.g. 512m, 2g)" },
+  { "pids", 0, true, "process limit" },
+  { "audit", 0, true, "append the audit log (JSON lines) to FILE" },
+  { "env", 'e', true, "KEY=VALUE for the command", true },
+  { "allow-net", 0, true, "allow egress to ENTRY (CIDR, host:port, *.domain)", true },
+  { "tty", 0, false, "give the command a terminal (default: when stdin and stdout are one)" },
+  { "no-tty", 0, false, "never give the command a terminal" },
+  { 0 }
+};
+enum
+{
+  OPT_ROOTFS,
+  OPT_WORKSPACE,
+  OPT_DIFF,
+  OPT_OUTPUT,
+  OPT_SECRET,
+  OPT_TIMEOUT,
+  OPT_MEMORY,
+  OPT_PIDS,
+  OPT_AUDIT,
+  OPT_ENV,
+  OPT_ALLOW_NET,
+  OPT_TTY,
+  OPT_NO_TTY
+};
+
+static const ar_command_doc doc = {
+  "sandbox", "[OPTIONS] -- COMMAND [ARGS...]",
+  "Run a command in a fresh agent sandbox (ephemeral overlay, no network,\n"
+  "hardened defaults), pass its exit status through, and remove it.",
+  true
+};
+
+static void
+annotate (oci_spec *spec, const char *suffix, const char *value)
+{
+  oci_map *m = &spec->annotations;
+  m->items = xrealloc (m->items, (m->len + 1) * sizeof *m->items);
+  m->items[m->len].key = xasprintf ("run.agentrun.%s", suffix);
+  m->items[m->len].value = xstrdup (value);
+  m->len++;
+}
+
+static void
+strv_set (oci_strv *v, char *const *items, size_t n)
+{
+  for (size_t i = 0; i < v->len; i++)
+    free (v->items[i]);
+  free (v->items);
+  v->items = xcalloc (n + 1, sizeof (char *));
+  for (size_t i = 0; i < n; i++)
+    v->items[i] = xstrdup (items[i]);
+  v->len = n;
+}
+
+static void
+strv_push (oci_strv *v, const char *item)
+{
+  v->items = xrealloc (v->items, (v->len + 2) * sizeof (char *));
+  v->items[v->len++] = xstrdup (item);
+  v->items[v->len] = NULL;
+}
+
+static int
+absolute_dir (const char *flag, const char *path, char **out, ar_error_t **err)
+{
+  char buf[PATH_MAX];
+  struct stat st;
+  if (realpath (path, buf) == NULL)
+    return ar_error_set (err, errno, "sandbox: %s `%s`", flag, path);
+  if (stat (buf, &st) < 0 || !S_ISDIR (st.st_mode))
+    return ar_error_set (err, 0, "sandbox: %s `%s` is not a directory", flag, path);
+  *out = xstrdup (buf);
+  return 0;
+}
+
+/* Secrets and limits: each flag is the annotation of the same name. */
+static int
+annotate_options (const ar_parsed *p, oci_spec *spec, ar_error_t **err)
+{
+  for (size_t i = 0; i < p->n_multi[OPT_SECRET]; i++)
+    {
+      const char *s = p->multi[OPT_SECRET][i];
+      const char *eq = strchr (s, '=');
+      if (eq == NULL || eq == s || eq[1] == '\0')
+        return ar_error_set (err, 0, "sandbox: --secret `%s`: expected NAME=FILE", s);
+      char buf[PATH_MAX];
+      if (realpath (eq + 1, buf) == NULL)
+        return ar_error_set (err, errno, "sandbox: --secret %.*s: `%s`", (int) (eq - s), s, eq + 1);
+      cleanup_free char *key = xasprintf ("secret.%.*s", (int) (eq - s), s);
+      annotate (spec, key, buf);
+    }
+  if (p->value[OPT_OUTPUT])
+    {
+      cleanup_free char *dir = NULL;
+      if (absolute_dir ("--output", p->value[OPT_OUTPUT], &dir, err) < 0)
+        return -1;
+      annotate (spec, "output", dir);
+    }
+  static const struct
+  {
+    int option;
+    const char *annotation;
+  } plain[] = { { OPT_TIMEOUT, "timeout" }, { OPT_MEMORY, "memory" },
+                { OPT_PIDS, "pids" },       { OPT_AUDIT, "audit" } };
+  for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+    if (p->value[plain[i].option])
+      annotate (spec, plain[i].annotation, p->value[plain[i].option]);
+  if (p->n_multi[OPT_ALLOW_NET])
+    {
+      cleanup_free char *joined = xstrdup ("");
+      for (size_t i = 0; i < p->n_multi[OPT_ALLOW_NET]; i++)
+        {
+          char *next = xasprintf ("%s%s%s", joined, i ? "," : "", p->multi[OPT_ALLOW_NET][i]);
+          free (joined);
+          joined = next;
+        }
+      annotate (spec, "egress.allow", joined);
+    }
+  return 0;
+}
+
+static bool
+wants_tty (const ar_parsed *p)
+{
+  if (ar_flag (p, OPT_NO_TTY))
+    return false;
+  return ar_flag (p, OPT_TTY) || (isatty (STDIN_FILENO) && isatty (STDOUT_FILENO));
+}
+
+static int
+build_spec (const ar_parsed *p, const char *rootfs, const char *workspace,
+            oci_spec **out, ar_error_t **err)
+{
+  cleanup_free char *json = oci_spec_default_json (false, 0, 0);
+  oci_spec *spec = NULL;
+  if (oci_spec_parse (json, strlen (json), "default spec", &spec, err) < 0)
+    return -1;
+  free (spec->root_path);
+  spec->root_path = xstrdup (rootfs);
+  spec->root_readonly = true;
+  free (spec->hostname);
+  spec->hostname = xstrdup ("sandbox");
+  oci_process *proc = spec->process;
+  strv_set (&proc->args, p->args, (size_t) p->n_args);
+  proc->terminal = wants_tty (p);
+  free (proc->cwd);
+  proc->cwd = xstrdup (workspace);
+  strv_push (&proc->env, "HOME=/root");
+  for (size_t i = 0; i < p->n_multi[OPT_ENV]; i++)
+    strv_push (&proc->env, p->multi[OPT_ENV][i]);
+  annotate (spec, "workspace", workspace);
+  if (annotate_options (p, spec, err) < 0)
+    {
+      oci_spec_free (spec);
+      return -1;
+    }
+  *out = spec;
+  return 0;
+}
+
+/* The bundle lives beside the containers' state, for the sandbox's life. */
+static int
+write_bundle (const char *root, const char *id, const oci_spec *spec,
+              char **bundle, ar_error_t **err)
+{
+  cleanup_free char *dir = xasprintf ("%s/.sandbox", root);
+  if (ar_mkdir_p (dir, 0700, err) < 0)
+    return -1;
+  *bundle = xasprintf ("%s/%s", dir, id);
+  if (mkdir (*bundle, 0700) < 0)
+    return ar_error_set (err, errno, "sandbox: mkdir `%s`", *bundle);
+  cleanup_free char *json = oci_spec_to_json (spec, false);
+  cleanup_free char *config = xasprintf ("%s/config.json", *bundle);
+  return ar_write_file_atomic_at (AT_FDCWD, config, json, strlen (json), 0600, err);
+}
+
+static void
+remove_bundle (const char *bundle)
+{
+  cleanup_free char *config = xasprintf ("%s/config.json", bundle);
+  unlink (config);
+  rmdir (bundle);
+}
+
+static char *
+new_sandbox_id (void)
+{
+  unsigned char r[6] = { 0 };
+  if (getrandom (r, sizeof r, 0) != (ssize_t) sizeof r)
+    r[0] = (unsigned char) getpid ();
+  return xasprintf ("sandbox-%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4], r[5]);
+}
+
+static int
+run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
+             const char *bundle, ar_error_t **err)
+{
+  ar_create_options opts = {
+    .root = g->root,
+    .id = id,
+    .bundle = bundle,
+    .profile = g->profile ? g->profile : "agent",
+    .trust_caller = true,
+    .started_by_parent = true,
+  };
+  ar_created created;
+  if (ar_container_create (&opts, &created, err) < 0)
+    return -1;
+  cleanup_close int pidfd = created.pidfd;
+  cleanup_close int pty = created.pty_master;
+  ar_foreground_forward_signals (created.pid);
+  int status = -1;
+  if (ar_container_release (g->root, id, &created, err) == 0)
+    status = ar_foreground_wait (created.pid, pty, err);
+  if (status >= 0)
+    ar_container_audit_exit (g->root, id, status);
+  if (status >= 0 && p->value[OPT_DIFF])
+    {
+      if (ar_container_workspace_diff (g->root, id, p->value[OPT_DIFF], err) < 0)
+        status = -1;
+    }
+  cleanup_error ar_error_t *delete_err = NULL;
+  if (ar_container_delete (g->root, id, true, &delete_err) < 0 && status >= 0)
+    {
+      *err = steal_pointer (&delete_err);
+      status = -1;
+    }
+  return status;
+}
+
+int
+ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
+{
+  cleanup_parsed ar_parsed p = { 0 };
+  int r = ar_cmd_parse (&doc, options, argc, argv, &p, err);
+  if (r != 0)
+    return r < 0 ? -1 : 0;
+  if (p.n_args == 0)
+    return ar_error_set (err, 0, "sandbox: give a command after the options (agentrun sandbox [OPTIONS] -- COMMAND)");
+
+  cleanup_free char *rootfs = NULL;
+  cleanup_free char *workspace = NULL;
+  if (absolute_dir ("--rootfs", p.value[OPT_ROOTFS] ? p.value[OPT_ROOTFS] : "/", &rootfs, err) < 0
+      || absolute_dir ("--workspace", p.value[OPT_WORKSPACE] ? p.value[OPT_WORKSPACE] : ".", &workspace, err) < 0)
+    return -1;
+  oci_spec *spec = NULL;
+  if (build_spec (&p, rootfs, workspace, &spec, err) < 0)
+    return -1;
+  cleanup_free char *id = new_sandbox_id ();
+  cleanup_free char *bundle = NULL;
+  int status = write_bundle (g->root, id, spec, &bundle, err);
+  oci_spec_free (spec);
+  if (status == 0)
+    status = run_sandbox (g, &p, id, bundle, err);
+  if (bundle)
+    remove_bundle (bundle);
+  return status;
+}
