@@ -187,6 +187,12 @@ track_pid() {
 	echo "$1" >>"$TEST_DIR/pids"
 }
 
+# track_mount PATH: a host mount this test made itself; teardown unmounts
+# it before it looks for mounts the runtime left behind.
+track_mount() {
+	echo "$1" >>"$TEST_DIR/mounts"
+}
+
 # A host directory for bind mounts, inside this test's dir.
 host_dir() {
 	local d=$TEST_DIR/host/$1
@@ -206,6 +212,31 @@ recvtty_bin() {
 		) 9>"$AR_BASE/.recvtty.lock"
 	fi
 	echo "$bin"
+}
+
+# run_with_terminal ARG...: run ARGs with process.terminal and a console
+# socket served by tests/tools/recvtty; $output is what the container wrote
+# to its terminal (CRs dropped), $status the runtime's status.
+run_with_terminal() {
+	local sock=$TEST_DIR/console.sock out=$TEST_DIR/console.out rtty
+	rtty=$(recvtty_bin)
+	update_config '.process.terminal = true'
+	set_args "$@"
+	rm -f "$sock"
+	"$rtty" -t 20 "$sock" >"$out" 2>"$out.err" &
+	local rpid=$!
+	track_pid "$rpid"
+	wait_for_file "$sock"
+	status=0
+	runtime_bg run --detach --console-socket "$sock" --bundle "$BUNDLE" "$CID" || status=$?
+	if [ "$status" -ne 0 ]; then
+		kill "$rpid" 2>/dev/null || true
+	fi
+	local rc=0
+	wait "$rpid" || rc=$?
+	output=$(tr -d '\r' <"$out")
+	mapfile -t lines <<<"$output"
+	[ "$status" -ne 0 ] || [ "$rc" -eq 0 ] || { cat "$out.err" >&2; status=$rc; }
 }
 
 # cgroup v1 dir of a controller for a cgroupsPath (this host is v1 + a
@@ -351,6 +382,9 @@ common_teardown() {
 	local id p m cg
 
 	kill_tracked_pids
+	if [ -f "$TEST_DIR/mounts" ]; then
+		tac "$TEST_DIR/mounts" | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+	fi
 	for id in $(container_ids_in_root); do
 		runtime delete --force "$id" >/dev/null 2>&1 || true
 	done
