@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -200,6 +201,17 @@ enter_cgroup (const ar_state *st, pid_t pid, ar_error_t **err)
   return r;
 }
 
+static void
+audit_exec (const ar_exec_options *opts, const ar_agent_plan *plan,
+            const oci_process *proc, pid_t pid, int status)
+{
+  char real_root[PATH_MAX];
+  if (plan == NULL || realpath (opts->root, real_root) == NULL)
+    return;
+  cleanup_free char *state_dir = xasprintf ("%s/%s", real_root, opts->id);
+  ar_stage_audit_exec (plan, state_dir, opts->id, proc, pid, status);
+}
+
 /* pid and time namespaces take effect for children: the parent enters
  * them before forking, the child joins the rest itself. */
 static int
@@ -277,7 +289,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
       ar_foreground_forward_signals (pid);
       r = ar_foreground_wait (pid, pty, err);
     }
-  ar_stage_audit_exec (plan, opts->id, proc, pid, opts->detach ? -1 : r);
+  audit_exec (opts, plan, proc, pid, opts->detach ? -1 : r);
   pid = 0;
 
 out:

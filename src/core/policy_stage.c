@@ -78,19 +78,37 @@ gen_key (yajl_gen g, const char *key)
   yajl_gen_string (g, (const unsigned char *) key, strlen (key));
 }
 
+/* A secret typed on an exec command line must not reach the log. */
+static void
+gen_argv_redacted (yajl_gen g, const oci_strv *args, const ar_secret_set *secrets)
+{
+  yajl_gen_array_open (g);
+  for (size_t i = 0; i < args->len; i++)
+    {
+      const char *arg = args->items[i];
+      const char *secret = ar_secret_set_find (secrets, arg, strlen (arg));
+      cleanup_free char *shown = secret ? xasprintf ("[redacted: contains secret %s]", secret) : NULL;
+      const char *out = shown ? shown : arg;
+      yajl_gen_string (g, (const unsigned char *) out, strlen (out));
+    }
+  yajl_gen_array_close (g);
+}
+
 void
-ar_stage_audit_exec (const ar_agent_plan *plan, const char *id,
-                     const oci_process *proc, pid_t pid, int status)
+ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
+                     const char *id, const oci_process *proc, pid_t pid,
+                     int status)
 {
   if (plan == NULL || plan->audit_path == NULL)
     return;
+  ar_secret_set secrets = { 0 };
+  cleanup_error ar_error_t *ignored = NULL;
+  ar_secrets_load (plan, state_dir, &secrets, &ignored);
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
   gen_key (g, "argv");
-  yajl_gen_array_open (g);
-  for (size_t i = 0; i < proc->args.len; i++)
-    yajl_gen_string (g, (const unsigned char *) proc->args.items[i], strlen (proc->args.items[i]));
-  yajl_gen_array_close (g);
+  gen_argv_redacted (g, &proc->args, &secrets);
+  ar_secret_set_clear (&secrets);
   gen_key (g, "uid");
   yajl_gen_integer (g, proc->user.uid);
   gen_key (g, "gid");

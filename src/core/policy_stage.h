@@ -35,8 +35,9 @@ void ar_stage_audit (const ar_agent_plan *plan, const char *id,
 
 /* An exec'd process: argv, user and, when known (status >= 0), how it
  * ended. */
-void ar_stage_audit_exec (const ar_agent_plan *plan, const char *id,
-                          const oci_process *proc, pid_t pid, int status);
+void ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
+                          const char *id, const oci_process *proc, pid_t pid,
+                          int status);
 
 /* The container's main process ended (run in the foreground). */
 void ar_stage_audit_exit (const ar_agent_plan *plan, const char *id,
