@@ -126,6 +126,9 @@ prepare_root (const ar_init_config *cfg, int *pty_master, char **pty_slave,
   const oci_namespace *cgns = oci_spec_find_namespace (spec, OCI_NS_CGROUP);
   if (cgns && cgns->path == NULL && unshare (CLONE_NEWCGROUP) < 0)
     return ar_error_set (err, errno, "unshare cgroup namespace");
+  const oci_namespace *netns = oci_spec_find_namespace (spec, OCI_NS_NETWORK);
+  if (netns && netns->path == NULL && ar_ns_loopback_up (err) < 0)
+    return -1;
   if (set_identity_names (spec, err) < 0)
     return -1;
   if (chdir (cfg->bundle) < 0)

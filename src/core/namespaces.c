@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/nsfs.h>
+#include <net/if.h>
+#include <sys/socket.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -149,5 +151,23 @@ ar_ns_write_time_offsets (const oci_linux *lnx, ar_error_t **err)
     return 0;
   if (ar_write_file_at (AT_FDCWD, "/proc/self/timens_offsets", buf, (size_t) len, err) < 0)
     return ar_error_prefix (err, "config.json: .linux.timeOffsets");
+  return 0;
+}
+
+int
+ar_ns_loopback_up (ar_error_t **err)
+{
+  cleanup_close int sock = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (sock < 0)
+    return ar_error_set (err, errno, "loopback: socket");
+  struct ifreq ifr = { 0 };
+  strcpy (ifr.ifr_name, "lo");
+  if (ioctl (sock, SIOCGIFFLAGS, &ifr) < 0)
+    return ar_error_set (err, errno, "loopback: get flags");
+  if (ifr.ifr_flags & IFF_UP)
+    return 0;
+  ifr.ifr_flags |= IFF_UP;
+  if (ioctl (sock, SIOCSIFFLAGS, &ifr) < 0)
+    return ar_error_set (err, errno, "loopback: bring up");
   return 0;
 }

@@ -33,6 +33,10 @@ int ar_ns_join_in_child (ar_ns_joins *joins, ar_error_t **err);
 int ar_ns_write_id_mappings (pid_t pid, const oci_linux *lnx,
                              ar_error_t **err);
 
+/* In a new network namespace: bring the loopback interface up, as a
+ * container expects 127.0.0.1 to work. */
+int ar_ns_loopback_up (ar_error_t **err);
+
 /* Write /proc/self/timens_offsets for a time namespace just unshared. */
 int ar_ns_write_time_offsets (const oci_linux *lnx, ar_error_t **err);
 
