@@ -1,0 +1,76 @@
+#!/bin/bash
+# The whole test suite, as root, from a clean checkout:
+#
+#   tests/run.sh
+#
+# builds agentrun (CONFIGURE_ARGS are passed to ./configure), runs the C
+# unit tests, builds the busybox test rootfs, runs every bats suite in
+# tests/ (the engines' suites in tests/engines/ too when ENGINES=1), and
+# ends with one line "N passed, N failed" counting every test. Exits
+# non-zero when any test failed.
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP" || exit 1
+LOG_DIR=${LOG_DIR:-$TOP/tests/logs}
+mkdir -p "$LOG_DIR"
+
+passed=0
+failed=0
+
+count() { passed=$((passed + $1)); failed=$((failed + $2)); }
+
+build() {
+	echo "== build (${CONFIGURE_ARGS:-default})"
+	[ -x configure ] || ./autogen.sh >"$LOG_DIR/autogen.log" 2>&1 || return 1
+	# shellcheck disable=SC2086
+	./configure ${CONFIGURE_ARGS:-} >"$LOG_DIR/configure.log" 2>&1 || { tail -20 "$LOG_DIR/configure.log"; return 1; }
+	make -j"$(nproc)" >"$LOG_DIR/make.log" 2>&1 || { grep -E 'error|Error' "$LOG_DIR/make.log" | head -30; return 1; }
+}
+
+# Each unit program prints "N passed, N failed" as its last line.
+unit_tests() {
+	echo "== unit tests"
+	make -j"$(nproc)" check >"$LOG_DIR/check.log" 2>&1
+	local log line p f
+	for log in tests/unit/*.log; do
+		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+		if [ -z "$line" ]; then
+			echo "   $(basename "$log" .log): no summary (crashed?)"
+			count 0 1
+			continue
+		fi
+		p=${line%% passed*}
+		f=${line#*, }; f=${f%% failed*}
+		echo "   $(basename "$log" .log): $line"
+		count "$p" "$f"
+	done
+}
+
+# bats --tap prints "ok N ..." / "not ok N ..." per test.
+bats_suites() {
+	local files=(tests/*.bats)
+	[ "${ENGINES:-0}" = 1 ] && files+=(tests/engines/*.bats)
+	# zz_cleanup.bats checks the host after everything else: run it last.
+	local ordered=() f
+	for f in "${files[@]}"; do [[ $f == */zz_* ]] || ordered+=("$f"); done
+	for f in "${files[@]}"; do [[ $f == */zz_* ]] && ordered+=("$f"); done
+	echo "== bats: ${ordered[*]}"
+	export AGENTRUN_TEST_RUN=${AGENTRUN_TEST_RUN:-agentrun-test-$(head -c4 /dev/urandom | od -An -tx1 | tr -d ' \n')}
+	bats --tap "${ordered[@]}" 2>&1 | tee "$LOG_DIR/bats.tap"
+	local ok notok
+	ok=$(grep -cE '^ok ' "$LOG_DIR/bats.tap")
+	notok=$(grep -cE '^not ok ' "$LOG_DIR/bats.tap")
+	count "$ok" "$notok"
+}
+
+if ! build; then
+	echo "build failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+unit_tests
+images/busybox.sh >"$LOG_DIR/busybox.log" 2>&1 || { echo "busybox rootfs failed"; count 0 1; }
+bats_suites
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
