@@ -15,7 +15,7 @@ BUILD_DEPS=(
 # clang and its runtime libraries for the sanitizer build.
 TEST_DEPS=(
 	bats busybox-static crun runc jq iproute2 util-linux procps
-	coreutils findutils clang libclang-rt-14-dev hyperfine git ca-certificates
+	coreutils findutils clang libclang-rt-14-dev hyperfine git ca-certificates bc
 )
 
 die() { echo "install-deps: $*" >&2; exit 1; }

@@ -1,0 +1,134 @@
+#!/bin/bash
+# agentrun against crun and runc, side by side in one run:
+#
+#   bench/run.sh [N]        (N runs of each, interleaved; default 21)
+#
+#   run      `RUNTIME run` of a busybox `true` bundle made by `crun spec`
+#   exec     `RUNTIME exec ID true` into a running container of each runtime
+#   sandbox  `agentrun sandbox -- true` (agent profile: overlay, secrets
+#            tmpfs, seccomp, limits, new netns) against crun's plain run
+#
+# Prints the median of each (milliseconds) and agentrun's ratio to crun.
+# crun and runc refuse cgroups on this machine's hybrid layout unless
+# hugetlb is mounted as a v1 hierarchy: the script mounts it for the run
+# when it is missing, and unmounts it again.
+set -euo pipefail
+
+N=${1:-21}
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+AGENTRUN=${AGENTRUN:-$TOP/agentrun}
+WORK=$(mktemp -d /tmp/agentrun-bench.XXXXXX)
+MOUNTED_HUGETLB=""
+
+cleanup() {
+	local rt
+	for rt in agentrun crun runc; do
+		[ -d "$WORK/root-$rt" ] || continue
+		for id in $(ls "$WORK/root-$rt" 2>/dev/null | grep -v '^\.'); do
+			runtime_bin "$rt" --root "$WORK/root-$rt" delete --force "$id" >/dev/null 2>&1 || true
+		done
+	done
+	if [ -n "$MOUNTED_HUGETLB" ]; then
+		umount /sys/fs/cgroup/hugetlb && rmdir /sys/fs/cgroup/hugetlb || true
+	fi
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+runtime_bin() {
+	local rt=$1; shift
+	if [ "$rt" = agentrun ]; then "$AGENTRUN" "$@"; else "$rt" "$@"; fi
+}
+
+need_hugetlb_v1() {
+	mountpoint -q /sys/fs/cgroup/hugetlb 2>/dev/null && return 0
+	mkdir -p /sys/fs/cgroup/hugetlb
+	mount -t cgroup -o hugetlb cgroup /sys/fs/cgroup/hugetlb
+	MOUNTED_HUGETLB=1
+	echo "(mounted hugetlb as cgroup v1 for crun and runc; unmounted at exit)"
+}
+
+make_bundle() {
+	local dir=$WORK/bundle
+	mkdir -p "$dir"
+	if [ -d "$TOP/images/out/busybox/rootfs" ]; then
+		cp -a "$TOP/images/out/busybox/rootfs" "$dir/rootfs"
+	else
+		"$TOP/images/busybox.sh" "$dir/rootfs" >/dev/null
+	fi
+	(cd "$dir" && crun spec)
+	jq '.process.terminal = false | .process.args = ["true"]' "$dir/config.json" >"$dir/c" \
+		&& mv "$dir/c" "$dir/config.json"
+}
+
+# Milliseconds one command takes, from bash's own clock (no fork to time).
+time_ms() {
+	local t0=$EPOCHREALTIME
+	"$@" >/dev/null 2>&1 </dev/null || echo "warning: failed: $*" >&2
+	local t1=$EPOCHREALTIME
+	echo "scale=3; (${t1/./} - ${t0/./}) / 1000" | bc
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+bench_run() {
+	local i rt
+	for i in $(seq "$N"); do
+		for rt in agentrun crun runc; do
+			time_ms runtime_bin "$rt" --root "$WORK/root-$rt" run -b "$WORK/bundle" "$rt-r$i" >>"$WORK/run-$rt"
+		done
+	done
+}
+
+bench_exec() {
+	local i rt
+	jq '.process.args = ["sleep", "600"]' "$WORK/bundle/config.json" >"$WORK/bundle/sleep.json"
+	cp -a "$WORK/bundle" "$WORK/bundle-sleep"
+	mv "$WORK/bundle-sleep/sleep.json" "$WORK/bundle-sleep/config.json"
+	for rt in agentrun crun runc; do
+		runtime_bin "$rt" --root "$WORK/root-$rt" run -d -b "$WORK/bundle-sleep" "sleeper-$rt" >/dev/null
+	done
+	for i in $(seq "$N"); do
+		for rt in agentrun crun runc; do
+			time_ms runtime_bin "$rt" --root "$WORK/root-$rt" exec "sleeper-$rt" true >>"$WORK/exec-$rt"
+		done
+	done
+	for rt in agentrun crun runc; do
+		runtime_bin "$rt" --root "$WORK/root-$rt" delete --force "sleeper-$rt" >/dev/null
+	done
+}
+
+bench_sandbox() {
+	local i
+	mkdir -p "$WORK/ws"
+	for i in $(seq "$N"); do
+		time_ms "$AGENTRUN" --root "$WORK/root-agentrun" sandbox --no-tty --rootfs "$WORK/bundle/rootfs" \
+			--workspace "$WORK/ws" -- true >>"$WORK/sandbox-agentrun"
+		time_ms crun --root "$WORK/root-crun" run -b "$WORK/bundle" "crun-s$i" >>"$WORK/sandbox-crun"
+	done
+}
+
+report() {
+	local what=$1 a c r
+	a=$(median <"$WORK/$what-agentrun")
+	c=$(median <"$WORK/$what-crun")
+	r=$([ -f "$WORK/$what-runc" ] && median <"$WORK/$what-runc" || echo -)
+	printf '%-8s agentrun %7.2f ms   crun %7.2f ms   runc %7s ms   agentrun/crun %.2f\n' \
+		"$what" "$a" "$c" "$r" "$(echo "scale=3; $a / $c" | bc)"
+}
+
+main() {
+	[ "$(id -u)" -eq 0 ] || { echo "bench/run.sh: run as root" >&2; exit 1; }
+	[ -x "$AGENTRUN" ] || { echo "bench/run.sh: build agentrun first ($AGENTRUN)" >&2; exit 1; }
+	need_hugetlb_v1
+	make_bundle
+	echo "median of $N interleaved runs each; $(uname -r); $(nproc) cores; $(crun --version | head -1); $(runc --version | head -1)"
+	bench_run
+	report run
+	bench_exec
+	report exec
+	bench_sandbox
+	report sandbox
+}
+
+main "$@"
