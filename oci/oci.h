@@ -97,6 +97,10 @@ const char *oci_ns_type_name (oci_ns_type type);
 const oci_namespace *oci_spec_find_namespace (const oci_spec *spec,
                                               oci_ns_type type);
 
+/* Replace a string list with copies of `items` / append a copy of one. */
+void oci_strv_set (oci_strv *v, char *const *items, size_t n);
+void oci_strv_push (oci_strv *v, const char *item);
+
 /* Look up an annotation; NULL when absent. */
 const char *oci_map_get (const oci_map *map, const char *key);
 

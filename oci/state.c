@@ -2,7 +2,10 @@
 #include "oci.h"
 #include "json.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "../src/util/cleanup.h"
 
 static const char *const ns_type_names[OCI_NS_COUNT] = {
   [OCI_NS_PID] = "pid",       [OCI_NS_NETWORK] = "network",
@@ -63,4 +66,24 @@ oci_state_to_json (const oci_state *state, bool pretty)
     oj_gen_kv_map (g, "annotations", state->annotations);
   yajl_gen_map_close (g);
   return oj_gen_finish (g);
+}
+
+void
+oci_strv_set (oci_strv *v, char *const *items, size_t n)
+{
+  for (size_t i = 0; i < v->len; i++)
+    free (v->items[i]);
+  free (v->items);
+  v->items = xcalloc (n + 1, sizeof (char *));
+  for (size_t i = 0; i < n; i++)
+    v->items[i] = xstrdup (items[i]);
+  v->len = n;
+}
+
+void
+oci_strv_push (oci_strv *v, const char *item)
+{
+  v->items = xrealloc (v->items, (v->len + 2) * sizeof (char *));
+  v->items[v->len++] = xstrdup (item);
+  v->items[v->len] = NULL;
 }

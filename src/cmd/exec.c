@@ -49,26 +49,6 @@ static const ar_command_doc doc = {
   "Run a new process inside a running container.", true
 };
 
-static void
-strv_replace (oci_strv *v, char **items, size_t n)
-{
-  for (size_t i = 0; i < v->len; i++)
-    free (v->items[i]);
-  free (v->items);
-  v->items = xcalloc (n + 1, sizeof (char *));
-  for (size_t i = 0; i < n; i++)
-    v->items[i] = xstrdup (items[i]);
-  v->len = n;
-}
-
-static void
-strv_append (oci_strv *v, const char *item)
-{
-  v->items = xrealloc (v->items, (v->len + 2) * sizeof (char *));
-  v->items[v->len++] = xstrdup (item);
-  v->items[v->len] = NULL;
-}
-
 /* KEY=VALUE replaces an existing KEY, as runc does. */
 static void
 env_set (oci_strv *env, const char *kv)
@@ -82,7 +62,7 @@ env_set (oci_strv *env, const char *kv)
         env->items[i] = xstrdup (kv);
         return;
       }
-  strv_append (env, kv);
+  oci_strv_push (env, kv);
 }
 
 static int
@@ -112,7 +92,7 @@ static int
 apply_flags (const ar_parsed *p, oci_process *proc, ar_error_t **err)
 {
   if (p->n_args > 1)
-    strv_replace (&proc->args, p->args + 1, (size_t) p->n_args - 1);
+    oci_strv_set (&proc->args, p->args + 1, (size_t) p->n_args - 1);
   for (size_t i = 0; i < p->n_multi[OPT_ENV]; i++)
     env_set (&proc->env, p->multi[OPT_ENV][i]);
   if (p->value[OPT_CWD])
@@ -137,9 +117,9 @@ apply_flags (const ar_parsed *p, oci_process *proc, ar_error_t **err)
         proc->capabilities = xcalloc (1, sizeof *proc->capabilities);
       for (size_t i = 0; i < p->n_multi[OPT_CAP]; i++)
         {
-          strv_append (&proc->capabilities->bounding, p->multi[OPT_CAP][i]);
-          strv_append (&proc->capabilities->effective, p->multi[OPT_CAP][i]);
-          strv_append (&proc->capabilities->permitted, p->multi[OPT_CAP][i]);
+          oci_strv_push (&proc->capabilities->bounding, p->multi[OPT_CAP][i]);
+          oci_strv_push (&proc->capabilities->effective, p->multi[OPT_CAP][i]);
+          oci_strv_push (&proc->capabilities->permitted, p->multi[OPT_CAP][i]);
         }
     }
   if (ar_flag (p, OPT_NO_NEW_PRIVS))

@@ -68,26 +68,6 @@ annotate (oci_spec *spec, const char *suffix, const char *value)
   m->len++;
 }
 
-static void
-strv_set (oci_strv *v, char *const *items, size_t n)
-{
-  for (size_t i = 0; i < v->len; i++)
-    free (v->items[i]);
-  free (v->items);
-  v->items = xcalloc (n + 1, sizeof (char *));
-  for (size_t i = 0; i < n; i++)
-    v->items[i] = xstrdup (items[i]);
-  v->len = n;
-}
-
-static void
-strv_push (oci_strv *v, const char *item)
-{
-  v->items = xrealloc (v->items, (v->len + 2) * sizeof (char *));
-  v->items[v->len++] = xstrdup (item);
-  v->items[v->len] = NULL;
-}
-
 static int
 absolute_dir (const char *flag, const char *path, char **out, ar_error_t **err)
 {
@@ -169,13 +149,13 @@ build_spec (const ar_parsed *p, const char *rootfs, const char *workspace,
   free (spec->hostname);
   spec->hostname = xstrdup ("sandbox");
   oci_process *proc = spec->process;
-  strv_set (&proc->args, p->args, (size_t) p->n_args);
+  oci_strv_set (&proc->args, p->args, (size_t) p->n_args);
   proc->terminal = wants_tty (p);
   free (proc->cwd);
   proc->cwd = xstrdup (workspace);
-  strv_push (&proc->env, "HOME=/root");
+  oci_strv_push (&proc->env, "HOME=/root");
   for (size_t i = 0; i < p->n_multi[OPT_ENV]; i++)
-    strv_push (&proc->env, p->multi[OPT_ENV][i]);
+    oci_strv_push (&proc->env, p->multi[OPT_ENV][i]);
   annotate (spec, "workspace", workspace);
   if (annotate_options (p, spec, err) < 0)
     {

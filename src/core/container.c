@@ -97,18 +97,23 @@ warn (const char *what, ar_error_t *e)
   fprintf (stderr, "agentrun: warning: %s: %s\n", what, e->msg);
 }
 
+/* poststart and poststop: the spec says a failing one is a warning, and
+ * the lifecycle goes on. Their hooks come from the stored spec. */
 static void
-run_poststart (int state_fd, const ar_state *st)
+run_stored_hooks (int state_fd, const ar_state *st, bool poststart)
 {
+  const char *phase = poststart ? "poststart" : "poststop";
   oci_spec *spec = NULL;
   cleanup_error ar_error_t *e = NULL;
   if (ar_container_load_spec (state_fd, &spec, &e) < 0)
-    return warn ("poststart", e);
-  if (spec->hooks.poststart.len > 0)
+    return warn (phase, e);
+  const oci_hook_list *hooks = poststart ? &spec->hooks.poststart : &spec->hooks.poststop;
+  if (hooks->len > 0)
     {
-      cleanup_free char *json = ar_state_to_oci_json (st, AR_STATUS_RUNNING, false);
-      if (ar_hooks_run (&spec->hooks.poststart, "poststart", json, &e) < 0)
-        warn ("poststart", e);
+      cleanup_free char *json = ar_state_to_oci_json (
+          st, poststart ? AR_STATUS_RUNNING : AR_STATUS_STOPPED, false);
+      if (ar_hooks_run (hooks, phase, json, &e) < 0)
+        warn (phase, e);
     }
   oci_spec_free (spec);
 }
@@ -138,7 +143,7 @@ ar_container_release (const char *root, const char *id, ar_created *created,
   if (ar_container_load (root, id, &state_fd, &st, err) < 0)
     return -1;
   audit_event (state_fd, id, "start", NULL);
-  run_poststart (state_fd, st);
+  run_stored_hooks (state_fd, st, true);
   return 0;
 }
 
@@ -206,7 +211,7 @@ ar_container_start (const char *root, const char *id, ar_error_t **err)
   if (release_through_fifo (state_fd, st, err) < 0)
     return -1;
   audit_event (state_fd, id, "start", NULL);
-  run_poststart (state_fd, st);
+  run_stored_hooks (state_fd, st, true);
   return 0;
 }
 
@@ -252,22 +257,6 @@ stop_init (const ar_state *st, ar_error_t **err)
   return 0;
 }
 
-static void
-run_poststop (int state_fd, const ar_state *st)
-{
-  oci_spec *spec = NULL;
-  cleanup_error ar_error_t *e = NULL;
-  if (ar_container_load_spec (state_fd, &spec, &e) < 0)
-    return warn ("poststop", e);
-  if (spec->hooks.poststop.len > 0)
-    {
-      cleanup_free char *json = ar_state_to_oci_json (st, AR_STATUS_STOPPED, false);
-      if (ar_hooks_run (&spec->hooks.poststop, "poststop", json, &e) < 0)
-        warn ("poststop", e);
-    }
-  oci_spec_free (spec);
-}
-
 /* Processes, then what they used: limits hit are read before the cgroup
  * goes, the agent's teardown (changes, /output) after nothing can write. */
 static int
@@ -289,7 +278,7 @@ tear_down (int state_fd, const ar_state *st, const char *state_dir,
   ar_cgroup_free (cg);
   if (r < 0)
     return -1;
-  run_poststop (state_fd, st);
+  run_stored_hooks (state_fd, st, false);
   return ar_stage_finish (plan, state_dir, st->id, err);
 }
 
