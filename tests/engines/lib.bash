@@ -61,7 +61,8 @@ eng_tty() {
 	return "${PIPESTATUS[0]}"
 }
 
-# Retry a condition for up to N tenths of a second.
+# Retry a condition for up to N tenths of a second. The condition is run
+# anew each time: pass a function, not an expanded `test "$(...)"`.
 eng_wait() {
 	local tries=$1
 	shift
@@ -93,6 +94,9 @@ eng_setup_dir() {
 	install -m 0755 "$src" "$ENG_T/bin/agentrun"
 	export ENG_AGENTRUN=$ENG_T/bin/agentrun
 	: >"$ENG_T/pids"
+	# Every container's cgroup goes under this parent, named after the
+	# temp dir, so teardown removes exactly the cgroups this suite made.
+	export ENG_CG=${ENG_T##*/}
 	eng_rootfs_tar "$ENG_T/rootfs.tar"
 }
 
@@ -189,6 +193,29 @@ eng_remove_host_paths() {
 	done
 }
 
+# The suite's cgroup parent in every hierarchy, children first; rmdir only
+# removes empty cgroups, so a live one is never torn down under a process.
+eng_remove_cgroups() {
+	[ -n "${ENG_CG:-}" ] || return 0
+	local top
+	for top in /sys/fs/cgroup/*/"$ENG_CG" /sys/fs/cgroup/"$ENG_CG"; do
+		[ -d "$top" ] || continue
+		find "$top" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+	done
+}
+
+# v1 controllers the kernel lists for us that are mounted nowhere here:
+# containerd's cgroup loader (shim metrics, docker stats) fails on them
+# ("cgroups: cannot find cgroup mount destination"), whatever the runtime.
+eng_unmounted_v1_controllers() {
+	local id ctl rest
+	while IFS=: read -r id ctl rest; do
+		[ "$id" != 0 ] && [ -n "$ctl" ] || continue
+		awk -v c="$ctl" '$9 == "cgroup" && ("," $NF ",") ~ ("," c ",") { f = 1 } END { exit !f }' \
+			/proc/self/mountinfo || echo "$ctl"
+	done </proc/self/cgroup
+}
+
 eng_teardown_dir() {
 	[ -n "${ENG_T:-}" ] && [ -d "$ENG_T" ] || return 0
 	local pid
@@ -199,6 +226,7 @@ eng_teardown_dir() {
 		eng_stop_pid "$pid"
 	done
 	eng_unmount_all
+	eng_remove_cgroups
 	eng_remove_host_paths
 	if [ "${ENG_KEEP:-0}" = 1 ]; then
 		echo "# kept $ENG_T" >&3

@@ -79,17 +79,23 @@ teardown_file() {
 	eng_teardown_dir
 }
 
+# Containers under a cgroup parent of this suite only (with cgroupfs,
+# Podman's default is /libpod_parent).
 run_p() {
-	pm run --rm "$@"
+	pm run --cgroup-parent "/$ENG_CG" --rm "$@"
 }
 
 start_sleeper() {
-	pm run -d --name "$1" "${@:2}" "$I" \
+	pm run --cgroup-parent "/$ENG_CG" -d --name "$1" "${@:2}" "$I" \
 		sh -c 'echo started; trap "echo stopping; exit 3" TERM; while :; do sleep 0.2; done'
 }
 
 state_of() {
 	pm inspect -f '{{.State.Status}}' "$1"
+}
+
+state_is() {
+	[ "$(state_of "$1")" = "$2" ]
 }
 
 @test "podman --runtime /path/agentrun run: output and exit codes" {
@@ -112,10 +118,10 @@ state_of() {
 @test "podman --runtime agentrun: the name containers.conf registers" {
 	local args=("${ENG_PODMAN_ARGS[@]}")
 	args[${#args[@]} - 1]=agentrun # the value after --runtime
-	run eng_run podman "${args[@]}" run --rm "$I" echo by-name
+	run eng_run podman "${args[@]}" run --cgroup-parent "/$ENG_CG" --rm "$I" echo by-name
 	assert_success
 	assert_contains by-name
-	run eng_run podman "${args[@]}" run -d --name p-name "$I" sleep 30
+	run eng_run podman "${args[@]}" run --cgroup-parent "/$ENG_CG" -d --name p-name "$I" sleep 30
 	run pm inspect -f '{{.OCIRuntime}}' p-name
 	[ "$output" = agentrun ] || fail "not run by the registered name"
 	pm rm -f -t 0 p-name >/dev/null
@@ -171,7 +177,7 @@ state_of() {
 }
 
 @test "podman run -it: a terminal, and the exit code" {
-	run eng_tty podman "${ENG_PODMAN_ARGS[@]}" run --rm -it "$I" sh -c 'tty; exit 4'
+	run eng_tty podman "${ENG_PODMAN_ARGS[@]}" run --cgroup-parent "/$ENG_CG" --rm -it "$I" sh -c 'tty; exit 4'
 	assert_status 4
 	assert_contains /dev/pts/0
 }
@@ -209,7 +215,7 @@ state_of() {
 	assert_success
 	run pm kill p-life
 	assert_success
-	eng_wait 50 test "$(state_of p-life)" = exited
+	eng_wait 50 state_is p-life exited
 	run pm inspect -f '{{.State.ExitCode}}' p-life
 	[ "$output" = 137 ] || fail "kill: 137 expected"
 	id=$(pm inspect -f '{{.Id}}' p-life)

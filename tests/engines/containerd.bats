@@ -1,0 +1,235 @@
+#!/usr/bin/env bats
+# containerd (Debian's containerd 1.6) with its runc v2 shim driving
+# agentrun: `ctr run --runc-binary`, the task verbs that reach the runtime
+# (exec, ps, pause/resume, kill, metrics, delete), the config.toml runtime
+# handler that Kubernetes' RuntimeClass uses, and the shim's error path
+# (--log FILE --log-format json, read back into ctr's error).
+#
+# containerd gets its own config, root, state and socket under the suite's
+# temp dir; ctr gets --runc-root and --fifo-dir there too. containerd 1.6
+# puts shim sockets under /run/containerd/s whatever it is told: that
+# directory is removed at the end if this suite made it and it is empty.
+
+load lib
+
+I=docker.io/library/$ENG_IMAGE_TAG
+BAD=docker.io/library/agentrun-badcwd:test
+
+c() {
+	eng_run ctr --address "$ENG_T/containerd.sock" -n "$ENG_NS" "$@"
+}
+
+# What every container gets: agentrun through the shim's runc options,
+# with its state and the IO fifos in the temp dir.
+RB=()
+runtime_args() {
+	RB=(--runc-binary "$ENG_AGENTRUN" --runc-root "$ENG_T/runc" --fifo-dir "$ENG_T/fifo")
+}
+
+# Private paths first, then contrib/containerd/config.toml as shipped
+# (only the binary path changed), so the file users copy is what is tested.
+write_config() {
+	local t=$ENG_T
+	{
+		echo 'version = 2'
+		echo "root = \"$t/root\""
+		echo "state = \"$t/state\""
+		echo '[grpc]'
+		echo "  address = \"$t/containerd.sock\""
+		echo '[ttrpc]'
+		echo "  address = \"$t/containerd.sock.ttrpc\""
+		echo '[debug]'
+		echo "  address = \"$t/debug.sock\""
+		echo '[metrics]'
+		echo '  address = ""'
+		# The CRI plugin must load (it owns the runtime handlers), but
+		# no network config is read from the host.
+		echo '[plugins."io.containerd.grpc.v1.cri".cni]'
+		echo "  conf_dir = \"$t/cni/conf\""
+		echo "  bin_dir = \"$t/cni/bin\""
+		grep -v '^version' "$ENG_TOP/contrib/containerd/config.toml" \
+			| sed "s|BinaryName = \".*\"|BinaryName = \"$ENG_AGENTRUN\"|"
+	} >"$t/config.toml"
+}
+
+setup_file() {
+	eng_require containerd ctr containerd-shim-runc-v2 jq script
+	eng_setup_dir containerd
+	eng_note_host_paths /run/containerd/s /run/containerd
+	mkdir -p "$ENG_T/runc" "$ENG_T/fifo" "$ENG_T/cni/conf" "$ENG_T/cni/bin"
+	write_config
+	eng_start_daemon containerd containerd --config "$ENG_T/config.toml"
+	export ENG_CONTAINERD_PID=$ENG_DAEMON_PID
+	eng_wait_ready containerd "$ENG_CONTAINERD_PID" \
+		ctr --address "$ENG_T/containerd.sock" version
+	eng_oci_archive "$ENG_T/rootfs.tar" "$ENG_T/busybox.oci.tar" "$I" \
+		'{"Cmd": ["/bin/sh"], "Env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}'
+	# An image whose working directory runs through a file: the runtime
+	# must refuse it at create, and say why.
+	eng_oci_archive "$ENG_T/rootfs.tar" "$ENG_T/bad.oci.tar" "$BAD" \
+		'{"Cmd": ["/bin/sh"], "WorkingDir": "/bin/busybox/sub", "Env": ["PATH=/bin"]}'
+	c image import "$ENG_T/busybox.oci.tar" >/dev/null
+	c image import "$ENG_T/bad.oci.tar" >/dev/null
+}
+
+setup() {
+	runtime_args
+}
+
+teardown_file() {
+	if [ -n "${ENG_T:-}" ] && [ -S "$ENG_T/containerd.sock" ]; then
+		local t
+		for t in $(c task ls -q 2>/dev/null); do
+			c task kill -s KILL "$t" >/dev/null 2>&1 || true
+			c task delete -f "$t" >/dev/null 2>&1 || true
+		done
+		for t in $(c container ls -q 2>/dev/null); do
+			c container rm "$t" >/dev/null 2>&1 || true
+		done
+	fi
+	eng_teardown_dir
+}
+
+# ctr run with agentrun; the container's cgroup goes under this suite's
+# parent (ctr's default would be /<namespace>/<id>). IMAGE ID CMD follow.
+cr() {
+	local id=$1
+	shift
+	c run --cgroup "/$ENG_CG/$id" "${RB[@]}" "$@"
+}
+
+start_sleeper() {
+	cr "$1" -d "${@:2}" "$I" "$1" \
+		sh -c 'trap "exit 3" TERM; while :; do sleep 0.2; done'
+}
+
+task_status() {
+	c task ls | awk -v id="$1" '$1 == id { print $3 }'
+}
+
+status_is() {
+	[ "$(task_status "$1")" = "$2" ]
+}
+
+remove() {
+	c task kill -s KILL "$1" >/dev/null 2>&1 || true
+	eng_wait 50 status_is "$1" STOPPED
+	c task delete "$1" >/dev/null 2>&1 || true
+	c container rm "$1" >/dev/null
+}
+
+@test "containerd: config.toml's agentrun handler loads with the CRI plugin" {
+	run c plugins ls
+	assert_success
+	# The CRI plugin holds the runtime handlers; "ok" means the file
+	# (runc and agentrun handlers, BinaryName) was accepted.
+	line=$(awk '$1 == "io.containerd.grpc.v1" && $2 == "cri"' <<<"$output")
+	[[ "$line" == *" ok"* ]] || fail "CRI plugin did not load: $line"
+	run eng_run containerd --config "$ENG_T/config.toml" config dump
+	assert_success
+	assert_contains 'containerd.runtimes.agentrun]'
+	assert_contains "BinaryName = \"$ENG_AGENTRUN\""
+	run grep -i 'failed to load plugin io.containerd.grpc.v1.cri' "$ENG_T/containerd.log"
+	assert_failure
+}
+
+@test "ctr run --runc-binary agentrun: output and exit code" {
+	run cr r-out --rm "$I" r-out sh -c 'echo hello from agentrun; exit 6'
+	assert_status 6
+	assert_contains 'hello from agentrun'
+}
+
+@test "ctr run: --env, --cwd (created when missing), --read-only, --mount" {
+	mkdir -p "$ENG_T/bind"
+	echo host-data >"$ENG_T/bind/in"
+	run cr r-env --rm --env FOO=bar --cwd /new/dir --read-only \
+		--mount "type=bind,src=$ENG_T/bind,dst=/data,options=rbind:ro" \
+		"$I" r-env sh -c 'echo "$FOO|$(pwd)"; cat /data/in; touch /x'
+	assert_failure
+	assert_contains 'bar|/new/dir'
+	assert_contains host-data
+	assert_contains 'Read-only file system'
+}
+
+@test "ctr run: --memory-limit, --cpu-quota, --cap-drop, --seccomp" {
+	run cr r-lim --rm --memory-limit 67108864 --cpu-quota 50000 --cpu-period 100000 \
+		--cap-drop CAP_CHOWN --seccomp "$I" r-lim sh -c \
+		'grep -E "^(CapEff|Seccomp):" /proc/self/status; chown 1 /tmp || echo chown-denied'
+	assert_success
+	assert_contains chown-denied
+	assert_contains 'Seccomp:	2'
+	start_sleeper r-cg --memory-limit 67108864 >/dev/null
+	local bad
+	bad=$(eng_unmounted_v1_controllers)
+	if [ -n "$bad" ]; then
+		remove r-cg
+		skip "metrics: containerd's shim cannot load cgroups while v1 controller(s) $bad are mounted nowhere (runc alike)"
+	fi
+	run c task metrics r-cg
+	assert_success
+	assert_contains 'memory.limit_in_bytes    67108864'
+	remove r-cg
+}
+
+@test "ctr run -t: a terminal, and the exit code" {
+	run eng_tty ctr --address "$ENG_T/containerd.sock" -n "$ENG_NS" run --rm -t --cgroup "/$ENG_CG/r-tty" "${RB[@]}" \
+		"$I" r-tty sh -c 'tty; exit 4'
+	assert_status 4
+	assert_contains /dev/pts/0
+}
+
+@test "ctr task exec (with and without -t), ps" {
+	start_sleeper r-exec >/dev/null
+	eng_wait 50 status_is r-exec RUNNING
+	run c task exec --exec-id e1 r-exec sh -c 'echo in-exec; exit 5'
+	assert_status 5
+	assert_contains in-exec
+	run eng_tty ctr --address "$ENG_T/containerd.sock" -n "$ENG_NS" task exec -t --exec-id e2 r-exec \
+		sh -c 'tty; exit 7'
+	assert_status 7
+	assert_contains /dev/pts/
+	# ps goes through `agentrun ps --format json`.
+	run c task ps r-exec
+	assert_success
+	pid=$(c task ls | awk '$1 == "r-exec" { print $2 }')
+	assert_contains "$pid"
+	remove r-exec
+}
+
+@test "ctr task pause/resume, kill (TERM, then --all KILL), delete" {
+	start_sleeper r-life >/dev/null
+	eng_wait 50 status_is r-life RUNNING
+	run c task pause r-life
+	assert_success
+	[ "$(task_status r-life)" = PAUSED ] || fail "not paused"
+	run c task resume r-life
+	[ "$(task_status r-life)" = RUNNING ] || fail "not resumed"
+	run c task kill r-life
+	assert_success
+	eng_wait 50 status_is r-life STOPPED
+	run c task delete r-life
+	assert_success
+	assert_contains 'exit code 3'
+	c container rm r-life
+	start_sleeper r-all >/dev/null
+	c task exec -d --exec-id bg r-all sleep 60
+	run c task kill --all -s KILL r-all
+	assert_success
+	eng_wait 50 status_is r-all STOPPED
+	c task delete r-all >/dev/null
+	c container rm r-all
+	run ls "$ENG_T/runc/$ENG_NS"
+	[ -z "$output" ] || fail "agentrun state left: $output"
+}
+
+@test "ctr: agentrun's error reaches ctr through the shim's JSON log" {
+	run cr r-bad --rm "$BAD" r-bad true
+	assert_failure
+	# The shim runs agentrun with --log FILE --log-format json and, on
+	# failure, quotes the last error it logged; this text is agentrun's.
+	assert_contains 'OCI runtime create failed'
+	assert_contains 'chdir to cwd `/bin/busybox/sub` set in config.json: Not a directory'
+	c container rm r-bad >/dev/null 2>&1 || true
+	run ls "$ENG_T/runc/$ENG_NS"
+	[ -z "$output" ] || fail "a failed create left agentrun state: $output"
+}
