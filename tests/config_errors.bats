@@ -13,7 +13,7 @@ setup() {
 
 assert_nothing_left() {
 	local left
-	left=$(ls -A "$ROOT")
+	left=$(state_entries)
 	[ -z "$left" ] || fail "state left in --root: $left"
 	left=$(mounts_under "$TEST_DIR")
 	[ -z "$left" ] || fail "mounts left: $left"

@@ -346,13 +346,18 @@ cgroups_named() {
 	find /sys/fs/cgroup -mindepth 1 -maxdepth 8 -type d \( -name "$1" -o -name "$1-*" -o -name "$1.*" \) 2>/dev/null
 }
 
+# Container state dirs in this test's --root. Hidden entries are the
+# runtime's own (agentrun keeps a seccomp cache there), not containers.
+state_entries() {
+	[ -d "$ROOT" ] || return 0
+	find "$ROOT" -mindepth 1 -maxdepth 1 ! -name '.*' -printf '%f\n'
+}
+
 container_ids_in_root() {
 	local ids
 	ids=$(runtime list -q 2>/dev/null) || ids=""
 	# A runtime too broken to list still left directories behind.
-	if [ -d "$ROOT" ]; then
-		ids+=$'\n'$(find "$ROOT" -mindepth 1 -maxdepth 1 -type d -printf '%f\n')
-	fi
+	ids+=$'\n'$(state_entries)
 	printf '%s\n' "$ids" | grep -v '^$' | sort -u
 }
 

@@ -325,7 +325,7 @@ wait_for_lines() {
 	run runtime_bg run --bundle "$BUNDLE" "../$CID-escape"
 	assert_failure
 	[ ! -e "$TEST_DIR/$CID-escape" ] || fail "state written outside --root"
-	[ -z "$(ls -A "$ROOT")" ] || fail "state left in $ROOT: $(ls -A "$ROOT")"
+	[ -z "$(state_entries)" ] || fail "state left in $ROOT: $(state_entries)"
 }
 
 @test "an empty container id is rejected" {
