@@ -35,6 +35,7 @@ ar_cmd_run (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     return -1;
   bool detach = ar_flag (&p, OPT_DETACH);
   opts.started_by_parent = true;
+  opts.caller_waits = !detach;
 
   ar_created created;
   if (ar_container_create (&opts, &created, err) < 0)
@@ -52,10 +53,9 @@ ar_cmd_run (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (detach)
     return 0;
 
-  int status = ar_foreground_wait (created.pid, pty, err);
+  int status = ar_container_wait (g->root, opts.id, &created, err);
   if (status < 0)
     return -1;
-  ar_container_audit_exit (g->root, opts.id, status);
   if (!ar_flag (&p, OPT_KEEP)
       && ar_container_delete (g->root, opts.id, true, err) < 0)
     return -1;

@@ -210,6 +210,7 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
     .profile = g->profile ? g->profile : "agent",
     .trust_caller = true,
     .started_by_parent = true,
+    .caller_waits = true,
   };
   ar_created created;
   if (ar_container_create (&opts, &created, err) < 0)
@@ -219,9 +220,7 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
   ar_foreground_forward_signals (created.pid);
   int status = -1;
   if (ar_container_release (g->root, id, &created, err) == 0)
-    status = ar_foreground_wait (created.pid, pty, err);
-  if (status >= 0)
-    ar_container_audit_exit (g->root, id, status);
+    status = ar_container_wait (g->root, id, &created, err);
   if (status >= 0 && p->value[OPT_DIFF])
     {
       if (ar_container_workspace_diff (g->root, id, p->value[OPT_DIFF], err) < 0)

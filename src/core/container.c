@@ -4,6 +4,7 @@
 #include "../../oci/oci.h"
 #include "cgroups/cgroups.h"
 #include "hooks.h"
+#include "foreground.h"
 #include "policy_stage.h"
 #include "state.h"
 #include "sync.h"
@@ -386,17 +387,34 @@ ar_container_pids (const char *root, const char *id, pid_t **pids,
 }
 
 void
-ar_container_audit_exit (const char *root, const char *id, int status)
+ar_container_audit (const char *root, const char *id, const char *event,
+                    const char *fields_json)
 {
   cleanup_close int state_fd = ar_container_open_dir (root, id, NULL);
-  if (state_fd < 0)
-    return;
-  ar_agent_plan *plan = NULL;
-  cleanup_error ar_error_t *e = NULL;
-  if (ar_stage_load_plan (state_fd, &plan, &e) < 0)
-    return warn ("audit", e);
-  ar_stage_audit_exit (plan, id, status);
-  ar_agent_plan_free (plan);
+  if (state_fd >= 0)
+    audit_event (state_fd, id, event, fields_json);
+}
+
+int
+ar_container_wait (const char *root, const char *id, const ar_created *created,
+                   ar_error_t **err)
+{
+  bool timed_out = false;
+  int status = ar_foreground_wait (created->pid, created->pty_master,
+                                   created->pidfd, created->wall_clock_seconds,
+                                   &timed_out, err);
+  if (timed_out)
+    {
+      cleanup_free char *f = xasprintf ("\"limit\":\"wall-clock\",\"seconds\":%lld",
+                                        (long long) created->wall_clock_seconds);
+      ar_container_audit (root, id, "limit", f);
+    }
+  if (status >= 0)
+    {
+      cleanup_free char *f = xasprintf ("\"status\":%d", status);
+      ar_container_audit (root, id, "exit", f);
+    }
+  return status;
 }
 
 int

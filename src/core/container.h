@@ -15,6 +15,10 @@ typedef struct ar_create_options
   const char *id;
   const char *profile; /* agent policy profile (--profile); NULL: default */
   bool trust_caller;   /* sandbox: annotations come from the host user */
+  /* run and sandbox in the foreground: the caller waits for the init and
+   * enforces the wall-clock limit itself (see ar_created), so no watchdog
+   * process is needed unless the caller is busy proxying a terminal. */
+  bool caller_waits;
   const char *bundle; /* NULL: the current directory */
   const char *pid_file;
   const char *console_socket;
@@ -33,6 +37,7 @@ typedef struct
   int pidfd;
   int sync_fd;    /* -1 unless started_by_parent */
   int pty_master; /* -1 unless started_by_parent with a terminal */
+  int64_t wall_clock_seconds; /* > 0: the caller must kill the init then */
 } ar_created;
 
 int ar_container_create (const ar_create_options *opts, ar_created *out,
@@ -75,8 +80,15 @@ int ar_container_pause (const char *root, const char *id, bool pause,
 /* The spec the container was created with (<state>/config.json). */
 int ar_container_load_spec (int state_fd, oci_spec **spec, ar_error_t **err);
 
-/* Audit the end of the main process (run), when the container has a log. */
-void ar_container_audit_exit (const char *root, const char *id, int status);
+/* Append an event to the container's audit log, when it has one. */
+void ar_container_audit (const char *root, const char *id, const char *event,
+                         const char *fields_json);
+
+/* run/sandbox: wait for the init (see ar_foreground_wait), enforce the
+ * wall-clock limit of `created`, and audit how it ended. Returns the exit
+ * status, or -1 with *err. */
+int ar_container_wait (const char *root, const char *id,
+                       const ar_created *created, ar_error_t **err);
 
 /* sandbox: the workspace's changes as a unified diff in `path`. */
 int ar_container_workspace_diff (const char *root, const char *id,

@@ -531,6 +531,11 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
       || drive_init (c->opts, c->spec, &c->st, c->sync[0], out, err) < 0
       || ar_write_pid_file (c->opts->pid_file, u->pid, err) < 0)
     return -1;
+  if (c->plan && c->opts->caller_waits && out->pty_master < 0)
+    {
+      out->wall_clock_seconds = c->plan->wall_clock_seconds;
+      return 0;
+    }
   return ar_stage_start_watchdog (c->plan, c->opts->id, u->pid, c->st.cgroup, err);
 }
 

@@ -287,7 +287,8 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
   else
     {
       ar_foreground_forward_signals (pid);
-      r = ar_foreground_wait (pid, pty, err);
+      bool no_deadline;
+      r = ar_foreground_wait (pid, pty, -1, 0, &no_deadline, err);
     }
   audit_exec (opts, plan, proc, pid, opts->detach ? -1 : r);
   pid = 0;

@@ -5,7 +5,11 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 
 static volatile pid_t forward_pid;
 
@@ -28,9 +32,37 @@ ar_foreground_forward_signals (pid_t pid)
     sigaction (sigs[i], &sa, NULL);
 }
 
-int
-ar_foreground_wait (pid_t pid, int pty, ar_error_t **err)
+/* Wait for pidfd to become readable (the process ended) for at most
+ * `seconds`; on the deadline kill it. Signals we forward interrupt poll:
+ * the remaining time is recomputed. */
+static void
+enforce_deadline (int pidfd, int64_t seconds, bool *timed_out)
 {
+  struct timespec now;
+  clock_gettime (CLOCK_MONOTONIC, &now);
+  int64_t deadline_ms = (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000 + seconds * 1000;
+  for (;;)
+    {
+      clock_gettime (CLOCK_MONOTONIC, &now);
+      int64_t left = deadline_ms - ((int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000);
+      if (left <= 0)
+        break;
+      struct pollfd p = { .fd = pidfd, .events = POLLIN };
+      int r = poll (&p, 1, left > INT32_MAX ? INT32_MAX : (int) left);
+      if (r > 0 || (r < 0 && errno != EINTR))
+        return;
+    }
+  *timed_out = true;
+  syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+}
+
+int
+ar_foreground_wait (pid_t pid, int pty, int pidfd, int64_t timeout_seconds,
+                    bool *timed_out, ar_error_t **err)
+{
+  *timed_out = false;
+  if (timeout_seconds > 0 && pty < 0 && pidfd >= 0)
+    enforce_deadline (pidfd, timeout_seconds, timed_out);
   if (pty >= 0 && ar_terminal_proxy (pty, err) < 0)
     {
       /* The workload goes on; say why its terminal stopped and wait. */

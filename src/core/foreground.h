@@ -4,6 +4,8 @@
 #define AR_CORE_FOREGROUND_H
 
 #include "../util/error.h"
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Forward the signals a shell or supervisor sends us to `pid`. */
@@ -11,7 +13,10 @@ void ar_foreground_forward_signals (pid_t pid);
 
 /* Proxy the pty (when pty >= 0) until it hangs up, then wait for `pid`:
  * its exit code, or 128 + the signal that killed it. -1 with *err on a
- * failure to wait. */
-int ar_foreground_wait (pid_t pid, int pty, ar_error_t **err);
+ * failure to wait. With timeout_seconds > 0 (and no pty) `pid` is killed
+ * when the time is up, and *timed_out says so; `pidfd` is pid's. */
+int ar_foreground_wait (pid_t pid, int pty, int pidfd,
+                        int64_t timeout_seconds, bool *timed_out,
+                        ar_error_t **err);
 
 #endif

@@ -126,13 +126,6 @@ ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
   ar_stage_audit (plan, id, "exec", fields);
 }
 
-void
-ar_stage_audit_exit (const ar_agent_plan *plan, const char *id, int status)
-{
-  cleanup_free char *fields = xasprintf ("\"status\":%d", status);
-  ar_stage_audit (plan, id, "exit", fields);
-}
-
 int
 ar_stage_hide_secrets (const ar_agent_plan *plan, ar_error_t **err)
 {
@@ -185,18 +178,15 @@ ar_stage_start_watchdog (const ar_agent_plan *plan, const char *id,
   cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, init_pid, 0);
   if (pidfd < 0)
     return ar_error_set (err, errno, "watchdog: pidfd_open");
+  /* One fork, not waited for: the callers that get here (create, run -d,
+   * a foreground run with a terminal) exit soon or wait only for their own
+   * container, and the watchdog is reparented and reaped when they go.
+   * A second fork would cost as much again for nothing. */
   pid_t child = fork ();
   if (child < 0)
     return ar_error_set (err, errno, "watchdog: fork");
   if (child == 0)
-    {
-      /* Double fork: the watchdog must not be our child, or `run` would
-       * wait for it and `create` would leave a zombie. */
-      if (fork () == 0)
-        watchdog_main (plan, id, pidfd, cgroup_text);
-      _exit (0);
-    }
-  waitpid (child, NULL, 0);
+    watchdog_main (plan, id, pidfd, cgroup_text);
   return 0;
 }
 

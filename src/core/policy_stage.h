@@ -39,10 +39,6 @@ void ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
                           const char *id, const oci_process *proc, pid_t pid,
                           int status);
 
-/* The container's main process ended (run in the foreground). */
-void ar_stage_audit_exit (const ar_agent_plan *plan, const char *id,
-                          int status);
-
 /* exec, in the child after joining the mount namespace: hide the secrets
  * from exec'd processes when the plan limits them to the main process. */
 int ar_stage_hide_secrets (const ar_agent_plan *plan, ar_error_t **err);
