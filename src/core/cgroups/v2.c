@@ -1,5 +1,6 @@
 #include "config.h"
 #include "internal.h"
+#include "devices_bpf.h"
 #include "../../util/cleanup.h"
 
 #include <errno.h>
@@ -365,6 +366,38 @@ apply_unified (const char *dir, const oci_map *unified, ar_error_t **err)
   return 0;
 }
 
+/* ---- devices ------------------------------------------------------------ */
+
+/* Device rules belong to a v1 devices hierarchy when one is mounted (a
+ * hybrid host); only without one does the v2 cgroup take them, as an eBPF
+ * program. */
+static bool
+devices_on_v1 (ar_error_t **err, bool *on_v1)
+{
+  ar_cg_hierarchies all __attribute__ ((cleanup (ar_cg_hierarchies_clear)))
+  = { 0 };
+  if (ar_cg_discover (&all, err) < 0)
+    return false;
+  const ar_cg_hierarchy *h = ar_cg_find_controller (&all, "devices");
+  *on_v1 = h != NULL && h->version == AR_CG_V1;
+  return true;
+}
+
+static int
+apply_devices (const char *dir, const oci_resources *r, ar_error_t **err)
+{
+  bool on_v1 = false;
+  if (r->n_devices == 0)
+    return 0;
+  if (!devices_on_v1 (err, &on_v1))
+    return -1;
+  if (on_v1)
+    return 0;
+  if (ar_devices_bpf_apply (dir, r->devices, r->n_devices, err) < 0)
+    return ar_error_prefix (err, "linux.resources.devices");
+  return 0;
+}
+
 /* ---- entry point -------------------------------------------------------- */
 
 int
@@ -384,6 +417,8 @@ ar_cg_v2_apply (const ar_cg_hierarchy *h, const char *dir,
   if (ar_cg_has_controller (h, "io") && apply_io (dir, r->block_io, err) < 0)
     return -1;
   if (ar_cg_has_controller (h, "hugetlb") && apply_hugetlb (dir, r, err) < 0)
+    return -1;
+  if (apply_devices (dir, r, err) < 0)
     return -1;
   /* Written last so they can refine anything above. */
   return apply_unified (dir, &r->unified, err);
