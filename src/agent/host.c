@@ -56,7 +56,7 @@ prepare_host (const ar_agent_plan *plan, const char *state_dir,
   if (plan->n_secrets > 0
       && ar_secrets_prepare (plan, state_dir, uid, gid, err) < 0)
     return -1;
-  if (plan->output_path
+  if (plan->output_path && plan->output_host_dir
       && ar_output_prepare (state_dir, plan->output_max_bytes,
                             plan->output_max_files, uid, gid, err)
              < 0)
@@ -65,9 +65,34 @@ prepare_host (const ar_agent_plan *plan, const char *state_dir,
 }
 
 /* Only after everything is mounted: the spec then points at it. */
+/* Nothing is exported: the same quota'd tmpfs, mounted by the container
+ * itself, costs no host mount to make and to undo. */
+static void
+append_private_output (oci_spec *spec, const ar_agent_plan *plan, uid_t uid,
+                       gid_t gid)
+{
+  /* 0 leaves tmpfs's own default, as the host-side output tmpfs does */
+  cleanup_free char *size = plan->output_max_bytes
+      ? xasprintf (",size=%llu", (unsigned long long) plan->output_max_bytes) : xstrdup ("");
+  cleanup_free char *inodes = plan->output_max_files
+      ? xasprintf (",nr_inodes=%llu", (unsigned long long) plan->output_max_files + 8) : xstrdup ("");
+  char **items = xcalloc (5, sizeof *items);
+  items[0] = xstrdup ("nosuid");
+  items[1] = xstrdup ("nodev");
+  items[2] = xstrdup ("noexec");
+  items[3] = xasprintf ("mode=0755,uid=%u,gid=%u%s%s", (unsigned) uid, (unsigned) gid, size, inodes);
+  spec->mounts = xrealloc (spec->mounts, (spec->n_mounts + 1) * sizeof *spec->mounts);
+  spec->mounts[spec->n_mounts++] = (oci_mount){
+    .destination = xstrdup (plan->output_path),
+    .source = xstrdup ("tmpfs"),
+    .type = xstrdup ("tmpfs"),
+    .options = { items, 4 },
+  };
+}
+
 static void
 rewrite_spec (const ar_agent_plan *plan, const char *state_dir,
-              char *merged, oci_spec *spec)
+              char *merged, uid_t uid, gid_t gid, oci_spec *spec)
 {
   static const char *const secrets_options[]
       = { "rbind", "ro", "nosuid", "nodev", "noexec", NULL };
@@ -86,11 +111,13 @@ rewrite_spec (const ar_agent_plan *plan, const char *state_dir,
                                             : AR_SECRETS_DEFAULT_PATH,
                          secrets_options);
     }
-  if (plan->output_path)
+  if (plan->output_path && plan->output_host_dir)
     {
       cleanup_free char *source = ar_hostfs_join (state_dir, AR_OUTPUT_DIR);
       append_bind_mount (spec, source, plan->output_path, output_options);
     }
+  else if (plan->output_path)
+    append_private_output (spec, plan, uid, gid);
 }
 
 int
@@ -110,7 +137,7 @@ ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
       undo_prepare (state_dir);
       return ar_error_prefix (err, "agent");
     }
-  rewrite_spec (plan, state_dir, merged, spec);
+  rewrite_spec (plan, state_dir, merged, uid, gid, spec);
   if (ar_workspace_prepare (plan, state_dir, spec, err) < 0)
     {
       undo_prepare (state_dir);
