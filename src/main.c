@@ -33,6 +33,7 @@ static const struct
   { "update", ar_cmd_update, false, "change the resource limits of a container" },
   { "events", ar_cmd_events, false, "print container statistics and OOM events" },
   { "features", ar_cmd_features, false, "print the features this build supports" },
+  { "audit", ar_cmd_audit, false, "verify the hash chain of an audit log" },
 };
 
 static const ar_option global_options[] = {

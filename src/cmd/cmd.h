@@ -116,5 +116,6 @@ int ar_cmd_spec (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_update (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_events (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_features (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_audit (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 
 #endif
