@@ -265,16 +265,19 @@ MOUNTS_CMD='awk "{print \$2, \$3, \$4}" /proc/self/mounts'
 
 @test "the device cgroup denies a node not allowed" {
 	[ -d "$AR_CGROUP_V1/devices" ] || skip "no v1 devices controller"
-	# Node made, but the deny-all rule of the config is not relaxed for it.
-	# loop0 (block 7:0): its driver exists here and it is not in any
-	# default allow-list, so only the device cgroup stands in the way.
-	update_config '.linux.devices = [{"path": "/dev/myloop", "type": "b", "major": 7, "minor": 0,
-			"fileMode": 384, "uid": 0, "gid": 0}]
-		| .linux.resources.devices = [{"allow": false, "access": "rwm"}]
+	# As runc does, the spec's own linux.devices and the runtime's default
+	# nodes are allowed on top of a deny-all rule, and mknod of any node is
+	# allowed ("m"), but using a node the container made itself is not.
+	# loop0 (block 7:0): its driver exists here and it is in no allow-list.
+	update_config '.linux.resources.devices = [{"allow": false, "access": "rwm"}]
+		| .process.capabilities.bounding += ["CAP_MKNOD"]
+		| .process.capabilities.effective += ["CAP_MKNOD"]
+		| .process.capabilities.permitted += ["CAP_MKNOD"]
 		| .linux.cgroupsPath = $p' --arg p "$(test_cgroups_path)"
-	run ctr_run sh -c 'head -c 1 /dev/myloop'
-	assert_failure
+	run ctr_run sh -c 'mknod /tmp/myloop b 7 0 && echo made; head -c 1 /tmp/myloop; cat /dev/null && echo null-ok'
+	assert_output_contains made
 	assert_output_contains "Operation not permitted"
+	assert_output_contains null-ok
 }
 
 @test "/dev/console is the terminal when process.terminal is set" {
