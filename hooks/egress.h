@@ -1,0 +1,149 @@
+/* agentrun-egress: the egress controller, an OCI hook any runtime can
+ * register (createRuntime to set up, poststop to tear down).
+ *
+ *   create: the container's netns gets lo up and, unless the mode is none
+ *           in a fresh netns, a filter table "inet agentrun"; a fresh
+ *           netns also gets a veth to the host, a /30 lease from the pool
+ *           and a host table "inet agentrun-<hash>" (NAT, forward); domain
+ *           entries start a resolver on 127.0.0.53 inside the netns.
+ *   delete: drop the host table and veth, stop the resolver, release the
+ *           lease, remove the state dir.
+ *
+ * Everything the hook made is named after the container id's hash or
+ * recorded under the state dir, so delete (or the reclaim of a dead
+ * container's lease at a later create) finds it without the container. */
+#ifndef AR_HOOKS_EGRESS_H
+#define AR_HOOKS_EGRESS_H
+
+#include "../src/util/error.h"
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define EGRESS_RUN_DIR "/run/agentrun-egress"
+#define EGRESS_LEASE_DIR EGRESS_RUN_DIR "/leases"
+#define EGRESS_CONTAINER_TABLE "agentrun"
+/* The resolver's address inside the container: on lo, so it is the same
+ * for every container and every kind of netns (fresh or an engine's). */
+#define EGRESS_RESOLVER_ADDR "127.0.0.53"
+#define EGRESS_RESOLV_CONF "nameserver " EGRESS_RESOLVER_ADDR "\n"
+/* TTL bounds for addresses learnt from DNS answers. */
+#define EGRESS_TTL_MIN 30
+#define EGRESS_TTL_MAX 3600
+
+typedef enum
+{
+  EGRESS_MODE_NONE,
+  EGRESS_MODE_ALLOWLIST,
+  EGRESS_MODE_OPEN,
+} egress_mode;
+
+typedef enum
+{
+  ENTRY_NET4,     /* address or CIDR */
+  ENTRY_NET6,
+  ENTRY_DOMAIN,   /* exactly this name */
+  ENTRY_WILDCARD, /* any name below `name` (not `name` itself) */
+} egress_entry_kind;
+
+typedef struct
+{
+  egress_entry_kind kind;
+  char *text;    /* normalised: "10.0.0.0/8", "fd00::1", "pypi.org" */
+  uint16_t port; /* 0: every port */
+} egress_entry;
+
+typedef struct
+{
+  egress_entry *items;
+  size_t len;
+} egress_allowlist;
+
+/* A /30 from the pool: host side .1, container side .2 (offsets). */
+typedef struct
+{
+  unsigned index;
+  struct in_addr network, host, container;
+} egress_lease;
+
+/* ---- egress_entries.c ---- */
+int egress_entry_parse (const char *text, egress_entry *out, ar_error_t **err);
+void egress_allowlist_free (egress_allowlist *list);
+bool egress_allowlist_has_domains (const egress_allowlist *list);
+/* The entries a DNS name falls under (its ports); false if none. Each
+ * port goes to *ports (0: every port), at most `max`. */
+bool egress_name_allowed (const egress_allowlist *list, const char *name,
+                          uint16_t *ports, size_t max, size_t *n_ports);
+
+/* ---- egress_net.c: namespaces and rtnetlink ---- */
+/* "ar" + 8 hex digits of sha256(id): the host veth and the host table. */
+void egress_id_hash (const char *id, char out[9]);
+int egress_open_netns (pid_t pid, int *fd, ar_error_t **err);
+int egress_enter_netns (int fd, const char *what, ar_error_t **err);
+int egress_link_up (const char *ifname, ar_error_t **err);
+/* Interfaces other than lo in the current netns: an engine made it. */
+bool egress_netns_has_links (void);
+/* IPv4 default gateway of the current netns; false when there is none. */
+bool egress_default_gateway (struct in_addr *gw);
+int egress_veth_create (const char *host_name, int peer_netns_fd,
+                        ar_error_t **err);
+int egress_link_delete (const char *ifname);
+int egress_addr_add (const char *ifname, struct in_addr addr,
+                     unsigned prefix, ar_error_t **err);
+int egress_route_default (const char *ifname, struct in_addr gw,
+                          ar_error_t **err);
+
+/* ---- egress_nft.c ---- */
+/* Run nft commands in the current netns. */
+int egress_nft_run (const char *commands, ar_error_t **err);
+typedef struct
+{
+  egress_mode mode;
+  const egress_allowlist *allow;
+  bool has_host_addr;
+  struct in_addr host_addr; /* the host side of the veth */
+  bool has_gateway;
+  struct in_addr gateway; /* an engine's bridge gateway */
+  int nflog_group;        /* -1: no logging of refusals */
+} egress_filter;
+char *egress_container_ruleset (const egress_filter *f);
+char *egress_host_ruleset (const char *hash, const egress_lease *lease);
+
+/* ---- egress_lease.c ---- */
+int egress_lease_take (const char *pool, const char *id, pid_t pid,
+                       egress_lease *out, ar_error_t **err);
+void egress_lease_release (const char *pool, const char *id, unsigned index);
+int egress_pool_parse (const char *pool, struct in_addr *base,
+                       unsigned *n_slots, ar_error_t **err);
+/* Undo what a container's create left on the host (table, veth, resolver,
+ * state dir), by id alone: delete and the reclaim of stale leases. */
+void egress_cleanup_host (const char *id);
+
+/* ---- egress_resolver.c ---- */
+typedef struct
+{
+  const char *id;
+  pid_t container_pid;
+  const egress_allowlist *allow;
+  bool forward_all;       /* mode open: every name, nothing learnt */
+  const char *upstream;   /* address[:port] in the host netns */
+  const char *audit_path; /* NULL: no audit log */
+  const char *state_dir;
+  int container_netns_fd;
+} egress_resolver_config;
+
+/* Make the sockets (listening in the container's netns, upstream in the
+ * caller's), start the resolver as a daemon and record its pid. */
+int egress_resolver_start (const egress_resolver_config *cfg,
+                           ar_error_t **err);
+/* The first nameserver of /etc/resolv.conf. */
+char *egress_host_nameserver (void);
+
+/* ---- shared helpers (agentrun-egress.c) ---- */
+/* "pid starttime" of a live process; 0 when it is gone. */
+unsigned long long egress_pid_start_time (pid_t pid);
+char *egress_state_dir (const char *base, const char *id);
+
+#endif

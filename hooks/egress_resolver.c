@@ -1,0 +1,657 @@
+/* The per-container resolver: the only DNS the container can reach.
+ *
+ * It listens on 127.0.0.53:53 (UDP and TCP) INSIDE the container's netns
+ * — those sockets are made while the hook is in that netns, and keep it —
+ * and forwards to the host's upstream over a socket made in the host's
+ * netns. Names the allow-list does not cover get REFUSED without going
+ * upstream, so nothing can be tunnelled through other names. For allowed
+ * names every A/AAAA answer is added to the container's allow sets for
+ * its TTL (clamped to [30 s, 1 h]) before the answer goes back, so the
+ * connect() that follows is already allowed.
+ *
+ * It is a daemon of its own (the hook exits), holds a pidfd of the
+ * container's init and exits when that ends. */
+#include "config.h"
+#include "egress.h"
+#include "../oci/json.h"
+#include "../src/agent/agent.h"
+#include "../src/util/cleanup.h"
+#include "../src/util/fs.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#define DNS_HEADER 12
+#define DNS_MAX 4096
+#define MAX_PENDING 128
+#define MAX_TCP 16
+#define MAX_PORTS 8
+#define PENDING_SECONDS 5
+#define TYPE_A 1
+#define TYPE_AAAA 28
+#define RCODE_REFUSED 5
+
+typedef struct
+{
+  bool in_use;
+  uint16_t upstream_id, client_id;
+  struct sockaddr_storage client;
+  socklen_t client_len;
+  int tcp_fd; /* -1: the client asked over UDP */
+  time_t deadline;
+  char name[256];
+  uint16_t qtype;
+  uint16_t ports[MAX_PORTS];
+  size_t n_ports;
+} pending_query;
+
+typedef struct
+{
+  int fd;
+  size_t len;
+  time_t deadline;
+  unsigned char buf[DNS_MAX + 2];
+} tcp_client;
+
+typedef struct
+{
+  const egress_resolver_config *cfg;
+  int udp_fd, tcp_fd, upstream_fd, pidfd;
+  pending_query pending[MAX_PENDING];
+  tcp_client tcp[MAX_TCP];
+} resolver;
+
+/* ---- DNS wire format -------------------------------------------------- */
+
+static uint16_t
+get16 (const unsigned char *p)
+{
+  return (uint16_t) (p[0] << 8 | p[1]);
+}
+
+static void
+set16 (unsigned char *p, uint16_t v)
+{
+  p[0] = (unsigned char) (v >> 8);
+  p[1] = (unsigned char) v;
+}
+
+/* Read a (possibly compressed) name at *off into `out` as lowercase
+ * dotted text; *off moves past it. -1 on anything malformed. */
+static int
+read_name (const unsigned char *msg, size_t len, size_t *off, char *out,
+           size_t out_size)
+{
+  size_t pos = *off, used = 0, jumps = 0;
+  bool jumped = false;
+  for (;;)
+    {
+      if (pos >= len)
+        return -1;
+      unsigned char l = msg[pos];
+      if ((l & 0xc0) == 0xc0)
+        {
+          if (pos + 1 >= len || ++jumps > 16)
+            return -1;
+          if (!jumped)
+            *off = pos + 2;
+          jumped = true;
+          pos = (size_t) ((l & 0x3f) << 8 | msg[pos + 1]);
+          continue;
+        }
+      if (l & 0xc0)
+        return -1;
+      pos++;
+      if (l == 0)
+        break;
+      if (pos + l > len || used + l + 2 > out_size)
+        return -1;
+      if (used)
+        out[used++] = '.';
+      for (unsigned i = 0; i < l; i++)
+        {
+          unsigned char c = msg[pos + i];
+          out[used++] = (char) (c >= 'A' && c <= 'Z' ? c + 32 : c);
+        }
+      pos += l;
+    }
+  out[used] = '\0';
+  if (!jumped)
+    *off = pos;
+  return 0;
+}
+
+/* The single question of a query: name, type; *end just past it. */
+static int
+parse_question (const unsigned char *msg, size_t len, char *name,
+                size_t name_size, uint16_t *qtype, size_t *end)
+{
+  if (len < DNS_HEADER || get16 (msg + 4) != 1)
+    return -1;
+  size_t off = DNS_HEADER;
+  if (read_name (msg, len, &off, name, name_size) < 0 || off + 4 > len)
+    return -1;
+  *qtype = get16 (msg + off);
+  *end = off + 4;
+  return 0;
+}
+
+static const char *
+qtype_name (uint16_t t)
+{
+  switch (t)
+    {
+    case TYPE_A: return "A";
+    case TYPE_AAAA: return "AAAA";
+    case 5: return "CNAME";
+    case 16: return "TXT";
+    case 15: return "MX";
+    case 65: return "HTTPS";
+    default: return "other";
+    }
+}
+
+/* ---- audit ------------------------------------------------------------ */
+
+static void
+audit (const resolver *r, const char *name, uint16_t qtype,
+       const char *decision, const char *addresses_json)
+{
+  if (r->cfg->audit_path == NULL)
+    return;
+  cleanup_free char *quoted = oj_quote (name, strlen (name));
+  cleanup_free char *fields = xasprintf (
+      "\"name\":%s,\"qtype\":\"%s\",\"decision\":\"%s\"%s%s", quoted,
+      qtype_name (qtype), decision, addresses_json ? ",\"addresses\":" : "",
+      addresses_json ? addresses_json : "");
+  cleanup_error ar_error_t *err = NULL;
+  ar_audit_append (r->cfg->audit_path, r->cfg->id, "egress-dns", fields, &err);
+}
+
+/* ---- replies ---------------------------------------------------------- */
+
+static void
+send_to_client (const resolver *r, int tcp_fd, const struct sockaddr *to,
+                socklen_t to_len, const unsigned char *msg, size_t len)
+{
+  if (tcp_fd < 0)
+    {
+      sendto (r->udp_fd, msg, len, MSG_DONTWAIT, to, to_len);
+      return;
+    }
+  unsigned char prefix[2];
+  set16 (prefix, (uint16_t) len);
+  if (ar_write_all (tcp_fd, prefix, 2) < 0 || ar_write_all (tcp_fd, msg, len) < 0)
+    return;
+}
+
+/* REFUSED with the query's question, nothing else. */
+static void
+refuse (const resolver *r, int tcp_fd, const struct sockaddr *to,
+        socklen_t to_len, unsigned char *query, size_t question_end)
+{
+  unsigned char flags_hi = (unsigned char) (0x80 | (query[2] & 0x79));
+  query[2] = flags_hi; /* QR, keep opcode and RD */
+  query[3] = RCODE_REFUSED;
+  set16 (query + 6, 0);
+  set16 (query + 8, 0);
+  set16 (query + 10, 0);
+  send_to_client (r, tcp_fd, to, to_len, query, question_end);
+}
+
+/* ---- queries ---------------------------------------------------------- */
+
+static pending_query *
+free_slot (resolver *r)
+{
+  time_t now = time (NULL);
+  for (size_t i = 0; i < MAX_PENDING; i++)
+    if (!r->pending[i].in_use || r->pending[i].deadline < now)
+      return &r->pending[i];
+  return NULL;
+}
+
+static uint16_t
+new_upstream_id (const resolver *r)
+{
+  for (;;)
+    {
+      uint16_t id;
+      if (getrandom (&id, sizeof id, 0) != sizeof id)
+        id = (uint16_t) rand ();
+      bool taken = false;
+      for (size_t i = 0; i < MAX_PENDING; i++)
+        if (r->pending[i].in_use && r->pending[i].upstream_id == id)
+          taken = true;
+      if (!taken)
+        return id;
+    }
+}
+
+static void
+handle_query (resolver *r, unsigned char *msg, size_t len, int tcp_fd,
+              const struct sockaddr_storage *from, socklen_t from_len)
+{
+  char name[256];
+  uint16_t qtype, ports[MAX_PORTS];
+  size_t end, n_ports = 0;
+  if (len < DNS_HEADER || (msg[2] & 0x80))
+    return; /* not a query */
+  if (parse_question (msg, len, name, sizeof name, &qtype, &end) < 0)
+    {
+      if (len >= DNS_HEADER)
+        refuse (r, tcp_fd, (const struct sockaddr *) from, from_len, msg, DNS_HEADER);
+      return;
+    }
+  bool opcode_query = ((msg[2] >> 3) & 0x0f) == 0;
+  bool allowed = opcode_query
+                 && (r->cfg->forward_all
+                     || egress_name_allowed (r->cfg->allow, name, ports, MAX_PORTS, &n_ports));
+  pending_query *p = allowed ? free_slot (r) : NULL;
+  if (p == NULL)
+    {
+      audit (r, name, qtype, "refused", NULL);
+      refuse (r, tcp_fd, (const struct sockaddr *) from, from_len, msg, end);
+      return;
+    }
+  *p = (pending_query){ .in_use = true, .client_id = get16 (msg),
+                        .upstream_id = new_upstream_id (r), .tcp_fd = tcp_fd,
+                        .deadline = time (NULL) + PENDING_SECONDS,
+                        .qtype = qtype, .n_ports = n_ports };
+  memcpy (&p->client, from, from_len);
+  p->client_len = from_len;
+  snprintf (p->name, sizeof p->name, "%s", name);
+  memcpy (p->ports, ports, n_ports * sizeof *ports);
+  set16 (msg, p->upstream_id);
+  if (send (r->upstream_fd, msg, len, MSG_DONTWAIT) < 0)
+    p->in_use = false;
+}
+
+/* ---- answers ---------------------------------------------------------- */
+
+static uint32_t
+clamp_ttl (uint32_t ttl)
+{
+  return ttl < EGRESS_TTL_MIN ? EGRESS_TTL_MIN
+         : ttl > EGRESS_TTL_MAX ? EGRESS_TTL_MAX : ttl;
+}
+
+typedef struct
+{
+  char *nft;       /* "add element ..." lines */
+  char *addresses; /* JSON array for the audit log */
+} learnt;
+
+static void
+append (char **s, char *piece)
+{
+  char *joined = xasprintf ("%s%s", *s ? *s : "", piece);
+  free (*s);
+  free (piece);
+  *s = joined;
+}
+
+static void
+learn_address (const pending_query *p, int family, const char *addr,
+               uint32_t ttl, learnt *out)
+{
+  const char *v = family == AF_INET ? "4" : "6";
+  if (p->n_ports == 0)
+    append (&out->nft, xasprintf ("add element inet " EGRESS_CONTAINER_TABLE
+                                  " dyn%s { %s timeout %us }\n", v, addr, ttl));
+  for (size_t i = 0; i < p->n_ports; i++)
+    append (&out->nft,
+            p->ports[i] == 0
+                ? xasprintf ("add element inet " EGRESS_CONTAINER_TABLE
+                             " dyn%s { %s timeout %us }\n", v, addr, ttl)
+                : xasprintf ("add element inet " EGRESS_CONTAINER_TABLE
+                             " allow%sp { %s . %u timeout %us }\n", v, addr,
+                             p->ports[i], ttl));
+  append (&out->addresses, xasprintf ("%s\"%s\"", out->addresses ? "," : "[", addr));
+}
+
+/* Walk the answer section; A and AAAA records become allow elements. */
+static void
+collect_answers (const unsigned char *msg, size_t len, const pending_query *p,
+                 learnt *out)
+{
+  char name[256];
+  uint16_t qtype;
+  size_t off;
+  if (parse_question (msg, len, name, sizeof name, &qtype, &off) < 0
+      || strcmp (name, p->name) != 0)
+    return;
+  unsigned answers = get16 (msg + 6);
+  for (unsigned i = 0; i < answers; i++)
+    {
+      if (read_name (msg, len, &off, name, sizeof name) < 0 || off + 10 > len)
+        return;
+      uint16_t type = get16 (msg + off);
+      uint32_t ttl = (uint32_t) get16 (msg + off + 4) << 16 | get16 (msg + off + 6);
+      uint16_t rdlen = get16 (msg + off + 8);
+      off += 10;
+      if (off + rdlen > len)
+        return;
+      char text[INET6_ADDRSTRLEN];
+      if (type == TYPE_A && rdlen == 4)
+        learn_address (p, AF_INET, inet_ntop (AF_INET, msg + off, text, sizeof text),
+                       clamp_ttl (ttl), out);
+      else if (type == TYPE_AAAA && rdlen == 16)
+        learn_address (p, AF_INET6, inet_ntop (AF_INET6, msg + off, text, sizeof text),
+                       clamp_ttl (ttl), out);
+      off += rdlen;
+    }
+}
+
+static void
+handle_answer (resolver *r, unsigned char *msg, size_t len)
+{
+  if (len < DNS_HEADER)
+    return;
+  pending_query *p = NULL;
+  for (size_t i = 0; i < MAX_PENDING; i++)
+    if (r->pending[i].in_use && r->pending[i].upstream_id == get16 (msg))
+      p = &r->pending[i];
+  if (p == NULL)
+    return;
+  p->in_use = false;
+  learnt l = { 0 };
+  if (!r->cfg->forward_all)
+    collect_answers (msg, len, p, &l);
+  cleanup_error ar_error_t *err = NULL;
+  if (l.nft && egress_nft_run (l.nft, &err) < 0)
+    {
+      /* Without the set entries the answer is useless: say so. */
+      audit (r, p->name, p->qtype, "error", NULL);
+      free (l.nft);
+      free (l.addresses);
+      return;
+    }
+  cleanup_free char *addresses = l.addresses ? xasprintf ("%s]", l.addresses) : NULL;
+  audit (r, p->name, p->qtype, "allowed", addresses);
+  set16 (msg, p->client_id);
+  send_to_client (r, p->tcp_fd, (struct sockaddr *) &p->client, p->client_len, msg, len);
+  free (l.nft);
+  free (l.addresses);
+}
+
+/* ---- TCP clients ------------------------------------------------------ */
+
+static void
+tcp_close (resolver *r, tcp_client *c)
+{
+  for (size_t i = 0; i < MAX_PENDING; i++)
+    if (r->pending[i].in_use && r->pending[i].tcp_fd == c->fd)
+      r->pending[i].in_use = false;
+  ar_closep (&c->fd);
+  c->len = 0;
+}
+
+static void
+tcp_accept (resolver *r)
+{
+  int fd = accept4 (r->tcp_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd < 0)
+    return;
+  for (size_t i = 0; i < MAX_TCP; i++)
+    if (r->tcp[i].fd < 0)
+      {
+        r->tcp[i] = (tcp_client){ .fd = fd, .deadline = time (NULL) + PENDING_SECONDS };
+        return;
+      }
+  close (fd);
+}
+
+static void
+tcp_read (resolver *r, tcp_client *c)
+{
+  ssize_t n = read (c->fd, c->buf + c->len, sizeof c->buf - c->len);
+  if (n <= 0)
+    {
+      if (n == 0 || (errno != EAGAIN && errno != EINTR))
+        tcp_close (r, c);
+      return;
+    }
+  c->len += (size_t) n;
+  if (c->len < 2)
+    return;
+  size_t want = get16 (c->buf);
+  if (want > DNS_MAX || want < DNS_HEADER)
+    {
+      tcp_close (r, c);
+      return;
+    }
+  if (c->len < want + 2)
+    return;
+  struct sockaddr_storage none = { 0 };
+  handle_query (r, c->buf + 2, want, c->fd, &none, sizeof none);
+  c->len = 0;
+  c->deadline = time (NULL) + PENDING_SECONDS;
+}
+
+/* ---- the loop --------------------------------------------------------- */
+
+static void
+serve (resolver *r)
+{
+  for (;;)
+    {
+      struct pollfd fds[4 + MAX_TCP];
+      size_t n = 0;
+      fds[n++] = (struct pollfd){ .fd = r->pidfd, .events = POLLIN };
+      fds[n++] = (struct pollfd){ .fd = r->udp_fd, .events = POLLIN };
+      fds[n++] = (struct pollfd){ .fd = r->tcp_fd, .events = POLLIN };
+      fds[n++] = (struct pollfd){ .fd = r->upstream_fd, .events = POLLIN };
+      for (size_t i = 0; i < MAX_TCP; i++)
+        fds[n++] = (struct pollfd){ .fd = r->tcp[i].fd, .events = POLLIN };
+      if (poll (fds, n, 1000) < 0 && errno != EINTR)
+        return;
+      if (fds[0].revents)
+        return; /* the container's init is gone */
+      unsigned char msg[DNS_MAX];
+      struct sockaddr_storage from;
+      socklen_t from_len = sizeof from;
+      ssize_t len;
+      if (fds[1].revents
+          && (len = recvfrom (r->udp_fd, msg, sizeof msg, MSG_DONTWAIT,
+                              (struct sockaddr *) &from, &from_len)) > 0)
+        handle_query (r, msg, (size_t) len, -1, &from, from_len);
+      if (fds[2].revents)
+        tcp_accept (r);
+      if (fds[3].revents && (len = recv (r->upstream_fd, msg, sizeof msg, MSG_DONTWAIT)) > 0)
+        handle_answer (r, msg, (size_t) len);
+      time_t now = time (NULL);
+      for (size_t i = 0; i < MAX_TCP; i++)
+        if (r->tcp[i].fd >= 0 && fds[4 + i].revents)
+          tcp_read (r, &r->tcp[i]);
+        else if (r->tcp[i].fd >= 0 && r->tcp[i].deadline < now)
+          tcp_close (r, &r->tcp[i]);
+    }
+}
+
+/* ---- start-up --------------------------------------------------------- */
+
+char *
+egress_host_nameserver (void)
+{
+  cleanup_file FILE *f = fopen ("/etc/resolv.conf", "re");
+  char line[512], addr[256];
+  while (f && fgets (line, sizeof line, f))
+    if (sscanf (line, " nameserver %255s", addr) == 1)
+      return xstrdup (addr);
+  return xstrdup ("127.0.0.1");
+}
+
+/* "1.2.3.4", "1.2.3.4:5353", "::1", "[::1]:5353" → a connected UDP socket. */
+static int
+upstream_socket (const char *spec, int *fd, ar_error_t **err)
+{
+  cleanup_free char *host = NULL;
+  const char *port = "53";
+  const char *colon = strrchr (spec, ':');
+  if (spec[0] == '[' && strchr (spec, ']'))
+    {
+      const char *close = strchr (spec, ']');
+      host = strndup (spec + 1, (size_t) (close - spec - 1));
+      if (close[1] == ':')
+        port = close + 2;
+    }
+  else if (colon && strchr (spec, ':') == colon)
+    {
+      host = strndup (spec, (size_t) (colon - spec));
+      port = colon + 1;
+    }
+  else
+    host = xstrdup (spec);
+  struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
+                            .ai_socktype = SOCK_DGRAM };
+  struct addrinfo *ai = NULL;
+  if (getaddrinfo (host, port, &hints, &ai) != 0)
+    return ar_error_set (err, 0, "upstream resolver `%s`: want an address[:port]", spec);
+  *fd = socket (ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int r = *fd < 0 || connect (*fd, ai->ai_addr, ai->ai_addrlen) < 0 ? -1 : 0;
+  int saved = errno;
+  freeaddrinfo (ai);
+  if (r < 0)
+    return ar_error_set (err, saved, "upstream resolver `%s`", spec);
+  return 0;
+}
+
+static int
+listening_socket (int type, int *fd, ar_error_t **err)
+{
+  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons (53) };
+  inet_pton (AF_INET, EGRESS_RESOLVER_ADDR, &addr.sin_addr);
+  *fd = socket (AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  int one = 1;
+  if (*fd < 0
+      || setsockopt (*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0
+      || bind (*fd, (struct sockaddr *) &addr, sizeof addr) < 0
+      || (type == SOCK_STREAM && listen (*fd, 16) < 0))
+    return ar_error_set (err, errno, "resolver: listen on %s:53/%s", EGRESS_RESOLVER_ADDR,
+                         type == SOCK_STREAM ? "tcp" : "udp");
+  return 0;
+}
+
+/* Close everything but `keep` (the daemon must not hold the runtime's
+ * pipes: a reader waiting for EOF would wait for the container's end). */
+static void
+close_all_but (const int *keep, size_t n_keep)
+{
+  int devnull = open ("/dev/null", O_RDWR);
+  for (int fd = 0; devnull >= 0 && fd < 3; fd++)
+    dup2 (devnull, fd);
+  if (devnull > 2)
+    close (devnull);
+  cleanup_dir DIR *d = opendir ("/proc/self/fd");
+  int self = d ? dirfd (d) : -1;
+  int doomed[1024];
+  size_t n = 0;
+  for (struct dirent *de; d && (de = readdir (d)) && n < 1024;)
+    {
+      int fd = atoi (de->d_name);
+      bool kept = fd < 3 || fd == self || de->d_name[0] == '.';
+      for (size_t i = 0; i < n_keep; i++)
+        kept = kept || fd == keep[i];
+      if (!kept)
+        doomed[n++] = fd;
+    }
+  for (size_t i = 0; i < n; i++)
+    close (doomed[i]);
+}
+
+static _Noreturn void
+daemon_main (resolver *r, int netns_fd)
+{
+  int keep[] = { r->udp_fd, r->tcp_fd, r->upstream_fd, r->pidfd, netns_fd };
+  close_all_but (keep, sizeof keep / sizeof *keep);
+  /* nft talks to the netns it runs in: the container's. */
+  cleanup_error ar_error_t *err = NULL;
+  if (egress_enter_netns (netns_fd, "container's", &err) < 0)
+    _exit (1);
+  close (netns_fd);
+  for (size_t i = 0; i < MAX_TCP; i++)
+    r->tcp[i].fd = -1;
+  serve (r);
+  _exit (0);
+}
+
+static int
+write_pid_file (const char *state_dir, pid_t pid, ar_error_t **err)
+{
+  cleanup_free char *path = xasprintf ("%s/resolver.pid", state_dir);
+  cleanup_free char *text = xasprintf ("%d %llu\n", (int) pid, egress_pid_start_time (pid));
+  return ar_write_file_atomic_at (AT_FDCWD, path, text, strlen (text), 0600, err);
+}
+
+static int
+spawn_daemon (resolver *r, int netns_fd, const char *state_dir, ar_error_t **err)
+{
+  int report[2];
+  if (pipe2 (report, O_CLOEXEC) < 0)
+    return ar_error_set (err, errno, "pipe");
+  pid_t middle = fork ();
+  if (middle < 0)
+    return ar_error_set (err, errno, "fork the resolver");
+  if (middle == 0)
+    {
+      /* Double fork: the daemon is nobody's child but init's, and the
+       * runtime that ran the hook never waits for it. */
+      close (report[0]);
+      setsid ();
+      pid_t daemon = fork ();
+      if (daemon == 0)
+        {
+          close (report[1]);
+          daemon_main (r, netns_fd);
+        }
+      ar_write_all (report[1], &daemon, sizeof daemon);
+      _exit (daemon < 0);
+    }
+  close (report[1]);
+  pid_t daemon = -1;
+  ssize_t n = ar_read_all (report[0], &daemon, sizeof daemon);
+  close (report[0]);
+  waitpid (middle, NULL, 0);
+  if (n != sizeof daemon || daemon <= 0)
+    return ar_error_set (err, 0, "could not start the resolver");
+  return write_pid_file (state_dir, daemon, err);
+}
+
+int
+egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
+{
+  resolver r = { .cfg = cfg, .udp_fd = -1, .tcp_fd = -1, .upstream_fd = -1, .pidfd = -1 };
+  cleanup_close int host_ns = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  cleanup_free char *upstream = cfg->upstream ? xstrdup (cfg->upstream) : egress_host_nameserver ();
+  int ret = -1;
+  if (host_ns < 0)
+    return ar_error_set (err, errno, "open /proc/self/ns/net");
+  r.pidfd = (int) syscall (SYS_pidfd_open, cfg->container_pid, 0);
+  if (r.pidfd < 0)
+    return ar_error_set (err, errno, "pidfd_open of the container's init");
+  if (upstream_socket (upstream, &r.upstream_fd, err) == 0
+      && egress_enter_netns (cfg->container_netns_fd, "container's", err) == 0)
+    {
+      int a = listening_socket (SOCK_DGRAM, &r.udp_fd, err);
+      int b = a == 0 ? listening_socket (SOCK_STREAM, &r.tcp_fd, err) : -1;
+      if (egress_enter_netns (host_ns, "host's", err) == 0 && a == 0 && b == 0)
+        ret = spawn_daemon (&r, cfg->container_netns_fd, cfg->state_dir, err);
+    }
+  ar_closep (&r.udp_fd);
+  ar_closep (&r.tcp_fd);
+  ar_closep (&r.upstream_fd);
+  ar_closep (&r.pidfd);
+  return ret;
+}
