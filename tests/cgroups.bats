@@ -1,0 +1,136 @@
+#!/usr/bin/env bats
+# Resource limits at create on this host's cgroup layout: v1 controllers
+# under /sys/fs/cgroup/<controller> plus a cgroup2 mount holding only
+# hugetlb (runc copes; crun refuses with "hybrid mode not supported").
+# Every cgroup a test makes is under /agentrun-test-<run>/ and is checked
+# to be gone after delete.
+
+load helpers
+
+setup() {
+	common_setup
+	[ -d "$AR_CGROUP_V1/memory" ] && [ -d "$AR_CGROUP_V1/pids" ] \
+		|| skip "needs the v1 memory and pids controllers"
+	CG_PATH=$(test_cgroups_path)
+	update_config '.linux.cgroupsPath = $p' --arg p "$CG_PATH"
+}
+
+knob() {
+	cat "$(cgroup_v1_dir "$1" "$CG_PATH")/$2"
+}
+
+start_sleeper() {
+	set_args sleep 1000
+	ctr_run_bg
+	wait_for_state "$CID" running
+}
+
+@test "the container's processes are in cgroupsPath in every controller" {
+	start_sleeper
+	local pid c
+	pid=$(ctr_pid)
+	for c in memory pids cpu cpuset devices freezer blkio; do
+		[ -d "$AR_CGROUP_V1/$c" ] || continue
+		grep -qx "$pid" "$(cgroup_v1_dir "$c" "$CG_PATH")/cgroup.procs" \
+			|| fail "$pid not in $c:$CG_PATH"
+		grep -q ":$c:$CG_PATH\$" "/proc/$pid/cgroup" \
+			|| grep -q "[:,]$c[:,].*:$CG_PATH\$" "/proc/$pid/cgroup" \
+			|| fail "/proc/$pid/cgroup: $(cat "/proc/$pid/cgroup")"
+	done
+}
+
+@test "memory limit and reservation reach memory.limit_in_bytes" {
+	update_config '.linux.resources.memory = {"limit": 67108864, "reservation": 33554432}'
+	start_sleeper
+	assert_equal "$(knob memory memory.limit_in_bytes)" 67108864
+	assert_equal "$(knob memory memory.soft_limit_in_bytes)" 33554432
+}
+
+@test "the memory limit is enforced" {
+	# tmpfs pages are charged to the cgroup: 64 MiB into a 16 MiB limit.
+	update_config '.linux.resources.memory = {"limit": 16777216, "swap": 16777216}'
+	set_args sh -c 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=64 2>/dev/null; echo dd-status=$?'
+	run runtime run --bundle "$BUNDLE" "$CID"
+	refute_output_contains "dd-status=0"
+}
+
+@test "pids limit reaches pids.max" {
+	update_config '.linux.resources.pids = {"limit": 8}'
+	start_sleeper
+	assert_equal "$(knob pids pids.max)" 8
+}
+
+@test "pids limit makes fork fail inside" {
+	update_config '.linux.resources.pids = {"limit": 5}'
+	run ctr_run sh -c 'i=0; while [ $i -lt 10 ]; do sleep 2 & i=$((i+1)); done; wait'
+	assert_output_contains "fork"
+	# Without the limit the same loop is fine.
+	update_config 'del(.linux.resources.pids)'
+	run ctr_run sh -c 'i=0; while [ $i -lt 10 ]; do sleep 0.2 & i=$((i+1)); done; wait'
+	assert_success
+	refute_output_contains "fork"
+}
+
+@test "cpu shares, quota and period reach the cpu controller" {
+	update_config '.linux.resources.cpu = {"shares": 512, "quota": 50000, "period": 100000}'
+	start_sleeper
+	assert_equal "$(knob cpu cpu.shares)" 512
+	assert_equal "$(knob cpu cpu.cfs_quota_us)" 50000
+	assert_equal "$(knob cpu cpu.cfs_period_us)" 100000
+}
+
+@test "cpuset cpus and mems apply, inside too" {
+	update_config '.linux.resources.cpu = {"cpus": "0", "mems": "0"}'
+	set_args sh -c 'grep Cpus_allowed_list /proc/self/status | tr -s "\t " " "; sleep 1000'
+	ctr_run_bg
+	wait_for_state "$CID" running
+	assert_equal "$(knob cpuset cpuset.cpus)" 0
+	assert_equal "$(knob cpuset cpuset.mems)" 0
+	local pid
+	pid=$(ctr_pid)
+	assert_equal "$(awk '/Cpus_allowed_list/ {print $2}' "/proc/$pid/status")" 0
+}
+
+@test "delete removes the container's cgroups" {
+	update_config '.linux.resources.memory = {"limit": 67108864} | .linux.resources.pids = {"limit": 100}'
+	start_sleeper
+	[ -d "$(cgroup_v1_dir memory "$CG_PATH")" ] || fail "no memory cgroup while running"
+	runtime delete --force "$CID"
+	local c
+	for c in memory pids cpu cpuset devices freezer blkio cpuacct; do
+		[ ! -d "$(cgroup_v1_dir "$c" "$CG_PATH")" ] || fail "$c:$CG_PATH left after delete"
+	done
+	[ -z "$(cgroups_named "$CID")" ] || fail "left: $(cgroups_named "$CID")"
+}
+
+@test "a stopped container's cgroup goes at delete too" {
+	update_config '.linux.resources.pids = {"limit": 100}'
+	set_args true
+	ctr_create
+	runtime start "$CID"
+	wait_for_state "$CID" stopped
+	runtime delete "$CID"
+	[ -z "$(cgroups_named "$CID")" ] || fail "left: $(cgroups_named "$CID")"
+}
+
+@test "containers in sibling cgroups do not disturb each other" {
+	update_config '.linux.resources.pids = {"limit": 50}'
+	set_args sleep 1000
+	update_config '.linux.cgroupsPath = $p' --arg p "$(test_cgroups_path "$CID-a")"
+	ctr_run_bg "$CID-a"
+	update_config '.linux.cgroupsPath = $p' --arg p "$(test_cgroups_path "$CID-b")"
+	ctr_run_bg "$CID-b"
+	runtime delete --force "$CID-a"
+	[ ! -d "$(cgroup_v1_dir pids "$(test_cgroups_path "$CID-a")")" ] || fail "a's cgroup left"
+	[ -d "$(cgroup_v1_dir pids "$(test_cgroups_path "$CID-b")")" ] || fail "b's cgroup removed"
+	run runtime state "$CID-b"
+	assert_success
+}
+
+@test "an invalid limit fails create and leaves no cgroup" {
+	update_config '.linux.resources.cpu = {"cpus": "99999"}'
+	set_args true
+	run runtime_bg create --bundle "$BUNDLE" "$CID"
+	assert_failure
+	[ -z "$(cgroups_named "$CID")" ] || fail "left: $(cgroups_named "$CID")"
+}
