@@ -24,6 +24,7 @@ static const ar_option options[] = {
   { "preserve-fds", 0, true, "pass N extra fds (3, 4, ...)" },
   { "apparmor", 0, true, "AppArmor profile" },
   { "process-label", 0, true, "SELinux label" },
+  { "cgroup", 0, true, "run in this existing sub-cgroup of the container's: [<controller>:]<path>", true },
   { 0 }
 };
 enum
@@ -41,7 +42,8 @@ enum
   OPT_NO_NEW_PRIVS,
   OPT_PRESERVE_FDS,
   OPT_APPARMOR,
-  OPT_LABEL
+  OPT_LABEL,
+  OPT_CGROUP
 };
 
 static const ar_command_doc doc = {
@@ -167,6 +169,8 @@ ar_cmd_exec (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     .console_socket = p.value[OPT_CONSOLE_SOCKET],
     .pid_file = p.value[OPT_PID_FILE],
     .detach = ar_flag (&p, OPT_DETACH),
+    .cgroups = p.multi[OPT_CGROUP],
+    .n_cgroups = p.n_multi[OPT_CGROUP],
   };
   if (p.value[OPT_PRESERVE_FDS])
     {

@@ -189,14 +189,23 @@ check_runnable (int state_fd, const ar_state *st, const char *id,
 }
 
 static int
-enter_cgroup (const ar_state *st, pid_t pid, ar_error_t **err)
+enter_cgroup (const ar_exec_options *opts, const ar_state *st, pid_t pid,
+              ar_error_t **err)
 {
   if (st->cgroup == NULL)
-    return 0;
+    return opts->n_cgroups == 0 ? 0
+                                : ar_error_set (err, 0, "--cgroup: the "
+                                                        "container has no "
+                                                        "cgroup");
   ar_cgroup *cg = NULL;
   if (ar_cgroup_deserialize (st->cgroup, &cg, err) < 0)
     return -1;
-  int r = ar_cgroup_enter (cg, pid, err);
+  int r = opts->n_cgroups == 0
+              ? ar_cgroup_enter (cg, pid, err)
+              : ar_cgroup_enter_subs (cg, opts->cgroups, opts->n_cgroups, pid,
+                                      err);
+  if (r < 0 && opts->n_cgroups > 0)
+    ar_error_prefix (err, "--cgroup");
   ar_cgroup_free (cg);
   return r;
 }
@@ -277,7 +286,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
   if (fork_in_container (&c, init_pidfd, &pid, err) < 0)
     goto out;
   ar_closep (&sync[1]);
-  if (enter_cgroup (st, pid, err) < 0
+  if (enter_cgroup (opts, st, pid, err) < 0
       || ar_sync_send (sync[0], AR_SYNC_GO, 0, -1, NULL, err) < 0
       || wait_child_ready (opts, sync[0], &pty, err) < 0
       || ar_write_pid_file (opts->pid_file, pid, err) < 0)

@@ -15,6 +15,10 @@ typedef struct
   const char *pid_file;
   bool detach;
   int preserve_fds;
+  /* --cgroup "[<controller>:]<sub>": sub-cgroups of the container's cgroup
+   * to run in instead of the cgroup itself. */
+  char *const *cgroups;
+  size_t n_cgroups;
 } ar_exec_options;
 
 /* The container's own process section (config.json as created), for the

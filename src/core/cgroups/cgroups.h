@@ -38,6 +38,20 @@ int ar_cgroup_create (const char *id, const oci_spec *spec, pid_t pid,
 /* Move pid into an existing container cgroup (exec). */
 int ar_cgroup_enter (const ar_cgroup *cg, pid_t pid, ar_error_t **err);
 
+/* Move pid into the existing sub-cgroup `sub` (relative, no "..") of the
+ * container's cgroup, in the hierarchies that have `controller_or_null`
+ * (a comma list; NULL: all of them); the others are left alone. Fails,
+ * naming it, when the sub-cgroup does not exist. */
+int ar_cgroup_enter_sub (const ar_cgroup *cg, const char *controller_or_null,
+                         const char *sub, pid_t pid, ar_error_t **err);
+
+/* exec --cgroup: `specs` are "[<controller>:]<sub>" (runc's format). Plain
+ * ones apply to every hierarchy, controller ones override them there, and
+ * hierarchies nobody names get the container's cgroup itself. All are
+ * checked before pid moves anywhere. */
+int ar_cgroup_enter_subs (const ar_cgroup *cg, char *const *specs, size_t n,
+                          pid_t pid, ar_error_t **err);
+
 /* Pids in the container's cgroup (from the first hierarchy that lists any). */
 int ar_cgroup_pids (const ar_cgroup *cg, pid_t **pids, size_t *n,
                     ar_error_t **err);
