@@ -84,6 +84,15 @@ const char *ar_profile_name (const ar_profile *profile);
  * "workspace") are accepted. */
 void ar_profile_trust_caller (ar_profile *profile);
 
+/* Where the egress hook (hooks/agentrun-egress) is: the runtime finds it
+ * (ar_egress_hook_find) and tells the policy, which stays pure. */
+#define AR_EGRESS_HOOK_NAME "agentrun-egress"
+#define AR_EGRESS_HOOK_DEFAULT "/usr/local/sbin/" AR_EGRESS_HOOK_NAME
+void ar_profile_set_egress_hook (ar_profile *profile, const char *path);
+/* $AGENTRUN_EGRESS_HOOK, else agentrun-egress beside the runtime's own
+ * binary (argv[0], then PATH), else AR_EGRESS_HOOK_DEFAULT. */
+char *ar_egress_hook_find (void);
+
 /* Rewrite `spec` for the profile and the container's run.agentrun.*
  * annotations (only where the profile allows them), and say what the host
  * must prepare. *plan is NULL for the oci profile. Errors name the

@@ -4,6 +4,7 @@
  * failed or partial create, or a second delete, does only what is left. */
 #include "config.h"
 #include "agent.h"
+#include "egress.h"
 #include "hostfs.h"
 #include "output.h"
 #include "overlay.h"
@@ -37,6 +38,7 @@ append_bind_mount (oci_spec *spec, const char *source,
 static void
 undo_prepare (const char *state_dir)
 {
+  ar_egress_teardown (state_dir);
   ar_output_teardown (state_dir, NULL);
   ar_secrets_teardown (state_dir, NULL);
   ar_overlay_teardown (state_dir, NULL);
@@ -138,7 +140,8 @@ ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
       return ar_error_prefix (err, "agent");
     }
   rewrite_spec (plan, state_dir, merged, uid, gid, spec);
-  if (ar_workspace_prepare (plan, state_dir, spec, err) < 0)
+  if (ar_workspace_prepare (plan, state_dir, spec, err) < 0
+      || ar_egress_prepare (plan, state_dir, spec, err) < 0)
     {
       undo_prepare (state_dir);
       return ar_error_prefix (err, "agent");
@@ -241,6 +244,7 @@ ar_agent_finish (const ar_agent_plan *plan, const char *state_dir,
   keep_first_error (&first, &step);
   ar_overlay_teardown (state_dir, &step);
   keep_first_error (&first, &step);
+  ar_egress_teardown (state_dir);
 
   if (first == NULL)
     return 0;

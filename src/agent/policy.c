@@ -24,6 +24,9 @@
 #define CPU_PERIOD_US 100000
 #define CPU_QUOTA_MIN_US 1000
 
+/* Seconds the egress hook may take (veth, nftables, the resolver). */
+#define AR_EGRESS_HOOK_TIMEOUT 10
+
 /* The limits that go into linux.resources, after annotations. */
 typedef struct
 {
@@ -324,11 +327,19 @@ on_cpus (annotation_target *t, const char *value, ar_error_t **err)
   return 0;
 }
 
+/* "open" would lift the profile's filter: only a profile that says so
+ * lets a container's annotation do that. */
 static int
 on_egress (annotation_target *t, const char *value, ar_error_t **err)
 {
-  if (!ar_egress_mode_parse (value, &t->plan->egress))
+  ar_egress_mode mode;
+  if (!ar_egress_mode_parse (value, &mode))
     return invalid_value (value, "none, allowlist or open", err);
+  if (mode == AR_EGRESS_OPEN && t->profile->egress != AR_EGRESS_OPEN
+      && !t->profile->egress_annotations_may_open)
+    return ar_error_set (err, 0, "\"open\" is not allowed by profile \"%s\" (network.annotationsMayOpen)",
+                         t->profile->name);
+  t->plan->egress = mode;
   t->limits->egress_mode_annotated = true;
   return 0;
 }
@@ -690,19 +701,91 @@ apply_paths (oci_spec *spec, const ar_profile *profile)
 }
 
 /* Filtered egress needs a network namespace of the container's own. One
- * the spec names by path (a pod's, say) is kept: the egress hook then
- * filters inside that namespace. */
+ * the spec names by path (a pod's, an engine's) is kept: the egress hook
+ * then filters inside that namespace. */
 static void
-apply_network (oci_spec *spec, const ar_agent_plan *plan)
+ensure_network_namespace (oci_spec *spec)
 {
-  if (plan->egress == AR_EGRESS_OPEN
-      || oci_spec_find_namespace (spec, OCI_NS_NETWORK) != NULL)
+  if (oci_spec_find_namespace (spec, OCI_NS_NETWORK) != NULL)
     return;
   oci_linux *l = ensure_linux (spec);
   l->namespaces = xrealloc (l->namespaces,
                             (l->n_namespaces + 1) * sizeof *l->namespaces);
   l->namespaces[l->n_namespaces++]
       = (oci_namespace){ .type = OCI_NS_NETWORK, .path = NULL };
+}
+
+static void
+strv_push (oci_strv *v, const char *item)
+{
+  v->items = xrealloc (v->items, (v->len + 2) * sizeof *v->items);
+  v->items[v->len++] = xstrdup (item);
+  v->items[v->len] = NULL;
+}
+
+static void
+append_hook (oci_hook_list *list, const char *path, oci_strv args)
+{
+  list->items = xrealloc (list->items, (list->len + 1) * sizeof *list->items);
+  list->items[list->len++] = (oci_hook){
+    .path = xstrdup (path),
+    .args = args,
+    .timeout = { true, AR_EGRESS_HOOK_TIMEOUT },
+  };
+}
+
+/* createRuntime: the filter is in place before the container's process
+ * runs; poststop: the host side goes with the container. */
+static void
+add_egress_hooks (oci_spec *spec, const ar_profile *profile,
+                  const ar_agent_plan *plan)
+{
+  const char *path = profile->egress_hook_path ? profile->egress_hook_path
+                                               : AR_EGRESS_HOOK_DEFAULT;
+  oci_strv create = { 0 };
+  strv_push (&create, AR_EGRESS_HOOK_NAME);
+  strv_push (&create, "create");
+  strv_push (&create, "--mode");
+  strv_push (&create, ar_egress_mode_name (plan->egress));
+  for (size_t i = 0; plan->egress == AR_EGRESS_ALLOWLIST && i < plan->n_egress_allow; i++)
+    {
+      strv_push (&create, "--allow");
+      strv_push (&create, plan->egress_allow[i]);
+    }
+  if (profile->egress_upstream)
+    {
+      strv_push (&create, "--upstream");
+      strv_push (&create, profile->egress_upstream);
+    }
+  if (plan->audit_path)
+    {
+      strv_push (&create, "--audit");
+      strv_push (&create, plan->audit_path);
+    }
+  oci_strv delete = { 0 };
+  strv_push (&delete, AR_EGRESS_HOOK_NAME);
+  strv_push (&delete, "delete");
+  append_hook (&spec->hooks.create_runtime, path, create);
+  append_hook (&spec->hooks.poststop, path, delete);
+}
+
+/* none in a fresh netns is just lo (the core brings it up): no hook, no
+ * cost. Everything else goes through the egress hook: an allowlist, open
+ * egress in a netns of its own (host services stay blocked), and none in
+ * a netns someone else wired. */
+static void
+apply_network (oci_spec *spec, const ar_profile *profile,
+               const ar_agent_plan *plan)
+{
+  const oci_namespace *ns = oci_spec_find_namespace (spec, OCI_NS_NETWORK);
+  bool joined = ns != NULL && ns->path != NULL;
+  if (plan->egress == AR_EGRESS_OPEN && ns == NULL)
+    return; /* the host's network, as the spec asks */
+  if (plan->egress != AR_EGRESS_OPEN)
+    ensure_network_namespace (spec);
+  if (plan->egress == AR_EGRESS_NONE && !joined)
+    return;
+  add_egress_hooks (spec, profile, plan);
 }
 
 static void
@@ -718,7 +801,7 @@ rewrite_spec (oci_spec *spec, const ar_profile *profile,
   apply_process (spec, profile);
   apply_seccomp (spec, profile->seccomp);
   apply_paths (spec, profile);
-  apply_network (spec, plan);
+  apply_network (spec, profile, plan);
 }
 
 int

@@ -66,6 +66,14 @@ struct ar_profile
 
   ar_egress_mode egress;
   oci_strv egress_allow;
+  /* Upstream resolver for the egress hook's resolver ("addr[:port]");
+   * NULL: the host's first nameserver. */
+  char *egress_upstream;
+  /* May run.agentrun.egress=open loosen the profile's egress? */
+  bool egress_annotations_may_open;
+  /* The egress hook executable (ar_profile_set_egress_hook); NULL:
+   * AR_EGRESS_HOOK_DEFAULT. Not a profile key: the runtime knows it. */
+  char *egress_hook_path;
 
   char *audit_path; /* NULL: no audit log */
 

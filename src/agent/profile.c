@@ -332,6 +332,8 @@ ar_profile_free (ar_profile *p)
   oj_strv_clear (&p->readonly_paths);
   free_rlimits (p->rlimits, p->n_rlimits);
   oj_strv_clear (&p->egress_allow);
+  free (p->egress_upstream);
+  free (p->egress_hook_path);
   free (p->audit_path);
   oj_strv_clear (&p->annotations);
   free (p);
@@ -685,14 +687,31 @@ read_limits (oj_ctx *c, const oj_value *v, void *out)
   return 0;
 }
 
+/* The egress hook's upstream resolver: an address, optionally :port. */
+static int
+read_upstream (oj_ctx *c, const oj_value *v, void *out)
+{
+  char **dst = out;
+  if (v->type != OJ_STRING || v->text[0] == '\0'
+      || strspn (v->text, "0123456789abcdefABCDEF.:[]") != strlen (v->text))
+    return oj_fail_type (c, v, "resolver address (\"10.0.0.53\", \"10.0.0.53:5353\", \"[fd00::53]:53\")");
+  free (*dst);
+  *dst = xstrdup (v->text);
+  return 0;
+}
+
 static int
 read_network (oj_ctx *c, const oj_value *v, void *out)
 {
-  static const char *const keys[] = { "egress", "allow", NULL };
+  static const char *const keys[] = { "egress", "allow", "upstream",
+                                      "annotationsMayOpen", NULL };
   ar_profile *p = out;
   if (expect_object_with (c, v, keys) < 0
       || oj_field (c, v, "egress", read_egress_mode, &p->egress) < 0
-      || oj_field (c, v, "allow", read_egress_allow, &p->egress_allow) < 0)
+      || oj_field (c, v, "allow", read_egress_allow, &p->egress_allow) < 0
+      || oj_field (c, v, "upstream", read_upstream, &p->egress_upstream) < 0
+      || oj_field (c, v, "annotationsMayOpen", oj_read_bool,
+                   &p->egress_annotations_may_open) < 0)
     return -1;
   return 0;
 }
@@ -958,4 +977,11 @@ void
 ar_profile_trust_caller (ar_profile *profile)
 {
   profile->trust_caller = true;
+}
+
+void
+ar_profile_set_egress_hook (ar_profile *profile, const char *path)
+{
+  free (profile->egress_hook_path);
+  profile->egress_hook_path = path ? xstrdup (path) : NULL;
 }

@@ -25,6 +25,8 @@ ar_stage_apply_policy (const char *profile_name, bool trust_caller,
     return -1;
   if (trust_caller)
     ar_profile_trust_caller (profile);
+  cleanup_free char *egress_hook = ar_egress_hook_find ();
+  ar_profile_set_egress_hook (profile, egress_hook);
   int r = ar_policy_apply (spec, profile, plan, err);
   ar_profile_free (profile);
   return r;

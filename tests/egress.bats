@@ -1,0 +1,262 @@
+#!/usr/bin/env bats
+# Egress control (hooks/agentrun-egress): the test makes its own test host,
+# a network namespace behind a veth, with two addresses (allowed and other)
+# serving HTTP (busybox httpd), HTTPS (openssl s_server, a self-signed cert
+# made here) and DNS (dnsmasq: allowed.test and other.test, an AAAA too).
+# Sandboxes run on the host's root (curl, bash, openssl) with a test
+# profile whose upstream resolver is the test host's dnsmasq. Traffic goes
+# only to loopback and the test host's own addresses.
+
+load helpers
+
+EG_NET=10.251.77
+EG_NET6=fd51:77
+EG_BB=/usr/bin/busybox
+
+# ---------------------------------------------------------------- test host
+
+eg_in_host() {
+	nsenter -t "$(cat "$EG_DIR/host.pid")" -n "$@"
+}
+
+setup_file() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	for tool in nft dnsmasq openssl curl ip nsenter; do
+		command -v "$tool" >/dev/null || skip "$tool is not installed (contrib/install-deps.sh)"
+	done
+	export EG_DIR=$BATS_FILE_TMPDIR/egress
+	mkdir -p "$EG_DIR/www" "$EG_DIR/www-other" "$EG_DIR/ws"
+	chmod 0755 "$BATS_FILE_TMPDIR" "$EG_DIR" "$EG_DIR/ws"
+	echo "hello from allowed" >"$EG_DIR/www/index.html"
+	echo "hello from other" >"$EG_DIR/www-other/index.html"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=allowed.test \
+		-addext subjectAltName=DNS:allowed.test \
+		-keyout "$EG_DIR/key.pem" -out "$EG_DIR/ws/cert.pem" 2>/dev/null
+
+	unshare -n sh -c 'echo $$ >"$1"; exec sleep 3600' sh "$EG_DIR/host.pid" &
+	wait_for_file "$EG_DIR/host.pid"
+	sleep 0.05
+	local pid link=egt$$
+	pid=$(cat "$EG_DIR/host.pid")
+	echo "$link" >"$EG_DIR/link"
+	ip link add "$link" type veth peer name eth0 netns "$pid"
+	ip addr add "$EG_NET.1/24" dev "$link"
+	ip -6 addr add "$EG_NET6::1/64" dev "$link" nodad
+	ip link set "$link" up
+	eg_in_host ip link set lo up
+	eg_in_host ip addr add "$EG_NET.2/24" dev eth0
+	eg_in_host ip addr add "$EG_NET.3/24" dev eth0
+	eg_in_host ip -6 addr add "$EG_NET6::2/64" dev eth0 nodad
+	eg_in_host ip link set eth0 up
+
+	eg_in_host "$EG_BB" httpd -p "$EG_NET.2:80" -h "$EG_DIR/www"
+	eg_in_host "$EG_BB" httpd -p "$EG_NET.3:80" -h "$EG_DIR/www-other"
+	eg_in_host "$EG_BB" httpd -p "[$EG_NET6::2]:80" -h "$EG_DIR/www"
+	eg_in_host openssl s_server -quiet -www -accept "$EG_NET.2:443" \
+		-cert "$EG_DIR/ws/cert.pem" -key "$EG_DIR/key.pem" </dev/null >/dev/null 2>&1 &
+	eg_in_host dnsmasq -C /dev/null --no-resolv --no-hosts --bind-interfaces \
+		--listen-address="$EG_NET.2" --port=53 --pid-file="$EG_DIR/dnsmasq.pid" \
+		--address=/allowed.test/"$EG_NET.2" --address=/allowed.test/"$EG_NET6::2" \
+		--address=/other.test/"$EG_NET.3" --txt-record=tunnel.other.test,data
+	# The suite's profiles: the agent profile with the test host as the
+	# egress resolver's upstream.
+	mkdir -p "$EG_DIR/config/profiles"
+	cat >"$EG_DIR/config/profiles/egresstest.json" <<-EOF
+	{"extends": "agent", "network": {"upstream": "$EG_NET.2"}}
+	EOF
+	local i
+	for i in $(seq 1 50); do
+		eg_in_host sh -c "exec 3<>/dev/tcp/$EG_NET.2/443" 2>/dev/null && break
+		sleep 0.1
+	done
+}
+
+teardown_file() {
+	[ -n "${EG_DIR:-}" ] || return 0
+	[ -f "$EG_DIR/host.pid" ] && kill -KILL "$(cat "$EG_DIR/host.pid")" 2>/dev/null
+	# dnsmasq, httpd and s_server live in the test host's netns: end them.
+	local p
+	for p in $(pgrep -f "$EG_DIR" || true); do kill -KILL "$p" 2>/dev/null || true; done
+	[ -f "$EG_DIR/link" ] && ip link del "$(cat "$EG_DIR/link")" 2>/dev/null
+	return 0
+}
+
+setup() {
+	common_setup
+	export AGENTRUN_CONFIG_DIR=$EG_DIR/config
+	AUDIT=$TEST_DIR/audit.log
+}
+
+teardown() {
+	common_teardown
+	egress_leftovers_check
+}
+
+# What the hook made on the host, left after the test's containers are gone.
+egress_leftovers() {
+	ip -o link show | awk -F': ' '$2 ~ /^ar[0-9a-f]{8}(@|$)/ { print "veth " $2 }'
+	nft list tables | awk '$3 ~ /^agentrun-/ { print "table " $3 }'
+	pgrep -a -f '^agentrun-egress|/agentrun-egress ' | grep -v pgrep | sed 's/^/process /' || true
+	ls /run/agentrun-egress/leases 2>/dev/null | sed 's/^/lease /'
+}
+
+egress_leftovers_check() {
+	local left i
+	for i in $(seq 1 40); do
+		left=$(egress_leftovers)
+		[ -z "$left" ] && return 0
+		sleep 0.05
+	done
+	echo "$left" >&2
+	ar_leak "egress: $left"
+}
+
+# sandbox ARG... -- CMD: on the host's root, audit log in $AUDIT, the test
+# workspace (with the test CA cert) as the working directory.
+sandbox() {
+	local -a opts=()
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	timeout -k 5 "$AR_TIMEOUT" "$RUNTIME" --root "$ROOT" --profile egresstest sandbox --no-tty \
+		--workspace "$EG_DIR/ws" --audit "$AUDIT" "${opts[@]}" -- "$@" </dev/null
+}
+
+# ---------------------------------------------------------------- tests
+
+@test "egress: an allowed name resolves and its host answers HTTP and HTTPS" {
+	run sandbox --allow-net allowed.test -- sh -c '
+		getent ahostsv4 allowed.test | head -1
+		curl -sS --max-time 5 http://allowed.test/
+		curl -sS --max-time 5 --cacert cert.pem https://allowed.test/ | grep -o "s_server -quiet -www"'
+	assert_success
+	assert_output_contains "$EG_NET.2"
+	assert_output_contains "hello from allowed"
+	assert_output_contains "s_server -quiet -www"
+	run grep '"event":"egress-dns"' "$AUDIT"
+	assert_output_contains '"name":"allowed.test"'
+	assert_output_contains '"decision":"allowed"'
+	assert_output_contains "\"$EG_NET.2\""
+}
+
+@test "egress: other names do not resolve, and the refusal is in the audit log" {
+	run sandbox --allow-net allowed.test -- sh -c 'getent hosts other.test; echo "status $?"'
+	assert_output_contains "status 2"
+	refute_output_contains "$EG_NET.3"
+	run grep '"name":"other.test"' "$AUDIT"
+	assert_output_contains '"decision":"refused"'
+}
+
+@test "egress: a direct connection to another test address is refused fast" {
+	run sandbox --allow-net allowed.test -- bash -c '
+		getent hosts allowed.test >/dev/null
+		s=$(date +%s%N)
+		curl -sS --max-time 5 http://'"$EG_NET.3"'/ 2>&1
+		e=$(date +%s%N)
+		echo "ms $(( (e - s) / 1000000 ))"'
+	refute_output_contains "hello from other"
+	assert_output_contains "Failed to connect"
+	local ms=${output##*ms }
+	[ "$ms" -lt 1000 ] || fail "refusal took $ms ms"
+}
+
+@test "egress: IPv6 is refused, even to the allowed host's AAAA" {
+	run sandbox --allow-net allowed.test -- bash -c '
+		curl -sS -6 --max-time 3 "http://['"$EG_NET6"'::2]/" 2>&1; echo "status $?"'
+	refute_output_contains "hello from allowed"
+	refute_output_contains "status 0"
+	refute_output_contains "status 28" # a timeout: not refused fast
+}
+
+@test "egress: DNS to another server is dropped; tunnelling names are refused" {
+	run sandbox --allow-net allowed.test --allow-net "$EG_NET.0/24" -- bash -c '
+		timeout 5 '"$EG_BB"' nslookup allowed.test '"$EG_NET.2"' 2>&1; echo "direct $?"
+		echo x 2>&1 >/dev/udp/'"$EG_NET.2"'/53; echo "udp53 $?"
+		label=$(printf "a%.0s" $(seq 1 60))
+		timeout 5 '"$EG_BB"' nslookup -type=txt "$label.$label.tunnel.other.test" 2>&1; echo "txt $?"'
+	refute_output_contains "direct 0"
+	refute_output_contains "udp53 0"
+	refute_output_contains "txt 0"
+	refute_output_contains '"data"'
+	# (the audit log shortens the 120-letter name)
+	run grep '"decision":"refused"' "$AUDIT"
+	assert_output_contains '"qtype":"TXT"'
+}
+
+@test "egress: ICMP, UDP, metadata, host loopback and the veth's host side are refused" {
+	"$EG_BB" httpd -p 127.0.0.1:18479 -h "$EG_DIR/www"
+	track_pid "$(pgrep -f 'httpd -p 127.0.0.1:18479')"
+	run sandbox --allow-net "$EG_NET.2" -- bash -c '
+		'"$EG_BB"' ping -c 1 -W 1 '"$EG_NET.2"' >/dev/null 2>&1; echo "ping $?"
+		echo x 2>/dev/null >/dev/udp/'"$EG_NET.3"'/9999; echo "udp-other $?"
+		curl -sS --max-time 3 http://169.254.169.254/ 2>&1; echo "metadata $?"
+		curl -sS --max-time 3 http://127.0.0.1:18479/ 2>&1; echo "loopback $?"
+		gw=$(ip route | awk "/default/ { print \$3 }")
+		curl -sS --max-time 3 "http://$gw/" 2>&1; echo "veth-host $?"
+		curl -sS --max-time 3 http://'"$EG_NET.2"'/; echo "allowed $?"'
+	assert_output_contains "ping 1"
+	refute_output_contains "udp-other 0"
+	assert_output_contains "metadata 7"
+	assert_output_contains "loopback 7"
+	assert_output_contains "veth-host 7"
+	assert_output_contains "hello from allowed"
+	assert_output_contains "allowed 0"
+}
+
+@test "egress: mode none has nothing but lo and makes nothing on the host" {
+	run sandbox -- bash -c 'ip -o link show | cut -d: -f2; curl -sS --max-time 3 http://'"$EG_NET.2"'/ 2>&1; echo "curl $?"'
+	assert_output_contains " lo"
+	refute_output_contains "eth0"
+	assert_output_contains "curl 7"
+	[ -z "$(egress_leftovers)" ] || fail "left: $(egress_leftovers)"
+}
+
+@test "egress: an annotation cannot open egress under the agent profile" {
+	update_config '.annotations["run.agentrun.egress"] = "open"'
+	run runtime --profile agent run --bundle "$BUNDLE" "$CID"
+	assert_failure
+	assert_output_contains '"open" is not allowed by profile "agent"'
+}
+
+@test "egress: nothing is left after delete, nor after kill -9 of the container" {
+	update_config '.annotations["run.agentrun.egress.allow"] = "allowed.test"
+		| .process.args = ["sleep", "100"]'
+	runtime_bg --profile egresstest run --detach --bundle "$BUNDLE" "$CID"
+	[ -n "$(egress_leftovers)" ] || fail "the hook made nothing"
+	pgrep -f "agentrun-egress create" >/dev/null || fail "no resolver"
+	kill -KILL "$(ctr_pid)"
+	wait_for_state "$CID" stopped
+	run runtime delete "$CID"
+	assert_success
+	egress_leftovers_check
+	[ -z "$(egress_leftovers)" ]
+}
+
+@test "egress: the hook on its own (any runtime); a dead container's lease and table are reclaimed" {
+	local hook=$AR_TOP/agentrun-egress
+	unshare -n sh -c 'echo $$ >"$1"; exec sleep 100' sh "$TEST_DIR/ns1.pid" &
+	wait_for_file "$TEST_DIR/ns1.pid"
+	local pid1 hash
+	pid1=$(cat "$TEST_DIR/ns1.pid")
+	track_pid "$pid1"
+	echo "{\"id\":\"$CID-a\",\"pid\":$pid1}" | "$hook" create --mode allowlist --allow "$EG_NET.2"
+	hash=$(printf %s "$CID-a" | sha256sum | cut -c1-8)
+	nft list table inet "agentrun-$hash" >/dev/null
+	nsenter -t "$pid1" -n nft list table inet agentrun >/dev/null
+	run nsenter -t "$pid1" -n ip -o link show up
+	assert_output_contains "lo"
+	assert_output_contains "eth0"
+	# The container dies without a delete (a SIGKILLed runtime): the next
+	# create takes its place.
+	kill -KILL "$pid1"
+	wait "$pid1" 2>/dev/null || true
+	unshare -n sh -c 'echo $$ >"$1"; exec sleep 100' sh "$TEST_DIR/ns2.pid" &
+	wait_for_file "$TEST_DIR/ns2.pid"
+	local pid2
+	pid2=$(cat "$TEST_DIR/ns2.pid")
+	track_pid "$pid2"
+	echo "{\"id\":\"$CID-b\",\"pid\":$pid2}" | "$hook" create --mode allowlist --allow "$EG_NET.2"
+	run nft list table inet "agentrun-$hash"
+	assert_failure
+	echo "{\"id\":\"$CID-b\",\"pid\":$pid2}" | "$hook" delete
+	[ -z "$(egress_leftovers)" ] || fail "left: $(egress_leftovers)"
+}
