@@ -216,26 +216,24 @@ ar_container_start (const char *root, const char *id, ar_error_t **err)
   return 0;
 }
 
-int
-ar_container_kill (const char *root, const char *id, int signal, bool all,
-                   ar_error_t **err)
+/* A v1 freezer holds even SIGKILL until thawed. runc thaws a paused
+ * container after SIGKILL and after any `kill --all`, so the signal takes
+ * effect now; the container ends up stopped or running, no longer paused. */
+static void
+thaw_after_kill (const ar_state *st, ar_status status, int signal, bool all)
 {
-  cleanup_close int state_fd = -1;
-  cleanup_state ar_state *st = NULL;
-  if (ar_container_load (root, id, &state_fd, &st, err) < 0)
-    return -1;
-  if (all)
-    {
-      ar_cgroup *cg = NULL;
-      if (ar_container_cgroup (st, &cg, err) < 0)
-        return -1;
-      if (cg)
-        {
-          int r = ar_cgroup_kill_all (cg, signal, err);
-          ar_cgroup_free (cg);
-          return r;
-        }
-    }
+  if (status != AR_STATUS_PAUSED || !(all || signal == SIGKILL))
+    return;
+  cleanup_error ar_error_t *ignored = NULL;
+  ar_cgroup *cg = NULL;
+  if (ar_container_cgroup (st, &cg, &ignored) == 0 && cg)
+    ar_cgroup_freeze (cg, false, &ignored);
+  ar_cgroup_free (cg);
+}
+
+static int
+kill_init (const ar_state *st, const char *id, int signal, ar_error_t **err)
+{
   cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
   /* The pidfd pins the process: check it is still our init, then signal
    * through the pidfd so a recycled pid can never be hit. */
@@ -244,6 +242,26 @@ ar_container_kill (const char *root, const char *id, int signal, bool all,
   if (syscall (SYS_pidfd_send_signal, pidfd, signal, NULL, 0) < 0)
     return ar_error_set (err, errno, "kill container `%s`", id);
   return 0;
+}
+
+int
+ar_container_kill (const char *root, const char *id, int signal, bool all,
+                   ar_error_t **err)
+{
+  cleanup_close int state_fd = -1;
+  cleanup_state ar_state *st = NULL;
+  if (ar_container_load (root, id, &state_fd, &st, err) < 0)
+    return -1;
+  ar_status status = ar_state_status (state_fd, st);
+  ar_cgroup *cg = NULL;
+  if (all && ar_container_cgroup (st, &cg, err) < 0)
+    return -1;
+  int r = cg ? ar_cgroup_kill_all (cg, signal, err)
+             : kill_init (st, id, signal, err);
+  ar_cgroup_free (cg);
+  if (r == 0)
+    thaw_after_kill (st, status, signal, all);
+  return r;
 }
 
 static int

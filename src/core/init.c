@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <linux/keyctl.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/stat.h>
@@ -212,6 +213,31 @@ drop_privileges (const ar_init_config *cfg, ar_error_t **err)
   return ar_privileges_drop (cfg->spec->process, cfg->seccomp, state, err);
 }
 
+static void
+exit_on_signal (int sig)
+{
+  _exit (128 + sig);
+}
+
+/* As pid 1 of its namespace the init ignores every signal it has no
+ * handler for, so `kill CONTAINER` (SIGTERM) of a created container would
+ * do nothing; runc's init dies of it. Until exec the init ends on the
+ * signals meant to end a program; execve resets the handlers. */
+static void
+die_on_termination_signals (void)
+{
+  static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGABRT };
+  struct sigaction sa = { .sa_handler = exit_on_signal };
+  sigemptyset (&sa.sa_mask);
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    {
+      struct sigaction old;
+      /* One the runtime was started with ignored stays ignored. */
+      if (sigaction (sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+        sigaction (sigs[i], &sa, NULL);
+    }
+}
+
 /* Block until `start` opens the fifo (or the parent says go). */
 static int
 wait_for_start (const ar_init_config *cfg, ar_error_t **err)
@@ -272,6 +298,7 @@ ar_init_main (const ar_init_config *cfg)
     fail (cfg, err, true);
   if (finish_setup (cfg, pty_slave, &exe, &err) < 0)
     fail (cfg, err, true);
+  die_on_termination_signals ();
   if (drop_privileges (cfg, &err) < 0)
     fail (cfg, err, true);
 
