@@ -13,10 +13,12 @@ BUILD_DEPS=(
 
 # What tests/run.sh, images/ and bench/ call: bats for the suites,
 # busybox-static for the test rootfs, crun and runc as reference runtimes,
-# clang and its runtime libraries for the sanitizer build.
+# clang and its runtime libraries for the sanitizer build; nft, dnsmasq,
+# openssl and curl for the egress suite's test host.
 TEST_DEPS=(
 	bats busybox-static crun runc jq iproute2 util-linux procps
 	coreutils findutils clang libclang-rt-14-dev hyperfine git ca-certificates bc
+	nftables dnsmasq-base openssl curl
 )
 
 die() { echo "install-deps: $*" >&2; exit 1; }
