@@ -415,8 +415,25 @@ common_teardown() {
 	rm -rf --one-file-system "$TEST_DIR"
 }
 
+# The parents that cgroupsPath /$AR_RUN/<id> made, in every hierarchy.
+# rmdir only removes empty ones; one that still has children is a leak.
+ar_remove_run_cgroups() {
+	local d
+	for d in $(find /sys/fs/cgroup -mindepth 1 -maxdepth 8 -depth -type d -name "$AR_RUN" 2>/dev/null); do
+		rmdir "$d" 2>/dev/null || echo "$d"
+	done
+}
+
 setup() {
 	common_setup
+}
+
+teardown_file() {
+	local left
+	left=$(ar_remove_run_cgroups)
+	if [ -n "$left" ] && [ -d "$AR_BASE" ]; then
+		echo "$BATS_TEST_FILENAME: cgroups not empty at the end of the file: $left" >>"$AR_LEAKS"
+	fi
 }
 
 teardown() {
