@@ -55,7 +55,7 @@ write_config() {
 setup_file() {
 	eng_require containerd ctr containerd-shim-runc-v2 jq script
 	eng_setup_dir containerd
-	eng_note_host_paths /run/containerd/s /run/containerd
+	eng_note_host_paths /run/containerd/s /run/containerd/fifo /run/containerd
 	mkdir -p "$ENG_T/runc" "$ENG_T/fifo" "$ENG_T/cni/conf" "$ENG_T/cni/bin"
 	write_config
 	eng_start_daemon containerd containerd --config "$ENG_T/config.toml"
@@ -181,10 +181,10 @@ remove() {
 @test "ctr task exec (with and without -t), ps" {
 	start_sleeper r-exec >/dev/null
 	eng_wait 50 status_is r-exec RUNNING
-	run c task exec --exec-id e1 r-exec sh -c 'echo in-exec; exit 5'
+	run c task exec --fifo-dir "$ENG_T/fifo" --exec-id e1 r-exec sh -c 'echo in-exec; exit 5'
 	assert_status 5
 	assert_contains in-exec
-	run eng_tty ctr --address "$ENG_T/containerd.sock" -n "$ENG_NS" task exec -t --exec-id e2 r-exec \
+	run eng_tty ctr --address "$ENG_T/containerd.sock" -n "$ENG_NS" task exec -t --fifo-dir "$ENG_T/fifo" --exec-id e2 r-exec \
 		sh -c 'tty; exit 7'
 	assert_status 7
 	assert_contains /dev/pts/
@@ -212,7 +212,7 @@ remove() {
 	assert_contains 'exit code 3'
 	c container rm r-life
 	start_sleeper r-all >/dev/null
-	c task exec -d --exec-id bg r-all sleep 60
+	c task exec -d --fifo-dir "$ENG_T/fifo" --exec-id bg r-all sleep 60
 	run c task kill --all -s KILL r-all
 	assert_success
 	eng_wait 50 status_is r-all STOPPED

@@ -50,7 +50,9 @@ setup_file() {
 	export ENG_DOCKER=/usr/bin/docker
 	[ -x "$ENG_DOCKER" ] || ENG_DOCKER=$(command -v docker) || skip "no docker client"
 	eng_setup_dir docker
-	eng_note_host_paths /run/docker
+	# dockerd makes /run/docker/plugins, its containerd's shims sockets
+	# under /run/containerd/s, whatever the flags say.
+	eng_note_host_paths /run/docker/plugins /run/docker /run/containerd/s /run/containerd
 	write_daemon_json
 	start_dockerd
 	dk import -c 'CMD ["/bin/sh"]' "$ENG_T/rootfs.tar" "$I" >/dev/null

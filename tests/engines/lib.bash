@@ -100,10 +100,12 @@ eng_setup_dir() {
 	eng_rootfs_tar "$ENG_T/rootfs.tar"
 }
 
-# The busybox rootfs the other suites use, as a tarball for the importers.
+# The project's busybox rootfs, as a tarball for the importers. Built
+# afresh in the temp dir (it takes a moment): the shared copy under images/out
+# may be rebuilt by another suite while this one reads it.
 eng_rootfs_tar() {
-	local rootfs=${AGENTRUN_TEST_ROOTFS:-$ENG_TOP/images/out/busybox/rootfs}
-	[ -x "$rootfs/bin/busybox" ] || "$ENG_TOP/images/busybox.sh" "$rootfs" >/dev/null
+	local rootfs=$ENG_T/rootfs
+	"$ENG_TOP/images/busybox.sh" "$rootfs" >/dev/null
 	tar -C "$rootfs" --numeric-owner -cf "$1" .
 }
 
@@ -189,7 +191,11 @@ eng_remove_host_paths() {
 	[ -f "$ENG_T/host-paths" ] || return 0
 	# Deepest first so parents empty out.
 	sort -r "$ENG_T/host-paths" | while read -r p; do
-		rmdir "$p" 2>/dev/null || true
+		if [ -d "$p" ]; then
+			rmdir "$p" 2>/dev/null || true
+		else
+			rm -f "$p"
+		fi
 	done
 }
 
@@ -230,9 +236,15 @@ eng_teardown_dir() {
 	eng_remove_host_paths
 	if [ "${ENG_KEEP:-0}" = 1 ]; then
 		echo "# kept $ENG_T" >&3
-	else
-		rm -rf "$ENG_T"
+		return 0
 	fi
+	# A shim may still be releasing a mount: one more round before giving up.
+	rm -rf "$ENG_T" 2>/dev/null || {
+		sleep 1
+		eng_unmount_all
+		rm -rf "$ENG_T" || echo "# teardown: could not remove $ENG_T" >&3
+	}
+	return 0
 }
 
 # ---------------------------------------------------------------- images

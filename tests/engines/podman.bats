@@ -49,7 +49,8 @@ setup_file() {
 	eng_setup_dir podman
 	mkdir -p "$ENG_T/podman"
 	# Podman writes these whatever it is told (blob cache, netavark state).
-	eng_note_host_paths /var/lib/containers/cache /var/lib/containers /run/containers/networks /run/containers
+	eng_note_host_paths /var/lib/containers/cache/blob-info-cache-v1.boltdb \
+		/var/lib/containers/cache /var/lib/containers /run/containers/networks /run/containers
 	write_containers_conf
 	export CONTAINERS_CONF=$ENG_T/podman/containers.conf
 	export CONTAINERS_STORAGE_CONF=$ENG_T/podman/storage.conf
