@@ -21,7 +21,21 @@ TEST_DEPS=(
 	nftables dnsmasq-base openssl curl
 )
 
+# The engines tests/engines/ starts itself, on private sockets and roots.
+ENGINE_DEPS=(docker.io podman containerd tini)
+
 die() { echo "install-deps: $*" >&2; exit 1; }
+
+# Installing docker.io or containerd must not start a daemon on the host:
+# the tests start their own. Debian's policy-rc.d hook says "no" to every
+# service start while it exists; ours is removed again afterwards.
+POLICY_RC=/usr/sbin/policy-rc.d
+block_service_starts() {
+	[ -e "$POLICY_RC" ] && return 0
+	printf '#!/bin/sh\nexit 101\n' >"$POLICY_RC"
+	chmod 755 "$POLICY_RC"
+	trap 'rm -f "$POLICY_RC"' EXIT
+}
 
 check_platform() {
 	[ "$(id -u)" -eq 0 ] || die "run as root (apt-get needs it)"
@@ -41,13 +55,14 @@ missing_packages() {
 main() {
 	check_platform
 	local missing
-	mapfile -t missing < <(missing_packages "${BUILD_DEPS[@]}" "${TEST_DEPS[@]}")
+	mapfile -t missing < <(missing_packages "${BUILD_DEPS[@]}" "${TEST_DEPS[@]}" "${ENGINE_DEPS[@]}")
 	if [ "${#missing[@]}" -eq 0 ]; then
 		echo "install-deps: all build and test dependencies already installed"
 		return 0
 	fi
 	echo "install-deps: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
+	block_service_starts
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
 }

@@ -6,7 +6,8 @@
 # builds agentrun (CONFIGURE_ARGS are passed to ./configure), runs the C
 # unit tests, builds the busybox test rootfs, runs every bats suite in
 # tests/ (the engines' suites in tests/engines/ too when ENGINES=1), and
-# ends with one line "N passed, N failed" counting every test. Exits
+# ends with one line "N passed, N failed" counting every test (ENGINES=1
+# adds Docker, Podman and containerd driving agentrun). Exits
 # non-zero when any test failed.
 set -uo pipefail
 
