@@ -12,6 +12,7 @@
 #include "seccomp.h"
 #include "state.h"
 #include "sync.h"
+#include "sysctl.h"
 #include "terminal.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -138,6 +139,8 @@ validate_spec (const oci_spec *spec, ar_error_t **err)
     return -1;
   if (spec->linux_cfg && spec->linux_cfg->seccomp
       && ar_seccomp_validate (spec->linux_cfg->seccomp, err) < 0)
+    return -1;
+  if (ar_sysctl_validate (spec, err) < 0)
     return -1;
   if (oci_spec_find_namespace (spec, OCI_NS_MOUNT) == NULL)
     return ar_error_set (err, 0, "config.json: .linux.namespaces: a mount namespace is required");

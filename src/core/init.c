@@ -6,6 +6,7 @@
 #include "process.h"
 #include "privileges.h"
 #include "sync.h"
+#include "sysctl.h"
 #include "terminal.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -45,39 +46,6 @@ set_identity_names (const oci_spec *spec, ar_error_t **err)
   if (spec->domainname
       && setdomainname (spec->domainname, strlen (spec->domainname)) < 0)
     return ar_error_set (err, errno, "setdomainname `%s`", spec->domainname);
-  return 0;
-}
-
-/* Only sysctls that belong to a namespace the container has its own of. */
-static bool
-sysctl_is_namespaced (const char *key)
-{
-  static const char *const prefixes[] = { "kernel.msg", "kernel.sem",
-                                          "kernel.shm", "fs.mqueue.",
-                                          "net.", NULL };
-  if (strcmp (key, "kernel.hostname") == 0 || strcmp (key, "kernel.domainname") == 0)
-    return true;
-  for (size_t i = 0; prefixes[i]; i++)
-    if (strncmp (key, prefixes[i], strlen (prefixes[i])) == 0)
-      return true;
-  return false;
-}
-
-static int
-apply_sysctls (const oci_linux *lnx, ar_error_t **err)
-{
-  for (size_t i = 0; lnx && i < lnx->sysctl.len; i++)
-    {
-      const oci_kv *kv = &lnx->sysctl.items[i];
-      if (!sysctl_is_namespaced (kv->key) || strstr (kv->key, ".."))
-        return ar_error_set (err, 0, "config.json: .linux.sysctl: `%s` is not a namespaced sysctl", kv->key);
-      cleanup_free char *path = xasprintf ("/proc/sys/%s", kv->key);
-      for (char *p = path + strlen ("/proc/sys/"); *p; p++)
-        if (*p == '.')
-          *p = '/';
-      if (ar_write_file_at (AT_FDCWD, path, kv->value, strlen (kv->value), err) < 0)
-        return ar_error_prefix (err, "config.json: .linux.sysctl");
-    }
   return 0;
 }
 
@@ -173,7 +141,7 @@ finish_setup (const ar_init_config *cfg, const char *pty_slave,
       && ar_mkdir_p (proc->cwd, 0755, err) < 0)
     return ar_error_prefix (err, "create cwd set in config.json");
   /* Before finalize: /proc/sys is usually in readonlyPaths. */
-  if (apply_sysctls (spec->linux_cfg, err) < 0)
+  if (ar_sysctl_apply (spec->linux_cfg, err) < 0)
     return -1;
   if (ar_mounts_finalize (spec, err) < 0)
     return -1;

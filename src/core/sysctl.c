@@ -1,0 +1,86 @@
+#include "config.h"
+#include "sysctl.h"
+#include "../../oci/oci.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const struct
+{
+  const char *prefix; /* a whole key when it does not end in '.' or '*' */
+  bool whole_key;
+  oci_ns_type ns;
+} owners[] = {
+  { "kernel.msg", false, OCI_NS_IPC },  { "kernel.sem", true, OCI_NS_IPC },
+  { "kernel.shm", false, OCI_NS_IPC },  { "fs.mqueue.", false, OCI_NS_IPC },
+  { "net.", false, OCI_NS_NETWORK },    { "kernel.hostname", true, OCI_NS_UTS },
+  { "kernel.domainname", true, OCI_NS_UTS },
+};
+
+/* The namespace a key belongs to; OCI_NS_COUNT when none does. */
+static oci_ns_type
+owner_of (const char *key)
+{
+  for (size_t i = 0; i < sizeof owners / sizeof owners[0]; i++)
+    if (owners[i].whole_key ? strcmp (key, owners[i].prefix) == 0
+                            : strncmp (key, owners[i].prefix, strlen (owners[i].prefix)) == 0)
+      return owners[i].ns;
+  return OCI_NS_COUNT;
+}
+
+static bool
+same_as_ours (const char *path, const char *proc_name)
+{
+  cleanup_free char *ours = xasprintf ("/proc/self/ns/%s", proc_name);
+  struct stat a, b;
+  return stat (path, &a) == 0 && stat (ours, &b) == 0 && a.st_dev == b.st_dev
+         && a.st_ino == b.st_ino;
+}
+
+static bool
+has_own_namespace (const oci_spec *spec, oci_ns_type type)
+{
+  static const char *const proc_names[OCI_NS_COUNT] = {
+    [OCI_NS_IPC] = "ipc", [OCI_NS_NETWORK] = "net", [OCI_NS_UTS] = "uts",
+  };
+  const oci_namespace *ns = oci_spec_find_namespace (spec, type);
+  if (ns == NULL)
+    return false;
+  return ns->path == NULL || !same_as_ours (ns->path, proc_names[type]);
+}
+
+int
+ar_sysctl_validate (const oci_spec *spec, ar_error_t **err)
+{
+  const oci_linux *lnx = spec->linux_cfg;
+  for (size_t i = 0; lnx && i < lnx->sysctl.len; i++)
+    {
+      const char *key = lnx->sysctl.items[i].key;
+      oci_ns_type ns = owner_of (key);
+      if (ns == OCI_NS_COUNT || strstr (key, "..") || strchr (key, '/'))
+        return ar_error_set (err, 0, "config.json: .linux.sysctl[\"%s\"]: not a namespaced sysctl", key);
+      if (!has_own_namespace (spec, ns))
+        return ar_error_set (err, 0, "config.json: .linux.sysctl[\"%s\"]: needs a %s namespace of the container's own, not the host's",
+                             key, oci_ns_type_name (ns));
+    }
+  return 0;
+}
+
+int
+ar_sysctl_apply (const oci_linux *lnx, ar_error_t **err)
+{
+  for (size_t i = 0; lnx && i < lnx->sysctl.len; i++)
+    {
+      const oci_kv *kv = &lnx->sysctl.items[i];
+      cleanup_free char *path = xasprintf ("/proc/sys/%s", kv->key);
+      for (char *p = path + strlen ("/proc/sys/"); *p; p++)
+        if (*p == '.')
+          *p = '/';
+      if (ar_write_file_at (AT_FDCWD, path, kv->value, strlen (kv->value), err) < 0)
+        return ar_error_prefix (err, "config.json: .linux.sysctl[\"%s\"]", kv->key);
+    }
+  return 0;
+}
