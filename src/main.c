@@ -79,6 +79,11 @@ static void
 version (void)
 {
   printf ("agentrun version %s\nspec: %s\n", PACKAGE_VERSION, AR_OCI_VERSION);
+#ifdef AR_SANITIZERS
+  /* Tests read this: some seccomp profiles starve the sanitizers' own
+   * runtime (it needs futex after the filter is loaded). */
+  printf ("build: sanitizers\n");
+#endif
 }
 
 /* One log line: text "level: msg" or runc's JSON {"level","msg","time"},

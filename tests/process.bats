@@ -232,6 +232,7 @@ set_caps() {
 }
 
 @test "seccomp: a default action of ERRNO with an allow list" {
+	skip_if_sanitized
 	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": 1,
 		"syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 28}]}'
 	# Nothing but the listed calls would work: even exec is denied.
