@@ -828,7 +828,11 @@ ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
   if (root_propagation (spec, &propagation, err) < 0)
     return -1;
   /* Slave by default: host mounts still reach us, ours never reach the
-   * host. */
+   * host. An unbindable "/" would refuse the rootfs bind below; the new
+   * root gets the asked propagation after pivot_root anyway, so until
+   * then private does. */
+  if (propagation & MS_UNBINDABLE)
+    propagation = MS_PRIVATE | (propagation & MS_REC);
   if (mount (NULL, "/", NULL, propagation ? propagation : MS_SLAVE | MS_REC,
              NULL)
       < 0)
