@@ -534,9 +534,33 @@ ar_cg_wants (const oci_resources *r, const char *controller)
   return false;
 }
 
+/* net_cls and net_prio exist only in v1. Where v1 hierarchies are mounted
+ * the controller could be too, and a classID or priority map that nothing
+ * applies must fail the create (as runc and crun do); under pure v2 there
+ * is nothing to mount, and the limits are ignored. */
+static int
+check_network_controllers (const ar_cg_hierarchies *all,
+                           const oci_resources *r, ar_error_t **err)
+{
+  bool have_v1 = false;
+  for (size_t i = 0; i < all->len; i++)
+    have_v1 |= all->items[i].version == AR_CG_V1;
+  if (!have_v1)
+    return 0;
+  static const char *const controllers[] = { "net_cls", "net_prio" };
+  for (size_t i = 0; i < 2; i++)
+    if (ar_cg_wants (r, controllers[i])
+        && ar_cg_find_controller (all, controllers[i]) == NULL)
+      return ar_error_set (err, 0,
+                           "linux.resources.network: no cgroup hierarchy has "
+                           "the %s controller",
+                           controllers[i]);
+  return 0;
+}
+
 /* A limit nobody enforces is worse than an error: refuse it. net_cls and
- * net_prio are best effort (rarely mounted, never in v2), and device rules
- * under pure v2 need an eBPF program that this module does not load. */
+ * net_prio are checked above; device rules under pure v2 need an eBPF
+ * program that this module does not load. */
 static int
 check_controllers (const ar_cg_hierarchies *all, const oci_resources *r,
                    ar_error_t **err)
@@ -557,6 +581,8 @@ check_controllers (const ar_cg_hierarchies *all, const oci_resources *r,
                            "linux.resources.%s: no cgroup hierarchy has the "
                            "%s controller",
                            needs[i].what, needs[i].v1);
+  if (check_network_controllers (all, r, err) < 0)
+    return -1;
 
   bool have_v2 = false;
   for (size_t i = 0; i < all->len; i++)
