@@ -261,13 +261,15 @@ handle_pty (const ar_create_options *opts, int master, ar_created *out,
       close (master);
       return r;
     }
-  if (opts->started_by_parent)
+  /* Only a caller that stays (run in the foreground) can serve the pty. */
+  if (opts->started_by_parent && opts->caller_waits)
     {
       out->pty_master = master;
       return 0;
     }
   close (master);
-  return ar_error_set (err, 0, "process.terminal is true: --console-socket is required");
+  return ar_error_set (err, 0, "process.terminal is true: --console-socket is required%s",
+                       opts->started_by_parent ? " with --detach" : "");
 }
 
 /* Talk the init through its set-up until it is ready to be started. */
