@@ -248,18 +248,16 @@ configure_container_side (create_ctx *c, ar_error_t **err)
 static int
 connect_to_host (create_ctx *c, ar_error_t **err)
 {
-  if (egress_lease_take (c->o->pool, c->st->id, c->st->pid, &c->lease, err) < 0)
+  if (egress_lease_take (c->o->pool, c->st->id, c->st->pid, c->hash, &c->lease, err) < 0)
     return -1;
   c->leased = true;
   cleanup_free char *index = xasprintf ("%u\n", c->lease.index);
   cleanup_free char *lease_path = xasprintf ("%s/lease", c->dir);
-  cleanup_free char *host_rules = egress_host_ruleset (c->hash, &c->lease);
   if (ar_write_file_atomic_at (AT_FDCWD, lease_path, index, strlen (index), 0600, err) < 0
       || egress_veth_create (c->host_link, c->ctr_ns, err) < 0
       || egress_addr_add (c->host_link, c->lease.host, 30, err) < 0
       || egress_link_up (c->host_link, err) < 0
-      || enable_forwarding (err) < 0
-      || egress_nft_run (host_rules, err) < 0)
+      || enable_forwarding (err) < 0)
     return -1;
   c->filter.has_host_addr = true;
   c->filter.host_addr = c->lease.host;
@@ -321,15 +319,10 @@ set_up (create_ctx *c, ar_error_t **err)
 static void
 undo_create (create_ctx *c)
 {
-  egress_cleanup_host (c->st->id);
-  if (c->o->state_dir)
-    {
-      cleanup_free char *path = xasprintf ("%s/resolv.conf", c->dir);
-      unlink (path);
-      rmdir (c->dir);
-    }
+  egress_cleanup_host (c->o->pool, c->st->id, c->o->state_dir,
+                       c->leased ? (long) c->lease.index : -1);
   if (c->leased)
-    egress_lease_release (c->o->pool, c->st->id, c->lease.index);
+    egress_lease_release (c->st->id, c->lease.index);
 }
 
 static int
@@ -364,7 +357,7 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
     }
   c.dir = egress_state_dir (o->state_dir, st->id);
   if (access (c.dir, F_OK) == 0)
-    egress_cleanup_host (st->id); /* a previous container of this id */
+    egress_cleanup_host (o->pool, st->id, o->state_dir, -1); /* a previous container of this id */
   r = set_up (&c, err);
   if (r < 0)
     undo_create (&c);
@@ -382,21 +375,13 @@ cmd_delete (const options *o, const container_state *st)
 {
   cleanup_free char *dir = egress_state_dir (o->state_dir, st->id);
   cleanup_free char *lease_path = xasprintf ("%s/lease", dir);
-  cleanup_free char *index = NULL;
-  bool leased = ar_read_file_at (AT_FDCWD, lease_path, 32, &index, NULL, NULL) == 0;
-  egress_cleanup_host (st->id);
-  if (o->state_dir)
-    {
-      static const char *const files[] = { "resolver.pid", "resolv.conf", "lease", NULL };
-      for (size_t i = 0; files[i]; i++)
-        {
-          cleanup_free char *path = xasprintf ("%s/%s", dir, files[i]);
-          unlink (path);
-        }
-      rmdir (dir);
-    }
-  if (leased)
-    egress_lease_release (o->pool, st->id, (unsigned) strtoul (index, NULL, 10));
+  cleanup_free char *text = NULL;
+  long index = -1;
+  if (ar_read_file_at (AT_FDCWD, lease_path, 32, &text, NULL, NULL) == 0)
+    index = strtol (text, NULL, 10);
+  egress_cleanup_host (o->pool, st->id, o->state_dir, index);
+  if (index >= 0)
+    egress_lease_release (st->id, (unsigned) index);
   return 0;
 }
 

@@ -4,10 +4,11 @@
  *   create: the container's netns gets lo up and, unless the mode is none
  *           in a fresh netns, a filter table "inet agentrun"; a fresh
  *           netns also gets a veth to the host, a /30 lease from the pool
- *           and a host table "inet agentrun-<hash>" (NAT, forward); domain
- *           entries start a resolver on 127.0.0.53 inside the netns.
- *   delete: drop the host table and veth, stop the resolver, release the
- *           lease, remove the state dir.
+ *           and its elements in the shared host table "inet
+ *           agentrun-egress" (NAT, forward); domain entries start a
+ *           resolver on 127.0.0.53 inside the netns.
+ *   delete: remove its host table elements and veth, stop the resolver,
+ *           release the lease, remove the state dir.
  *
  * Everything the hook made is named after the container id's hash or
  * recorded under the state dir, so delete (or the reclaim of a dead
@@ -25,6 +26,7 @@
 #define EGRESS_RUN_DIR "/run/agentrun-egress"
 #define EGRESS_LEASE_DIR EGRESS_RUN_DIR "/leases"
 #define EGRESS_CONTAINER_TABLE "agentrun"
+#define EGRESS_HOST_TABLE "agentrun-egress"
 /* The resolver's address inside the container: on lo, so it is the same
  * for every container and every kind of netns (fresh or an engine's). */
 #define EGRESS_RESOLVER_ADDR "127.0.0.53"
@@ -109,17 +111,26 @@ typedef struct
   int nflog_group;        /* -1: no logging of refusals */
 } egress_filter;
 char *egress_container_ruleset (const egress_filter *f);
-char *egress_host_ruleset (const char *hash, const egress_lease *lease);
+/* The shared host table (made once), and a container's elements in it:
+ * its veth name (pair false) or the veth and its /30 (pair true). */
+char *egress_host_table (void);
+char *egress_host_elements (const char *verb, const char *hash,
+                            const egress_lease *lease, bool pair);
 
 /* ---- egress_lease.c ---- */
+/* Take a /30 (reclaiming dead containers' first) and put it and the
+ * veth name `ar<hash>` into the host table, all under the lease lock. */
 int egress_lease_take (const char *pool, const char *id, pid_t pid,
-                       egress_lease *out, ar_error_t **err);
-void egress_lease_release (const char *pool, const char *id, unsigned index);
+                       const char *hash, egress_lease *out, ar_error_t **err);
+void egress_lease_release (const char *id, unsigned index);
 int egress_pool_parse (const char *pool, struct in_addr *base,
                        unsigned *n_slots, ar_error_t **err);
-/* Undo what a container's create left on the host (table, veth, resolver,
- * state dir), by id alone: delete and the reclaim of stale leases. */
-void egress_cleanup_host (const char *id);
+/* Undo what a container's create left on the host (host table elements,
+ * veth, resolver, state dir) by id: delete and the reclaim of stale
+ * leases. `state_dir` NULL: the default one. `index` is its lease, or
+ * -1: read it from the state dir. */
+void egress_cleanup_host (const char *pool, const char *id,
+                          const char *state_dir, long index);
 
 /* ---- egress_resolver.c ---- */
 typedef struct

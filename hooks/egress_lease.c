@@ -75,18 +75,45 @@ owner_alive (const lease_owner *owner)
          && egress_pid_start_time (owner->pid) == owner->start;
 }
 
-void
-egress_cleanup_host (const char *id)
+static void
+nft_quietly (char *commands)
 {
-  char hash[9];
-  egress_id_hash (id, hash);
-  cleanup_free char *table = xasprintf ("delete table inet agentrun-%s\n", hash);
   cleanup_error ar_error_t *ignored = NULL;
-  egress_nft_run (table, &ignored);
-  cleanup_free char *link = xasprintf ("ar%s", hash);
-  egress_link_delete (link);
+  egress_nft_run (commands, &ignored);
+  free (commands);
+}
 
-  cleanup_free char *dir = egress_state_dir (NULL, id);
+/* Each element on its own: one that is already gone must not keep the
+ * other in the table. */
+static void
+detach_host (const char *pool, const char *hash, long index)
+{
+  struct in_addr base;
+  unsigned n_slots;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (index >= 0 && egress_pool_parse (pool, &base, &n_slots, &ignored) == 0)
+    {
+      egress_lease lease;
+      lease_addresses (base, (unsigned) index, &lease);
+      nft_quietly (egress_host_elements ("delete", hash, &lease, true));
+    }
+  egress_lease none = { 0 };
+  nft_quietly (egress_host_elements ("delete", hash, &none, false));
+}
+
+static long
+lease_index_of (const char *dir)
+{
+  cleanup_free char *path = xasprintf ("%s/lease", dir);
+  cleanup_free char *data = NULL;
+  if (ar_read_file_at (AT_FDCWD, path, 32, &data, NULL, NULL) < 0)
+    return -1;
+  return strtol (data, NULL, 10);
+}
+
+static void
+stop_resolver (const char *dir)
+{
   cleanup_free char *pid_path = xasprintf ("%s/resolver.pid", dir);
   cleanup_free char *data = NULL;
   int pid;
@@ -95,6 +122,23 @@ egress_cleanup_host (const char *id)
       && sscanf (data, "%d %llu", &pid, &start) == 2 && pid > 0
       && egress_pid_start_time (pid) == start)
     kill (pid, SIGKILL);
+}
+
+void
+egress_cleanup_host (const char *pool, const char *id, const char *state_dir,
+                     long index)
+{
+  char hash[9];
+  egress_id_hash (id, hash);
+  cleanup_free char *dir = egress_state_dir (state_dir, id);
+  if (index < 0)
+    index = lease_index_of (dir);
+  detach_host (pool, hash, index);
+  stop_resolver (dir);
+  /* The veth goes with the container's netns; this is for a netns that
+   * something else still holds. */
+  cleanup_free char *link = xasprintf ("ar%s", hash);
+  egress_link_delete (link);
   static const char *const files[] = { "resolver.pid", "resolv.conf", "lease", NULL };
   for (size_t i = 0; files[i]; i++)
     {
@@ -120,7 +164,7 @@ lock_lease_dir (int *dirfd, ar_error_t **err)
 /* Every lease whose holder is dead goes, with what its container left
  * (a previous holder of our own id is replaced the same way). */
 static void
-reclaim_stale (int dirfd, const char *id)
+reclaim_stale (int dirfd, const char *pool, const char *id)
 {
   int fd = dup (dirfd);
   cleanup_dir DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
@@ -138,14 +182,30 @@ reclaim_stale (int dirfd, const char *id)
       if (!ours && owner_alive (&owner))
         continue;
       if (!ours)
-        egress_cleanup_host (owner.id);
+        egress_cleanup_host (pool, owner.id, NULL, strtol (de->d_name, NULL, 10));
       unlinkat (dirfd, de->d_name, 0);
     }
 }
 
+/* The shared host table is made by the first create that finds it
+ * missing; creates are serialised by the lease lock, so only one does. */
+static int
+attach_host (const char *hash, const egress_lease *lease, ar_error_t **err)
+{
+  cleanup_free char *link = egress_host_elements ("add", hash, lease, false);
+  cleanup_free char *pair = egress_host_elements ("add", hash, lease, true);
+  cleanup_free char *both = xasprintf ("%s%s", link, pair);
+  cleanup_error ar_error_t *missing = NULL;
+  if (egress_nft_run (both, &missing) == 0)
+    return 0;
+  cleanup_free char *table = egress_host_table ();
+  cleanup_free char *all = xasprintf ("%s%s", table, both);
+  return egress_nft_run (all, err);
+}
+
 int
 egress_lease_take (const char *pool, const char *id, pid_t pid,
-                   egress_lease *out, ar_error_t **err)
+                   const char *hash, egress_lease *out, ar_error_t **err)
 {
   struct in_addr base;
   unsigned n_slots;
@@ -154,7 +214,7 @@ egress_lease_take (const char *pool, const char *id, pid_t pid,
   cleanup_close int dirfd = -1;
   if (lock_lease_dir (&dirfd, err) < 0)
     return -1;
-  reclaim_stale (dirfd, id);
+  reclaim_stale (dirfd, pool, id);
   for (unsigned i = 0; i < n_slots; i++)
     {
       char name[16];
@@ -166,15 +226,19 @@ egress_lease_take (const char *pool, const char *id, pid_t pid,
       if (ar_write_file_atomic_at (dirfd, name, owner, strlen (owner), 0600, err) < 0)
         return -1;
       lease_addresses (base, i, out);
+      if (attach_host (hash, out, err) < 0)
+        {
+          unlinkat (dirfd, name, 0);
+          return -1;
+        }
       return 0;
     }
   return ar_error_set (err, 0, "no free /30 left in the pool %s", pool);
 }
 
 void
-egress_lease_release (const char *pool, const char *id, unsigned index)
+egress_lease_release (const char *id, unsigned index)
 {
-  (void) pool;
   cleanup_close int dirfd = -1;
   cleanup_error ar_error_t *ignored = NULL;
   if (lock_lease_dir (&dirfd, &ignored) < 0)

@@ -10,8 +10,9 @@
  *   allow entry (not even 0.0.0.0/0) opens them; then the allow sets.
  *   Refusals are fast: a TCP reset, an ICMP admin-prohibited otherwise.
  *   input: only lo, replies and IPv6 neighbour discovery.
- * On the host, table inet agentrun-<hash>: masquerade and forward for the
- * container's /30 only, and nothing from the veth to the host itself. */
+ * On the host, table inet agentrun-egress (shared): masquerade and forward
+ * for each container's /30 from its own veth only, and nothing from a
+ * veth to the host itself. */
 #include "config.h"
 #include "egress.h"
 #include "../src/util/cleanup.h"
@@ -165,29 +166,50 @@ egress_container_ruleset (const egress_filter *f)
   return t.buf;
 }
 
+/* One host table for all containers, made once and kept: each container
+ * only adds its veth and /30 to the sets. Registering a NAT or filter
+ * hook is what costs (the kernel patches its code when the first hook of
+ * a kind appears and again when the last goes: 5-10 ms in a VM), so the
+ * table also holds an empty output chain: with it, the chains in each
+ * container's netns never are the first of their kind. */
 char *
-egress_host_ruleset (const char *hash, const egress_lease *lease)
+egress_host_table (void)
+{
+  return xstrdup (
+      "table inet " EGRESS_HOST_TABLE " {\n"
+      "  set links { type ifname; }\n"
+      "  set pairs { type ifname . ipv4_addr; flags interval; }\n"
+      "  chain postrouting {\n"
+      "    type nat hook postrouting priority srcnat; policy accept;\n"
+      "    iifname . ip saddr @pairs oifname != @links masquerade\n"
+      "  }\n"
+      "  chain forward {\n"
+      "    type filter hook forward priority filter; policy accept;\n"
+      "    iifname . ip saddr @pairs accept\n"
+      "    iifname @links drop\n"
+      "    oifname @links ct state established,related accept\n"
+      "    oifname @links drop\n"
+      "  }\n"
+      "  chain input {\n"
+      "    type filter hook input priority filter; policy accept;\n"
+      "    iifname @links ct state established,related accept\n"
+      "    iifname @links drop\n"
+      "  }\n"
+      "  chain output {\n"
+      "    type filter hook output priority filter; policy accept;\n"
+      "  }\n"
+      "}\n");
+}
+
+char *
+egress_host_elements (const char *verb, const char *hash,
+                      const egress_lease *lease, bool pair)
 {
   char net[INET_ADDRSTRLEN];
   inet_ntop (AF_INET, &lease->network, net, sizeof net);
-  return xasprintf (
-      "table inet agentrun-%s {\n"
-      "  chain postrouting {\n"
-      "    type nat hook postrouting priority srcnat;\n"
-      "    ip saddr %s/30 oifname != \"ar%s\" masquerade\n"
-      "  }\n"
-      "  chain forward {\n"
-      "    type filter hook forward priority filter;\n"
-      "    iifname \"ar%s\" ip saddr %s/30 accept\n"
-      "    iifname \"ar%s\" drop\n"
-      "    oifname \"ar%s\" ct state established,related accept\n"
-      "    oifname \"ar%s\" drop\n"
-      "  }\n"
-      "  chain input {\n"
-      "    type filter hook input priority filter;\n"
-      "    iifname \"ar%s\" ct state established,related accept\n"
-      "    iifname \"ar%s\" drop\n"
-      "  }\n"
-      "}\n",
-      hash, net, hash, hash, net, hash, hash, hash, hash, hash);
+  if (pair)
+    return xasprintf ("%s element inet " EGRESS_HOST_TABLE
+                      " pairs { \"ar%s\" . %s/30 }\n", verb, hash, net);
+  return xasprintf ("%s element inet " EGRESS_HOST_TABLE " links { \"ar%s\" }\n",
+                    verb, hash);
 }

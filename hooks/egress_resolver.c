@@ -29,7 +29,6 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 
 #define DNS_HEADER 12
@@ -595,37 +594,19 @@ write_pid_file (const char *state_dir, pid_t pid, ar_error_t **err)
   return ar_write_file_atomic_at (AT_FDCWD, path, text, strlen (text), 0600, err);
 }
 
+/* One fork: the hook exits right after, so the daemon ends up nobody's
+ * child but init's, and the runtime only ever waits for the hook. */
 static int
 spawn_daemon (resolver *r, int netns_fd, const char *state_dir, ar_error_t **err)
 {
-  int report[2];
-  if (pipe2 (report, O_CLOEXEC) < 0)
-    return ar_error_set (err, errno, "pipe");
-  pid_t middle = fork ();
-  if (middle < 0)
+  pid_t daemon = fork ();
+  if (daemon < 0)
     return ar_error_set (err, errno, "fork the resolver");
-  if (middle == 0)
+  if (daemon == 0)
     {
-      /* Double fork: the daemon is nobody's child but init's, and the
-       * runtime that ran the hook never waits for it. */
-      close (report[0]);
       setsid ();
-      pid_t daemon = fork ();
-      if (daemon == 0)
-        {
-          close (report[1]);
-          daemon_main (r, netns_fd);
-        }
-      ar_write_all (report[1], &daemon, sizeof daemon);
-      _exit (daemon < 0);
+      daemon_main (r, netns_fd);
     }
-  close (report[1]);
-  pid_t daemon = -1;
-  ssize_t n = ar_read_all (report[0], &daemon, sizeof daemon);
-  close (report[0]);
-  waitpid (middle, NULL, 0);
-  if (n != sizeof daemon || daemon <= 0)
-    return ar_error_set (err, 0, "could not start the resolver");
   return write_pid_file (state_dir, daemon, err);
 }
 

@@ -95,7 +95,10 @@ teardown() {
 # What the hook made on the host, left after the test's containers are gone.
 egress_leftovers() {
 	ip -o link show | awk -F': ' '$2 ~ /^ar[0-9a-f]{8}(@|$)/ { print "veth " $2 }'
-	nft list tables | awk '$3 ~ /^agentrun-/ { print "table " $3 }'
+	# The host table is shared and stays; a container's elements go.
+	nft list tables | awk '$3 ~ /^agentrun-/ && $3 != "agentrun-egress" { print "table " $3 }'
+	nft list set inet agentrun-egress links 2>/dev/null | grep -o '"ar[0-9a-f]*"' | sed 's/^/host element /'
+	nft list set inet agentrun-egress pairs 2>/dev/null | grep -o '"ar[0-9a-f]*" [^,}]*' | sed 's/^/host element /'
 	pgrep -a -f '^agentrun-egress|/agentrun-egress ' | grep -v pgrep | sed 's/^/process /' || true
 	ls /run/agentrun-egress/leases 2>/dev/null | sed 's/^/lease /'
 }
@@ -231,8 +234,8 @@ sandbox() {
 	[ -z "$(egress_leftovers)" ]
 }
 
-@test "egress: the hook on its own (any runtime); a dead container's lease and table are reclaimed" {
-	local hook=$AR_TOP/agentrun-egress
+@test "egress: the hook on its own (any runtime); a dead container's lease and host entries are reclaimed" {
+	local hook=$AR_TOP/agentrun-egress EGRESS_POOL_FIRST=10.213.
 	unshare -n sh -c 'echo $$ >"$1"; exec sleep 100' sh "$TEST_DIR/ns1.pid" &
 	wait_for_file "$TEST_DIR/ns1.pid"
 	local pid1 hash
@@ -240,7 +243,8 @@ sandbox() {
 	track_pid "$pid1"
 	echo "{\"id\":\"$CID-a\",\"pid\":$pid1}" | "$hook" create --mode allowlist --allow "$EG_NET.2"
 	hash=$(printf %s "$CID-a" | sha256sum | cut -c1-8)
-	nft list table inet "agentrun-$hash" >/dev/null
+	nft list set inet agentrun-egress links | grep -q "\"ar$hash\""
+	nft list set inet agentrun-egress pairs | grep -q "\"ar$hash\" . $EGRESS_POOL_FIRST"
 	nsenter -t "$pid1" -n nft list table inet agentrun >/dev/null
 	run nsenter -t "$pid1" -n ip -o link show up
 	assert_output_contains "lo"
@@ -255,8 +259,8 @@ sandbox() {
 	pid2=$(cat "$TEST_DIR/ns2.pid")
 	track_pid "$pid2"
 	echo "{\"id\":\"$CID-b\",\"pid\":$pid2}" | "$hook" create --mode allowlist --allow "$EG_NET.2"
-	run nft list table inet "agentrun-$hash"
-	assert_failure
+	run nft list set inet agentrun-egress links
+	refute_output_contains "ar$hash"
 	echo "{\"id\":\"$CID-b\",\"pid\":$pid2}" | "$hook" delete
 	[ -z "$(egress_leftovers)" ] || fail "left: $(egress_leftovers)"
 }
