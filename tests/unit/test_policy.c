@@ -645,6 +645,103 @@ test_network_namespace (void)
   remove_profile ("open");
 }
 
+/* ---- egress hooks ------------------------------------------------------ */
+
+static bool
+hook_args_are (const oci_hook_list *list, const char *const *want)
+{
+  if (list->len != 1)
+    return false;
+  const oci_strv *args = &list->items[0].args;
+  size_t n = 0;
+  while (want[n])
+    n++;
+  if (args->len != n)
+    return false;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp (args->items[i], want[i]) != 0)
+      return false;
+  return true;
+}
+
+static void
+test_egress_hooks (void)
+{
+  /* An allowlist: the hook before the process runs, and after it stops. */
+  oci_spec *spec = spec_from (
+      "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+      "\"annotations\":{\"run.agentrun.egress.allow\":\"pypi.org:443,10.0.0.0/8\"}}");
+  cleanup_free char *msg = NULL;
+  ar_agent_plan *plan = apply ("agent", spec, &msg);
+  CHECK_STR (msg, NULL);
+  static const char *const create[] = { "agentrun-egress", "create", "--mode", "allowlist",
+                                        "--allow", "pypi.org:443", "--allow", "10.0.0.0/8", NULL };
+  static const char *const delete[] = { "agentrun-egress", "delete", NULL };
+  CHECK (hook_args_are (&spec->hooks.create_runtime, create));
+  CHECK (hook_args_are (&spec->hooks.poststop, delete));
+  if (CHECK (spec->hooks.create_runtime.len == 1))
+    {
+      CHECK_STR (spec->hooks.create_runtime.items[0].path, AR_EGRESS_HOOK_DEFAULT);
+      CHECK (spec->hooks.create_runtime.items[0].timeout.set);
+    }
+  CHECK (oci_spec_find_namespace (spec, OCI_NS_NETWORK) != NULL);
+  ar_agent_plan_free (plan);
+  oci_spec_free (spec);
+
+  /* none in a fresh netns costs nothing: no hook. */
+  spec = spec_from (minimal_spec);
+  plan = apply ("agent", spec, &msg);
+  CHECK_INT (spec->hooks.create_runtime.len, 0);
+  CHECK_INT (spec->hooks.poststop.len, 0);
+  ar_agent_plan_free (plan);
+  oci_spec_free (spec);
+
+  /* none in a netns someone else wired (an engine's): filtered there. */
+  spec = spec_from (
+      "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+      "\"linux\":{\"namespaces\":[{\"type\":\"network\","
+      "\"path\":\"/run/netns/pod\"}]}}");
+  plan = apply ("agent", spec, &msg);
+  static const char *const create_none[] = { "agentrun-egress", "create", "--mode", "none", NULL };
+  CHECK (hook_args_are (&spec->hooks.create_runtime, create_none));
+  ar_agent_plan_free (plan);
+  oci_spec_free (spec);
+
+  /* The runtime names the hook; a profile names the upstream and may let
+   * annotations open egress. */
+  write_profile ("egressy", "{\"extends\": \"agent\", \"network\": {"
+                            "\"upstream\": \"10.0.0.53:5353\", \"annotationsMayOpen\": true}}");
+  cleanup_profile ar_profile *p = profile ("egressy");
+  if (CHECK (p))
+    {
+      ar_profile_set_egress_hook (p, "/opt/agentrun/agentrun-egress");
+      spec = spec_from (
+          "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+          "\"annotations\":{\"run.agentrun.egress\":\"open\"},"
+          "\"linux\":{\"namespaces\":[{\"type\":\"network\"}]}}");
+      ar_error_t *err = NULL;
+      CHECK (ar_policy_apply (spec, p, &plan, &err) == 0);
+      static const char *const create_open[] = { "agentrun-egress", "create", "--mode", "open",
+                                                  "--upstream", "10.0.0.53:5353", NULL };
+      CHECK (hook_args_are (&spec->hooks.create_runtime, create_open));
+      if (CHECK (spec->hooks.create_runtime.len == 1))
+        CHECK_STR (spec->hooks.create_runtime.items[0].path, "/opt/agentrun/agentrun-egress");
+      ar_error_free (err);
+      ar_agent_plan_free (plan);
+      oci_spec_free (spec);
+    }
+  remove_profile ("egressy");
+
+  /* Open with the host's network: nothing to filter, no hook. */
+  write_profile ("open", "{\"extends\": \"agent\", \"network\": {\"egress\": \"open\"}}");
+  spec = spec_from (minimal_spec);
+  plan = apply ("open", spec, &msg);
+  CHECK_INT (spec->hooks.create_runtime.len, 0);
+  ar_agent_plan_free (plan);
+  oci_spec_free (spec);
+  remove_profile ("open");
+}
+
 static void
 test_annotations_accepted (void)
 {
@@ -725,6 +822,9 @@ test_annotations_refused (void)
     { "agent", "\"run.agentrun.memory\":\"0G\"",
       "annotation run.agentrun.memory: invalid value \"0G\" (want a size "
       "like \"512M\" or \"2G\")" },
+    { "agent", "\"run.agentrun.egress\":\"open\"",
+      "annotation run.agentrun.egress: \"open\" is not allowed by profile "
+      "\"agent\" (network.annotationsMayOpen)" },
     { "agent", "\"run.agentrun.egress\":\"some\"",
       "annotation run.agentrun.egress: invalid value \"some\" (want none, "
       "allowlist or open)" },
@@ -1086,6 +1186,7 @@ main (void)
   RUN (test_profile_rlimits);
   RUN (test_seccomp_modes);
   RUN (test_network_namespace);
+  RUN (test_egress_hooks);
   RUN (test_annotations_accepted);
   RUN (test_annotations_refused);
   RUN (test_host_paths);
