@@ -183,7 +183,7 @@ load helpers
 	assert_failure
 	# runc's logrus says level=error; any text naming the error will do.
 	grep -q 'error' "$log" || fail "no error in: $(cat "$log")"
-	grep -qF "$CID-missing" "$log" || fail "message lacks the id: $(cat "$log")"
+	grep -q 'does not exist' "$log" || fail "message lacks the cause: $(cat "$log")"
 	! jq -e . "$log" >/dev/null 2>&1 || fail "text log is JSON"
 }
 
