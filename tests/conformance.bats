@@ -1,0 +1,20 @@
+#!/usr/bin/env bats
+# The OCI runtime-tools validation suite against agentrun, through
+# tests/conformance.sh. Skipped unless RUNTIME_TOOLS_DIR points at a
+# runtime-tools checkout where `make runtimetest validation-executables`
+# has been run (it is never built from here). Fails when a validation
+# fails in a way tests/conformance-known-failures.txt does not list.
+
+load helpers
+
+setup() {
+	[ -n "${RUNTIME_TOOLS_DIR:-}" ] || skip "RUNTIME_TOOLS_DIR is not set"
+	[ -x "$RUNTIME_TOOLS_DIR/runtimetest" ] || skip "no runtimetest in $RUNTIME_TOOLS_DIR"
+	[ "$(id -u)" -eq 0 ] || skip "the validations run real containers: run as root"
+}
+
+@test "runtime-tools validation suite: no failure beyond the known list" {
+	run timeout 3600 "$AR_TOP/tests/conformance.sh" --check
+	echo "$output" | grep '^#' >&3 || true
+	[ "$status" -eq 0 ] || fail "unexpected validation failures"
+}
