@@ -135,6 +135,29 @@ wants_tty (const ar_parsed *p)
   return ar_flag (p, OPT_TTY) || (isatty (STDIN_FILENO) && isatty (STDOUT_FILENO));
 }
 
+/* The capabilities the sandbox asks for: Docker's default set. The
+ * profile then keeps what it allows (the agent profile: nine of them), so
+ * a root command can chown, setuid and override file modes in its own
+ * overlay as it would in a container. */
+static const char *const sandbox_caps[]
+    = { "CAP_CHOWN",       "CAP_DAC_OVERRIDE", "CAP_FOWNER",
+        "CAP_FSETID",      "CAP_KILL",         "CAP_SETGID",
+        "CAP_SETUID",      "CAP_SETPCAP",      "CAP_NET_BIND_SERVICE",
+        "CAP_NET_RAW",     "CAP_SYS_CHROOT",   "CAP_MKNOD",
+        "CAP_AUDIT_WRITE", "CAP_SETFCAP" };
+
+static void
+request_caps (oci_process *proc)
+{
+  if (proc->capabilities == NULL)
+    proc->capabilities = xcalloc (1, sizeof *proc->capabilities);
+  size_t n = sizeof sandbox_caps / sizeof sandbox_caps[0];
+  oci_capabilities *c = proc->capabilities;
+  oci_strv_set (&c->bounding, (char *const *) sandbox_caps, n);
+  oci_strv_set (&c->effective, (char *const *) sandbox_caps, n);
+  oci_strv_set (&c->permitted, (char *const *) sandbox_caps, n);
+}
+
 static int
 build_spec (const ar_parsed *p, const char *rootfs, const char *workspace,
             oci_spec **out, ar_error_t **err)
@@ -150,6 +173,7 @@ build_spec (const ar_parsed *p, const char *rootfs, const char *workspace,
   spec->hostname = xstrdup ("sandbox");
   oci_process *proc = spec->process;
   oci_strv_set (&proc->args, p->args, (size_t) p->n_args);
+  request_caps (proc);
   proc->terminal = wants_tty (p);
   free (proc->cwd);
   proc->cwd = xstrdup (workspace);
