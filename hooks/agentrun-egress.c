@@ -280,8 +280,10 @@ static int
 start_resolver (create_ctx *c, ar_error_t **err)
 {
   bool open = c->o->mode == EGRESS_MODE_OPEN;
-  if (!open && !egress_allowlist_has_domains (&c->o->allow))
-    return 0; /* resolv.conf still points at lo: lookups fail at once */
+  /* Without names to answer and no audit log to write refusals to, no
+   * process: resolv.conf still points at lo and lookups fail at once. */
+  if (!open && !egress_allowlist_has_domains (&c->o->allow) && c->o->audit == NULL)
+    return 0;
   egress_resolver_config cfg = {
     .id = c->st->id,
     .container_pid = c->st->pid,
@@ -291,6 +293,7 @@ start_resolver (create_ctx *c, ar_error_t **err)
     .audit_path = c->o->audit,
     .state_dir = c->dir,
     .container_netns_fd = c->ctr_ns,
+    .log_refusals = c->filter.nflog_group >= 0,
   };
   return egress_resolver_start (&cfg, err);
 }
@@ -329,7 +332,8 @@ static int
 cmd_create (const options *o, const container_state *st, ar_error_t **err)
 {
   create_ctx c = { .o = o, .st = st, .host_ns = -1, .ctr_ns = -1,
-                   .filter = { .mode = o->mode, .allow = &o->allow, .nflog_group = -1 } };
+                   .filter = { .mode = o->mode, .allow = &o->allow,
+                               .nflog_group = o->audit ? EGRESS_NFLOG_GROUP : -1 } };
   egress_id_hash (st->id, c.hash);
   snprintf (c.host_link, sizeof c.host_link, "ar%s", c.hash);
   c.host_ns = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);

@@ -132,6 +132,22 @@ int egress_pool_parse (const char *pool, struct in_addr *base,
 void egress_cleanup_host (const char *pool, const char *id,
                           const char *state_dir, long index);
 
+/* ---- egress_nflog.c: refused connections, from the filter ---- */
+#define EGRESS_NFLOG_GROUP 0
+typedef struct
+{
+  char addr[46]; /* INET6_ADDRSTRLEN */
+  int proto;
+  const char *proto_name;
+  uint16_t port; /* 0: not TCP/UDP */
+} egress_refusal;
+typedef void (*egress_refusal_fn) (const egress_refusal *r, void *data);
+/* A socket bound to the group, in the current netns. */
+int egress_nflog_open (int *fd, ar_error_t **err);
+/* Read one batch and call `fn` for each refused packet; false when
+ * nothing was queued. */
+bool egress_nflog_read (int fd, egress_refusal_fn fn, void *data);
+
 /* ---- egress_resolver.c ---- */
 typedef struct
 {
@@ -143,6 +159,7 @@ typedef struct
   const char *audit_path; /* NULL: no audit log */
   const char *state_dir;
   int container_netns_fd;
+  bool log_refusals; /* read the filter's NFLOG group into the audit log */
 } egress_resolver_config;
 
 /* Make the sockets (listening in the container's netns, upstream in the

@@ -136,7 +136,7 @@ egress_container_ruleset (const egress_filter *f)
   put_sets (&t, f->allow);
   put (&t, "  chain refuse {\n");
   if (f->nflog_group >= 0)
-    put (&t, "    log group %d\n", f->nflog_group);
+    put (&t, "    limit rate 20/second burst 40 packets log group %d\n", f->nflog_group);
   put (&t, "    meta l4proto tcp reject with tcp reset\n"
            "    reject with icmpx admin-prohibited\n  }\n");
   put (&t, "  chain output {\n"
@@ -144,7 +144,7 @@ egress_container_ruleset (const egress_filter *f)
            "    oif lo ct status dnat goto refuse\n"
            "    oif lo accept\n"
            "    ct state established,related accept\n"
-           "    ip6 daddr { fe80::/10, ff02::/16 } icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit } accept\n");
+           "    ip6 daddr { fe80::/10, ff02::/16 } icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit, mld-listener-report, mld2-listener-report } accept\n");
   put_host_service_refusals (&t, f);
   put (&t, "    meta l4proto { tcp, udp } th dport 53 goto refuse\n"
            "    meta l4proto { icmp, ipv6-icmp } goto refuse\n");

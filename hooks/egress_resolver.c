@@ -63,12 +63,22 @@ typedef struct
   unsigned char buf[DNS_MAX + 2];
 } tcp_client;
 
+/* Which name an address was learnt from, for the refusal log. */
+#define NAME_CACHE 256
+typedef struct
+{
+  char addr[INET6_ADDRSTRLEN];
+  char name[256];
+} learnt_name;
+
 typedef struct
 {
   const egress_resolver_config *cfg;
-  int udp_fd, tcp_fd, upstream_fd, pidfd;
+  int udp_fd, tcp_fd, upstream_fd, pidfd, nflog_fd;
   pending_query pending[MAX_PENDING];
   tcp_client tcp[MAX_TCP];
+  learnt_name names[NAME_CACHE];
+  size_t next_name;
 } resolver;
 
 /* ---- DNS wire format -------------------------------------------------- */
@@ -302,9 +312,27 @@ append (char **s, char *piece)
 }
 
 static void
-learn_address (const pending_query *p, int family, const char *addr,
-               uint32_t ttl, learnt *out)
+remember_name (resolver *r, const char *addr, const char *name)
 {
+  learnt_name *slot = &r->names[r->next_name++ % NAME_CACHE];
+  snprintf (slot->addr, sizeof slot->addr, "%s", addr);
+  snprintf (slot->name, sizeof slot->name, "%s", name);
+}
+
+static const char *
+name_of (const resolver *r, const char *addr)
+{
+  for (size_t i = 0; i < NAME_CACHE; i++)
+    if (strcmp (r->names[i].addr, addr) == 0)
+      return r->names[i].name;
+  return NULL;
+}
+
+static void
+learn_address (resolver *r, const pending_query *p, int family,
+               const char *addr, uint32_t ttl, learnt *out)
+{
+  remember_name (r, addr, p->name);
   const char *v = family == AF_INET ? "4" : "6";
   if (p->n_ports == 0)
     append (&out->nft, xasprintf ("add element inet " EGRESS_CONTAINER_TABLE
@@ -322,8 +350,8 @@ learn_address (const pending_query *p, int family, const char *addr,
 
 /* Walk the answer section; A and AAAA records become allow elements. */
 static void
-collect_answers (const unsigned char *msg, size_t len, const pending_query *p,
-                 learnt *out)
+collect_answers (resolver *r, const unsigned char *msg, size_t len,
+                 const pending_query *p, learnt *out)
 {
   char name[256];
   uint16_t qtype;
@@ -344,10 +372,10 @@ collect_answers (const unsigned char *msg, size_t len, const pending_query *p,
         return;
       char text[INET6_ADDRSTRLEN];
       if (type == TYPE_A && rdlen == 4)
-        learn_address (p, AF_INET, inet_ntop (AF_INET, msg + off, text, sizeof text),
+        learn_address (r, p, AF_INET, inet_ntop (AF_INET, msg + off, text, sizeof text),
                        clamp_ttl (ttl), out);
       else if (type == TYPE_AAAA && rdlen == 16)
-        learn_address (p, AF_INET6, inet_ntop (AF_INET6, msg + off, text, sizeof text),
+        learn_address (r, p, AF_INET6, inet_ntop (AF_INET6, msg + off, text, sizeof text),
                        clamp_ttl (ttl), out);
       off += rdlen;
     }
@@ -367,7 +395,7 @@ handle_answer (resolver *r, unsigned char *msg, size_t len)
   p->in_use = false;
   learnt l = { 0 };
   if (!r->cfg->forward_all)
-    collect_answers (msg, len, p, &l);
+    collect_answers (r, msg, len, p, &l);
   cleanup_error ar_error_t *err = NULL;
   if (l.nft && egress_nft_run (l.nft, &err) < 0)
     {
@@ -383,6 +411,22 @@ handle_answer (resolver *r, unsigned char *msg, size_t len)
   send_to_client (r, p->tcp_fd, (struct sockaddr *) &p->client, p->client_len, msg, len);
   free (l.nft);
   free (l.addresses);
+}
+
+/* ---- refused connections --------------------------------------------- */
+
+static void
+on_refusal (const egress_refusal *refusal, void *data)
+{
+  const resolver *r = data;
+  const char *name = name_of (r, refusal->addr);
+  cleanup_free char *quoted = name ? oj_quote (name, strlen (name)) : NULL;
+  cleanup_free char *port = refusal->port ? xasprintf (",\"port\":%u", refusal->port) : xstrdup ("");
+  cleanup_free char *fields = xasprintf ("\"destination\":\"%s\",\"protocol\":\"%s\"%s%s%s",
+                                         refusal->addr, refusal->proto_name, port,
+                                         quoted ? ",\"name\":" : "", quoted ? quoted : "");
+  cleanup_error ar_error_t *err = NULL;
+  ar_audit_append (r->cfg->audit_path, r->cfg->id, "egress-refused", fields, &err);
 }
 
 /* ---- TCP clients ------------------------------------------------------ */
@@ -446,7 +490,7 @@ serve (resolver *r)
 {
   for (;;)
     {
-      struct pollfd fds[4 + MAX_TCP];
+      struct pollfd fds[5 + MAX_TCP];
       size_t n = 0;
       fds[n++] = (struct pollfd){ .fd = r->pidfd, .events = POLLIN };
       fds[n++] = (struct pollfd){ .fd = r->udp_fd, .events = POLLIN };
@@ -454,10 +498,18 @@ serve (resolver *r)
       fds[n++] = (struct pollfd){ .fd = r->upstream_fd, .events = POLLIN };
       for (size_t i = 0; i < MAX_TCP; i++)
         fds[n++] = (struct pollfd){ .fd = r->tcp[i].fd, .events = POLLIN };
+      fds[n++] = (struct pollfd){ .fd = r->nflog_fd, .events = POLLIN };
       if (poll (fds, n, 1000) < 0 && errno != EINTR)
         return;
       if (fds[0].revents)
-        return; /* the container's init is gone */
+        {
+          /* The init is gone. What it was refused is already queued: the
+           * kernel logs a packet before the connect() it fails returns. */
+          for (int i = 0; i < 64 && r->nflog_fd >= 0; i++)
+            if (!egress_nflog_read (r->nflog_fd, on_refusal, r))
+              break;
+          return;
+        }
       unsigned char msg[DNS_MAX];
       struct sockaddr_storage from;
       socklen_t from_len = sizeof from;
@@ -470,6 +522,8 @@ serve (resolver *r)
         tcp_accept (r);
       if (fds[3].revents && (len = recv (r->upstream_fd, msg, sizeof msg, MSG_DONTWAIT)) > 0)
         handle_answer (r, msg, (size_t) len);
+      if (fds[4 + MAX_TCP].revents)
+        egress_nflog_read (r->nflog_fd, on_refusal, r);
       time_t now = time (NULL);
       for (size_t i = 0; i < MAX_TCP; i++)
         if (r->tcp[i].fd >= 0 && fds[4 + i].revents)
@@ -573,7 +627,7 @@ close_all_but (const int *keep, size_t n_keep)
 static _Noreturn void
 daemon_main (resolver *r, int netns_fd)
 {
-  int keep[] = { r->udp_fd, r->tcp_fd, r->upstream_fd, r->pidfd, netns_fd };
+  int keep[] = { r->udp_fd, r->tcp_fd, r->upstream_fd, r->pidfd, r->nflog_fd, netns_fd };
   close_all_but (keep, sizeof keep / sizeof *keep);
   /* nft talks to the netns it runs in: the container's. */
   cleanup_error ar_error_t *err = NULL;
@@ -613,7 +667,8 @@ spawn_daemon (resolver *r, int netns_fd, const char *state_dir, ar_error_t **err
 int
 egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
 {
-  resolver r = { .cfg = cfg, .udp_fd = -1, .tcp_fd = -1, .upstream_fd = -1, .pidfd = -1 };
+  resolver r = { .cfg = cfg, .udp_fd = -1, .tcp_fd = -1, .upstream_fd = -1,
+                 .pidfd = -1, .nflog_fd = -1 };
   cleanup_close int host_ns = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
   cleanup_free char *upstream = cfg->upstream ? xstrdup (cfg->upstream) : egress_host_nameserver ();
   int ret = -1;
@@ -627,6 +682,8 @@ egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
     {
       int a = listening_socket (SOCK_DGRAM, &r.udp_fd, err);
       int b = a == 0 ? listening_socket (SOCK_STREAM, &r.tcp_fd, err) : -1;
+      if (b == 0 && cfg->log_refusals && cfg->audit_path)
+        b = egress_nflog_open (&r.nflog_fd, err);
       if (egress_enter_netns (host_ns, "host's", err) == 0 && a == 0 && b == 0)
         ret = spawn_daemon (&r, cfg->container_netns_fd, cfg->state_dir, err);
     }
@@ -634,5 +691,6 @@ egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
   ar_closep (&r.tcp_fd);
   ar_closep (&r.upstream_fd);
   ar_closep (&r.pidfd);
+  ar_closep (&r.nflog_fd);
   return ret;
 }

@@ -160,6 +160,18 @@ sandbox() {
 	assert_output_contains "Failed to connect"
 	local ms=${output##*ms }
 	[ "$ms" -lt 1000 ] || fail "refusal took $ms ms"
+	run grep '"event":"egress-refused"' "$AUDIT"
+	assert_output_contains "\"destination\":\"$EG_NET.3\",\"protocol\":\"tcp\",\"port\":80"
+}
+
+@test "egress: a name allowed on one port is refused on another, and logged with its name" {
+	run sandbox --allow-net allowed.test:443 -- bash -c '
+		curl -sS --max-time 5 --cacert cert.pem https://allowed.test/ | grep -o "s_server -quiet -www"
+		curl -sS --max-time 5 http://allowed.test/ 2>&1; echo "http $?"'
+	assert_output_contains "s_server -quiet -www"
+	assert_output_contains "http 7"
+	run grep '"event":"egress-refused"' "$AUDIT"
+	assert_output_contains "\"destination\":\"$EG_NET.2\",\"protocol\":\"tcp\",\"port\":80,\"name\":\"allowed.test\""
 }
 
 @test "egress: IPv6 is refused, even to the allowed host's AAAA" {
