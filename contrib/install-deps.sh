@@ -24,6 +24,11 @@ TEST_DEPS=(
 # The engines tests/engines/ starts itself, on private sockets and roots.
 ENGINE_DEPS=(docker.io podman containerd tini)
 
+# Optional, for images/agent-image.sh only (which installs them itself
+# when missing): AGENT_IMAGE=1 installs them here too.
+IMAGE_DEPS=()
+[ "${AGENT_IMAGE:-0}" = 1 ] && IMAGE_DEPS=(debootstrap umoci)
+
 die() { echo "install-deps: $*" >&2; exit 1; }
 
 # Installing docker.io or containerd must not start a daemon on the host:
@@ -55,7 +60,7 @@ missing_packages() {
 main() {
 	check_platform
 	local missing
-	mapfile -t missing < <(missing_packages "${BUILD_DEPS[@]}" "${TEST_DEPS[@]}" "${ENGINE_DEPS[@]}")
+	mapfile -t missing < <(missing_packages "${BUILD_DEPS[@]}" "${TEST_DEPS[@]}" "${ENGINE_DEPS[@]}" "${IMAGE_DEPS[@]}")
 	if [ "${#missing[@]}" -eq 0 ]; then
 		echo "install-deps: all build and test dependencies already installed"
 		return 0
