@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <net/if.h>
 #include <sys/stat.h>
 
 int
@@ -83,22 +84,42 @@ nft_quietly (char *commands)
   free (commands);
 }
 
-/* Each element on its own: one that is already gone must not keep the
- * other in the table. */
+/* A failed transaction changes nothing: when one element is already
+ * gone, the other is removed on its own. */
 static void
 detach_host (const char *pool, const char *hash, long index)
 {
   struct in_addr base;
   unsigned n_slots;
   cleanup_error ar_error_t *ignored = NULL;
+  egress_lease lease = { 0 };
   if (index >= 0 && egress_pool_parse (pool, &base, &n_slots, &ignored) == 0)
     {
-      egress_lease lease;
       lease_addresses (base, (unsigned) index, &lease);
-      nft_quietly (egress_host_elements ("delete", hash, &lease, true));
+      cleanup_free char *pair = egress_host_elements ("delete", hash, &lease, true);
+      cleanup_free char *link = egress_host_elements ("delete", hash, &lease, false);
+      cleanup_free char *both = xasprintf ("%s%s", pair, link);
+      /* Both are there in the usual case: one transaction. */
+      if (egress_nft_run (both, &ignored) == 0)
+        return;
+      nft_quietly (xstrdup (pair));
     }
-  egress_lease none = { 0 };
-  nft_quietly (egress_host_elements ("delete", hash, &none, false));
+  nft_quietly (egress_host_elements ("delete", hash, &lease, false));
+}
+
+/* Deleting a veth ourselves costs a synchronous unregister (15 ms and
+ * more); when the netns is going away it goes anyway. So wait a little
+ * for that, and delete only a veth whose netns something else holds. */
+static void
+remove_link (const char *link)
+{
+  for (int i = 0; i < 10; i++)
+    {
+      if (if_nametoindex (link) == 0)
+        return;
+      usleep (2000);
+    }
+  egress_link_delete (link);
 }
 
 static long
@@ -133,12 +154,13 @@ egress_cleanup_host (const char *pool, const char *id, const char *state_dir,
   cleanup_free char *dir = egress_state_dir (state_dir, id);
   if (index < 0)
     index = lease_index_of (dir);
-  detach_host (pool, hash, index);
+  /* The resolver first: with it gone nothing holds the container's netns,
+   * and the kernel starts taking the netns and its veth away while we
+   * do the rest. */
   stop_resolver (dir);
-  /* The veth goes with the container's netns; this is for a netns that
-   * something else still holds. */
+  detach_host (pool, hash, index);
   cleanup_free char *link = xasprintf ("ar%s", hash);
-  egress_link_delete (link);
+  remove_link (link);
   static const char *const files[] = { "resolver.pid", "resolv.conf", "lease", NULL };
   for (size_t i = 0; files[i]; i++)
     {

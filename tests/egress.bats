@@ -64,6 +64,9 @@ setup_file() {
 	cat >"$EG_DIR/config/profiles/egresstest.json" <<-EOF
 	{"extends": "agent", "network": {"upstream": "$EG_NET.2"}}
 	EOF
+	cat >"$EG_DIR/config/profiles/egressopen.json" <<-EOF
+	{"extends": "agent", "network": {"egress": "open", "upstream": "$EG_NET.2"}}
+	EOF
 	local i
 	for i in $(seq 1 50); do
 		eg_in_host sh -c "exec 3<>/dev/tcp/$EG_NET.2/443" 2>/dev/null && break
@@ -120,7 +123,7 @@ sandbox() {
 	local -a opts=()
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
-	timeout -k 5 "$AR_TIMEOUT" "$RUNTIME" --root "$ROOT" --profile egresstest sandbox --no-tty \
+	timeout -k 5 "$AR_TIMEOUT" "$RUNTIME" --root "$ROOT" --profile "${EG_PROFILE:-egresstest}" sandbox --no-tty \
 		--workspace "$EG_DIR/ws" --audit "$AUDIT" "${opts[@]}" -- "$@" </dev/null
 }
 
@@ -223,6 +226,19 @@ sandbox() {
 	refute_output_contains "eth0"
 	assert_output_contains "curl 7"
 	[ -z "$(egress_leftovers)" ] || fail "left: $(egress_leftovers)"
+}
+
+@test "egress: open (a profile's choice) reaches any name and address, but not host services" {
+	EG_PROFILE=egressopen run sandbox -- bash -c '
+		curl -sS --max-time 5 http://other.test/
+		curl -sS --max-time 5 http://'"$EG_NET.2"'/
+		curl -sS --max-time 3 http://169.254.169.254/ 2>&1; echo "metadata $?"
+		gw=$(ip route | awk "/default/ { print \$3 }")
+		curl -sS --max-time 3 "http://$gw/" 2>&1; echo "veth-host $?"'
+	assert_output_contains "hello from other"
+	assert_output_contains "hello from allowed"
+	assert_output_contains "metadata 7"
+	assert_output_contains "veth-host 7"
 }
 
 @test "egress: an annotation cannot open egress under the agent profile" {
