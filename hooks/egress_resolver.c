@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -173,6 +174,37 @@ qtype_name (uint16_t t)
 
 /* ---- audit ------------------------------------------------------------ */
 
+/* A container that floods lookups or refused connects must not fill the
+ * host's disk through the audit log: at most AUDIT_PER_SECOND lines a
+ * second, and the next line that gets through says how many were not
+ * written ("dropped"). One resolver per process: static state is its. */
+#define AUDIT_PER_SECOND 50
+
+static void
+audit_write (const resolver *r, const char *event, const char *fields)
+{
+  static time_t window;
+  static unsigned used;
+  static unsigned long dropped;
+  time_t now = time (NULL);
+  if (now != window)
+    {
+      window = now;
+      used = 0;
+    }
+  if (used >= AUDIT_PER_SECOND)
+    {
+      dropped++;
+      return;
+    }
+  used++;
+  cleanup_free char *all = dropped ? xasprintf ("%s,\"dropped\":%lu", fields, dropped)
+                                   : xstrdup (fields);
+  dropped = 0;
+  cleanup_error ar_error_t *err = NULL;
+  ar_audit_append (r->cfg->audit_path, r->cfg->id, event, all, &err);
+}
+
 static void
 audit (const resolver *r, const char *name, uint16_t qtype,
        const char *decision, const char *addresses_json)
@@ -184,8 +216,7 @@ audit (const resolver *r, const char *name, uint16_t qtype,
       "\"name\":%s,\"qtype\":\"%s\",\"decision\":\"%s\"%s%s", quoted,
       qtype_name (qtype), decision, addresses_json ? ",\"addresses\":" : "",
       addresses_json ? addresses_json : "");
-  cleanup_error ar_error_t *err = NULL;
-  ar_audit_append (r->cfg->audit_path, r->cfg->id, "egress-dns", fields, &err);
+  audit_write (r, "egress-dns", fields);
 }
 
 /* ---- replies ---------------------------------------------------------- */
@@ -425,8 +456,7 @@ on_refusal (const egress_refusal *refusal, void *data)
   cleanup_free char *fields = xasprintf ("\"destination\":\"%s\",\"protocol\":\"%s\"%s%s%s",
                                          refusal->addr, refusal->proto_name, port,
                                          quoted ? ",\"name\":" : "", quoted ? quoted : "");
-  cleanup_error ar_error_t *err = NULL;
-  ar_audit_append (r->cfg->audit_path, r->cfg->id, "egress-refused", fields, &err);
+  audit_write (r, "egress-refused", fields);
 }
 
 /* ---- TCP clients ------------------------------------------------------ */
@@ -629,6 +659,8 @@ daemon_main (resolver *r, int netns_fd)
 {
   int keep[] = { r->udp_fd, r->tcp_fd, r->upstream_fd, r->pidfd, r->nflog_fd, netns_fd };
   close_all_but (keep, sizeof keep / sizeof *keep);
+  /* A TCP client that hangs up before its answer must not end us. */
+  signal (SIGPIPE, SIG_IGN);
   /* nft talks to the netns it runs in: the container's. */
   cleanup_error ar_error_t *err = NULL;
   if (egress_enter_netns (netns_fd, "container's", &err) < 0)
