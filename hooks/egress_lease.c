@@ -19,6 +19,7 @@
 #include <sys/file.h>
 #include <net/if.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 int
 egress_pool_parse (const char *pool, struct in_addr *base, unsigned *n_slots,
@@ -108,18 +109,35 @@ detach_host (const char *pool, const char *hash, long index)
 }
 
 /* Deleting a veth ourselves costs a synchronous unregister (15 ms and
- * more); when the netns is going away it goes anyway. So wait a little
- * for that, and delete only a veth whose netns something else holds. */
+ * more), and when the netns is going away it goes anyway, a little later.
+ * So a detached child waits for that and deletes only a veth whose netns
+ * something else holds: delete returns without paying for either. */
 static void
-remove_link (const char *link)
+remove_link_later (const char *link)
 {
-  for (int i = 0; i < 10; i++)
+  if (if_nametoindex (link) == 0)
+    return;
+  pid_t child = fork ();
+  if (child != 0)
+    {
+      if (child > 0)
+        waitpid (child, NULL, 0);
+      return;
+    }
+  if (fork () != 0)
+    _exit (0); /* the grandchild is init's: nobody waits for it */
+  setsid ();
+  int devnull = open ("/dev/null", O_RDWR);
+  for (int fd = 0; devnull >= 0 && fd < 3; fd++)
+    dup2 (devnull, fd);
+  for (int i = 0; i < 100; i++)
     {
       if (if_nametoindex (link) == 0)
-        return;
-      usleep (2000);
+        _exit (0);
+      usleep (10000);
     }
   egress_link_delete (link);
+  _exit (0);
 }
 
 static long
@@ -160,7 +178,7 @@ egress_cleanup_host (const char *pool, const char *id, const char *state_dir,
   stop_resolver (dir);
   detach_host (pool, hash, index);
   cleanup_free char *link = xasprintf ("ar%s", hash);
-  remove_link (link);
+  remove_link_later (link);
   static const char *const files[] = { "resolver.pid", "resolv.conf", "lease", NULL };
   for (size_t i = 0; files[i]; i++)
     {
