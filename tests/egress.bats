@@ -289,6 +289,13 @@ sandbox() {
 	echo "{\"id\":\"$CID-b\",\"pid\":$pid2}" | "$hook" create --mode allowlist --allow "$EG_NET.2"
 	run nft list set inet agentrun-egress links
 	refute_output_contains "ar$hash"
+	# The netns is still held (the sleep lives on): the veth goes a moment
+	# after delete, by a detached child of the hook.
 	echo "{\"id\":\"$CID-b\",\"pid\":$pid2}" | "$hook" delete
+	local i
+	for i in $(seq 1 60); do
+		[ -z "$(egress_leftovers)" ] && break
+		sleep 0.05
+	done
 	[ -z "$(egress_leftovers)" ] || fail "left: $(egress_leftovers)"
 }
