@@ -85,6 +85,10 @@ typedef struct
 static int
 child_setup (const exec_child *c, char **exe, ar_error_t **err)
 {
+  /* Nothing of the parent's (its state dir fd above all) may be reachable
+   * through /proc/self/fd from inside, not even as the cwd. */
+  int keep[] = { c->sync_fd, c->init_pidfd };
+  ar_process_close_fds (3 + c->preserve_fds, keep, 2);
   ar_sync_msg msg;
   if (ar_sync_expect (c->sync_fd, AR_SYNC_GO, &msg, err) < 0)
     return -1;

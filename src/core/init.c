@@ -246,6 +246,19 @@ ar_init_main (const ar_init_config *cfg)
   char *exe = NULL;
   const oci_spec *spec = cfg->spec;
 
+  /* The parent's fds (state dir, state root, ...) must not survive into
+   * the container even until exec: a cwd like /proc/self/fd/N would lead
+   * straight back to the host. Keep only what the init itself uses. */
+  int keep[2 + OCI_NS_COUNT];
+  size_t n_keep = 0;
+  keep[n_keep++] = cfg->sync_fd;
+  if (cfg->fifo_fd >= 0)
+    keep[n_keep++] = cfg->fifo_fd;
+  for (int t = 0; t < OCI_NS_COUNT; t++)
+    if (cfg->joins->fd[t] >= 0)
+      keep[n_keep++] = cfg->joins->fd[t];
+  ar_process_close_fds (3 + cfg->preserve_fds, keep, n_keep);
+
   if (ar_sync_expect (cfg->sync_fd, AR_SYNC_GO, &msg, &err) < 0)
     _exit (1);
   host_pid = msg.value;
