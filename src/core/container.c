@@ -65,7 +65,8 @@ ar_container_remove_state_dir (int root_fd, const char *id, int state_fd)
 {
   static const char *const files[] = { AR_STATE_FILE, AR_CONFIG_FILE,
                                        AR_EXEC_FIFO, AR_STATE_FILE ".tmp",
-                                       AR_AGENT_PLAN_FILE, NULL };
+                                       AR_AGENT_PLAN_FILE, AR_EXIT_LOGGED_FILE,
+                                       NULL };
   for (size_t i = 0; files[i]; i++)
     unlinkat (state_fd, files[i], 0);
   unlinkat (root_fd, id, AT_REMOVEDIR);
@@ -331,6 +332,13 @@ ar_container_delete (const char *root, const char *id, bool force,
   ar_agent_plan *plan = NULL;
   if (ar_stage_load_plan (state_fd, &plan, err) < 0)
     return -1;
+  /* A detached container's exit status went to whoever reaped it; what
+   * the log can still say is whether it ended by itself or was stopped by
+   * this delete. (run and sandbox log the status itself.) */
+  if (status != AR_STATUS_STOPPED)
+    ar_stage_audit (plan, id, "exit", "\"killedByDelete\":true");
+  else if (faccessat (state_fd, AR_EXIT_LOGGED_FILE, F_OK, 0) < 0)
+    ar_stage_audit (plan, id, "exit", "\"killedByDelete\":false");
   int r = tear_down (state_fd, st, state_dir, plan, status, err);
   if (r == 0)
     {
@@ -413,6 +421,16 @@ ar_container_audit (const char *root, const char *id, const char *event,
     audit_event (state_fd, id, event, fields_json);
 }
 
+/* run and sandbox logged the exit with its status: delete must not log
+ * a second one. */
+static void
+mark_exit_logged (const char *root, const char *id)
+{
+  cleanup_close int state_fd = ar_container_open_dir (root, id, NULL);
+  if (state_fd >= 0)
+    ar_write_file_atomic_at (state_fd, AR_EXIT_LOGGED_FILE, "", 0, 0600, NULL);
+}
+
 int
 ar_container_wait (const char *root, const char *id, const ar_created *created,
                    ar_error_t **err)
@@ -431,6 +449,7 @@ ar_container_wait (const char *root, const char *id, const ar_created *created,
     {
       cleanup_free char *f = xasprintf ("\"status\":%d", status);
       ar_container_audit (root, id, "exit", f);
+      mark_exit_logged (root, id);
     }
   return status;
 }
