@@ -299,3 +299,24 @@ sandbox() {
 	done
 	[ -z "$(egress_leftovers)" ] || fail "left: $(egress_leftovers)"
 }
+
+@test "egress: in a netns an engine wired, no veth: the filter works inside and refuses the engine's gateway" {
+	local hook=$AR_TOP/agentrun-egress pid
+	unshare -n sh -c 'echo $$ >"$1"; exec sleep 100' sh "$TEST_DIR/ns.pid" &
+	wait_for_file "$TEST_DIR/ns.pid"
+	pid=$(cat "$TEST_DIR/ns.pid")
+	track_pid "$pid"
+	# What Docker's bridge network leaves: an interface, an address, a
+	# default route via the bridge's gateway.
+	nsenter -t "$pid" -n ip link add eth0 type veth peer name eth1
+	nsenter -t "$pid" -n ip addr add 172.31.250.2/24 dev eth0
+	nsenter -t "$pid" -n ip link set eth0 up
+	nsenter -t "$pid" -n ip route add default via 172.31.250.1
+	echo "{\"id\":\"$CID\",\"pid\":$pid}" | "$hook" create --mode allowlist --allow "$EG_NET.2"
+	run nsenter -t "$pid" -n nft list chain inet agentrun output
+	assert_output_contains "ip daddr 172.31.250.1 goto refuse"
+	refute_output_contains "10.213."
+	# nothing on the host: no veth, no lease, no host elements
+	[ -z "$(egress_leftovers)" ] || fail "host side made: $(egress_leftovers)"
+	echo "{\"id\":\"$CID\",\"pid\":$pid}" | "$hook" delete
+}
