@@ -618,8 +618,11 @@ listening_socket (int type, int *fd, ar_error_t **err)
   inet_pton (AF_INET, EGRESS_RESOLVER_ADDR, &addr.sin_addr);
   *fd = socket (AF_INET, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   int one = 1;
+  /* Not for UDP: with SO_REUSEADDR on both, a process in the container
+   * could bind the same address and take its own lookups from us. */
   if (*fd < 0
-      || setsockopt (*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0
+      || (type == SOCK_STREAM
+          && setsockopt (*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
       || bind (*fd, (struct sockaddr *) &addr, sizeof addr) < 0
       || (type == SOCK_STREAM && listen (*fd, 16) < 0))
     return ar_error_set (err, errno, "resolver: listen on %s:53/%s", EGRESS_RESOLVER_ADDR,
