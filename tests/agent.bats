@@ -538,8 +538,9 @@ nothing_outside_dest() {
 # ------------------------------------------------------------- audit
 
 # A detached container's exit status is known to no agentrun process (as
-# with runc), so create/start/kill/delete records no "exit"; run and
-# sandbox, which wait for the process, do (next test).
+# with runc): delete records an "exit" without a status, saying whether the
+# process had ended before the delete; run and sandbox, which wait for the
+# process, record the status (next test).
 @test "audit: create, start, exec (argv, uid, status), limit, fs-changes, output, delete, chained with sha256" {
 	with_output
 	annotate pids 10
@@ -554,15 +555,16 @@ nothing_outside_dest() {
 	run agent delete "$CID"
 	assert_success
 	cat "$AUDIT"
-	[ "$(audit_events)" = "create start exec exec limit fs-changes output delete" ] || fail "events: $(audit_events)"
+	[ "$(audit_events)" = "create start exec exec exit limit fs-changes output delete" ] || fail "events: $(audit_events)"
 	audit_has '(.event == "exec") and (.argv[0] == "sh" and (.uid | type) == "number" and (.status | type) == "number")'
+	audit_has '(.event == "exit") and (.killedByDelete == false) and (has("status") | not)'
 	[ "$(jq -c 'select(.event == "exec") | [.uid, .status]' "$AUDIT" | paste -sd' ')" = "[1000,3] [0,0]" ]
 	[ "$(jq -r '.id' "$AUDIT" | sort -u)" = "$CID" ]
 	audit_has '(.event == "output") and (.files[0].path == "x")'
 	check_chain_with_sha256sum
 	run "$RUNTIME" audit "$AUDIT"
 	assert_success
-	assert_output "ok 8 lines"
+	assert_output "ok 9 lines"
 }
 
 @test "audit: an exit event from run, and timestamps in order" {

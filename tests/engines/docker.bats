@@ -322,7 +322,7 @@ state_is() {
 	start_sleeper c-gone >/dev/null
 	dk rm -f c-gone >/dev/null
 	# The shim deletes asynchronously after the API call returns.
-	eng_wait 50 no_agentrun_state || true
+	eng_wait 200 no_agentrun_state || true
 	run "$ENG_AGENTRUN" --root "$ENG_STATE" list
 	assert_success
 	[ "$(wc -l <<<"$output")" -eq 1 ] || fail "agentrun still lists containers"
