@@ -250,14 +250,19 @@ check_chain_with_sha256sum() {
 	refute_output_contains "$SECRET"
 }
 
-@test "secrets: mainOnly and /proc/1/root (known limitation: a process of the same user sees the main process's mounts)" {
-	skip "not enforced: an exec'd process of the same user and capabilities passes ptrace_may_access for /proc/1/root"
+@test "secrets: mainOnly: an exec'd process of the same user cannot reach them through /proc/1/root" {
 	with_secret
 	annotate secrets.mainOnly true
 	agent_start sh -c 'touch /ready; exec sleep 100'
 	wait_for_file "$ROOT/$CID/overlay/merged/ready"
-	run agent exec "$CID" sh -c 'cat /proc/1/root/run/secrets/tok 2>&1'
+	run agent exec "$CID" sh -c 'cat /proc/1/root/run/secrets/tok 2>&1; ls /proc | grep -c "^[0-9]"; exit 5'
 	refute_output_contains "$SECRET"
+	# its own pid namespace: it sees its shell and ls, not the main process
+	assert_failure 5
+	[ "${lines[-1]}" -le 3 ] || fail "sees the container's processes: ${lines[-1]}"
+	# masked paths hold in its /proc too
+	run agent exec "$CID" sh -c 'wc -c </proc/keys'
+	assert_output 0
 }
 
 # ------------------------------------------------------------- output

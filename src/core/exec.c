@@ -5,6 +5,7 @@
 #include "cgroups/cgroups.h"
 #include "container.h"
 #include "policy_stage.h"
+#include "mounts.h"
 #include "privileges.h"
 #include "process.h"
 #include "state.h"
@@ -19,6 +20,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -76,11 +79,71 @@ typedef struct
   const oci_process *proc;
   const ar_seccomp_program *seccomp;
   const ar_agent_plan *plan;
+  const oci_spec *spec;
   int init_pidfd;
   int join_flags;
   int sync_fd;
   int preserve_fds;
 } exec_child;
+
+/* The relay between `agentrun exec` and the isolated process: it passes
+ * signals on and ends the way the process ended. */
+static volatile pid_t relay_to;
+
+static void
+relay_signal (int sig)
+{
+  if (relay_to > 0)
+    kill (relay_to, sig);
+}
+
+static _Noreturn void
+relay_until_exit (pid_t pid)
+{
+  static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
+  relay_to = pid;
+  struct sigaction sa = { .sa_handler = relay_signal, .sa_flags = SA_RESTART };
+  sigemptyset (&sa.sa_mask);
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    sigaction (sigs[i], &sa, NULL);
+  int status;
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      _exit (1);
+  if (WIFSIGNALED (status))
+    {
+      /* End by the same signal, so the caller sees 128 + it. */
+      signal (WTERMSIG (status), SIG_DFL);
+      kill (getpid (), WTERMSIG (status));
+      _exit (128 + WTERMSIG (status));
+    }
+  _exit (WEXITSTATUS (status));
+}
+
+/* Secrets limited to the main process: hiding the mount is not enough,
+ * since a process of the same user could read them through
+ * /proc/1/root. The exec'd process gets a pid namespace of its own, under
+ * the container's, and a /proc of that namespace (masked and read-only
+ * paths applied again), so no process of the main one's is in reach. */
+static int
+isolate_from_main (const exec_child *c, ar_error_t **err)
+{
+  if (unshare (CLONE_NEWPID) < 0)
+    return ar_error_set (err, errno, "secrets.mainOnly: new pid namespace");
+  pid_t pid = fork ();
+  if (pid < 0)
+    return ar_error_set (err, errno, "secrets.mainOnly: fork");
+  if (pid > 0)
+    {
+      close (c->sync_fd); /* the process reports its own exec, not us */
+      relay_until_exit (pid);
+    }
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+    return ar_error_set (err, errno, "secrets.mainOnly: parent-death signal");
+  if (mount ("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+    return ar_error_set (err, errno, "secrets.mainOnly: mount /proc of the new pid namespace");
+  return ar_mounts_finalize (c->spec, err);
+}
 
 static int
 child_setup (const exec_child *c, char **exe, ar_error_t **err)
@@ -96,6 +159,8 @@ child_setup (const exec_child *c, char **exe, ar_error_t **err)
     return ar_error_set (err, errno, "join the container's namespaces");
   close (c->init_pidfd);
   if (ar_stage_hide_secrets (c->plan, err) < 0)
+    return -1;
+  if (ar_stage_secrets_main_only (c->plan) && isolate_from_main (c, err) < 0)
     return -1;
   const char *cwd = c->proc->cwd ? c->proc->cwd : "/";
   if (chdir (cwd) < 0)
@@ -280,6 +345,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
     goto out;
   exec_child c = {
     .plan = plan,
+    .spec = spec,
     .proc = proc,
     .seccomp = seccomp,
     .init_pidfd = init_pidfd,

@@ -128,10 +128,16 @@ ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
   ar_stage_audit (plan, id, "exec", fields);
 }
 
+bool
+ar_stage_secrets_main_only (const ar_agent_plan *plan)
+{
+  return plan && plan->secrets_main_only && plan->n_secrets > 0;
+}
+
 int
 ar_stage_hide_secrets (const ar_agent_plan *plan, ar_error_t **err)
 {
-  if (plan == NULL || !plan->secrets_main_only || plan->n_secrets == 0)
+  if (!ar_stage_secrets_main_only (plan))
     return 0;
   return ar_secrets_hide (plan->secrets_path, err);
 }

@@ -39,6 +39,9 @@ void ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
                           const char *id, const oci_process *proc, pid_t pid,
                           int status);
 
+/* Are the container's secrets limited to its main process? */
+bool ar_stage_secrets_main_only (const ar_agent_plan *plan);
+
 /* exec, in the child after joining the mount namespace: hide the secrets
  * from exec'd processes when the plan limits them to the main process. */
 int ar_stage_hide_secrets (const ar_agent_plan *plan, ar_error_t **err);
