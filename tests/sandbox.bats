@@ -220,6 +220,10 @@ digest() {
 	run sandbox --timeout soon -- true
 	assert_failure 1
 	assert_output_contains "soon"
+	# the host's root without the overlay: refused, not a pivot_root error
+	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" timeout 30 "$RUNTIME" --root "$ROOT" --profile oci sandbox -- true
+	assert_failure 1
+	assert_output_contains "host's \`/\`"
 }
 
 @test "agent image: python3 and git in a sandbox on images/out/agent/rootfs" {

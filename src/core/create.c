@@ -430,6 +430,10 @@ load_bundle (create_ctx *c, ar_error_t **err)
       || validate_spec (c->spec, err) < 0
       || resolve_rootfs (c->bundle, c->spec, &c->rootfs, err) < 0)
     return -1;
+  /* Only the agent overlay can put a container on the host's own root:
+   * the root itself can be neither pivoted away nor given to a container. */
+  if (strcmp (c->rootfs, "/") == 0 && (c->plan == NULL || !c->plan->overlay))
+    return ar_error_set (err, 0, "config.json: .root.path: the rootfs is the host's `/`: only a profile with the overlay (e.g. --profile agent) can run on it");
   return ar_ns_open_joins (c->spec, &c->joins, err);
 }
 
