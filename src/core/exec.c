@@ -88,36 +88,20 @@ typedef struct
 
 /* The relay between `agentrun exec` and the isolated process: it passes
  * signals on and ends the way the process ended. */
-static volatile pid_t relay_to;
-
-static void
-relay_signal (int sig)
-{
-  if (relay_to > 0)
-    kill (relay_to, sig);
-}
-
 static _Noreturn void
 relay_until_exit (pid_t pid)
 {
-  static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
-  relay_to = pid;
-  struct sigaction sa = { .sa_handler = relay_signal, .sa_flags = SA_RESTART };
-  sigemptyset (&sa.sa_mask);
-  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-    sigaction (sigs[i], &sa, NULL);
-  int status;
-  while (waitpid (pid, &status, 0) < 0)
-    if (errno != EINTR)
-      _exit (1);
-  if (WIFSIGNALED (status))
+  ar_foreground_forward_signals (pid);
+  bool no_deadline;
+  cleanup_error ar_error_t *err = NULL;
+  int status = ar_foreground_wait (pid, -1, -1, 0, &no_deadline, &err);
+  if (status > 128)
     {
-      /* End by the same signal, so the caller sees 128 + it. */
-      signal (WTERMSIG (status), SIG_DFL);
-      kill (getpid (), WTERMSIG (status));
-      _exit (128 + WTERMSIG (status));
+      /* End by the same signal, so the caller sees 128 + it as well. */
+      signal (status - 128, SIG_DFL);
+      kill (getpid (), status - 128);
     }
-  _exit (WEXITSTATUS (status));
+  _exit (status < 0 ? 1 : status);
 }
 
 /* Secrets limited to the main process: hiding the mount is not enough,
