@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1077,4 +1078,28 @@ ar_cgroup_deserialize (const char *text, ar_cgroup **out, ar_error_t **err)
     }
   *out = steal_pointer (&cg);
   return 0;
+}
+
+/* cpuset and pids use the same files on v1 and v2. */
+int
+ar_cg_apply_cpuset (const char *dir, const oci_cpu *c, ar_error_t **err)
+{
+  if (c == NULL)
+    return 0;
+  if (c->cpus && *c->cpus && ar_cg_write (dir, "cpuset.cpus", c->cpus, err) < 0)
+    return -1;
+  if (c->mems && *c->mems && ar_cg_write (dir, "cpuset.mems", c->mems, err) < 0)
+    return -1;
+  return 0;
+}
+
+int
+ar_cg_apply_pids (const char *dir, const oci_resources *r, ar_error_t **err)
+{
+  if (!r->pids_limit.set)
+    return 0;
+  /* The spec: zero or below means no limit. */
+  if (r->pids_limit.value <= 0)
+    return ar_cg_write (dir, "pids.max", "max", err);
+  return ar_cg_writef (dir, "pids.max", err, "%" PRId64, r->pids_limit.value);
 }

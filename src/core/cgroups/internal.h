@@ -52,6 +52,11 @@ int ar_cg_writef (const char *dir, const char *file, ar_error_t **err,
 /* Whole file, trailing whitespace removed. */
 int ar_cg_read (const char *dir, const char *file, char **out,
                 ar_error_t **err);
+/* Limits whose files are the same on v1 and v2. */
+int ar_cg_apply_cpuset (const char *dir, const oci_cpu *c, ar_error_t **err);
+int ar_cg_apply_pids (const char *dir, const oci_resources *r,
+                      ar_error_t **err);
+
 bool ar_cg_exists (const char *dir, const char *file);
 
 /* v1: make freshly created directories usable before anything joins them

@@ -174,30 +174,7 @@ apply_cpu (const char *dir, const oci_cpu *c, ar_error_t **err)
   return 0;
 }
 
-static int
-apply_cpuset (const char *dir, const oci_cpu *c, ar_error_t **err)
-{
-  if (c == NULL)
-    return 0;
-  if (c->cpus && *c->cpus && ar_cg_write (dir, "cpuset.cpus", c->cpus, err) < 0)
-    return -1;
-  if (c->mems && *c->mems && ar_cg_write (dir, "cpuset.mems", c->mems, err) < 0)
-    return -1;
-  return 0;
-}
-
 /* ---- pids, blkio, hugetlb, net ----------------------------------------- */
-
-static int
-apply_pids (const char *dir, const oci_resources *r, ar_error_t **err)
-{
-  if (!r->pids_limit.set)
-    return 0;
-  /* The spec: zero or below means no limit. */
-  if (r->pids_limit.value <= 0)
-    return ar_cg_write (dir, "pids.max", "max", err);
-  return ar_cg_writef (dir, "pids.max", err, "%" PRId64, r->pids_limit.value);
-}
 
 /* BFQ replaced CFQ; with BFQ the weight knobs carry a "bfq." prefix. */
 static const char *
@@ -375,7 +352,7 @@ ar_cg_v1_apply (const ar_cg_hierarchy *h, const char *dir,
     const char *controller;
     int (*apply) (const char *, const oci_resources *, ar_error_t **);
   } steps[] = {
-    { "pids", apply_pids },       { "hugetlb", apply_hugetlb },
+    { "pids", ar_cg_apply_pids },       { "hugetlb", apply_hugetlb },
     { "net_cls", apply_net_cls }, { "net_prio", apply_net_prio },
     { "devices", apply_devices },
   };
@@ -384,7 +361,7 @@ ar_cg_v1_apply (const ar_cg_hierarchy *h, const char *dir,
     return -1;
   if (ar_cg_has_controller (h, "cpu") && apply_cpu (dir, r->cpu, err) < 0)
     return -1;
-  if (ar_cg_has_controller (h, "cpuset") && apply_cpuset (dir, r->cpu, err) < 0)
+  if (ar_cg_has_controller (h, "cpuset") && ar_cg_apply_cpuset (dir, r->cpu, err) < 0)
     return -1;
   if (ar_cg_has_controller (h, "blkio")
       && apply_blkio (dir, r->block_io, err) < 0)

@@ -224,30 +224,7 @@ apply_cpu (const char *dir, const oci_cpu *c, ar_error_t **err)
   return 0;
 }
 
-static int
-apply_cpuset (const char *dir, const oci_cpu *c, ar_error_t **err)
-{
-  if (c == NULL)
-    return 0;
-  if (c->cpus && *c->cpus && ar_cg_write (dir, "cpuset.cpus", c->cpus, err) < 0)
-    return -1;
-  if (c->mems && *c->mems && ar_cg_write (dir, "cpuset.mems", c->mems, err) < 0)
-    return -1;
-  return 0;
-}
-
 /* ---- pids, io, hugetlb ------------------------------------------------- */
-
-static int
-apply_pids (const char *dir, const oci_resources *r, ar_error_t **err)
-{
-  if (!r->pids_limit.set)
-    return 0;
-  /* The spec: zero or below means no limit. */
-  if (r->pids_limit.value <= 0)
-    return ar_cg_write (dir, "pids.max", "max", err);
-  return ar_cg_writef (dir, "pids.max", err, "%" PRId64, r->pids_limit.value);
-}
 
 /* blkio weight (10..1000) onto io.weight (1..10000); BFQ's io.bfq.weight
  * keeps the blkio scale. */
@@ -410,9 +387,9 @@ ar_cg_v2_apply (const ar_cg_hierarchy *h, const char *dir,
     return -1;
   if (ar_cg_has_controller (h, "cpu") && apply_cpu (dir, r->cpu, err) < 0)
     return -1;
-  if (ar_cg_has_controller (h, "cpuset") && apply_cpuset (dir, r->cpu, err) < 0)
+  if (ar_cg_has_controller (h, "cpuset") && ar_cg_apply_cpuset (dir, r->cpu, err) < 0)
     return -1;
-  if (ar_cg_has_controller (h, "pids") && apply_pids (dir, r, err) < 0)
+  if (ar_cg_has_controller (h, "pids") && ar_cg_apply_pids (dir, r, err) < 0)
     return -1;
   if (ar_cg_has_controller (h, "io") && apply_io (dir, r->block_io, err) < 0)
     return -1;
