@@ -581,6 +581,21 @@ nothing_outside_dest() {
 	check_chain_with_sha256sum
 }
 
+@test "audit: hook outcomes, and a create that failed" {
+	update_config '.hooks = {"poststart": [{"path": "/bin/true"}], "poststop": [{"path": "/bin/true"}]}'
+	run agent_run true
+	assert_success
+	[ "$(audit_events)" = "create start hook exit hook fs-changes delete" ] || fail "events: $(audit_events)"
+	audit_has '(.event == "hook") and (.phase == "poststart") and (.hooks == 1) and (.ok == true)'
+	audit_has '(.event == "hook") and (.phase == "poststop") and .ok'
+	update_config '.hooks = {"createRuntime": [{"path": "/bin/false"}]}'
+	run agent_run true
+	assert_failure
+	audit_has '(.event == "hook") and (.phase == "createRuntime") and (.ok == false) and (.error | test("exit status 1"))'
+	audit_has '(.event == "create-failed") and (.error | test("createRuntime hook"))'
+	check_chain_with_sha256sum
+}
+
 @test "audit: agentrun audit finds an edited, a removed and a cut line" {
 	run agent_run true
 	run agent_run true

@@ -112,10 +112,14 @@ run_stored_hooks (int state_fd, const ar_state *st, bool poststart)
   const oci_hook_list *hooks = poststart ? &spec->hooks.poststart : &spec->hooks.poststop;
   if (hooks->len > 0)
     {
+      ar_agent_plan *plan = NULL;
+      cleanup_error ar_error_t *plan_err = NULL;
+      ar_stage_load_plan (state_fd, &plan, &plan_err);
       cleanup_free char *json = ar_state_to_oci_json (
           st, poststart ? AR_STATUS_RUNNING : AR_STATUS_STOPPED, false);
-      if (ar_hooks_run (hooks, phase, json, &e) < 0)
+      if (ar_stage_run_hooks (plan, st->id, hooks, phase, json, &e) < 0)
         warn (phase, e);
+      ar_agent_plan_free (plan);
     }
   oci_spec_free (spec);
 }

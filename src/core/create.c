@@ -237,7 +237,8 @@ leave_child_namespaces (ns_restore *saved)
 }
 
 static int
-run_parent_hooks (const oci_spec *spec, const ar_state *st, ar_error_t **err)
+run_parent_hooks (const oci_spec *spec, const ar_agent_plan *plan,
+                  const ar_state *st, ar_error_t **err)
 {
   if (spec->hooks.prestart.len == 0 && spec->hooks.create_runtime.len == 0)
     return 0;
@@ -245,10 +246,10 @@ run_parent_hooks (const oci_spec *spec, const ar_state *st, ar_error_t **err)
      expect: the deprecated hook was specified to run after create
      completed. createRuntime runs while the runtime is still creating. */
   cleanup_free char *prestart = ar_state_to_oci_json (st, AR_STATUS_CREATED, false);
-  if (ar_hooks_run (&spec->hooks.prestart, "prestart", prestart, err) < 0)
+  if (ar_stage_run_hooks (plan, st->id, &spec->hooks.prestart, "prestart", prestart, err) < 0)
     return -1;
   cleanup_free char *json = ar_state_to_oci_json (st, AR_STATUS_CREATING, false);
-  return ar_hooks_run (&spec->hooks.create_runtime, "createRuntime", json, err);
+  return ar_stage_run_hooks (plan, st->id, &spec->hooks.create_runtime, "createRuntime", json, err);
 }
 
 static int
@@ -275,8 +276,8 @@ handle_pty (const ar_create_options *opts, int master, ar_created *out,
 /* Talk the init through its set-up until it is ready to be started. */
 static int
 drive_init (const ar_create_options *opts, const oci_spec *spec,
-            const ar_state *st, int sync_fd, ar_created *out,
-            ar_error_t **err)
+            const ar_agent_plan *plan, const ar_state *st, int sync_fd,
+            ar_created *out, ar_error_t **err)
 {
   if (ar_sync_send (sync_fd, AR_SYNC_GO, st->pid, -1, NULL, err) < 0)
     return -1;
@@ -292,7 +293,7 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
             return -1;
           break;
         case AR_SYNC_HOOKS:
-          if (run_parent_hooks (spec, st, err) < 0)
+          if (run_parent_hooks (spec, plan, st, err) < 0)
             return -1;
           if (ar_sync_send (sync_fd, AR_SYNC_HOOKS_DONE, 0, -1, NULL, err) < 0)
             return -1;
@@ -537,7 +538,7 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
     .annotations = c->spec->annotations,
   };
   if (ar_state_save (u->state_fd, &c->st, err) < 0
-      || drive_init (c->opts, c->spec, &c->st, c->sync[0], out, err) < 0
+      || drive_init (c->opts, c->spec, c->plan, &c->st, c->sync[0], out, err) < 0
       || ar_write_pid_file (c->opts->pid_file, u->pid, err) < 0)
     return -1;
   if (c->plan && c->opts->caller_waits && out->pty_master < 0)
@@ -580,6 +581,8 @@ ar_container_create (const ar_create_options *opts, ar_created *out,
   else
     {
       ar_closep (&out->pty_master);
+      if (err && *err)
+        ar_stage_audit_error (c.plan, opts->id, "create-failed", (*err)->msg);
       undo_create (&c.undo);
     }
   create_ctx_free (&c);

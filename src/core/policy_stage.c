@@ -1,6 +1,7 @@
 #include "config.h"
 #include "policy_stage.h"
 #include "cgroups/cgroups.h"
+#include "hooks.h"
 #include "process.h"
 #include "../agent/secrets.h"
 #include "../util/cleanup.h"
@@ -126,6 +127,77 @@ ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
   cleanup_free char *fields = object_inside (g);
   yajl_gen_free (g);
   ar_stage_audit (plan, id, "exec", fields);
+}
+
+static char *
+fields_of (void (*fill) (yajl_gen, const void *), const void *arg)
+{
+  yajl_gen g = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (g);
+  fill (g, arg);
+  yajl_gen_map_close (g);
+  char *fields = object_inside (g);
+  yajl_gen_free (g);
+  return fields;
+}
+
+typedef struct
+{
+  const char *phase;
+  size_t count;
+  const char *error;
+} hook_outcome;
+
+static void
+fill_hook_outcome (yajl_gen g, const void *arg)
+{
+  const hook_outcome *o = arg;
+  gen_key (g, "phase");
+  yajl_gen_string (g, (const unsigned char *) o->phase, strlen (o->phase));
+  gen_key (g, "hooks");
+  yajl_gen_integer (g, (long long) o->count);
+  gen_key (g, "ok");
+  yajl_gen_bool (g, o->error == NULL);
+  if (o->error)
+    {
+      gen_key (g, "error");
+      yajl_gen_string (g, (const unsigned char *) o->error, strlen (o->error));
+    }
+}
+
+int
+ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
+                    const oci_hook_list *hooks, const char *phase,
+                    const char *state_json, ar_error_t **err)
+{
+  if (hooks->len == 0)
+    return 0;
+  int r = ar_hooks_run (hooks, phase, state_json, err);
+  if (plan && plan->audit_path)
+    {
+      hook_outcome o = { phase, hooks->len, r < 0 && *err ? (*err)->msg : NULL };
+      cleanup_free char *fields = fields_of (fill_hook_outcome, &o);
+      ar_stage_audit (plan, id, "hook", fields);
+    }
+  return r;
+}
+
+static void
+fill_error (yajl_gen g, const void *arg)
+{
+  const char *message = arg;
+  gen_key (g, "error");
+  yajl_gen_string (g, (const unsigned char *) message, strlen (message));
+}
+
+void
+ar_stage_audit_error (const ar_agent_plan *plan, const char *id,
+                      const char *event, const char *message)
+{
+  if (plan == NULL || plan->audit_path == NULL)
+    return;
+  cleanup_free char *fields = fields_of (fill_error, message);
+  ar_stage_audit (plan, id, event, fields);
 }
 
 bool

@@ -39,6 +39,16 @@ void ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
                           const char *id, const oci_process *proc, pid_t pid,
                           int status);
 
+/* Run one phase of OCI hooks and, when there are any, audit the outcome
+ * ("hook" event: phase, count, ok, and the error when one failed). */
+int ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
+                        const oci_hook_list *hooks, const char *phase,
+                        const char *state_json, ar_error_t **err);
+
+/* An event carrying a one-line error ("create-failed"). */
+void ar_stage_audit_error (const ar_agent_plan *plan, const char *id,
+                           const char *event, const char *message);
+
 /* Are the container's secrets limited to its main process? */
 bool ar_stage_secrets_main_only (const ar_agent_plan *plan);
 
