@@ -194,7 +194,18 @@ main (int argc, char **argv, char **envp)
         ar_error_set (&err, 0, "unknown command `%s` (see agentrun --help)", name);
       else if (!commands[c].enters_container
                || ar_ensure_sealed_exe (argv, envp, &err) == 0)
-        status = commands[c].fn (&g, argc - command_index, argv + command_index, &err);
+        {
+          /* The verb and its result only: arguments (an exec command
+           * line) may hold what must never reach a log. */
+          if (g.debug)
+            log_line (&g, "debug", name);
+          status = commands[c].fn (&g, argc - command_index, argv + command_index, &err);
+          if (g.debug && err == NULL)
+            {
+              cleanup_free char *done = xasprintf ("%s: exit status %d", name, status);
+              log_line (&g, "debug", done);
+            }
+        }
     }
   if (err)
     {
