@@ -178,7 +178,9 @@ state_is() {
 }
 
 @test "podman run -it: a terminal, and the exit code" {
-	run eng_tty podman "${ENG_PODMAN_ARGS[@]}" run --cgroup-parent "/$ENG_CG" --rm -it "$I" sh -c 'tty; exit 4'
+	# The pause lets conmon read the pty before the container exits: with an
+	# immediate exit its attach sometimes loses the output (seen 1 in 5).
+	run eng_tty podman "${ENG_PODMAN_ARGS[@]}" run --cgroup-parent "/$ENG_CG" --rm -it "$I" sh -c 'tty; sleep 0.5; exit 4'
 	assert_status 4
 	assert_contains /dev/pts/0
 }
