@@ -35,6 +35,18 @@ ar_container_open_dir (const char *root, const char *id, ar_error_t **err)
   return fd;
 }
 
+char *
+ar_container_state_path (const char *root, const char *id, ar_error_t **err)
+{
+  char real_root[PATH_MAX];
+  if (realpath (root, real_root) == NULL)
+    {
+      ar_error_set (err, errno, "state root `%s`", root);
+      return NULL;
+    }
+  return xasprintf ("%s/%s", real_root, id);
+}
+
 int
 ar_container_load (const char *root, const char *id, int *state_fd,
                    ar_state **state, ar_error_t **err)
@@ -329,10 +341,9 @@ ar_container_delete (const char *root, const char *id, bool force,
     return ar_error_set (err, 0, "cannot delete container `%s` that is not stopped: %s",
                          id, ar_status_name (status));
 
-  char real_root[PATH_MAX];
-  if (realpath (root, real_root) == NULL)
-    return ar_error_set (err, errno, "state root `%s`", root);
-  cleanup_free char *state_dir = xasprintf ("%s/%s", real_root, id);
+  cleanup_free char *state_dir = ar_container_state_path (root, id, err);
+  if (state_dir == NULL)
+    return -1;
   ar_agent_plan *plan = NULL;
   if (ar_stage_load_plan (state_fd, &plan, err) < 0)
     return -1;
@@ -465,10 +476,9 @@ ar_container_workspace_diff (const char *root, const char *id,
   cleanup_close int state_fd = ar_container_open_dir (root, id, err);
   if (state_fd < 0)
     return -1;
-  char real_root[PATH_MAX];
-  if (realpath (root, real_root) == NULL)
-    return ar_error_set (err, errno, "state root `%s`", root);
-  cleanup_free char *state_dir = xasprintf ("%s/%s", real_root, id);
+  cleanup_free char *state_dir = ar_container_state_path (root, id, err);
+  if (state_dir == NULL)
+    return -1;
   ar_agent_plan *plan = NULL;
   if (ar_stage_load_plan (state_fd, &plan, err) < 0)
     return -1;

@@ -62,6 +62,11 @@ int ar_container_print_state (const char *root, const char *id,
 /* Open <root>/<id>; a missing container is "container `id` does not exist". */
 int ar_container_open_dir (const char *root, const char *id, ar_error_t **err);
 
+/* The absolute path of <root>/<id>: mounts made under it are named by
+ * this path, so a relative --root must not leak into them. */
+char *ar_container_state_path (const char *root, const char *id,
+                               ar_error_t **err);
+
 struct ar_state;
 struct ar_cgroup;
 

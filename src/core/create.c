@@ -176,12 +176,8 @@ make_state_dir (const char *root, const char *id, create_undo *u,
   u->state_fd = openat (u->root_fd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (u->state_fd < 0)
     return ar_error_set (err, errno, "open state dir `%s/%s`", root, id);
-  /* Absolute: mounts made under it are named by this path. */
-  char real_root[PATH_MAX];
-  if (realpath (root, real_root) == NULL)
-    return ar_error_set (err, errno, "state root `%s`", root);
-  u->state_dir = xasprintf ("%s/%s", real_root, id);
-  return 0;
+  u->state_dir = ar_container_state_path (root, id, err);
+  return u->state_dir ? 0 : -1;
 }
 
 /* pid and time namespaces apply to children only: the parent enters them

@@ -267,11 +267,11 @@ static void
 audit_exec (const ar_exec_options *opts, const ar_agent_plan *plan,
             const oci_process *proc, pid_t pid, int status)
 {
-  char real_root[PATH_MAX];
-  if (plan == NULL || realpath (opts->root, real_root) == NULL)
+  if (plan == NULL)
     return;
-  cleanup_free char *state_dir = xasprintf ("%s/%s", real_root, opts->id);
-  ar_stage_audit_exec (plan, state_dir, opts->id, proc, pid, status);
+  cleanup_free char *state_dir = ar_container_state_path (opts->root, opts->id, NULL);
+  if (state_dir)
+    ar_stage_audit_exec (plan, state_dir, opts->id, proc, pid, status);
 }
 
 /* pid and time namespaces take effect for children: the parent enters
