@@ -1,6 +1,7 @@
 #include "config.h"
 #include "state.h"
 #include "../../oci/oci.h"
+#include "cgroups/cgroups.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 
@@ -241,28 +242,12 @@ ar_state_init_alive (const ar_state *s)
 static bool
 cgroup_frozen (const ar_state *s)
 {
-  if (s->cgroup == NULL)
+  ar_cgroup *cg = NULL;
+  if (s->cgroup == NULL || ar_cgroup_deserialize (s->cgroup, &cg, NULL) < 0)
     return false;
-  /* The freezer state is read from the cgroup text: lines "path <dir>". */
-  const char *p = s->cgroup;
-  while ((p = strstr (p, "path ")) != NULL)
-    {
-      p += 5;
-      const char *end = strchrnul (p, '\n');
-      cleanup_free char *dir = strndup (p, (size_t) (end - p));
-      cleanup_free char *v1 = xasprintf ("%s/freezer.state", dir);
-      cleanup_free char *v2 = xasprintf ("%s/cgroup.freeze", dir);
-      char buf[32] = "";
-      cleanup_close int fd = open (v1, O_RDONLY | O_CLOEXEC);
-      if (fd >= 0 && ar_read_all (fd, buf, sizeof buf - 1) > 0)
-        return strncmp (buf, "FROZEN", 6) == 0;
-      cleanup_close int fd2 = open (v2, O_RDONLY | O_CLOEXEC);
-      if (fd2 >= 0 && ar_read_all (fd2, buf, sizeof buf - 1) > 0
-          && buf[0] == '1')
-        return true;
-      p = end;
-    }
-  return false;
+  bool frozen = ar_cgroup_is_frozen (cg);
+  ar_cgroup_free (cg);
+  return frozen;
 }
 
 ar_status

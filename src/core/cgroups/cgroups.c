@@ -1017,6 +1017,31 @@ ar_cgroup_freeze (const ar_cgroup *cg, bool frozen, ar_error_t **err)
                                "nor cgroup v2 is available");
 }
 
+/* The same freezer ar_cgroup_freeze would use: a v1 freezer first, else
+ * v2's cgroup.freeze. */
+bool
+ar_cgroup_is_frozen (const ar_cgroup *cg)
+{
+  const char *file = NULL;
+  for (size_t i = 0; i < cg->n_paths && file == NULL; i++)
+    if (ar_cg_exists (cg->paths[i], "freezer.state"))
+      file = "freezer.state";
+  if (file == NULL)
+    file = "cgroup.freeze";
+  for (size_t i = 0; i < cg->n_paths; i++)
+    {
+      if (!ar_cg_exists (cg->paths[i], file))
+        continue;
+      cleanup_free char *value = NULL;
+      if (ar_cg_read (cg->paths[i], file, &value, NULL) < 0)
+        return false;
+      if (strcmp (file, "freezer.state") == 0)
+        return strncmp (value, "FROZEN", 6) == 0;
+      return value[0] == '1';
+    }
+  return false;
+}
+
 /* ---- persistence -------------------------------------------------------- */
 
 char *

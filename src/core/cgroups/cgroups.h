@@ -70,6 +70,9 @@ void ar_cgroup_free (ar_cgroup *cg);
  * freezer hierarchy when mounted, else cgroup v2's cgroup.freeze. */
 int ar_cgroup_freeze (const ar_cgroup *cg, bool frozen, ar_error_t **err);
 
+/* Whether that freezer holds the container frozen now. */
+bool ar_cgroup_is_frozen (const ar_cgroup *cg);
+
 /* State files keep the cgroup between processes (create, then delete):
  * one "path <dir>" line per entry of `paths`, one "created <dir>" line per
  * entry of `created`, in order. The result is malloc'd. */
