@@ -300,3 +300,32 @@ set_caps() {
 	assert_success
 	assert_output no-tty
 }
+
+@test "personality LINUX32 makes uname -m report a 32-bit machine" {
+	[ "$(uname -m)" = x86_64 ] || skip "LINUX32 check written for x86_64 hosts"
+	update_config '.linux.personality = {"domain": "LINUX32"}'
+	run ctr_run uname -m
+	assert_success
+	assert_output i686
+}
+
+@test "scheduler SCHED_BATCH and ioPriority reach the process" {
+	update_config '.process.scheduler = {"policy": "SCHED_BATCH", "nice": 5}
+		| .process.ioPriority = {"class": "IOPRIO_CLASS_BE", "priority": 6}'
+	# field 41 of /proc/PID/stat is the policy: 3 is SCHED_BATCH
+	run ctr_run sh -c 'cut -d" " -f41 /proc/self/stat; ionice -p $$'
+	assert_success
+	assert_equal "${lines[0]}" 3
+	assert_output_contains "best-effort"
+	assert_output_contains "prio 6"
+}
+
+@test "a session keyring of the container's own, unless --no-new-keyring" {
+	set_args sh -c 'sleep 30'
+	runtime run --detach --bundle "$BUNDLE" "$CID"
+	grep -q "_ses.$CID" /proc/keys || fail "no _ses.$CID keyring"
+	runtime delete --force "$CID"
+	runtime create --no-new-keyring --bundle "$BUNDLE" "$CID-nk"
+	! grep -q "_ses.$CID-nk" /proc/keys || fail "a keyring was made despite --no-new-keyring"
+	runtime delete --force "$CID-nk"
+}
