@@ -277,10 +277,9 @@ connect_to_host (create_ctx *c, ar_error_t **err)
 static int
 install_filter (create_ctx *c, ar_error_t **err)
 {
-  cleanup_free char *rules = egress_container_ruleset (&c->filter);
   if (egress_enter_netns (c->ctr_ns, "container's", err) < 0)
     return -1;
-  int r = egress_nft_run (rules, err);
+  int r = egress_nft_container_filter (&c->filter, err);
   if (egress_enter_netns (c->host_ns, "host's", err) < 0)
     return -1;
   return r;

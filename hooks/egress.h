@@ -97,9 +97,7 @@ int egress_addr_add (const char *ifname, struct in_addr addr,
 int egress_route_default (const char *ifname, struct in_addr gw,
                           ar_error_t **err);
 
-/* ---- egress_nft.c ---- */
-/* Run nft commands in the current netns. */
-int egress_nft_run (const char *commands, ar_error_t **err);
+/* ---- egress_nft.c: the rules, over netlink ---- */
 typedef struct
 {
   egress_mode mode;
@@ -110,12 +108,22 @@ typedef struct
   struct in_addr gateway; /* an engine's bridge gateway */
   int nflog_group;        /* -1: no logging of refusals */
 } egress_filter;
-char *egress_container_ruleset (const egress_filter *f);
-/* The shared host table (made once), and a container's elements in it:
- * its veth name (pair false) or the veth and its /30 (pair true). */
-char *egress_host_table (void);
-char *egress_host_elements (const char *verb, const char *hash,
-                            const egress_lease *lease, bool pair);
+/* The container's table, in the current netns (replacing an older one). */
+int egress_nft_container_filter (const egress_filter *f, ar_error_t **err);
+/* An address a DNS answer allowed, for `ttl` seconds (port 0: all). */
+typedef struct
+{
+  int family;
+  uint8_t addr[16];
+  uint16_t port;
+  uint32_t ttl;
+} egress_learnt;
+int egress_nft_learn (const egress_learnt *items, size_t n, ar_error_t **err);
+/* A container's veth `ar<hash>` and its /30 in the shared host table
+ * (made when missing); detach with `lease` NULL removes the veth only. */
+int egress_nft_host_attach (const char *hash, const egress_lease *lease,
+                            ar_error_t **err);
+void egress_nft_host_detach (const char *hash, const egress_lease *lease);
 
 /* ---- egress_lease.c ---- */
 /* Take a /30 (reclaiming dead containers' first) and put it and the

@@ -78,34 +78,16 @@ owner_alive (const lease_owner *owner)
 }
 
 static void
-nft_quietly (char *commands)
-{
-  cleanup_error ar_error_t *ignored = NULL;
-  egress_nft_run (commands, &ignored);
-  free (commands);
-}
-
-/* A failed transaction changes nothing: when one element is already
- * gone, the other is removed on its own. */
-static void
 detach_host (const char *pool, const char *hash, long index)
 {
   struct in_addr base;
   unsigned n_slots;
   cleanup_error ar_error_t *ignored = NULL;
   egress_lease lease = { 0 };
-  if (index >= 0 && egress_pool_parse (pool, &base, &n_slots, &ignored) == 0)
-    {
-      lease_addresses (base, (unsigned) index, &lease);
-      cleanup_free char *pair = egress_host_elements ("delete", hash, &lease, true);
-      cleanup_free char *link = egress_host_elements ("delete", hash, &lease, false);
-      cleanup_free char *both = xasprintf ("%s%s", pair, link);
-      /* Both are there in the usual case: one transaction. */
-      if (egress_nft_run (both, &ignored) == 0)
-        return;
-      nft_quietly (xstrdup (pair));
-    }
-  nft_quietly (egress_host_elements ("delete", hash, &lease, false));
+  bool known = index >= 0 && egress_pool_parse (pool, &base, &n_slots, &ignored) == 0;
+  if (known)
+    lease_addresses (base, (unsigned) index, &lease);
+  egress_nft_host_detach (hash, known ? &lease : NULL);
 }
 
 /* Deleting a veth ourselves costs a synchronous unregister (15 ms and
@@ -227,22 +209,6 @@ reclaim_stale (int dirfd, const char *pool, const char *id)
     }
 }
 
-/* The shared host table is made by the first create that finds it
- * missing; creates are serialised by the lease lock, so only one does. */
-static int
-attach_host (const char *hash, const egress_lease *lease, ar_error_t **err)
-{
-  cleanup_free char *link = egress_host_elements ("add", hash, lease, false);
-  cleanup_free char *pair = egress_host_elements ("add", hash, lease, true);
-  cleanup_free char *both = xasprintf ("%s%s", link, pair);
-  cleanup_error ar_error_t *missing = NULL;
-  if (egress_nft_run (both, &missing) == 0)
-    return 0;
-  cleanup_free char *table = egress_host_table ();
-  cleanup_free char *all = xasprintf ("%s%s", table, both);
-  return egress_nft_run (all, err);
-}
-
 int
 egress_lease_take (const char *pool, const char *id, pid_t pid,
                    const char *hash, egress_lease *out, ar_error_t **err)
@@ -266,7 +232,7 @@ egress_lease_take (const char *pool, const char *id, pid_t pid,
       if (ar_write_file_atomic_at (dirfd, name, owner, strlen (owner), 0600, err) < 0)
         return -1;
       lease_addresses (base, i, out);
-      if (attach_host (hash, out, err) < 0)
+      if (egress_nft_host_attach (hash, out, err) < 0)
         {
           unlinkat (dirfd, name, 0);
           return -1;

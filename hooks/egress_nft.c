@@ -1,215 +1,577 @@
-/* The nftables rules, as nft text run through libnftables in the current
- * netns (one transaction per buffer: the table appears whole or not at
- * all).
+/* The nftables rules, built as netlink objects (egress_batch.h), one
+ * transaction each: a table appears whole or not at all.
  *
  * In the container's netns, table inet agentrun:
  *   output: policy drop. lo (our resolver on 127.0.0.53 lives there) and
  *   replies pass; host services (link-local and metadata, the host side
  *   of the veth, an engine's gateway), DNS to anyone but the resolver,
  *   ICMP and anything an engine DNATs on lo are refused first, so that no
- *   allow entry (not even 0.0.0.0/0) opens them; then the allow sets.
+ *   allow entry (not even 0.0.0.0/0) opens them; then the allow entries:
+ *   single addresses in sets, networks as one rule each, and the sets of
+ *   addresses learnt from DNS answers (with their TTL as timeout).
  *   Refusals are fast: a TCP reset, an ICMP admin-prohibited otherwise.
  *   input: only lo, replies and IPv6 neighbour discovery.
  * On the host, table inet agentrun-egress (shared): masquerade and forward
  * for each container's /30 from its own veth only, and nothing from a
- * veth to the host itself. */
+ * veth to the host itself.
+ *
+ * `nft list ruleset` shows all of it the usual way. */
 #include "config.h"
 #include "egress.h"
+#include "egress_batch.h"
 #include "../src/util/cleanup.h"
 
 #include <arpa/inet.h>
-#include <nftables/libnftables.h>
-#include <stdio.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <string.h>
 
-int
-egress_nft_run (const char *commands, ar_error_t **err)
-{
-  struct nft_ctx *nft = nft_ctx_new (NFT_CTX_DEFAULT);
-  if (nft == NULL)
-    return ar_error_set (err, 0, "nftables: cannot make a context");
-  nft_ctx_buffer_output (nft);
-  nft_ctx_buffer_error (nft);
-  int r = nft_run_cmd_from_buffer (nft, commands);
-  if (r != 0)
-    {
-      const char *msg = nft_ctx_get_error_buffer (nft);
-      cleanup_free char *line = strndup (msg ? msg : "", 400);
-      for (char *p = line; *p; p++)
-        if (*p == '\n')
-          *p = ' ';
-      ar_error_set (err, 0, "nftables: %s", *line ? line : "failed");
-    }
-  nft_ctx_free (nft);
-  return r != 0 ? -1 : 0;
-}
+/* nftables' datatype numbers (for `nft list`); concatenations shift. */
+#define TYPE_IPADDR 7
+#define TYPE_IP6ADDR 8
+#define TYPE_INET_SERVICE 13
+#define TYPE_ICMP6_TYPE 29
+#define TYPE_IFNAME 41
+#define CONCAT(a, b) (((a) << 6) | (b))
 
-/* A growing string. */
+#define CT_STATE_ESTABLISHED_RELATED 0x6 /* NF_CT_STATE_BIT of both */
+#define CT_STATUS_DNAT 0x20              /* IPS_DST_NAT */
+#define LO_IFINDEX 1
+
+/* Registers: the first value in REG, a second one right after it (a
+ * concatenated key is read from consecutive 32-bit registers). */
+#define REG NFT_REG32_00
+#define REG_AFTER_4_BYTES NFT_REG32_01
+#define REG_AFTER_16_BYTES NFT_REG32_04
+#define PRIORITY_SRCNAT 100
+
+static void
+free_batch (egress_batch **b)
+{
+  egress_batch_free (*b);
+}
+#define cleanup_batch __attribute__ ((cleanup (free_batch)))
+
+/* An address or network, in network byte order. */
 typedef struct
 {
-  char *buf;
-  size_t len, cap;
-} text;
+  int family;
+  uint8_t addr[16];
+  unsigned prefix;
+} network;
 
-static void __attribute__ ((format (printf, 2, 3)))
-put (text *t, const char *fmt, ...)
-{
-  va_list ap;
-  for (;;)
-    {
-      va_start (ap, fmt);
-      int n = vsnprintf (t->buf + t->len, t->cap - t->len, fmt, ap);
-      va_end (ap);
-      if ((size_t) n < t->cap - t->len)
-        {
-          t->len += (size_t) n;
-          return;
-        }
-      t->cap = (t->cap + (size_t) n) * 2;
-      t->buf = xrealloc (t->buf, t->cap);
-    }
-}
-
-/* The static elements of one set: entries of `kind`, with or without a
- * port. Returns how many were written. */
 static size_t
-put_elements (text *t, const egress_allowlist *allow, egress_entry_kind kind,
-              bool with_port)
+addr_len (int family)
 {
-  size_t n = 0;
-  for (size_t i = 0; allow && i < allow->len; i++)
+  return family == AF_INET ? 4 : 16;
+}
+
+static bool
+parse_network (const char *text, network *n)
+{
+  char copy[INET6_ADDRSTRLEN + 8];
+  snprintf (copy, sizeof copy, "%s", text);
+  char *slash = strchr (copy, '/');
+  if (slash)
+    *slash = '\0';
+  n->family = strchr (copy, ':') ? AF_INET6 : AF_INET;
+  n->prefix = (unsigned) (addr_len (n->family) * 8);
+  if (slash)
+    n->prefix = (unsigned) strtoul (slash + 1, NULL, 10);
+  memset (n->addr, 0, sizeof n->addr);
+  return inet_pton (n->family, copy, n->addr) == 1;
+}
+
+static bool
+is_single_address (const network *n)
+{
+  return n->prefix == addr_len (n->family) * 8;
+}
+
+static void
+prefix_mask (const network *n, uint8_t mask[16])
+{
+  memset (mask, 0, 16);
+  for (unsigned bit = 0; bit < n->prefix; bit++)
+    mask[bit / 8] |= (uint8_t) (0x80 >> (bit % 8));
+}
+
+/* ---- matches ---------------------------------------------------------- */
+
+static void
+match_u8 (struct nftnl_rule *r, uint32_t meta_key, uint8_t value)
+{
+  egress_expr_meta (r, meta_key, REG);
+  egress_expr_cmp (r, REG, NFT_CMP_EQ, &value, 1);
+}
+
+static void
+match_family (struct nftnl_rule *r, int family)
+{
+  match_u8 (r, NFT_META_NFPROTO, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
+}
+
+static void
+match_oif_lo (struct nftnl_rule *r, uint32_t meta_key)
+{
+  uint32_t lo = LO_IFINDEX;
+  egress_expr_meta (r, meta_key, REG);
+  egress_expr_cmp (r, REG, NFT_CMP_EQ, &lo, sizeof lo);
+}
+
+static void
+match_bits (struct nftnl_rule *r, uint32_t ct_key, uint32_t bits)
+{
+  uint32_t zero = 0;
+  egress_expr_ct (r, ct_key, REG);
+  egress_expr_bitwise (r, REG, &bits, sizeof bits);
+  egress_expr_cmp (r, REG, NFT_CMP_NEQ, &zero, sizeof zero);
+}
+
+/* The family check, then the destination address into REG. */
+static void
+load_daddr (struct nftnl_rule *r, int family)
+{
+  match_family (r, family);
+  if (family == AF_INET)
+    egress_expr_payload (r, NFT_PAYLOAD_NETWORK_HEADER, 16, 4, REG);
+  else
+    egress_expr_payload (r, NFT_PAYLOAD_NETWORK_HEADER, 24, 16, REG);
+}
+
+static void
+match_daddr (struct nftnl_rule *r, const network *n)
+{
+  size_t len = addr_len (n->family);
+  if (n->prefix == 0)
     {
-      const egress_entry *e = &allow->items[i];
-      if (e->kind != kind || (e->port != 0) != with_port)
-        continue;
-      put (t, n ? ", " : " elements = { ");
-      if (with_port)
-        put (t, "%s . %u", e->text, e->port);
-      else
-        put (t, "%s", e->text);
-      n++;
+      match_family (r, n->family);
+      return;
     }
-  if (n)
-    put (t, " };");
-  return n;
+  load_daddr (r, n->family);
+  if (!is_single_address (n))
+    {
+      uint8_t mask[16];
+      prefix_mask (n, mask);
+      egress_expr_bitwise (r, REG, mask, len);
+    }
+  egress_expr_cmp (r, REG, NFT_CMP_EQ, n->addr, len);
 }
 
 static void
-put_sets (text *t, const egress_allowlist *allow)
+match_dport (struct nftnl_rule *r, uint16_t port)
 {
-  put (t, "  set allow4 { type ipv4_addr; flags interval;");
-  put_elements (t, allow, ENTRY_NET4, false);
-  put (t, " }\n  set allow6 { type ipv6_addr; flags interval;");
-  put_elements (t, allow, ENTRY_NET6, false);
-  put (t, " }\n  set allow4p { type ipv4_addr . inet_service; flags timeout;");
-  put_elements (t, allow, ENTRY_NET4, true);
-  put (t, " }\n  set allow6p { type ipv6_addr . inet_service; flags timeout;");
-  put_elements (t, allow, ENTRY_NET6, true);
-  put (t, " }\n"
-          "  set dyn4 { type ipv4_addr; flags timeout; }\n"
-          "  set dyn6 { type ipv6_addr; flags timeout; }\n");
+  uint16_t be = htons (port);
+  egress_expr_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, REG);
+  egress_expr_cmp (r, REG, NFT_CMP_EQ, &be, sizeof be);
+}
+
+/* ---- the container's table -------------------------------------------- */
+
+#define CHAIN_REFUSE "refuse"
+#define CHAIN_OUTPUT "output"
+#define CHAIN_INPUT "input"
+
+static const uint8_t l4_tcp_udp[] = { IPPROTO_TCP, IPPROTO_UDP };
+
+static void
+add_container_sets (egress_batch *b)
+{
+  static const egress_set_spec sets[] = {
+    { "allow4", TYPE_IPADDR, 4, 0, NULL, 0 },
+    { "allow6", TYPE_IP6ADDR, 16, 0, NULL, 0 },
+    { "allow4p", CONCAT (TYPE_IPADDR, TYPE_INET_SERVICE), 8, NFT_SET_TIMEOUT, NULL, 0 },
+    { "allow6p", CONCAT (TYPE_IP6ADDR, TYPE_INET_SERVICE), 20, NFT_SET_TIMEOUT, NULL, 0 },
+    { "dyn4", TYPE_IPADDR, 4, NFT_SET_TIMEOUT, NULL, 0 },
+    { "dyn6", TYPE_IP6ADDR, 16, NFT_SET_TIMEOUT, NULL, 0 },
+    { "nd_out", TYPE_ICMP6_TYPE, 1, 0, NULL, 0 },
+    { "nd_in", TYPE_ICMP6_TYPE, 1, 0, NULL, 0 },
+  };
+  for (size_t i = 0; i < sizeof sets / sizeof *sets; i++)
+    egress_batch_add_set (b, &sets[i]);
+  static const uint8_t nd_out[] = { 135, 136, 133, 131, 143 };
+  static const uint8_t nd_in[] = { 135, 136, 134 };
+  for (size_t i = 0; i < sizeof nd_out; i++)
+    egress_batch_element (b, "nd_out", true, &nd_out[i], 1, NULL, 0);
+  for (size_t i = 0; i < sizeof nd_in; i++)
+    egress_batch_element (b, "nd_in", true, &nd_in[i], 1, NULL, 0);
+}
+
+/* Key of an address . port set element: the port padded to 4 bytes. */
+static size_t
+port_key (const uint8_t *addr, int family, uint16_t port, uint8_t key[20])
+{
+  size_t len = addr_len (family);
+  uint16_t be = htons (port);
+  memset (key, 0, 20);
+  memcpy (key, addr, len);
+  memcpy (key + len, &be, sizeof be);
+  return len + 4;
 }
 
 static void
-put_host_service_refusals (text *t, const egress_filter *f)
+add_refuse_chain (egress_batch *b, const egress_filter *f)
 {
-  char addr[INET_ADDRSTRLEN];
-  put (t, "    ip daddr 169.254.0.0/16 goto refuse\n"
-          "    ip6 daddr fe80::/10 goto refuse\n");
-  if (f->has_host_addr)
-    put (t, "    ip daddr %s goto refuse\n",
-         inet_ntop (AF_INET, &f->host_addr, addr, sizeof addr));
-  if (f->has_gateway)
-    put (t, "    ip daddr %s goto refuse\n",
-         inet_ntop (AF_INET, &f->gateway, addr, sizeof addr));
+  egress_batch_add_chain (b, CHAIN_REFUSE, -1, 0, NULL, 0);
+  struct nftnl_rule *r;
+  if (f->nflog_group >= 0)
+    {
+      r = egress_rule_new (b, CHAIN_REFUSE);
+      egress_expr_limit (r, 20, 40);
+      egress_expr_log (r, (uint16_t) f->nflog_group);
+      egress_batch_add_rule (b, r);
+    }
+  r = egress_rule_new (b, CHAIN_REFUSE);
+  match_u8 (r, NFT_META_L4PROTO, IPPROTO_TCP);
+  egress_expr_reject (r, NFT_REJECT_TCP_RST, 0);
+  egress_batch_add_rule (b, r);
+  r = egress_rule_new (b, CHAIN_REFUSE);
+  egress_expr_reject (r, NFT_REJECT_ICMPX_UNREACH, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+  egress_batch_add_rule (b, r);
 }
 
-char *
-egress_container_ruleset (const egress_filter *f)
+/* Neighbour discovery (link-local and multicast destinations only on the
+ * way out): without it no IPv6 at all works on a link. */
+static void
+add_neighbour_discovery (egress_batch *b, const char *chain, const char *types)
 {
-  text t = { 0 };
+  static const char *const out_prefixes[] = { "fe80::/10", "ff02::/16", NULL };
+  static const char *const any[] = { "::/0", NULL };
+  const char *const *prefixes = strcmp (chain, CHAIN_OUTPUT) == 0 ? out_prefixes : any;
+  for (size_t i = 0; prefixes[i]; i++)
+    {
+      network n;
+      parse_network (prefixes[i], &n);
+      struct nftnl_rule *r = egress_rule_new (b, chain);
+      match_daddr (r, &n);
+      match_u8 (r, NFT_META_L4PROTO, IPPROTO_ICMPV6);
+      egress_expr_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, REG);
+      egress_expr_lookup (r, REG, types, false);
+      egress_expr_verdict (r, NF_ACCEPT, NULL);
+      egress_batch_add_rule (b, r);
+    }
+}
+
+static void
+refuse_network (egress_batch *b, const network *n)
+{
+  struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+  match_daddr (r, n);
+  egress_expr_verdict (r, NFT_GOTO, CHAIN_REFUSE);
+  egress_batch_add_rule (b, r);
+}
+
+static void
+refuse_host_services (egress_batch *b, const egress_filter *f)
+{
+  network n;
+  parse_network ("169.254.0.0/16", &n);
+  refuse_network (b, &n);
+  parse_network ("fe80::/10", &n);
+  refuse_network (b, &n);
+  const struct in_addr *hosts[] = { f->has_host_addr ? &f->host_addr : NULL,
+                                    f->has_gateway ? &f->gateway : NULL };
+  for (size_t i = 0; i < 2; i++)
+    if (hosts[i])
+      {
+        n = (network){ .family = AF_INET, .prefix = 32 };
+        memcpy (n.addr, hosts[i], 4);
+        refuse_network (b, &n);
+      }
+  for (size_t i = 0; i < sizeof l4_tcp_udp; i++)
+    {
+      struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+      match_u8 (r, NFT_META_L4PROTO, l4_tcp_udp[i]);
+      match_dport (r, 53);
+      egress_expr_verdict (r, NFT_GOTO, CHAIN_REFUSE);
+      egress_batch_add_rule (b, r);
+    }
+  static const uint8_t icmp[] = { IPPROTO_ICMP, IPPROTO_ICMPV6 };
+  for (size_t i = 0; i < sizeof icmp; i++)
+    {
+      struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+      match_u8 (r, NFT_META_L4PROTO, icmp[i]);
+      egress_expr_verdict (r, NFT_GOTO, CHAIN_REFUSE);
+      egress_batch_add_rule (b, r);
+    }
+}
+
+static void
+accept_rule (egress_batch *b, struct nftnl_rule *r)
+{
+  egress_expr_verdict (r, NF_ACCEPT, NULL);
+  egress_batch_add_rule (b, r);
+}
+
+/* The set lookups: static single addresses and what DNS answers add. */
+static void
+accept_sets (egress_batch *b)
+{
+  static const struct
+  {
+    int family;
+    const char *set;
+  } plain[] = { { AF_INET, "allow4" }, { AF_INET, "dyn4" },
+                { AF_INET6, "allow6" }, { AF_INET6, "dyn6" } };
+  for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+    {
+      struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+      load_daddr (r, plain[i].family);
+      egress_expr_lookup (r, REG, plain[i].set, false);
+      accept_rule (b, r);
+    }
+  for (int v6 = 0; v6 <= 1; v6++)
+    for (size_t i = 0; i < sizeof l4_tcp_udp; i++)
+      {
+        struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+        match_u8 (r, NFT_META_L4PROTO, l4_tcp_udp[i]);
+        load_daddr (r, v6 ? AF_INET6 : AF_INET);
+        egress_expr_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2,
+                             v6 ? REG_AFTER_16_BYTES : REG_AFTER_4_BYTES);
+        egress_expr_lookup (r, REG, v6 ? "allow6p" : "allow4p", false);
+        accept_rule (b, r);
+      }
+}
+
+/* One static entry: a set element for a single address (with its port,
+ * if any), a rule for a network. */
+static void
+accept_entry (egress_batch *b, const egress_entry *e)
+{
+  network n;
+  if ((e->kind != ENTRY_NET4 && e->kind != ENTRY_NET6) || !parse_network (e->text, &n))
+    return;
+  bool v6 = n.family == AF_INET6;
+  if (is_single_address (&n))
+    {
+      uint8_t key[20];
+      if (e->port == 0)
+        egress_batch_element (b, v6 ? "allow6" : "allow4", true, n.addr,
+                              addr_len (n.family), NULL, 0);
+      else
+        egress_batch_element (b, v6 ? "allow6p" : "allow4p", true, key,
+                              port_key (n.addr, n.family, e->port, key), NULL, 0);
+      return;
+    }
+  /* A network takes no port (egress_entry_parse). */
+  struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+  match_daddr (r, &n);
+  accept_rule (b, r);
+}
+
+static void
+add_output_chain (egress_batch *b, const egress_filter *f)
+{
+  egress_batch_add_chain (b, CHAIN_OUTPUT, NF_INET_LOCAL_OUT, 0, "filter", NF_DROP);
+  struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+  match_oif_lo (r, NFT_META_OIF);
+  match_bits (r, NFT_CT_STATUS, CT_STATUS_DNAT);
+  egress_expr_verdict (r, NFT_GOTO, CHAIN_REFUSE);
+  egress_batch_add_rule (b, r);
+  r = egress_rule_new (b, CHAIN_OUTPUT);
+  match_oif_lo (r, NFT_META_OIF);
+  accept_rule (b, r);
+  r = egress_rule_new (b, CHAIN_OUTPUT);
+  match_bits (r, NFT_CT_STATE, CT_STATE_ESTABLISHED_RELATED);
+  accept_rule (b, r);
+  add_neighbour_discovery (b, CHAIN_OUTPUT, "nd_out");
+  refuse_host_services (b, f);
+  if (f->mode == EGRESS_MODE_OPEN)
+    accept_rule (b, egress_rule_new (b, CHAIN_OUTPUT));
+  accept_sets (b);
+  for (size_t i = 0; f->allow && i < f->allow->len; i++)
+    accept_entry (b, &f->allow->items[i]);
+  r = egress_rule_new (b, CHAIN_OUTPUT);
+  egress_expr_verdict (r, NFT_GOTO, CHAIN_REFUSE);
+  egress_batch_add_rule (b, r);
+}
+
+static void
+add_input_chain (egress_batch *b)
+{
+  egress_batch_add_chain (b, CHAIN_INPUT, NF_INET_LOCAL_IN, 0, "filter", NF_DROP);
+  struct nftnl_rule *r = egress_rule_new (b, CHAIN_INPUT);
+  match_oif_lo (r, NFT_META_IIF);
+  accept_rule (b, r);
+  r = egress_rule_new (b, CHAIN_INPUT);
+  match_bits (r, NFT_CT_STATE, CT_STATE_ESTABLISHED_RELATED);
+  accept_rule (b, r);
+  add_neighbour_discovery (b, CHAIN_INPUT, "nd_in");
+}
+
+int
+egress_nft_container_filter (const egress_filter *f, ar_error_t **err)
+{
+  cleanup_batch egress_batch *b = egress_batch_new (NFPROTO_INET, EGRESS_CONTAINER_TABLE);
   /* Start from nothing: a second create in the same netns (an engine's
    * restart) replaces, never stacks. */
-  put (&t, "table inet " EGRESS_CONTAINER_TABLE "\n"
-           "delete table inet " EGRESS_CONTAINER_TABLE "\n"
-           "table inet " EGRESS_CONTAINER_TABLE " {\n");
-  put_sets (&t, f->allow);
-  put (&t, "  chain refuse {\n");
-  if (f->nflog_group >= 0)
-    put (&t, "    limit rate 20/second burst 40 packets log group %d\n", f->nflog_group);
-  put (&t, "    meta l4proto tcp reject with tcp reset\n"
-           "    reject with icmpx admin-prohibited\n  }\n");
-  put (&t, "  chain output {\n"
-           "    type filter hook output priority filter; policy drop;\n"
-           "    oif lo ct status dnat goto refuse\n"
-           "    oif lo accept\n"
-           "    ct state established,related accept\n"
-           "    ip6 daddr { fe80::/10, ff02::/16 } icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-solicit, mld-listener-report, mld2-listener-report } accept\n");
-  put_host_service_refusals (&t, f);
-  put (&t, "    meta l4proto { tcp, udp } th dport 53 goto refuse\n"
-           "    meta l4proto { icmp, ipv6-icmp } goto refuse\n");
-  if (f->mode == EGRESS_MODE_OPEN)
-    put (&t, "    accept\n");
-  put (&t, "    ip daddr @allow4 accept\n"
-           "    ip daddr @dyn4 accept\n"
-           "    ip6 daddr @allow6 accept\n"
-           "    ip6 daddr @dyn6 accept\n"
-           "    meta l4proto { tcp, udp } ip daddr . th dport @allow4p accept\n"
-           "    meta l4proto { tcp, udp } ip6 daddr . th dport @allow6p accept\n"
-           "    goto refuse\n  }\n");
-  put (&t, "  chain input {\n"
-           "    type filter hook input priority filter; policy drop;\n"
-           "    iif lo accept\n"
-           "    ct state established,related accept\n"
-           "    icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert, nd-router-advert } accept\n"
-           "  }\n}\n");
-  return t.buf;
+  egress_batch_add_table (b);
+  egress_batch_delete_table (b);
+  egress_batch_add_table (b);
+  add_container_sets (b);
+  add_refuse_chain (b, f);
+  add_output_chain (b, f);
+  add_input_chain (b);
+  return egress_batch_commit (b, err);
 }
 
-/* One host table for all containers, made once and kept: each container
- * only adds its veth and /30 to the sets. Registering a NAT or filter
- * hook is what costs (the kernel patches its code when the first hook of
- * a kind appears and again when the last goes: 5-10 ms in a VM), so the
- * table also holds an empty output chain: with it, the chains in each
- * container's netns never are the first of their kind. */
-char *
-egress_host_table (void)
+int
+egress_nft_learn (const egress_learnt *items, size_t n, ar_error_t **err)
 {
-  return xstrdup (
-      "table inet " EGRESS_HOST_TABLE " {\n"
-      "  set links { type ifname; }\n"
-      "  set pairs { type ifname . ipv4_addr; flags interval; }\n"
-      "  chain postrouting {\n"
-      "    type nat hook postrouting priority srcnat; policy accept;\n"
-      "    iifname . ip saddr @pairs oifname != @links masquerade\n"
-      "  }\n"
-      "  chain forward {\n"
-      "    type filter hook forward priority filter; policy accept;\n"
-      "    iifname . ip saddr @pairs accept\n"
-      "    iifname @links drop\n"
-      "    oifname @links ct state established,related accept\n"
-      "    oifname @links drop\n"
-      "  }\n"
-      "  chain input {\n"
-      "    type filter hook input priority filter; policy accept;\n"
-      "    iifname @links ct state established,related accept\n"
-      "    iifname @links drop\n"
-      "  }\n"
-      "  chain output {\n"
-      "    type filter hook output priority filter; policy accept;\n"
-      "  }\n"
-      "}\n");
+  cleanup_batch egress_batch *b = egress_batch_new (NFPROTO_INET, EGRESS_CONTAINER_TABLE);
+  for (size_t i = 0; i < n; i++)
+    {
+      const egress_learnt *l = &items[i];
+      bool v6 = l->family == AF_INET6;
+      uint64_t timeout_ms = (uint64_t) l->ttl * 1000;
+      uint8_t key[20];
+      if (l->port == 0)
+        egress_batch_element (b, v6 ? "dyn6" : "dyn4", true, l->addr,
+                              addr_len (l->family), NULL, timeout_ms);
+      else
+        egress_batch_element (b, v6 ? "allow6p" : "allow4p", true, key,
+                              port_key (l->addr, l->family, l->port, key), NULL,
+                              timeout_ms);
+    }
+  return egress_batch_commit (b, err);
 }
 
-char *
-egress_host_elements (const char *verb, const char *hash,
-                      const egress_lease *lease, bool pair)
+/* ---- the host's table ------------------------------------------------- */
+
+#define HOST_LINKS "links"
+#define HOST_PAIRS "pairs"
+
+/* iifname/oifname into REG and a lookup in the links set. */
+static void
+match_link (struct nftnl_rule *r, uint32_t meta_key, bool inverted)
 {
-  char net[INET_ADDRSTRLEN];
-  inet_ntop (AF_INET, &lease->network, net, sizeof net);
-  if (pair)
-    return xasprintf ("%s element inet " EGRESS_HOST_TABLE
-                      " pairs { \"ar%s\" . %s/30 }\n", verb, hash, net);
-  return xasprintf ("%s element inet " EGRESS_HOST_TABLE " links { \"ar%s\" }\n",
-                    verb, hash);
+  egress_expr_meta (r, meta_key, REG);
+  egress_expr_lookup (r, REG, HOST_LINKS, inverted);
+}
+
+/* iifname . ip saddr in the pairs set: a container's own address from its
+ * own veth. */
+static void
+match_pair (struct nftnl_rule *r)
+{
+  match_family (r, AF_INET);
+  egress_expr_meta (r, NFT_META_IIFNAME, REG);
+  egress_expr_payload (r, NFT_PAYLOAD_NETWORK_HEADER, 12, 4, REG_AFTER_16_BYTES);
+  egress_expr_lookup (r, REG, HOST_PAIRS, false);
+}
+
+static void
+host_rule (egress_batch *b, const char *chain, int kind, int verdict)
+{
+  struct nftnl_rule *r = egress_rule_new (b, chain);
+  switch (kind)
+    {
+    case 'p': match_pair (r); break;
+    case 'i': match_link (r, NFT_META_IIFNAME, false); break;
+    case 'o': match_link (r, NFT_META_OIFNAME, false); break;
+    }
+  if (verdict == NF_ACCEPT && kind != 'p')
+    match_bits (r, NFT_CT_STATE, CT_STATE_ESTABLISHED_RELATED);
+  egress_expr_verdict (r, verdict, NULL);
+  egress_batch_add_rule (b, r);
+}
+
+/* Made once and kept: each container only adds its veth and /30 to the
+ * sets. Registering a NAT or filter hook is what costs (the kernel
+ * patches its code when the first hook of a kind appears and again when
+ * the last goes: 5-10 ms in a VM), so the table also holds an empty
+ * output chain: with it, the chains in each container's netns never are
+ * the first of their kind. */
+static void
+add_host_table (egress_batch *b)
+{
+  static const uint8_t pair_fields[] = { IFNAMSIZ, 4 };
+  const egress_set_spec links = { HOST_LINKS, TYPE_IFNAME, IFNAMSIZ, 0, NULL, 0, true };
+  const egress_set_spec pairs = { HOST_PAIRS, CONCAT (TYPE_IFNAME, TYPE_IPADDR),
+                                  IFNAMSIZ + 4, NFT_SET_INTERVAL | NFT_SET_CONCAT,
+                                  pair_fields, 2 };
+  egress_batch_add_table (b);
+  egress_batch_add_set (b, &links);
+  egress_batch_add_set (b, &pairs);
+  egress_batch_add_chain (b, "postrouting", NF_INET_POST_ROUTING, PRIORITY_SRCNAT, "nat", NF_ACCEPT);
+  struct nftnl_rule *r = egress_rule_new (b, "postrouting");
+  match_pair (r);
+  match_link (r, NFT_META_OIFNAME, true);
+  egress_expr_masquerade (r);
+  egress_batch_add_rule (b, r);
+  egress_batch_add_chain (b, "forward", NF_INET_FORWARD, 0, "filter", NF_ACCEPT);
+  host_rule (b, "forward", 'p', NF_ACCEPT);
+  host_rule (b, "forward", 'i', NF_DROP);
+  host_rule (b, "forward", 'o', NF_ACCEPT);
+  host_rule (b, "forward", 'o', NF_DROP);
+  egress_batch_add_chain (b, "input", NF_INET_LOCAL_IN, 0, "filter", NF_ACCEPT);
+  host_rule (b, "input", 'i', NF_ACCEPT);
+  host_rule (b, "input", 'i', NF_DROP);
+  egress_batch_add_chain (b, "output", NF_INET_LOCAL_OUT, 0, "filter", NF_ACCEPT);
+}
+
+static void
+link_key (const char *hash, uint8_t key[IFNAMSIZ])
+{
+  memset (key, 0, IFNAMSIZ);
+  snprintf ((char *) key, IFNAMSIZ, "ar%s", hash);
+}
+
+static void
+host_elements (egress_batch *b, bool add, const char *hash,
+               const egress_lease *lease, bool link, bool pair)
+{
+  uint8_t key[IFNAMSIZ + 4], key_end[IFNAMSIZ + 4];
+  link_key (hash, key);
+  if (link)
+    egress_batch_element (b, HOST_LINKS, add, key, IFNAMSIZ, NULL, 0);
+  if (!pair)
+    return;
+  uint32_t net = ntohl (lease->network.s_addr);
+  uint32_t first = htonl (net), last = htonl (net + 3);
+  memcpy (key_end, key, IFNAMSIZ);
+  memcpy (key + IFNAMSIZ, &first, 4);
+  memcpy (key_end + IFNAMSIZ, &last, 4);
+  egress_batch_element (b, HOST_PAIRS, add, key, sizeof key, key_end, 0);
+}
+
+static int
+host_transaction (bool with_table, bool add, const char *hash,
+                  const egress_lease *lease, bool link, bool pair,
+                  ar_error_t **err)
+{
+  cleanup_batch egress_batch *b = egress_batch_new (NFPROTO_INET, EGRESS_HOST_TABLE);
+  if (with_table)
+    add_host_table (b);
+  host_elements (b, add, hash, lease, link, pair);
+  return egress_batch_commit (b, err);
+}
+
+/* The table is made by the first create that finds it missing; creates
+ * are serialised by the lease lock, so only one does. */
+int
+egress_nft_host_attach (const char *hash, const egress_lease *lease,
+                        ar_error_t **err)
+{
+  cleanup_error ar_error_t *missing = NULL;
+  if (host_transaction (false, true, hash, lease, true, true, &missing) == 0)
+    return 0;
+  return host_transaction (true, true, hash, lease, true, true, err);
+}
+
+/* A failed transaction changes nothing: when one element is already
+ * gone, the other is removed on its own. `lease` NULL: only the link. */
+void
+egress_nft_host_detach (const char *hash, const egress_lease *lease)
+{
+  cleanup_error ar_error_t *ignored = NULL;
+  if (lease && host_transaction (false, false, hash, lease, true, true, &ignored) == 0)
+    return;
+  ar_error_free (steal_pointer (&ignored));
+  if (lease)
+    host_transaction (false, false, hash, lease, false, true, &ignored);
+  ar_error_free (steal_pointer (&ignored));
+  host_transaction (false, false, hash, lease, true, false, &ignored);
 }

@@ -327,10 +327,12 @@ clamp_ttl (uint32_t ttl)
          : ttl > EGRESS_TTL_MAX ? EGRESS_TTL_MAX : ttl;
 }
 
+/* What one answer allows, and the same for the audit log. */
 typedef struct
 {
-  char *nft;       /* "add element ..." lines */
-  char *addresses; /* JSON array for the audit log */
+  egress_learnt *items;
+  size_t len;
+  char *addresses; /* JSON array */
 } learnt;
 
 static void
@@ -360,22 +362,26 @@ name_of (const resolver *r, const char *addr)
 }
 
 static void
-learn_address (resolver *r, const pending_query *p, int family,
-               const char *addr, uint32_t ttl, learnt *out)
+learn (learnt *out, int family, const unsigned char *addr, uint16_t port,
+       uint32_t ttl)
 {
+  out->items = xrealloc (out->items, (out->len + 1) * sizeof *out->items);
+  egress_learnt *l = &out->items[out->len++];
+  *l = (egress_learnt){ .family = family, .port = port, .ttl = ttl };
+  memcpy (l->addr, addr, family == AF_INET ? 4 : 16);
+}
+
+static void
+learn_address (resolver *r, const pending_query *p, int family,
+               const unsigned char *raw, uint32_t ttl, learnt *out)
+{
+  char addr[INET6_ADDRSTRLEN];
+  inet_ntop (family, raw, addr, sizeof addr);
   remember_name (r, addr, p->name);
-  const char *v = family == AF_INET ? "4" : "6";
   if (p->n_ports == 0)
-    append (&out->nft, xasprintf ("add element inet " EGRESS_CONTAINER_TABLE
-                                  " dyn%s { %s timeout %us }\n", v, addr, ttl));
+    learn (out, family, raw, 0, ttl);
   for (size_t i = 0; i < p->n_ports; i++)
-    append (&out->nft,
-            p->ports[i] == 0
-                ? xasprintf ("add element inet " EGRESS_CONTAINER_TABLE
-                             " dyn%s { %s timeout %us }\n", v, addr, ttl)
-                : xasprintf ("add element inet " EGRESS_CONTAINER_TABLE
-                             " allow%sp { %s . %u timeout %us }\n", v, addr,
-                             p->ports[i], ttl));
+    learn (out, family, raw, p->ports[i], ttl);
   append (&out->addresses, xasprintf ("%s\"%s\"", out->addresses ? "," : "[", addr));
 }
 
@@ -401,13 +407,10 @@ collect_answers (resolver *r, const unsigned char *msg, size_t len,
       off += 10;
       if (off + rdlen > len)
         return;
-      char text[INET6_ADDRSTRLEN];
       if (type == TYPE_A && rdlen == 4)
-        learn_address (r, p, AF_INET, inet_ntop (AF_INET, msg + off, text, sizeof text),
-                       clamp_ttl (ttl), out);
+        learn_address (r, p, AF_INET, msg + off, clamp_ttl (ttl), out);
       else if (type == TYPE_AAAA && rdlen == 16)
-        learn_address (r, p, AF_INET6, inet_ntop (AF_INET6, msg + off, text, sizeof text),
-                       clamp_ttl (ttl), out);
+        learn_address (r, p, AF_INET6, msg + off, clamp_ttl (ttl), out);
       off += rdlen;
     }
 }
@@ -428,11 +431,11 @@ handle_answer (resolver *r, unsigned char *msg, size_t len)
   if (!r->cfg->forward_all)
     collect_answers (r, msg, len, p, &l);
   cleanup_error ar_error_t *err = NULL;
-  if (l.nft && egress_nft_run (l.nft, &err) < 0)
+  if (l.len && egress_nft_learn (l.items, l.len, &err) < 0)
     {
       /* Without the set entries the answer is useless: say so. */
       audit (r, p->name, p->qtype, "error", NULL);
-      free (l.nft);
+      free (l.items);
       free (l.addresses);
       return;
     }
@@ -440,7 +443,7 @@ handle_answer (resolver *r, unsigned char *msg, size_t len)
   audit (r, p->name, p->qtype, "allowed", addresses);
   set16 (msg, p->client_id);
   send_to_client (r, p->tcp_fd, (struct sockaddr *) &p->client, p->client_len, msg, len);
-  free (l.nft);
+  free (l.items);
   free (l.addresses);
 }
 
@@ -664,7 +667,7 @@ daemon_main (resolver *r, int netns_fd)
   close_all_but (keep, sizeof keep / sizeof *keep);
   /* A TCP client that hangs up before its answer must not end us. */
   signal (SIGPIPE, SIG_IGN);
-  /* nft talks to the netns it runs in: the container's. */
+  /* nftables talks to the netns it runs in: the container's. */
   cleanup_error ar_error_t *err = NULL;
   if (egress_enter_netns (netns_fd, "container's", &err) < 0)
     _exit (1);

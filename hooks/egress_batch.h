@@ -1,0 +1,72 @@
+/* One nftables transaction over netlink (libnftnl + libmnl), built
+ * object by object and committed whole or not at all. Talking netlink
+ * directly rather than through libnftables' text parser is what keeps
+ * the egress controller off a container's start-up path: no cache
+ * fetch, no parser, no extra libraries to load (tens of ms → well under
+ * one). */
+#ifndef AR_HOOKS_EGRESS_BATCH_H
+#define AR_HOOKS_EGRESS_BATCH_H
+
+#include "../src/util/error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct nftnl_rule;
+typedef struct egress_batch egress_batch;
+
+egress_batch *egress_batch_new (uint32_t family, const char *table);
+void egress_batch_free (egress_batch *b);
+
+void egress_batch_add_table (egress_batch *b);
+void egress_batch_delete_table (egress_batch *b);
+/* A regular chain when `hook` is negative; else a base chain. */
+void egress_batch_add_chain (egress_batch *b, const char *name, int hook,
+                             int priority, const char *type, int policy);
+
+typedef struct
+{
+  const char *name;
+  uint32_t key_type; /* nftables' datatype number, for `nft list` */
+  uint32_t key_len;
+  uint32_t flags; /* NFT_SET_* */
+  const uint8_t *concat_lens; /* field lengths of a concatenated interval key */
+  size_t n_concat;
+  bool host_order_key; /* a string key (ifname): how `nft list` must read it */
+} egress_set_spec;
+void egress_batch_add_set (egress_batch *b, const egress_set_spec *spec);
+
+/* Elements; `key_end` is NULL but for ranges in concatenated interval
+ * sets. `timeout_ms` 0: never expires. */
+void egress_batch_element (egress_batch *b, const char *set, bool add,
+                           const void *key, size_t len, const void *key_end,
+                           uint64_t timeout_ms);
+
+/* A rule appended to `chain`; fill it with the egress_expr_* calls, then
+ * egress_batch_add_rule. */
+struct nftnl_rule *egress_rule_new (egress_batch *b, const char *chain);
+void egress_batch_add_rule (egress_batch *b, struct nftnl_rule *r);
+
+void egress_expr_meta (struct nftnl_rule *r, uint32_t key, uint32_t dreg);
+void egress_expr_cmp (struct nftnl_rule *r, uint32_t sreg, uint32_t op,
+                      const void *data, size_t len);
+void egress_expr_payload (struct nftnl_rule *r, uint32_t base,
+                          uint32_t offset, uint32_t len, uint32_t dreg);
+void egress_expr_bitwise (struct nftnl_rule *r, uint32_t reg,
+                          const void *mask, size_t len);
+void egress_expr_ct (struct nftnl_rule *r, uint32_t key, uint32_t dreg);
+void egress_expr_lookup (struct nftnl_rule *r, uint32_t sreg,
+                         const char *set, bool inverted);
+/* NF_ACCEPT, NF_DROP or NFT_GOTO (with `chain`). */
+void egress_expr_verdict (struct nftnl_rule *r, int verdict, const char *chain);
+void egress_expr_reject (struct nftnl_rule *r, uint32_t type, uint32_t code);
+void egress_expr_limit (struct nftnl_rule *r, uint64_t per_second, uint32_t burst);
+void egress_expr_log (struct nftnl_rule *r, uint16_t group);
+void egress_expr_masquerade (struct nftnl_rule *r);
+
+/* Send the transaction in the current netns and wait for the kernel's
+ * verdict on it. */
+int egress_batch_commit (egress_batch *b, ar_error_t **err);
+
+#endif
