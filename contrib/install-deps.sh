@@ -8,7 +8,6 @@ set -euo pipefail
 BUILD_DEPS=(
 	build-essential autoconf automake libtool pkg-config
 	libseccomp-dev libyajl-dev libcap-dev libselinux1-dev
-	libnftnl-dev libmnl-dev
 )
 
 # What tests/run.sh, images/ and bench/ call: bats for the suites,

@@ -1,16 +1,16 @@
-/* Network namespaces and rtnetlink, spoken directly through libmnl: an
- * `ip` process per step would cost more than the whole set-up. Every
+/* Network namespaces and rtnetlink, spoken directly (src/util/netlink.h):
+ * an `ip` process per step would cost more than the whole set-up. Every
  * function acts in the caller's current netns (the netlink socket is made
  * on the spot, and a socket keeps the netns it was made in). */
 #include "config.h"
 #include "egress.h"
 #include "../src/util/cleanup.h"
+#include "../src/util/netlink.h"
 #include "../src/util/sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
-#include <libmnl/libmnl.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
 #include <linux/veth.h>
@@ -49,54 +49,34 @@ egress_enter_netns (int fd, const char *what, ar_error_t **err)
 
 /* One request, one acknowledgement. Returns 0 or -errno. */
 static int
-rtnl_talk (struct nlmsghdr *nlh)
+rtnl_talk (ar_nl_buf *req)
 {
-  struct mnl_socket *nl = mnl_socket_open2 (NETLINK_ROUTE, SOCK_CLOEXEC);
-  if (nl == NULL)
-    return -errno;
-  int r = -EIO;
-  char buf[MNL_SOCKET_BUFFER_SIZE];
-  nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
-  nlh->nlmsg_seq = (uint32_t) time (NULL);
-  if (mnl_socket_bind (nl, 0, MNL_SOCKET_AUTOPID) < 0
-      || mnl_socket_sendto (nl, nlh, nlh->nlmsg_len) < 0)
-    r = -errno;
-  else
-    {
-      ssize_t n = mnl_socket_recvfrom (nl, buf, sizeof buf);
-      if (n < 0)
-        r = -errno;
-      else
-        r = mnl_cb_run (buf, (size_t) n, nlh->nlmsg_seq,
-                        mnl_socket_get_portid (nl), NULL, NULL) < 0
-                ? -errno
-                : 0;
-    }
-  mnl_socket_close (nl);
-  return r;
+  cleanup_error ar_error_t *failure = NULL;
+  cleanup_close int fd = ar_nl_socket (NETLINK_ROUTE, &failure);
+  struct nlmsghdr *nlh = ar_nl_current (req);
+  nlh->nlmsg_flags |= NLM_F_ACK;
+  if (fd < 0 || ar_nl_send (fd, req, &failure) < 0)
+    return -(failure->errno_value ? failure->errno_value : EIO);
+  return ar_nl_wait_ack (fd, nlh->nlmsg_seq, NULL);
 }
 
-static struct nlmsghdr *
-link_request (char *buf, uint16_t type, uint16_t flags, const char *ifname)
+static void
+link_request (ar_nl_buf *req, uint16_t type, uint16_t flags, const char *ifname)
 {
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header (buf);
-  nlh->nlmsg_type = type;
-  nlh->nlmsg_flags = flags;
-  struct ifinfomsg *ifi = mnl_nlmsg_put_extra_header (nlh, sizeof *ifi);
-  ifi->ifi_family = AF_UNSPEC;
-  mnl_attr_put_strz (nlh, IFLA_IFNAME, ifname);
-  return nlh;
+  ar_nl_msg (req, type, flags, 1);
+  struct ifinfomsg ifi = { .ifi_family = AF_UNSPEC };
+  ar_nl_put (req, &ifi, sizeof ifi);
+  ar_nl_attr_str (req, IFLA_IFNAME, ifname);
 }
 
 int
 egress_link_up (const char *ifname, ar_error_t **err)
 {
-  char buf[MNL_SOCKET_BUFFER_SIZE];
-  struct nlmsghdr *nlh = link_request (buf, RTM_NEWLINK, 0, ifname);
-  struct ifinfomsg *ifi = mnl_nlmsg_get_payload (nlh);
-  ifi->ifi_change = IFF_UP;
-  ifi->ifi_flags = IFF_UP;
-  int r = rtnl_talk (nlh);
+  cleanup_nl_buf ar_nl_buf req = { 0 };
+  link_request (&req, RTM_NEWLINK, 0, ifname);
+  struct ifinfomsg *ifi = NLMSG_DATA (ar_nl_current (&req));
+  ifi->ifi_change = ifi->ifi_flags = IFF_UP;
+  int r = rtnl_talk (&req);
   if (r < 0)
     return ar_error_set (err, -r, "set link %s up", ifname);
   return 0;
@@ -139,21 +119,20 @@ int
 egress_veth_create (const char *host_name, int peer_netns_fd,
                     ar_error_t **err)
 {
-  char buf[MNL_SOCKET_BUFFER_SIZE];
-  struct nlmsghdr *nlh = link_request (buf, RTM_NEWLINK,
-                                       NLM_F_CREATE | NLM_F_EXCL, host_name);
-  struct nlattr *linkinfo = mnl_attr_nest_start (nlh, IFLA_LINKINFO);
-  mnl_attr_put_strz (nlh, IFLA_INFO_KIND, "veth");
-  struct nlattr *data = mnl_attr_nest_start (nlh, IFLA_INFO_DATA);
-  struct nlattr *peer = mnl_attr_nest_start (nlh, VETH_INFO_PEER);
-  struct ifinfomsg *peer_ifi = mnl_nlmsg_put_extra_header (nlh, sizeof *peer_ifi);
-  peer_ifi->ifi_family = AF_UNSPEC;
-  mnl_attr_put_strz (nlh, IFLA_IFNAME, "eth0");
-  mnl_attr_put_u32 (nlh, IFLA_NET_NS_FD, (uint32_t) peer_netns_fd);
-  mnl_attr_nest_end (nlh, peer);
-  mnl_attr_nest_end (nlh, data);
-  mnl_attr_nest_end (nlh, linkinfo);
-  int r = rtnl_talk (nlh);
+  cleanup_nl_buf ar_nl_buf req = { 0 };
+  link_request (&req, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, host_name);
+  size_t linkinfo = ar_nl_nest (&req, IFLA_LINKINFO);
+  ar_nl_attr_str (&req, IFLA_INFO_KIND, "veth");
+  size_t data = ar_nl_nest (&req, IFLA_INFO_DATA);
+  size_t peer = ar_nl_nest (&req, VETH_INFO_PEER);
+  struct ifinfomsg peer_ifi = { .ifi_family = AF_UNSPEC };
+  ar_nl_put (&req, &peer_ifi, sizeof peer_ifi);
+  ar_nl_attr_str (&req, IFLA_IFNAME, "eth0");
+  ar_nl_attr_u32 (&req, IFLA_NET_NS_FD, (uint32_t) peer_netns_fd);
+  ar_nl_nest_end (&req, peer);
+  ar_nl_nest_end (&req, data);
+  ar_nl_nest_end (&req, linkinfo);
+  int r = rtnl_talk (&req);
   if (r < 0)
     return ar_error_set (err, -r, "create veth %s", host_name);
   return 0;
@@ -162,8 +141,9 @@ egress_veth_create (const char *host_name, int peer_netns_fd,
 int
 egress_link_delete (const char *ifname)
 {
-  char buf[MNL_SOCKET_BUFFER_SIZE];
-  return rtnl_talk (link_request (buf, RTM_DELLINK, 0, ifname));
+  cleanup_nl_buf ar_nl_buf req = { 0 };
+  link_request (&req, RTM_DELLINK, 0, ifname);
+  return rtnl_talk (&req);
 }
 
 int
@@ -173,18 +153,14 @@ egress_addr_add (const char *ifname, struct in_addr addr, unsigned prefix,
   unsigned index = if_nametoindex (ifname);
   if (index == 0)
     return ar_error_set (err, errno, "no link %s", ifname);
-  char buf[MNL_SOCKET_BUFFER_SIZE];
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header (buf);
-  nlh->nlmsg_type = RTM_NEWADDR;
-  nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
-  struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header (nlh, sizeof *ifa);
-  ifa->ifa_family = AF_INET;
-  ifa->ifa_prefixlen = (unsigned char) prefix;
-  ifa->ifa_scope = RT_SCOPE_UNIVERSE;
-  ifa->ifa_index = index;
-  mnl_attr_put (nlh, IFA_LOCAL, sizeof addr, &addr);
-  mnl_attr_put (nlh, IFA_ADDRESS, sizeof addr, &addr);
-  int r = rtnl_talk (nlh);
+  cleanup_nl_buf ar_nl_buf req = { 0 };
+  ar_nl_msg (&req, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, 1);
+  struct ifaddrmsg ifa = { .ifa_family = AF_INET, .ifa_prefixlen = (unsigned char) prefix,
+                           .ifa_scope = RT_SCOPE_UNIVERSE, .ifa_index = index };
+  ar_nl_put (&req, &ifa, sizeof ifa);
+  ar_nl_attr (&req, IFA_LOCAL, &addr, sizeof addr);
+  ar_nl_attr (&req, IFA_ADDRESS, &addr, sizeof addr);
+  int r = rtnl_talk (&req);
   if (r < 0)
     return ar_error_set (err, -r, "add address to %s", ifname);
   return 0;
@@ -196,20 +172,15 @@ egress_route_default (const char *ifname, struct in_addr gw, ar_error_t **err)
   unsigned index = if_nametoindex (ifname);
   if (index == 0)
     return ar_error_set (err, errno, "no link %s", ifname);
-  char buf[MNL_SOCKET_BUFFER_SIZE];
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header (buf);
-  nlh->nlmsg_type = RTM_NEWROUTE;
-  nlh->nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
-  struct rtmsg *rtm = mnl_nlmsg_put_extra_header (nlh, sizeof *rtm);
-  rtm->rtm_family = AF_INET;
-  rtm->rtm_dst_len = 0;
-  rtm->rtm_table = RT_TABLE_MAIN;
-  rtm->rtm_protocol = RTPROT_BOOT;
-  rtm->rtm_scope = RT_SCOPE_UNIVERSE;
-  rtm->rtm_type = RTN_UNICAST;
-  mnl_attr_put (nlh, RTA_GATEWAY, sizeof gw, &gw);
-  mnl_attr_put_u32 (nlh, RTA_OIF, index);
-  int r = rtnl_talk (nlh);
+  cleanup_nl_buf ar_nl_buf req = { 0 };
+  ar_nl_msg (&req, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, 1);
+  struct rtmsg rtm = { .rtm_family = AF_INET, .rtm_table = RT_TABLE_MAIN,
+                       .rtm_protocol = RTPROT_BOOT, .rtm_scope = RT_SCOPE_UNIVERSE,
+                       .rtm_type = RTN_UNICAST };
+  ar_nl_put (&req, &rtm, sizeof rtm);
+  ar_nl_attr (&req, RTA_GATEWAY, &gw, sizeof gw);
+  ar_nl_attr_u32 (&req, RTA_OIF, index);
+  int r = rtnl_talk (&req);
   if (r < 0)
     return ar_error_set (err, -r, "add default route via %s", ifname);
   return 0;

@@ -2,13 +2,14 @@
  * chain sends the first bytes of each refused packet to NFLOG group
  * EGRESS_NFLOG_GROUP (rate-limited in the rule), which is per netns. The
  * resolver reads them from a socket made in the container's netns and
- * writes one audit line each. Spoken with libmnl, as rtnetlink is. */
+ * writes one audit line each. Spoken directly, as rtnetlink is. */
 #include "config.h"
 #include "egress.h"
+#include "../src/util/cleanup.h"
+#include "../src/util/netlink.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <libmnl/libmnl.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_log.h>
 #include <netinet/ip.h>
@@ -22,62 +23,40 @@
 /* IP header and the ports: all a log line needs. */
 #define COPY_BYTES 80
 
-static struct nlmsghdr *
-config_request (char *buf, uint8_t family, uint16_t group)
+static void
+config_request (ar_nl_buf *req, uint16_t group)
 {
-  struct nlmsghdr *nlh = mnl_nlmsg_put_header (buf);
-  nlh->nlmsg_type = (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG;
-  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-  nlh->nlmsg_seq = (uint32_t) time (NULL);
-  struct nfgenmsg *nfg = mnl_nlmsg_put_extra_header (nlh, sizeof *nfg);
-  nfg->nfgen_family = family;
-  nfg->version = NFNETLINK_V0;
-  nfg->res_id = htons (group);
-  return nlh;
+  ar_nl_msg (req, (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG, NLM_F_ACK,
+             (uint32_t) (req->len + 1));
+  struct nfgenmsg nfg = { .nfgen_family = AF_UNSPEC, .version = NFNETLINK_V0,
+                          .res_id = htons (group) };
+  ar_nl_put (req, &nfg, sizeof nfg);
 }
 
-static int
-config_send (int fd, struct nlmsghdr *nlh)
-{
-  char buf[MNL_SOCKET_BUFFER_SIZE];
-  struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-  if (sendto (fd, nlh, nlh->nlmsg_len, 0, (struct sockaddr *) &kernel, sizeof kernel) < 0)
-    return -1;
-  ssize_t n = recv (fd, buf, sizeof buf, 0);
-  if (n < 0)
-    return -1;
-  return mnl_cb_run (buf, (size_t) n, nlh->nlmsg_seq, 0, NULL, NULL) < 0 ? -1 : 0;
-}
-
+/* Bind the group, then ask for each packet's first bytes, at once: by
+ * default the kernel batches up to 100 of them or a second, and a
+ * container that exits sooner takes them along. Two messages, one
+ * datagram; the second's ack settles both. */
 int
 egress_nflog_open (int *fd, ar_error_t **err)
 {
-  char buf[MNL_SOCKET_BUFFER_SIZE];
-  struct sockaddr_nl local = { .nl_family = AF_NETLINK };
-  *fd = socket (AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_NETFILTER);
-  if (*fd < 0 || bind (*fd, (struct sockaddr *) &local, sizeof local) < 0)
-    goto fail;
-  struct nlmsghdr *nlh = config_request (buf, AF_UNSPEC, EGRESS_NFLOG_GROUP);
+  cleanup_nl_buf ar_nl_buf req = { 0 };
+  config_request (&req, EGRESS_NFLOG_GROUP);
   struct nfulnl_msg_config_cmd cmd = { .command = NFULNL_CFG_CMD_BIND };
-  mnl_attr_put (nlh, NFULA_CFG_CMD, sizeof cmd, &cmd);
-  if (config_send (*fd, nlh) < 0)
-    goto fail;
-  nlh = config_request (buf, AF_UNSPEC, EGRESS_NFLOG_GROUP);
+  ar_nl_attr (&req, NFULA_CFG_CMD, &cmd, sizeof cmd);
+  config_request (&req, EGRESS_NFLOG_GROUP);
   struct nfulnl_msg_config_mode mode = { .copy_range = htonl (COPY_BYTES),
                                          .copy_mode = NFULNL_COPY_PACKET };
-  mnl_attr_put (nlh, NFULA_CFG_MODE, sizeof mode, &mode);
-  /* Each packet at once: by default the kernel batches up to 100 of them
-   * or a second, and a container that exits sooner takes them along. */
-  mnl_attr_put_u32 (nlh, NFULA_CFG_QTHRESH, htonl (1));
-  if (config_send (*fd, nlh) < 0)
-    goto fail;
+  ar_nl_attr (&req, NFULA_CFG_MODE, &mode, sizeof mode);
+  ar_nl_attr_be32 (&req, NFULA_CFG_QTHRESH, 1);
+  cleanup_close int sock = ar_nl_socket (NETLINK_NETFILTER, err);
+  if (sock < 0 || ar_nl_send (sock, &req, err) < 0)
+    return ar_error_prefix (err, "nflog group %d", EGRESS_NFLOG_GROUP);
+  int r = ar_nl_wait_ack (sock, ar_nl_current (&req)->nlmsg_seq, NULL);
+  if (r < 0)
+    return ar_error_set (err, -r, "nflog group %d", EGRESS_NFLOG_GROUP);
+  *fd = steal_fd (&sock);
   return 0;
-fail:;
-  int saved = errno;
-  if (*fd >= 0)
-    close (*fd);
-  *fd = -1;
-  return ar_error_set (err, saved, "nflog group %d", EGRESS_NFLOG_GROUP);
 }
 
 static const char *
@@ -125,44 +104,24 @@ parse_packet (const unsigned char *p, size_t len, egress_refusal *out)
   return true;
 }
 
-typedef struct
-{
-  egress_refusal_fn fn;
-  void *data;
-} walk_ctx;
-
-static int
-attr_cb (const struct nlattr *attr, void *data)
-{
-  const struct nlattr **tb = data;
-  int type = mnl_attr_get_type (attr);
-  if (mnl_attr_type_valid (attr, NFULA_MAX) >= 0)
-    tb[type] = attr;
-  return MNL_CB_OK;
-}
-
-static int
-packet_cb (const struct nlmsghdr *nlh, void *data)
-{
-  walk_ctx *w = data;
-  const struct nlattr *tb[NFULA_MAX + 1] = { 0 };
-  mnl_attr_parse (nlh, sizeof (struct nfgenmsg), attr_cb, tb);
-  egress_refusal r;
-  if (tb[NFULA_PAYLOAD]
-      && parse_packet (mnl_attr_get_payload (tb[NFULA_PAYLOAD]),
-                       mnl_attr_get_payload_len (tb[NFULA_PAYLOAD]), &r))
-    w->fn (&r, w->data);
-  return MNL_CB_OK;
-}
-
 bool
 egress_nflog_read (int fd, egress_refusal_fn fn, void *data)
 {
-  char buf[MNL_SOCKET_BUFFER_SIZE];
+  uint8_t buf[16384] __attribute__ ((aligned (NLMSG_ALIGNTO)));
   ssize_t n = recv (fd, buf, sizeof buf, MSG_DONTWAIT);
   if (n <= 0)
     return false;
-  walk_ctx w = { fn, data };
-  mnl_cb_run (buf, (size_t) n, 0, 0, packet_cb, &w);
+  int left = (int) n;
+  for (struct nlmsghdr *nlh = (struct nlmsghdr *) buf; NLMSG_OK (nlh, left);
+       nlh = NLMSG_NEXT (nlh, left))
+    {
+      const struct nlattr *tb[NFULA_MAX + 1];
+      ar_nl_parse (nlh, sizeof (struct nfgenmsg), tb, NFULA_MAX);
+      egress_refusal r;
+      if (tb[NFULA_PAYLOAD]
+          && parse_packet (ar_nl_attr_data (tb[NFULA_PAYLOAD]),
+                           ar_nl_attr_len (tb[NFULA_PAYLOAD]), &r))
+        fn (&r, data);
+    }
   return true;
 }

@@ -101,20 +101,20 @@ prefix_mask (const network *n, uint8_t mask[16])
 /* ---- matches ---------------------------------------------------------- */
 
 static void
-match_u8 (struct nftnl_rule *r, uint32_t meta_key, uint8_t value)
+match_u8 (egress_rule *r, uint32_t meta_key, uint8_t value)
 {
   egress_expr_meta (r, meta_key, REG);
   egress_expr_cmp (r, REG, NFT_CMP_EQ, &value, 1);
 }
 
 static void
-match_family (struct nftnl_rule *r, int family)
+match_family (egress_rule *r, int family)
 {
   match_u8 (r, NFT_META_NFPROTO, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
 }
 
 static void
-match_oif_lo (struct nftnl_rule *r, uint32_t meta_key)
+match_oif_lo (egress_rule *r, uint32_t meta_key)
 {
   uint32_t lo = LO_IFINDEX;
   egress_expr_meta (r, meta_key, REG);
@@ -122,7 +122,7 @@ match_oif_lo (struct nftnl_rule *r, uint32_t meta_key)
 }
 
 static void
-match_bits (struct nftnl_rule *r, uint32_t ct_key, uint32_t bits)
+match_bits (egress_rule *r, uint32_t ct_key, uint32_t bits)
 {
   uint32_t zero = 0;
   egress_expr_ct (r, ct_key, REG);
@@ -132,7 +132,7 @@ match_bits (struct nftnl_rule *r, uint32_t ct_key, uint32_t bits)
 
 /* The family check, then the destination address into REG. */
 static void
-load_daddr (struct nftnl_rule *r, int family)
+load_daddr (egress_rule *r, int family)
 {
   match_family (r, family);
   if (family == AF_INET)
@@ -142,7 +142,7 @@ load_daddr (struct nftnl_rule *r, int family)
 }
 
 static void
-match_daddr (struct nftnl_rule *r, const network *n)
+match_daddr (egress_rule *r, const network *n)
 {
   size_t len = addr_len (n->family);
   if (n->prefix == 0)
@@ -161,7 +161,7 @@ match_daddr (struct nftnl_rule *r, const network *n)
 }
 
 static void
-match_dport (struct nftnl_rule *r, uint16_t port)
+match_dport (egress_rule *r, uint16_t port)
 {
   uint16_t be = htons (port);
   egress_expr_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, REG);
@@ -215,7 +215,7 @@ static void
 add_refuse_chain (egress_batch *b, const egress_filter *f)
 {
   egress_batch_add_chain (b, CHAIN_REFUSE, -1, 0, NULL, 0);
-  struct nftnl_rule *r;
+  egress_rule *r;
   if (f->nflog_group >= 0)
     {
       r = egress_rule_new (b, CHAIN_REFUSE);
@@ -244,7 +244,7 @@ add_neighbour_discovery (egress_batch *b, const char *chain, const char *types)
     {
       network n;
       parse_network (prefixes[i], &n);
-      struct nftnl_rule *r = egress_rule_new (b, chain);
+      egress_rule *r = egress_rule_new (b, chain);
       match_daddr (r, &n);
       match_u8 (r, NFT_META_L4PROTO, IPPROTO_ICMPV6);
       egress_expr_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1, REG);
@@ -257,7 +257,7 @@ add_neighbour_discovery (egress_batch *b, const char *chain, const char *types)
 static void
 refuse_network (egress_batch *b, const network *n)
 {
-  struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+  egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
   match_daddr (r, n);
   egress_expr_verdict (r, NFT_GOTO, CHAIN_REFUSE);
   egress_batch_add_rule (b, r);
@@ -282,7 +282,7 @@ refuse_host_services (egress_batch *b, const egress_filter *f)
       }
   for (size_t i = 0; i < sizeof l4_tcp_udp; i++)
     {
-      struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+      egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
       match_u8 (r, NFT_META_L4PROTO, l4_tcp_udp[i]);
       match_dport (r, 53);
       egress_expr_verdict (r, NFT_GOTO, CHAIN_REFUSE);
@@ -291,7 +291,7 @@ refuse_host_services (egress_batch *b, const egress_filter *f)
   static const uint8_t icmp[] = { IPPROTO_ICMP, IPPROTO_ICMPV6 };
   for (size_t i = 0; i < sizeof icmp; i++)
     {
-      struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+      egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
       match_u8 (r, NFT_META_L4PROTO, icmp[i]);
       egress_expr_verdict (r, NFT_GOTO, CHAIN_REFUSE);
       egress_batch_add_rule (b, r);
@@ -299,7 +299,7 @@ refuse_host_services (egress_batch *b, const egress_filter *f)
 }
 
 static void
-accept_rule (egress_batch *b, struct nftnl_rule *r)
+accept_rule (egress_batch *b, egress_rule *r)
 {
   egress_expr_verdict (r, NF_ACCEPT, NULL);
   egress_batch_add_rule (b, r);
@@ -317,7 +317,7 @@ accept_sets (egress_batch *b)
                 { AF_INET6, "allow6" }, { AF_INET6, "dyn6" } };
   for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
     {
-      struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+      egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
       load_daddr (r, plain[i].family);
       egress_expr_lookup (r, REG, plain[i].set, false);
       accept_rule (b, r);
@@ -325,7 +325,7 @@ accept_sets (egress_batch *b)
   for (int v6 = 0; v6 <= 1; v6++)
     for (size_t i = 0; i < sizeof l4_tcp_udp; i++)
       {
-        struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+        egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
         match_u8 (r, NFT_META_L4PROTO, l4_tcp_udp[i]);
         load_daddr (r, v6 ? AF_INET6 : AF_INET);
         egress_expr_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2,
@@ -356,7 +356,7 @@ accept_entry (egress_batch *b, const egress_entry *e)
       return;
     }
   /* A network takes no port (egress_entry_parse). */
-  struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+  egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
   match_daddr (r, &n);
   accept_rule (b, r);
 }
@@ -365,7 +365,7 @@ static void
 add_output_chain (egress_batch *b, const egress_filter *f)
 {
   egress_batch_add_chain (b, CHAIN_OUTPUT, NF_INET_LOCAL_OUT, 0, "filter", NF_DROP);
-  struct nftnl_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+  egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
   match_oif_lo (r, NFT_META_OIF);
   match_bits (r, NFT_CT_STATUS, CT_STATUS_DNAT);
   egress_expr_verdict (r, NFT_GOTO, CHAIN_REFUSE);
@@ -392,7 +392,7 @@ static void
 add_input_chain (egress_batch *b)
 {
   egress_batch_add_chain (b, CHAIN_INPUT, NF_INET_LOCAL_IN, 0, "filter", NF_DROP);
-  struct nftnl_rule *r = egress_rule_new (b, CHAIN_INPUT);
+  egress_rule *r = egress_rule_new (b, CHAIN_INPUT);
   match_oif_lo (r, NFT_META_IIF);
   accept_rule (b, r);
   r = egress_rule_new (b, CHAIN_INPUT);
@@ -445,7 +445,7 @@ egress_nft_learn (const egress_learnt *items, size_t n, ar_error_t **err)
 
 /* iifname/oifname into REG and a lookup in the links set. */
 static void
-match_link (struct nftnl_rule *r, uint32_t meta_key, bool inverted)
+match_link (egress_rule *r, uint32_t meta_key, bool inverted)
 {
   egress_expr_meta (r, meta_key, REG);
   egress_expr_lookup (r, REG, HOST_LINKS, inverted);
@@ -454,7 +454,7 @@ match_link (struct nftnl_rule *r, uint32_t meta_key, bool inverted)
 /* iifname . ip saddr in the pairs set: a container's own address from its
  * own veth. */
 static void
-match_pair (struct nftnl_rule *r)
+match_pair (egress_rule *r)
 {
   match_family (r, AF_INET);
   egress_expr_meta (r, NFT_META_IIFNAME, REG);
@@ -465,7 +465,7 @@ match_pair (struct nftnl_rule *r)
 static void
 host_rule (egress_batch *b, const char *chain, int kind, int verdict)
 {
-  struct nftnl_rule *r = egress_rule_new (b, chain);
+  egress_rule *r = egress_rule_new (b, chain);
   switch (kind)
     {
     case 'p': match_pair (r); break;
@@ -496,7 +496,7 @@ add_host_table (egress_batch *b)
   egress_batch_add_set (b, &links);
   egress_batch_add_set (b, &pairs);
   egress_batch_add_chain (b, "postrouting", NF_INET_POST_ROUTING, PRIORITY_SRCNAT, "nat", NF_ACCEPT);
-  struct nftnl_rule *r = egress_rule_new (b, "postrouting");
+  egress_rule *r = egress_rule_new (b, "postrouting");
   match_pair (r);
   match_link (r, NFT_META_OIFNAME, true);
   egress_expr_masquerade (r);
