@@ -1,47 +1,23 @@
-/* agentrun-egress: default-deny egress for a container, as an OCI hook.
+/* agentrun-egress: default-deny egress for a container, as an OCI hook
+ * any runtime can register (egress_hook.c has the verbs, egress.h what
+ * is made where). agentrun runs the same code in-process.
  *
  *   createRuntime: agentrun-egress create --mode none|allowlist|open
  *                    [--allow ENTRY]... [--upstream ADDR[:PORT]]
  *                    [--audit FILE] [--pool CIDR] [--state-dir DIR]
  *   poststop:      agentrun-egress delete [--state-dir DIR]
  *
- * The container's state (id, pid) comes on stdin, as the runtime-spec
- * says. createRuntime runs after the container's namespaces exist and
- * before its process does anything, so the first connect() of the
- * workload is already filtered. See egress.h for what is made where. */
+ * The container's state (id, pid) comes on stdin. */
 #include "config.h"
 #include "egress.h"
 #include "../src/util/cleanup.h"
 #include "../src/util/fs.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <yajl/yajl_tree.h>
+#include <unistd.h>
 
-#define DEFAULT_POOL "10.213.0.0/16"
 #define MAX_STATE_SIZE (1u << 20)
-
-typedef struct
-{
-  const char *action;
-  egress_mode mode;
-  egress_allowlist allow;
-  const char *upstream;
-  const char *audit;
-  const char *pool;
-  const char *state_dir;
-} options;
-
-typedef struct
-{
-  char *id;
-  pid_t pid;
-} container_state;
 
 /* A hook runs with the environment its spec gives, usually none: in the
  * sanitizer build (--enable-sanitizers) the leak check would run at every
@@ -53,366 +29,22 @@ __asan_default_options (void)
   return "detect_leaks=0";
 }
 
-/* ---- helpers shared with the other modules ---------------------------- */
-
-unsigned long long
-egress_pid_start_time (pid_t pid)
-{
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  cleanup_free char *data = NULL;
-  if (ar_read_file_at (AT_FDCWD, path, 4096, &data, NULL, NULL) < 0)
-    return 0;
-  /* comm may hold spaces and parentheses: count fields after the last ')' */
-  char *p = strrchr (data, ')');
-  unsigned long long start = 0;
-  char state;
-  if (p == NULL || sscanf (p + 1, " %c", &state) != 1 || state == 'Z')
-    return 0;
-  for (int field = 3; p && field <= 22; field++)
-    p = strchr (p + 1, ' ');
-  if (p)
-    start = strtoull (p + 1, NULL, 10);
-  return start;
-}
-
-char *
-egress_state_dir (const char *base, const char *id)
-{
-  return base ? xstrdup (base) : xasprintf ("%s/%s", EGRESS_RUN_DIR, id);
-}
-
-/* ---- input ------------------------------------------------------------ */
-
-static int
-parse_mode (const char *text, egress_mode *mode, ar_error_t **err)
-{
-  static const char *const names[] = { "none", "allowlist", "open" };
-  for (int i = 0; i < 3; i++)
-    if (strcmp (text, names[i]) == 0)
-      {
-        *mode = (egress_mode) i;
-        return 0;
-      }
-  return ar_error_set (err, 0, "--mode `%s`: want none, allowlist or open", text);
-}
-
-static int
-add_entry (options *o, const char *text, ar_error_t **err)
-{
-  egress_entry e;
-  if (egress_entry_parse (text, &e, err) < 0)
-    return -1;
-  o->allow.items = xrealloc (o->allow.items, (o->allow.len + 1) * sizeof e);
-  o->allow.items[o->allow.len++] = e;
-  return 0;
-}
-
-static int
-parse_options (int argc, char **argv, options *o, ar_error_t **err)
-{
-  static const struct option longopts[] = {
-    { "mode", required_argument, NULL, 'm' },
-    { "allow", required_argument, NULL, 'a' },
-    { "upstream", required_argument, NULL, 'u' },
-    { "audit", required_argument, NULL, 'l' },
-    { "pool", required_argument, NULL, 'p' },
-    { "state-dir", required_argument, NULL, 's' },
-    { 0 }
-  };
-  *o = (options){ .mode = EGRESS_MODE_NONE, .pool = DEFAULT_POOL };
-  if (argc < 2 || (strcmp (argv[1], "create") != 0 && strcmp (argv[1], "delete") != 0))
-    return ar_error_set (err, 0, "usage: agentrun-egress create|delete [--mode none|allowlist|open] [--allow ENTRY]... [--upstream ADDR] [--audit FILE] [--pool CIDR] [--state-dir DIR] < state.json");
-  o->action = argv[1];
-  optind = 2;
-  for (int c; (c = getopt_long (argc, argv, "", longopts, NULL)) != -1;)
-    {
-      int r = 0;
-      switch (c)
-        {
-        case 'm': r = parse_mode (optarg, &o->mode, err); break;
-        case 'a': r = add_entry (o, optarg, err); break;
-        case 'u': o->upstream = optarg; break;
-        case 'l': o->audit = optarg; break;
-        case 'p': o->pool = optarg; break;
-        case 's': o->state_dir = optarg; break;
-        default: return ar_error_set (err, 0, "bad option (see agentrun-egress without arguments)");
-        }
-      if (r < 0)
-        return -1;
-    }
-  if (optind != argc)
-    return ar_error_set (err, 0, "unexpected argument `%s`", argv[optind]);
-  /* Tests and hosts whose resolv.conf is no use name the upstream here. */
-  if (o->upstream == NULL)
-    o->upstream = secure_getenv ("AGENTRUN_EGRESS_UPSTREAM");
-  return 0;
-}
-
-/* Names end up in paths and link names: the runtime-spec leaves ids to
- * the runtime, so refuse what could escape the state dir. */
-static int
-check_id (const char *id, ar_error_t **err)
-{
-  if (*id == '\0' || strlen (id) > 1024 || strchr (id, '/')
-      || strcmp (id, ".") == 0 || strcmp (id, "..") == 0 || strchr (id, ' '))
-    return ar_error_set (err, 0, "container id `%s` is not usable as a name", id);
-  return 0;
-}
-
-static int
-read_state (container_state *st, bool need_pid, ar_error_t **err)
-{
-  cleanup_free char *data = xmalloc (MAX_STATE_SIZE + 1);
-  ssize_t n = ar_read_all (STDIN_FILENO, data, MAX_STATE_SIZE);
-  if (n < 0)
-    return ar_error_set (err, errno, "read the container state from stdin");
-  data[n] = '\0';
-  char msg[256];
-  yajl_val tree = yajl_tree_parse (data, msg, sizeof msg);
-  if (tree == NULL)
-    return ar_error_set (err, 0, "container state on stdin: %s", msg);
-  const char *id_path[] = { "id", NULL };
-  const char *pid_path[] = { "pid", NULL };
-  yajl_val id = yajl_tree_get (tree, id_path, yajl_t_string);
-  yajl_val pid = yajl_tree_get (tree, pid_path, yajl_t_number);
-  int r = 0;
-  if (id == NULL)
-    r = ar_error_set (err, 0, "container state on stdin: no \"id\"");
-  else if (need_pid && (pid == NULL || !YAJL_IS_INTEGER (pid) || YAJL_GET_INTEGER (pid) <= 0))
-    r = ar_error_set (err, 0, "container state on stdin: no \"pid\" of a running container");
-  else
-    {
-      st->id = xstrdup (YAJL_GET_STRING (id));
-      st->pid = pid && YAJL_IS_INTEGER (pid) ? (pid_t) YAJL_GET_INTEGER (pid) : 0;
-    }
-  yajl_tree_free (tree);
-  return r < 0 ? r : check_id (st->id, err);
-}
-
-/* ---- create ----------------------------------------------------------- */
-
-typedef struct
-{
-  const options *o;
-  const container_state *st;
-  char hash[9];
-  char host_link[16];
-  char *dir;
-  int host_ns, ctr_ns;
-  bool engine_netns;
-  egress_lease lease;
-  bool leased;
-  egress_filter filter;
-} create_ctx;
-
-static bool
-same_netns (int a, int b)
-{
-  struct stat sa, sb;
-  return fstat (a, &sa) == 0 && fstat (b, &sb) == 0 && sa.st_ino == sb.st_ino
-         && sa.st_dev == sb.st_dev;
-}
-
-/* lo up for every mode; note whether an engine already wired the netns. */
-static int
-inspect_container_netns (create_ctx *c, ar_error_t **err)
-{
-  if (egress_enter_netns (c->ctr_ns, "container's", err) < 0)
-    return -1;
-  int r = egress_link_up ("lo", err);
-  c->engine_netns = egress_netns_has_links ();
-  if (c->engine_netns)
-    c->filter.has_gateway = egress_default_gateway (&c->filter.gateway);
-  if (egress_enter_netns (c->host_ns, "host's", err) < 0)
-    return -1;
-  return r;
-}
-
-static int
-enable_forwarding (ar_error_t **err)
-{
-  cleanup_free char *now = NULL;
-  const char *path = "/proc/sys/net/ipv4/ip_forward";
-  if (ar_read_file_at (AT_FDCWD, path, 16, &now, NULL, NULL) == 0 && now[0] == '1')
-    return 0;
-  return ar_write_file_at (AT_FDCWD, path, "1", 1, err);
-}
-
-static int
-configure_container_side (create_ctx *c, ar_error_t **err)
-{
-  if (egress_enter_netns (c->ctr_ns, "container's", err) < 0)
-    return -1;
-  int r = egress_addr_add ("eth0", c->lease.container, 30, err) == 0
-                  && egress_link_up ("eth0", err) == 0
-                  && egress_route_default ("eth0", c->lease.host, err) == 0
-              ? 0
-              : -1;
-  if (egress_enter_netns (c->host_ns, "host's", err) < 0)
-    return -1;
-  return r;
-}
-
-/* A veth to the host, addressed from the pool, NAT and forwarding. */
-static int
-connect_to_host (create_ctx *c, ar_error_t **err)
-{
-  if (egress_lease_take (c->o->pool, c->st->id, c->st->pid, c->hash, &c->lease, err) < 0)
-    return -1;
-  c->leased = true;
-  cleanup_free char *index = xasprintf ("%u\n", c->lease.index);
-  cleanup_free char *lease_path = xasprintf ("%s/lease", c->dir);
-  if (ar_write_file_atomic_at (AT_FDCWD, lease_path, index, strlen (index), 0600, err) < 0
-      || egress_veth_create (c->host_link, c->ctr_ns, err) < 0
-      || egress_addr_add (c->host_link, c->lease.host, 30, err) < 0
-      || egress_link_up (c->host_link, err) < 0
-      || enable_forwarding (err) < 0)
-    return -1;
-  c->filter.has_host_addr = true;
-  c->filter.host_addr = c->lease.host;
-  return configure_container_side (c, err);
-}
-
-static int
-install_filter (create_ctx *c, ar_error_t **err)
-{
-  if (egress_enter_netns (c->ctr_ns, "container's", err) < 0)
-    return -1;
-  int r = egress_nft_container_filter (&c->filter, err);
-  if (egress_enter_netns (c->host_ns, "host's", err) < 0)
-    return -1;
-  return r;
-}
-
-static int
-start_resolver (create_ctx *c, ar_error_t **err)
-{
-  bool open = c->o->mode == EGRESS_MODE_OPEN;
-  /* Without names to answer and no audit log to write refusals to, no
-   * process: resolv.conf still points at lo and lookups fail at once. */
-  if (!open && !egress_allowlist_has_domains (&c->o->allow) && c->o->audit == NULL)
-    return 0;
-  egress_resolver_config cfg = {
-    .id = c->st->id,
-    .container_pid = c->st->pid,
-    .allow = &c->o->allow,
-    .forward_all = open,
-    .upstream = c->o->upstream,
-    .audit_path = c->o->audit,
-    .state_dir = c->dir,
-    .container_netns_fd = c->ctr_ns,
-    .log_refusals = c->filter.nflog_group >= 0,
-  };
-  return egress_resolver_start (&cfg, err);
-}
-
-static int
-write_resolv_conf (const create_ctx *c, ar_error_t **err)
-{
-  cleanup_free char *path = xasprintf ("%s/resolv.conf", c->dir);
-  return ar_write_file_atomic_at (AT_FDCWD, path, EGRESS_RESOLV_CONF,
-                                  strlen (EGRESS_RESOLV_CONF), 0644, err);
-}
-
-static int
-set_up (create_ctx *c, ar_error_t **err)
-{
-  if (ar_mkdir_p (EGRESS_RUN_DIR, 0711, err) < 0
-      || ar_mkdir_p (c->dir, 0711, err) < 0)
-    return -1;
-  if (!c->engine_netns && connect_to_host (c, err) < 0)
-    return -1;
-  if (install_filter (c, err) < 0 || start_resolver (c, err) < 0)
-    return -1;
-  return write_resolv_conf (c, err);
-}
-
-static void
-undo_create (create_ctx *c)
-{
-  egress_cleanup_host (c->o->pool, c->st->id, c->o->state_dir,
-                       c->leased ? (long) c->lease.index : -1);
-  if (c->leased)
-    egress_lease_release (c->st->id, c->lease.index);
-}
-
-static int
-cmd_create (const options *o, const container_state *st, ar_error_t **err)
-{
-  create_ctx c = { .o = o, .st = st, .host_ns = -1, .ctr_ns = -1,
-                   .filter = { .mode = o->mode, .allow = &o->allow,
-                               .nflog_group = o->audit ? EGRESS_NFLOG_GROUP : -1 } };
-  egress_id_hash (st->id, c.hash);
-  snprintf (c.host_link, sizeof c.host_link, "ar%s", c.hash);
-  c.host_ns = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-  if (c.host_ns < 0)
-    return ar_error_set (err, errno, "open /proc/self/ns/net");
-  int r = -1;
-  if (egress_open_netns (st->pid, &c.ctr_ns, err) < 0)
-    goto out;
-  if (same_netns (c.host_ns, c.ctr_ns))
-    {
-      if (o->mode == EGRESS_MODE_OPEN)
-        r = 0;
-      else
-        ar_error_set (err, 0, "the container shares the host's network namespace: mode %s needs one of its own",
-                      o->mode == EGRESS_MODE_NONE ? "none" : "allowlist");
-      goto out;
-    }
-  if (inspect_container_netns (&c, err) < 0)
-    goto out;
-  /* A fresh netns with only lo is already "none": nothing to add. */
-  if (o->mode == EGRESS_MODE_NONE && !c.engine_netns)
-    {
-      r = 0;
-      goto out;
-    }
-  c.dir = egress_state_dir (o->state_dir, st->id);
-  if (access (c.dir, F_OK) == 0)
-    egress_cleanup_host (o->pool, st->id, o->state_dir, -1); /* a previous container of this id */
-  r = set_up (&c, err);
-  if (r < 0)
-    undo_create (&c);
-out:
-  ar_closep (&c.host_ns);
-  ar_closep (&c.ctr_ns);
-  free (c.dir);
-  return r;
-}
-
-/* ---- delete ----------------------------------------------------------- */
-
-static int
-cmd_delete (const options *o, const container_state *st)
-{
-  cleanup_free char *dir = egress_state_dir (o->state_dir, st->id);
-  cleanup_free char *lease_path = xasprintf ("%s/lease", dir);
-  cleanup_free char *text = NULL;
-  long index = -1;
-  if (ar_read_file_at (AT_FDCWD, lease_path, 32, &text, NULL, NULL) == 0)
-    index = strtol (text, NULL, 10);
-  egress_cleanup_host (o->pool, st->id, o->state_dir, index);
-  if (index >= 0)
-    egress_lease_release (st->id, (unsigned) index);
-  return 0;
-}
-
 int
 main (int argc, char **argv)
 {
-  options o;
-  container_state st = { 0 };
+  cleanup_free char *state = xmalloc (MAX_STATE_SIZE + 1);
   ar_error_t *err = NULL;
+  ssize_t n = ar_read_all (STDIN_FILENO, state, MAX_STATE_SIZE);
   int r = -1;
-  if (parse_options (argc, argv, &o, &err) == 0
-      && read_state (&st, strcmp (o.action, "create") == 0, &err) == 0)
-    r = strcmp (o.action, "create") == 0 ? cmd_create (&o, &st, &err)
-                                         : cmd_delete (&o, &st);
+  if (n < 0)
+    ar_error_set (&err, errno, "read the container state from stdin");
+  else
+    {
+      state[n] = '\0';
+      r = egress_hook_run (argc, argv, state, &err);
+    }
   if (r < 0)
     fprintf (stderr, "agentrun-egress: %s\n", err ? err->msg : "failed");
   ar_error_free (err);
-  egress_allowlist_free (&o.allow);
-  free (st.id);
   return r < 0 ? 1 : 0;
 }

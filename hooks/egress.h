@@ -31,6 +31,8 @@
  * for every container and every kind of netns (fresh or an engine's). */
 #define EGRESS_RESOLVER_ADDR "127.0.0.53"
 #define EGRESS_RESOLV_CONF "nameserver " EGRESS_RESOLVER_ADDR "\n"
+/* The resolver daemon's process name (comm), whoever forked it. */
+#define AR_EGRESS_RESOLVER_NAME "agentrun-egress"
 /* TTL bounds for addresses learnt from DNS answers. */
 #define EGRESS_TTL_MIN 30
 #define EGRESS_TTL_MAX 3600
@@ -177,7 +179,13 @@ int egress_resolver_start (const egress_resolver_config *cfg,
 /* The first nameserver of /etc/resolv.conf. */
 char *egress_host_nameserver (void);
 
-/* ---- shared helpers (agentrun-egress.c) ---- */
+/* ---- egress_hook.c: the hook's verbs ---- */
+/* argv as the hook gets it ("agentrun-egress", "create", "--mode", ...),
+ * the container's state JSON as on its stdin. */
+int egress_hook_run (int argc, char **argv, const char *state_json,
+                     ar_error_t **err);
+
+/* ---- shared helpers (egress_hook.c) ---- */
 /* "pid starttime" of a live process; 0 when it is gone. */
 unsigned long long egress_pid_start_time (pid_t pid);
 char *egress_state_dir (const char *base, const char *id);

@@ -25,6 +25,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -665,7 +666,15 @@ daemon_main (resolver *r, int netns_fd)
 {
   int keep[] = { r->udp_fd, r->tcp_fd, r->upstream_fd, r->pidfd, r->nflog_fd, netns_fd };
   close_all_but (keep, sizeof keep / sizeof *keep);
-  /* A TCP client that hangs up before its answer must not end us. */
+  /* Forked from the runtime too (it runs the hook in-process): none of
+   * its signal handling. A TCP client that hangs up before its answer
+   * must not end us. */
+  sigset_t none;
+  sigemptyset (&none);
+  sigprocmask (SIG_SETMASK, &none, NULL);
+  prctl (PR_SET_NAME, AR_EGRESS_RESOLVER_NAME); /* ps and pgrep -x show it */
+  for (int sig = 1; sig < NSIG; sig++)
+    signal (sig, SIG_DFL);
   signal (SIGPIPE, SIG_IGN);
   /* nftables talks to the netns it runs in: the container's. */
   cleanup_error ar_error_t *err = NULL;
@@ -686,8 +695,8 @@ write_pid_file (const char *state_dir, pid_t pid, ar_error_t **err)
   return ar_write_file_atomic_at (AT_FDCWD, path, text, strlen (text), 0600, err);
 }
 
-/* One fork: the hook exits right after, so the daemon ends up nobody's
- * child but init's, and the runtime only ever waits for the hook. */
+/* One fork: the hook (or the runtime's create) exits soon after, so the
+ * daemon ends up init's child; nobody waits for it but by its pid file. */
 static int
 spawn_daemon (resolver *r, int netns_fd, const char *state_dir, ar_error_t **err)
 {

@@ -102,7 +102,9 @@ egress_leftovers() {
 	nft list tables | awk '$3 ~ /^agentrun-/ && $3 != "agentrun-egress" { print "table " $3 }'
 	nft list set inet agentrun-egress links 2>/dev/null | grep -o '"ar[0-9a-f]*"' | sed 's/^/host element /'
 	nft list set inet agentrun-egress pairs 2>/dev/null | grep -o '"ar[0-9a-f]*" [^,}]*' | sed 's/^/host element /'
-	pgrep -a -f '^agentrun-egress|/agentrun-egress ' | grep -v pgrep | sed 's/^/process /' || true
+	# The hook, and the resolver (forked by the hook or by agentrun, which
+	# runs its own hook in-process) names itself agentrun-egress.
+	pgrep -a -x agentrun-egress | sed 's/^/process /' || true
 	ls /run/agentrun-egress/leases 2>/dev/null | sed 's/^/lease /'
 }
 
@@ -253,7 +255,9 @@ sandbox() {
 		| .process.args = ["sleep", "100"]'
 	runtime_bg --profile egresstest run --detach --bundle "$BUNDLE" "$CID"
 	[ -n "$(egress_leftovers)" ] || fail "the hook made nothing"
-	pgrep -f "agentrun-egress create" >/dev/null || fail "no resolver"
+	local resolver
+	resolver=$(cut -d' ' -f1 "/run/agentrun-egress/$CID/resolver.pid")
+	[ "$(cat "/proc/$resolver/comm")" = agentrun-egress ] || fail "no resolver"
 	kill -KILL "$(ctr_pid)"
 	wait_for_state "$CID" stopped
 	run runtime delete "$CID"

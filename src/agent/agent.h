@@ -92,6 +92,14 @@ void ar_profile_set_egress_hook (ar_profile *profile, const char *path);
 /* $AGENTRUN_EGRESS_HOOK, else agentrun-egress beside the runtime's own
  * binary (argv[0], then PATH), else AR_EGRESS_HOOK_DEFAULT. */
 char *ar_egress_hook_find (void);
+/* The runtime runs its own egress hook in-process (no fork, no exec: the
+ * hook's work is a few netlink messages): a hook is ours when its path
+ * is `own_path` (ar_egress_hook_find's) and it is called by its name.
+ * Anything else, that binary under another path included, runs as the
+ * plain hook it is. */
+bool ar_egress_hook_is_own (const oci_hook *hook, const char *own_path);
+int ar_egress_hook_run_here (const oci_hook *hook, const char *state_json,
+                             ar_error_t **err);
 
 /* Rewrite `spec` for the profile and the container's run.agentrun.*
  * annotations (only where the profile allows them), and say what the host

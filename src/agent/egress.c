@@ -9,6 +9,7 @@
  * with the state dir at delete. */
 #include "config.h"
 #include "egress.h"
+#include "../../hooks/egress.h"
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -72,6 +73,20 @@ ar_egress_hook_find (void)
   if (found == NULL)
     found = beside ("/proc/self/exe");
   return found ? found : xstrdup (AR_EGRESS_HOOK_DEFAULT);
+}
+
+bool
+ar_egress_hook_is_own (const oci_hook *hook, const char *own_path)
+{
+  return hook->path && own_path && strcmp (hook->path, own_path) == 0
+         && hook->args.len >= 2 && strcmp (hook->args.items[0], AR_EGRESS_HOOK_NAME) == 0;
+}
+
+int
+ar_egress_hook_run_here (const oci_hook *hook, const char *state_json,
+                         ar_error_t **err)
+{
+  return egress_hook_run ((int) hook->args.len, hook->args.items, state_json, err);
 }
 
 static bool

@@ -322,16 +322,22 @@ run_one (const oci_hook *hook, const char *phase, size_t index,
 }
 
 int
+ar_hooks_run_one (const oci_hook *hook, const char *phase, size_t index,
+                  const char *state_json, ar_error_t **err)
+{
+  sigpipe_guard guard;
+  sigpipe_block (&guard);
+  int rc = run_one (hook, phase, index, state_json, err);
+  sigpipe_restore (&guard);
+  return rc;
+}
+
+int
 ar_hooks_run (const oci_hook_list *hooks, const char *phase,
               const char *state_json, ar_error_t **err)
 {
-  if (hooks == NULL || hooks->len == 0)
-    return 0;
-  sigpipe_guard guard;
-  sigpipe_block (&guard);
   int rc = 0;
-  for (size_t i = 0; i < hooks->len && rc == 0; i++)
-    rc = run_one (&hooks->items[i], phase, i, state_json, err);
-  sigpipe_restore (&guard);
+  for (size_t i = 0; hooks && i < hooks->len && rc == 0; i++)
+    rc = ar_hooks_run_one (&hooks->items[i], phase, i, state_json, err);
   return rc;
 }

@@ -12,5 +12,8 @@
  * output goes to the runtime's stderr. */
 int ar_hooks_run (const oci_hook_list *hooks, const char *phase,
                   const char *state_json, ar_error_t **err);
+/* The same for one hook, #index of its phase. */
+int ar_hooks_run_one (const oci_hook *hook, const char *phase, size_t index,
+                      const char *state_json, ar_error_t **err);
 
 #endif

@@ -172,7 +172,16 @@ ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
 {
   if (hooks->len == 0)
     return 0;
-  int r = ar_hooks_run (hooks, phase, state_json, err);
+  cleanup_free char *own_egress = ar_egress_hook_find ();
+  int r = 0;
+  for (size_t i = 0; i < hooks->len && r == 0; i++)
+    {
+      const oci_hook *hook = &hooks->items[i];
+      if (!ar_egress_hook_is_own (hook, own_egress))
+        r = ar_hooks_run_one (hook, phase, i, state_json, err);
+      else if ((r = ar_egress_hook_run_here (hook, state_json, err)) < 0)
+        ar_error_prefix (err, "%s hook #%zu (%s)", phase, i, hook->path);
+    }
   if (plan && plan->audit_path)
     {
       hook_outcome o = { phase, hooks->len, r < 0 && *err ? (*err)->msg : NULL };
