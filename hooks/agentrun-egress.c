@@ -5,6 +5,7 @@
  *   createRuntime: agentrun-egress create --mode none|allowlist|open
  *                    [--allow ENTRY]... [--upstream ADDR[:PORT]]
  *                    [--audit FILE] [--pool CIDR] [--state-dir DIR]
+ *                    [--netns-owned]   (the netns dies with the container)
  *   poststop:      agentrun-egress delete [--state-dir DIR]
  *
  * The container's state (id, pid) comes on stdin. */

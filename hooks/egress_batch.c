@@ -27,6 +27,7 @@ struct egress_batch
   uint32_t first_seq, next_seq, next_set_id;
   char **what; /* per message, for the error: "set allow4" */
   size_t n_what;
+  size_t last_msg; /* offset of the last object's message */
   egress_rule rule;
 };
 
@@ -76,10 +77,9 @@ message_begin (egress_batch *b, uint16_t type, uint16_t flags, char *what)
     }
   b->what = xrealloc (b->what, (b->n_what + 1) * sizeof *b->what);
   b->what[b->n_what++] = what;
-  /* Every object asks for an ack: the kernel answers each one after the
-   * commit (or with the abort), so the last ack settles it. */
-  nfnl_message (b, (uint16_t) (NFNL_SUBSYS_NFTABLES << 8 | type),
-                (uint16_t) (flags | NLM_F_ACK), (uint8_t) b->family, 0);
+  b->last_msg = b->msgs.len;
+  nfnl_message (b, (uint16_t) (NFNL_SUBSYS_NFTABLES << 8 | type), flags,
+                (uint8_t) b->family, 0);
 }
 
 void
@@ -353,7 +353,14 @@ egress_batch_commit (egress_batch *b, ar_error_t **err)
 {
   if (b->n_what == 0)
     return 0;
-  uint32_t last = b->next_seq - 1;
+  /* Only the last object asks for an ack: the kernel reports every
+   * failing message whether asked or not, in order, after processing the
+   * whole batch, so an error comes before that ack, and the ack alone
+   * means the transaction committed. One answer to read, not one per
+   * object (a long allow-list has hundreds). */
+  struct nlmsghdr *last_nlh = (struct nlmsghdr *) (b->msgs.data + b->last_msg);
+  last_nlh->nlmsg_flags |= NLM_F_ACK;
+  uint32_t last = last_nlh->nlmsg_seq;
   nfnl_message (b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
   cleanup_close int fd = ar_nl_socket (NETLINK_NETFILTER, err);
   if (fd < 0 || ar_nl_send (fd, &b->msgs, err) < 0)

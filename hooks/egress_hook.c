@@ -34,6 +34,7 @@ typedef struct
   const char *audit;
   const char *pool;
   const char *state_dir;
+  bool netns_owned;
 } options;
 
 typedef struct
@@ -100,6 +101,11 @@ add_entry (options *o, const char *text, ar_error_t **err)
 static int
 set_option (options *o, const char *name, const char *value, ar_error_t **err)
 {
+  if (strcmp (name, "netns-owned") == 0)
+    {
+      o->netns_owned = true;
+      return 0;
+    }
   if (strcmp (name, "mode") == 0)
     return parse_mode (value, &o->mode, err);
   if (strcmp (name, "allow") == 0)
@@ -123,7 +129,7 @@ parse_options (int argc, char **argv, options *o, ar_error_t **err)
 {
   *o = (options){ .mode = EGRESS_MODE_NONE, .pool = DEFAULT_POOL };
   if (argc < 2 || (strcmp (argv[1], "create") != 0 && strcmp (argv[1], "delete") != 0))
-    return ar_error_set (err, 0, "usage: agentrun-egress create|delete [--mode none|allowlist|open] [--allow ENTRY]... [--upstream ADDR] [--audit FILE] [--pool CIDR] [--state-dir DIR] < state.json");
+    return ar_error_set (err, 0, "usage: agentrun-egress create|delete [--mode none|allowlist|open] [--allow ENTRY]... [--upstream ADDR] [--audit FILE] [--pool CIDR] [--state-dir DIR] [--netns-owned] < state.json");
   o->action = argv[1];
   for (int i = 2; i < argc; i++)
     {
@@ -131,10 +137,11 @@ parse_options (int argc, char **argv, options *o, ar_error_t **err)
         return ar_error_set (err, 0, "unexpected argument `%s`", argv[i]);
       cleanup_free char *name = xstrdup (argv[i] + 2);
       char *eq = strchr (name, '=');
-      const char *value = eq ? argv[i] + 2 + (eq - name) + 1 : argv[i + 1];
+      bool flag = strcmp (name, "netns-owned") == 0;
+      const char *value = eq ? argv[i] + 2 + (eq - name) + 1 : flag ? NULL : argv[i + 1];
       if (eq)
         *eq = '\0';
-      else if (++i >= argc)
+      else if (!flag && ++i >= argc)
         return ar_error_set (err, 0, "option `--%s` needs a value", name);
       if (set_option (o, name, value, err) < 0)
         return -1;
@@ -252,7 +259,10 @@ connect_to_host (create_ctx *c, ar_error_t **err)
   if (egress_lease_take (c->o->pool, c->st->id, c->st->pid, c->hash, &c->lease, err) < 0)
     return -1;
   c->leased = true;
-  cleanup_free char *index = xasprintf ("%u\n", c->lease.index);
+  /* "<index>", and "owned" when the netns lives and dies with the
+   * container: its veth then goes with it, nobody has to wait for that. */
+  cleanup_free char *index = xasprintf ("%u%s\n", c->lease.index,
+                                        c->o->netns_owned ? " owned" : "");
   cleanup_free char *lease_path = xasprintf ("%s/lease", c->dir);
   if (ar_write_file_atomic_at (AT_FDCWD, lease_path, index, strlen (index), 0600, err) < 0
       || egress_veth_create (c->host_link, c->ctr_ns, err) < 0

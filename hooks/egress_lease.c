@@ -92,8 +92,10 @@ detach_host (const char *pool, const char *hash, long index)
 
 /* Deleting a veth ourselves costs a synchronous unregister (15 ms and
  * more), and when the netns is going away it goes anyway, a little later.
- * So a detached child waits for that and deletes only a veth whose netns
- * something else holds: delete returns without paying for either. */
+ * A netns the container owned (--netns-owned) goes: nothing to do. For
+ * one that may outlive it (joined by path), a detached child waits and
+ * deletes the veth only if the netns stays: delete returns without
+ * paying for either. */
 static void
 remove_link_later (const char *link)
 {
@@ -122,14 +124,19 @@ remove_link_later (const char *link)
   _exit (0);
 }
 
+/* The state dir's lease file: "<index>[ owned]". */
 static long
-lease_index_of (const char *dir)
+lease_index_of (const char *dir, bool *netns_owned)
 {
   cleanup_free char *path = xasprintf ("%s/lease", dir);
   cleanup_free char *data = NULL;
+  *netns_owned = false;
   if (ar_read_file_at (AT_FDCWD, path, 32, &data, NULL, NULL) < 0)
     return -1;
-  return strtol (data, NULL, 10);
+  char *end;
+  long index = strtol (data, &end, 10);
+  *netns_owned = strncmp (end, " owned", 6) == 0;
+  return index;
 }
 
 static void
@@ -152,15 +159,18 @@ egress_cleanup_host (const char *pool, const char *id, const char *state_dir,
   char hash[9];
   egress_id_hash (id, hash);
   cleanup_free char *dir = egress_state_dir (state_dir, id);
+  bool netns_owned;
+  long recorded = lease_index_of (dir, &netns_owned);
   if (index < 0)
-    index = lease_index_of (dir);
+    index = recorded;
   /* The resolver first: with it gone nothing holds the container's netns,
    * and the kernel starts taking the netns and its veth away while we
    * do the rest. */
   stop_resolver (dir);
   detach_host (pool, hash, index);
   cleanup_free char *link = xasprintf ("ar%s", hash);
-  remove_link_later (link);
+  if (!netns_owned)
+    remove_link_later (link);
   static const char *const files[] = { "resolver.pid", "resolv.conf", "lease", NULL };
   for (size_t i = 0; files[i]; i++)
     {

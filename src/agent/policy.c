@@ -738,7 +738,7 @@ append_hook (oci_hook_list *list, const char *path, oci_strv args)
  * runs; poststop: the host side goes with the container. */
 static void
 add_egress_hooks (oci_spec *spec, const ar_profile *profile,
-                  const ar_agent_plan *plan)
+                  const ar_agent_plan *plan, bool netns_owned)
 {
   const char *path = profile->egress_hook_path ? profile->egress_hook_path
                                                : AR_EGRESS_HOOK_DEFAULT;
@@ -762,6 +762,8 @@ add_egress_hooks (oci_spec *spec, const ar_profile *profile,
       strv_push (&create, "--audit");
       strv_push (&create, plan->audit_path);
     }
+  if (netns_owned)
+    strv_push (&create, "--netns-owned");
   oci_strv delete = { 0 };
   strv_push (&delete, AR_EGRESS_HOOK_NAME);
   strv_push (&delete, "delete");
@@ -785,7 +787,8 @@ apply_network (oci_spec *spec, const ar_profile *profile,
     ensure_network_namespace (spec);
   if (plan->egress == AR_EGRESS_NONE && !joined)
     return;
-  add_egress_hooks (spec, profile, plan);
+  /* A netns made for the container dies with it, and its veth with it. */
+  add_egress_hooks (spec, profile, plan, !joined);
 }
 
 static void

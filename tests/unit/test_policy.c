@@ -675,7 +675,8 @@ test_egress_hooks (void)
   ar_agent_plan *plan = apply ("agent", spec, &msg);
   CHECK_STR (msg, NULL);
   static const char *const create[] = { "agentrun-egress", "create", "--mode", "allowlist",
-                                        "--allow", "pypi.org:443", "--allow", "10.0.0.0/8", NULL };
+                                        "--allow", "pypi.org:443", "--allow", "10.0.0.0/8",
+                                        "--netns-owned", NULL };
   static const char *const delete[] = { "agentrun-egress", "delete", NULL };
   CHECK (hook_args_are (&spec->hooks.create_runtime, create));
   CHECK (hook_args_are (&spec->hooks.poststop, delete));
@@ -696,7 +697,9 @@ test_egress_hooks (void)
   ar_agent_plan_free (plan);
   oci_spec_free (spec);
 
-  /* none in a netns someone else wired (an engine's): filtered there. */
+  /* none in a netns someone else wired (an engine's): filtered there; the
+   * netns is not the container's own (no --netns-owned: its veth would
+   * not go with the container). */
   spec = spec_from (
       "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
       "\"linux\":{\"namespaces\":[{\"type\":\"network\","
@@ -722,7 +725,8 @@ test_egress_hooks (void)
       ar_error_t *err = NULL;
       CHECK (ar_policy_apply (spec, p, &plan, &err) == 0);
       static const char *const create_open[] = { "agentrun-egress", "create", "--mode", "open",
-                                                  "--upstream", "10.0.0.53:5353", NULL };
+                                                  "--upstream", "10.0.0.53:5353",
+                                                  "--netns-owned", NULL };
       CHECK (hook_args_are (&spec->hooks.create_runtime, create_open));
       if (CHECK (spec->hooks.create_runtime.len == 1))
         CHECK_STR (spec->hooks.create_runtime.items[0].path, "/opt/agentrun/agentrun-egress");
