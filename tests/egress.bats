@@ -324,3 +324,18 @@ sandbox() {
 	[ -z "$(egress_leftovers)" ] || fail "host side made: $(egress_leftovers)"
 	echo "{\"id\":\"$CID\",\"pid\":$pid}" | "$hook" delete
 }
+
+@test "egress: a prestart hook still runs before the egress filter exists; the first connect is filtered" {
+	# agentrun runs its own egress hook early, while the init mounts its
+	# root, only when nothing must run before it: a prestart hook (Docker's
+	# network set-up is one) keeps the hook at its createRuntime place.
+	local hook="pid=\$(jq .pid); nsenter -t \$pid -n nft list table inet agentrun >/dev/null 2>&1 && echo filter >$TEST_DIR/prestart || echo nofilter >$TEST_DIR/prestart"
+	update_config '.annotations["run.agentrun.egress.allow"] = $allowed
+		| .process.args = ["sh", "-c", "wget -q -T 3 -O- http://" + $other + "/ && echo reached || echo refused"]
+		| .hooks.prestart = [{"path": "/bin/sh", "args": ["sh", "-c", $hook], "env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}]' \
+		--arg allowed "$EG_NET.2" --arg other "$EG_NET.3" --arg hook "$hook"
+	run runtime --profile egresstest run --bundle "$BUNDLE" "$CID"
+	assert_success
+	assert_output_contains "refused"
+	[ "$(cat "$TEST_DIR/prestart")" = nofilter ]
+}

@@ -232,11 +232,14 @@ leave_child_namespaces (ns_restore *saved)
   ar_closep (&saved->own_time);
 }
 
+/* `skip` createRuntime hooks already ran (ar_stage_run_egress_early). */
 static int
 run_parent_hooks (const oci_spec *spec, const ar_agent_plan *plan,
-                  const ar_state *st, ar_error_t **err)
+                  const ar_state *st, size_t skip, ar_error_t **err)
 {
-  if (spec->hooks.prestart.len == 0 && spec->hooks.create_runtime.len == 0)
+  const oci_hook_list create_runtime = { .items = spec->hooks.create_runtime.items + skip,
+                                         .len = spec->hooks.create_runtime.len - skip };
+  if (spec->hooks.prestart.len == 0 && create_runtime.len == 0)
     return 0;
   /* prestart hooks see "created", as the validation suite and crun
      expect: the deprecated hook was specified to run after create
@@ -245,7 +248,7 @@ run_parent_hooks (const oci_spec *spec, const ar_agent_plan *plan,
   if (ar_stage_run_hooks (plan, st->id, &spec->hooks.prestart, "prestart", prestart, err) < 0)
     return -1;
   cleanup_free char *json = ar_state_to_oci_json (st, AR_STATUS_CREATING, false);
-  return ar_stage_run_hooks (plan, st->id, &spec->hooks.create_runtime, "createRuntime", json, err);
+  return ar_stage_run_hooks (plan, st->id, &create_runtime, "createRuntime", json, err);
 }
 
 static int
@@ -277,6 +280,10 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
 {
   if (ar_sync_send (sync_fd, AR_SYNC_GO, st->pid, -1, NULL, err) < 0)
     return -1;
+  bool egress_done;
+  cleanup_free char *creating = ar_state_to_oci_json (st, AR_STATUS_CREATING, false);
+  if (ar_stage_run_egress_early (plan, st->id, &spec->hooks, creating, &egress_done, err) < 0)
+    return -1;
   for (;;)
     {
       ar_sync_msg msg;
@@ -289,7 +296,7 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
             return -1;
           break;
         case AR_SYNC_HOOKS:
-          if (run_parent_hooks (spec, plan, st, err) < 0)
+          if (run_parent_hooks (spec, plan, st, egress_done ? 1 : 0, err) < 0)
             return -1;
           if (ar_sync_send (sync_fd, AR_SYNC_HOOKS_DONE, 0, -1, NULL, err) < 0)
             return -1;

@@ -191,6 +191,22 @@ ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
   return r;
 }
 
+int
+ar_stage_run_egress_early (const ar_agent_plan *plan, const char *id,
+                           const oci_hooks *hooks, const char *state_json,
+                           bool *ran, ar_error_t **err)
+{
+  *ran = false;
+  if (plan == NULL || hooks->prestart.len > 0 || hooks->create_runtime.len == 0)
+    return 0;
+  cleanup_free char *own_egress = ar_egress_hook_find ();
+  if (!ar_egress_hook_is_own (&hooks->create_runtime.items[0], own_egress))
+    return 0;
+  *ran = true;
+  const oci_hook_list first = { .items = hooks->create_runtime.items, .len = 1 };
+  return ar_stage_run_hooks (plan, id, &first, "createRuntime", state_json, err);
+}
+
 static void
 fill_error (yajl_gen g, const void *arg)
 {

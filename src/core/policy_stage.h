@@ -45,6 +45,17 @@ int ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
                         const oci_hook_list *hooks, const char *phase,
                         const char *state_json, ar_error_t **err);
 
+/* create, as soon as the init exists: when the first createRuntime hook
+ * is the runtime's own egress hook and no prestart hook has to run
+ * before it, run it now, while the init mounts its root. The netns
+ * exists from clone on, and the init waits at the createRuntime point
+ * until the parent says so, so the filter is still in place before the
+ * container's first instruction; the set-up just no longer adds to the
+ * start. *ran says whether it did: the caller then skips that hook. */
+int ar_stage_run_egress_early (const ar_agent_plan *plan, const char *id,
+                               const oci_hooks *hooks, const char *state_json,
+                               bool *ran, ar_error_t **err);
+
 /* An event carrying a one-line error ("create-failed"). */
 void ar_stage_audit_error (const ar_agent_plan *plan, const char *id,
                            const char *event, const char *message);
