@@ -42,7 +42,7 @@ main (int argc, char **argv)
   else
     {
       state[n] = '\0';
-      r = egress_hook_run (argc, argv, state, &err);
+      r = egress_hook_run (argc, argv, state, false, &err);
     }
   if (r < 0)
     fprintf (stderr, "agentrun-egress: %s\n", err ? err->msg : "failed");

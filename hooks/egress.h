@@ -170,20 +170,26 @@ typedef struct
   const char *state_dir;
   int container_netns_fd;
   bool log_refusals; /* read the filter's NFLOG group into the audit log */
+  bool in_thread;    /* a thread of the caller, not a daemon */
 } egress_resolver_config;
 
 /* Make the sockets (listening in the container's netns, upstream in the
  * caller's), start the resolver as a daemon and record its pid. */
 int egress_resolver_start (const egress_resolver_config *cfg,
                            ar_error_t **err);
+/* Stop and join this process's resolver thread for container `id`, if it
+ * has one (delete, in the process that started it). */
+void egress_resolver_stop_thread (const char *id);
 /* The first nameserver of /etc/resolv.conf. */
 char *egress_host_nameserver (void);
 
 /* ---- egress_hook.c: the hook's verbs ---- */
 /* argv as the hook gets it ("agentrun-egress", "create", "--mode", ...),
- * the container's state JSON as on its stdin. */
+ * the container's state JSON as on its stdin. `caller_stays`: the calling
+ * process lives until the container ends (agentrun run and sandbox in the
+ * foreground), so the resolver can be a thread of it. */
 int egress_hook_run (int argc, char **argv, const char *state_json,
-                     ar_error_t **err);
+                     bool caller_stays, ar_error_t **err);
 
 /* ---- shared helpers (egress_hook.c) ---- */
 /* "pid starttime" of a live process; 0 when it is gone. */

@@ -35,6 +35,7 @@ typedef struct
   const char *pool;
   const char *state_dir;
   bool netns_owned;
+  bool resolver_in_thread; /* not an option: the in-process caller's say */
 } options;
 
 typedef struct
@@ -304,6 +305,7 @@ start_resolver (create_ctx *c, ar_error_t **err)
     .state_dir = c->dir,
     .container_netns_fd = c->ctr_ns,
     .log_refusals = c->filter.nflog_group >= 0,
+    .in_thread = c->o->resolver_in_thread,
   };
   return egress_resolver_start (&cfg, err);
 }
@@ -400,15 +402,19 @@ cmd_delete (const options *o, const container_state *st)
 }
 
 int
-egress_hook_run (int argc, char **argv, const char *state_json, ar_error_t **err)
+egress_hook_run (int argc, char **argv, const char *state_json,
+                 bool caller_stays, ar_error_t **err)
 {
   options o;
   container_state st = { 0 };
   int r = -1;
   if (parse_options (argc, argv, &o, err) == 0
       && parse_state (state_json, &st, strcmp (o.action, "create") == 0, err) == 0)
-    r = strcmp (o.action, "create") == 0 ? cmd_create (&o, &st, err)
-                                         : cmd_delete (&o, &st);
+    {
+      o.resolver_in_thread = caller_stays;
+      r = strcmp (o.action, "create") == 0 ? cmd_create (&o, &st, err)
+                                           : cmd_delete (&o, &st);
+    }
   egress_allowlist_free (&o.allow);
   free (st.id);
   return r;

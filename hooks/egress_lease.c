@@ -140,8 +140,9 @@ lease_index_of (const char *dir, bool *netns_owned)
 }
 
 static void
-stop_resolver (const char *dir)
+stop_resolver (const char *id, const char *dir)
 {
+  egress_resolver_stop_thread (id);
   cleanup_free char *pid_path = xasprintf ("%s/resolver.pid", dir);
   cleanup_free char *data = NULL;
   int pid;
@@ -166,7 +167,7 @@ egress_cleanup_host (const char *pool, const char *id, const char *state_dir,
   /* The resolver first: with it gone nothing holds the container's netns,
    * and the kernel starts taking the netns and its veth away while we
    * do the rest. */
-  stop_resolver (dir);
+  stop_resolver (id, dir);
   detach_host (pool, hash, index);
   cleanup_free char *link = xasprintf ("ar%s", hash);
   if (!netns_owned)

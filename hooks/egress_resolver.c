@@ -9,8 +9,12 @@
  * its TTL (clamped to [30 s, 1 h]) before the answer goes back, so the
  * connect() that follows is already allowed.
  *
- * It is a daemon of its own (the hook exits), holds a pidfd of the
- * container's init and exits when that ends. */
+ * It is a daemon of its own (the hook exits), or, when the process that
+ * sets it up stays until the container ends (agentrun run and sandbox in
+ * the foreground), a thread of that process: no fork (whose page copying
+ * costs more than everything else the egress set-up does). Either way it
+ * holds a pidfd of the container's init and ends when that does; delete
+ * stops it sooner. */
 #include "config.h"
 #include "egress.h"
 #include "../oci/json.h"
@@ -24,10 +28,12 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -77,6 +83,7 @@ typedef struct
 {
   const egress_resolver_config *cfg;
   int udp_fd, tcp_fd, upstream_fd, pidfd, nflog_fd;
+  int stop_fd; /* a thread's: readable when delete wants it gone */
   pending_query pending[MAX_PENDING];
   tcp_client tcp[MAX_TCP];
   learnt_name names[NAME_CACHE];
@@ -524,7 +531,7 @@ serve (resolver *r)
 {
   for (;;)
     {
-      struct pollfd fds[5 + MAX_TCP];
+      struct pollfd fds[6 + MAX_TCP];
       size_t n = 0;
       fds[n++] = (struct pollfd){ .fd = r->pidfd, .events = POLLIN };
       fds[n++] = (struct pollfd){ .fd = r->udp_fd, .events = POLLIN };
@@ -533,7 +540,10 @@ serve (resolver *r)
       for (size_t i = 0; i < MAX_TCP; i++)
         fds[n++] = (struct pollfd){ .fd = r->tcp[i].fd, .events = POLLIN };
       fds[n++] = (struct pollfd){ .fd = r->nflog_fd, .events = POLLIN };
+      fds[n++] = (struct pollfd){ .fd = r->stop_fd, .events = POLLIN };
       if (poll (fds, n, 1000) < 0 && errno != EINTR)
+        return;
+      if (fds[5 + MAX_TCP].revents)
         return;
       if (fds[0].revents)
         {
@@ -711,33 +721,160 @@ spawn_daemon (resolver *r, int netns_fd, const char *state_dir, ar_error_t **err
   return write_pid_file (state_dir, daemon, err);
 }
 
+/* ---- as a thread ------------------------------------------------------ */
+
+/* What the thread reads, owned by it: the hook's options are gone once
+ * the create returns. */
+typedef struct
+{
+  egress_resolver_config cfg;
+  egress_allowlist allow;
+} owned_config;
+
+static owned_config *
+config_copy (const egress_resolver_config *cfg)
+{
+  owned_config *c = xcalloc (1, sizeof *c);
+  c->cfg = *cfg;
+  c->cfg.id = xstrdup (cfg->id);
+  c->cfg.audit_path = cfg->audit_path ? xstrdup (cfg->audit_path) : NULL;
+  c->cfg.upstream = c->cfg.state_dir = NULL; /* used only at start-up */
+  c->allow.len = cfg->allow->len;
+  c->allow.items = xcalloc (c->allow.len + 1, sizeof *c->allow.items);
+  for (size_t i = 0; i < c->allow.len; i++)
+    {
+      c->allow.items[i] = cfg->allow->items[i];
+      c->allow.items[i].text = xstrdup (cfg->allow->items[i].text);
+    }
+  c->cfg.allow = &c->allow;
+  return c;
+}
+
+static void
+config_free (owned_config *c)
+{
+  free ((char *) c->cfg.id);
+  free ((char *) c->cfg.audit_path);
+  egress_allowlist_free (&c->allow);
+  free (c);
+}
+
+typedef struct resolver_thread
+{
+  struct resolver_thread *next;
+  pthread_t thread;
+  resolver *r;
+  owned_config *cfg;
+  int netns_fd;
+} resolver_thread;
+
+/* This process's resolver threads; only its main thread touches the list. */
+static resolver_thread *threads;
+
+static void
+close_resolver (resolver *r)
+{
+  int *fds[] = { &r->udp_fd, &r->tcp_fd, &r->upstream_fd, &r->pidfd,
+                 &r->nflog_fd, &r->stop_fd };
+  for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+    ar_closep (fds[i]);
+  for (size_t i = 0; i < MAX_TCP; i++)
+    if (r->tcp[i].fd >= 0)
+      ar_closep (&r->tcp[i].fd);
+  free (r);
+}
+
+static void *
+thread_main (void *arg)
+{
+  resolver_thread *t = arg;
+  cleanup_error ar_error_t *err = NULL;
+  /* A thread's netns is its own: the process stays in the host's. */
+  if (egress_enter_netns (t->netns_fd, "container's", &err) == 0)
+    serve (t->r);
+  return NULL;
+}
+
+static int
+spawn_thread (resolver *r, const egress_resolver_config *cfg, ar_error_t **err)
+{
+  resolver_thread *t = xcalloc (1, sizeof *t);
+  t->r = r;
+  t->cfg = config_copy (cfg);
+  r->cfg = &t->cfg->cfg;
+  t->netns_fd = fcntl (cfg->container_netns_fd, F_DUPFD_CLOEXEC, 0);
+  r->stop_fd = eventfd (0, EFD_CLOEXEC);
+  /* Signals are the main thread's business (the foreground forwards
+   * them to the container): the thread starts with all of them blocked. */
+  sigset_t all, old;
+  sigfillset (&all);
+  pthread_sigmask (SIG_SETMASK, &all, &old);
+  int e = t->netns_fd < 0 || r->stop_fd < 0 ? errno
+                                             : pthread_create (&t->thread, NULL, thread_main, t);
+  pthread_sigmask (SIG_SETMASK, &old, NULL);
+  if (e != 0)
+    {
+      ar_closep (&t->netns_fd);
+      config_free (t->cfg);
+      free (t);
+      return ar_error_set (err, e, "start the resolver thread");
+    }
+  t->next = threads;
+  threads = t;
+  return 0;
+}
+
+void
+egress_resolver_stop_thread (const char *id)
+{
+  for (resolver_thread **p = &threads; *p; p = &(*p)->next)
+    {
+      resolver_thread *t = *p;
+      if (strcmp (t->cfg->cfg.id, id) != 0)
+        continue;
+      eventfd_write (t->r->stop_fd, 1);
+      pthread_join (t->thread, NULL);
+      *p = t->next;
+      close_resolver (t->r);
+      ar_closep (&t->netns_fd);
+      config_free (t->cfg);
+      free (t);
+      return;
+    }
+}
+
+/* ---- start ------------------------------------------------------------ */
+
 int
 egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
 {
-  resolver r = { .cfg = cfg, .udp_fd = -1, .tcp_fd = -1, .upstream_fd = -1,
-                 .pidfd = -1, .nflog_fd = -1 };
+  /* On the heap: the pending queries, TCP buffers and name cache are
+   * ~190 KiB, and a thread keeps them. */
+  resolver *r = xcalloc (1, sizeof *r);
+  *r = (resolver){ .cfg = cfg, .udp_fd = -1, .tcp_fd = -1, .upstream_fd = -1,
+                   .pidfd = -1, .nflog_fd = -1, .stop_fd = -1 };
+  for (size_t i = 0; i < MAX_TCP; i++)
+    r->tcp[i].fd = -1;
   cleanup_close int host_ns = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
   cleanup_free char *upstream = cfg->upstream ? xstrdup (cfg->upstream) : egress_host_nameserver ();
   int ret = -1;
   if (host_ns < 0)
-    return ar_error_set (err, errno, "open /proc/self/ns/net");
-  r.pidfd = (int) syscall (SYS_pidfd_open, cfg->container_pid, 0);
-  if (r.pidfd < 0)
-    return ar_error_set (err, errno, "pidfd_open of the container's init");
-  if (upstream_socket (upstream, &r.upstream_fd, err) == 0
-      && egress_enter_netns (cfg->container_netns_fd, "container's", err) == 0)
+    ret = ar_error_set (err, errno, "open /proc/self/ns/net");
+  else if ((r->pidfd = (int) syscall (SYS_pidfd_open, cfg->container_pid, 0)) < 0)
+    ret = ar_error_set (err, errno, "pidfd_open of the container's init");
+  else if (upstream_socket (upstream, &r->upstream_fd, err) == 0
+           && egress_enter_netns (cfg->container_netns_fd, "container's", err) == 0)
     {
-      int a = listening_socket (SOCK_DGRAM, &r.udp_fd, err);
-      int b = a == 0 ? listening_socket (SOCK_STREAM, &r.tcp_fd, err) : -1;
+      int a = listening_socket (SOCK_DGRAM, &r->udp_fd, err);
+      int b = a == 0 ? listening_socket (SOCK_STREAM, &r->tcp_fd, err) : -1;
       if (b == 0 && cfg->log_refusals && cfg->audit_path)
-        b = egress_nflog_open (&r.nflog_fd, err);
+        b = egress_nflog_open (&r->nflog_fd, err);
       if (egress_enter_netns (host_ns, "host's", err) == 0 && a == 0 && b == 0)
-        ret = spawn_daemon (&r, cfg->container_netns_fd, cfg->state_dir, err);
+        ret = cfg->in_thread ? spawn_thread (r, cfg, err)
+                             : spawn_daemon (r, cfg->container_netns_fd, cfg->state_dir, err);
     }
-  ar_closep (&r.udp_fd);
-  ar_closep (&r.tcp_fd);
-  ar_closep (&r.upstream_fd);
-  ar_closep (&r.pidfd);
-  ar_closep (&r.nflog_fd);
+  /* The daemon has its own copies; a thread keeps these. */
+  if (ret < 0 || !cfg->in_thread)
+    close_resolver (r);
   return ret;
 }

@@ -339,3 +339,21 @@ sandbox() {
 	assert_output_contains "refused"
 	[ "$(cat "$TEST_DIR/prestart")" = nofilter ]
 }
+
+@test "egress: a foreground sandbox's resolver is a thread of agentrun, not a process of its own" {
+	# The sandbox writes into its overlay: what it found comes on stdout.
+	sandbox --allow-net allowed.test -- sh -c '
+		getent ahostsv4 allowed.test | head -1; sleep 3' >"$TEST_DIR/resolved" &
+	local pid=$! i
+	track_pid "$pid"
+	for i in $(seq 1 100); do
+		[ -s "$TEST_DIR/resolved" ] && break
+		sleep 0.1
+	done
+	grep -q "$EG_NET.2" "$TEST_DIR/resolved"
+	# No resolver process, no pid file: nothing for delete to find and kill.
+	run pgrep -x agentrun-egress
+	assert_failure
+	! ls /run/agentrun-egress/*/resolver.pid 2>/dev/null
+	wait "$pid"
+}

@@ -98,8 +98,10 @@ char *ar_egress_hook_find (void);
  * Anything else, that binary under another path included, runs as the
  * plain hook it is. */
 bool ar_egress_hook_is_own (const oci_hook *hook, const char *own_path);
+/* `caller_stays`: this process lives until the container ends (run and
+ * sandbox in the foreground): the resolver is then a thread, not a daemon. */
 int ar_egress_hook_run_here (const oci_hook *hook, const char *state_json,
-                             ar_error_t **err);
+                             bool caller_stays, ar_error_t **err);
 
 /* Rewrite `spec` for the profile and the container's run.agentrun.*
  * annotations (only where the profile allows them), and say what the host

@@ -84,9 +84,10 @@ ar_egress_hook_is_own (const oci_hook *hook, const char *own_path)
 
 int
 ar_egress_hook_run_here (const oci_hook *hook, const char *state_json,
-                         ar_error_t **err)
+                         bool caller_stays, ar_error_t **err)
 {
-  return egress_hook_run ((int) hook->args.len, hook->args.items, state_json, err);
+  return egress_hook_run ((int) hook->args.len, hook->args.items, state_json,
+                          caller_stays, err);
 }
 
 static bool

@@ -165,10 +165,10 @@ fill_hook_outcome (yajl_gen g, const void *arg)
     }
 }
 
-int
-ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
-                    const oci_hook_list *hooks, const char *phase,
-                    const char *state_json, ar_error_t **err)
+static int
+run_hooks (const ar_agent_plan *plan, const char *id, const oci_hook_list *hooks,
+           const char *phase, const char *state_json, bool caller_stays,
+           ar_error_t **err)
 {
   if (hooks->len == 0)
     return 0;
@@ -179,7 +179,7 @@ ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
       const oci_hook *hook = &hooks->items[i];
       if (!ar_egress_hook_is_own (hook, own_egress))
         r = ar_hooks_run_one (hook, phase, i, state_json, err);
-      else if ((r = ar_egress_hook_run_here (hook, state_json, err)) < 0)
+      else if ((r = ar_egress_hook_run_here (hook, state_json, caller_stays, err)) < 0)
         ar_error_prefix (err, "%s hook #%zu (%s)", phase, i, hook->path);
     }
   if (plan && plan->audit_path)
@@ -192,9 +192,17 @@ ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
 }
 
 int
+ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
+                    const oci_hook_list *hooks, const char *phase,
+                    const char *state_json, ar_error_t **err)
+{
+  return run_hooks (plan, id, hooks, phase, state_json, false, err);
+}
+
+int
 ar_stage_run_egress_early (const ar_agent_plan *plan, const char *id,
                            const oci_hooks *hooks, const char *state_json,
-                           bool *ran, ar_error_t **err)
+                           bool caller_stays, bool *ran, ar_error_t **err)
 {
   *ran = false;
   if (plan == NULL || hooks->prestart.len > 0 || hooks->create_runtime.len == 0)
@@ -204,7 +212,7 @@ ar_stage_run_egress_early (const ar_agent_plan *plan, const char *id,
     return 0;
   *ran = true;
   const oci_hook_list first = { .items = hooks->create_runtime.items, .len = 1 };
-  return ar_stage_run_hooks (plan, id, &first, "createRuntime", state_json, err);
+  return run_hooks (plan, id, &first, "createRuntime", state_json, caller_stays, err);
 }
 
 static void

@@ -51,10 +51,12 @@ int ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
  * exists from clone on, and the init waits at the createRuntime point
  * until the parent says so, so the filter is still in place before the
  * container's first instruction; the set-up just no longer adds to the
- * start. *ran says whether it did: the caller then skips that hook. */
+ * start. *ran says whether it did: the caller then skips that hook.
+ * `caller_stays`: this process waits for the container (run, sandbox in
+ * the foreground), so the hook's resolver can be a thread of it. */
 int ar_stage_run_egress_early (const ar_agent_plan *plan, const char *id,
                                const oci_hooks *hooks, const char *state_json,
-                               bool *ran, ar_error_t **err);
+                               bool caller_stays, bool *ran, ar_error_t **err);
 
 /* An event carrying a one-line error ("create-failed"). */
 void ar_stage_audit_error (const ar_agent_plan *plan, const char *id,
