@@ -280,12 +280,15 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
 {
   if (ar_sync_send (sync_fd, AR_SYNC_GO, st->pid, -1, NULL, err) < 0)
     return -1;
-  bool egress_done;
-  cleanup_free char *creating = ar_state_to_oci_json (st, AR_STATUS_CREATING, false);
-  bool caller_stays = opts->started_by_parent && opts->caller_waits;
-  if (ar_stage_run_egress_early (plan, st->id, &spec->hooks, creating, caller_stays,
-                                 &egress_done, err) < 0)
-    return -1;
+  bool egress_done = false;
+  if (plan && spec->hooks.create_runtime.len > 0)
+    {
+      cleanup_free char *creating = ar_state_to_oci_json (st, AR_STATUS_CREATING, false);
+      bool caller_stays = opts->started_by_parent && opts->caller_waits;
+      if (ar_stage_run_egress_early (plan, st->id, &spec->hooks, creating, caller_stays,
+                                     &egress_done, err) < 0)
+        return -1;
+    }
   for (;;)
     {
       ar_sync_msg msg;
