@@ -111,9 +111,7 @@ egress_nflog_read (int fd, egress_refusal_fn fn, void *data)
   ssize_t n = recv (fd, buf, sizeof buf, MSG_DONTWAIT);
   if (n <= 0)
     return false;
-  int left = (int) n;
-  for (struct nlmsghdr *nlh = (struct nlmsghdr *) buf; NLMSG_OK (nlh, left);
-       nlh = NLMSG_NEXT (nlh, left))
+  ar_nl_for_each_msg (nlh, buf, (size_t) n)
     {
       const struct nlattr *tb[NFULA_MAX + 1];
       ar_nl_parse (nlh, sizeof (struct nfgenmsg), tb, NFULA_MAX);

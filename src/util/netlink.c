@@ -174,9 +174,7 @@ ar_nl_wait_ack (int fd, uint32_t last_seq, uint32_t *failed_seq)
             continue;
           return -errno;
         }
-      int left = (int) n;
-      for (struct nlmsghdr *nlh = (struct nlmsghdr *) buf; NLMSG_OK (nlh, left);
-           nlh = NLMSG_NEXT (nlh, left))
+      ar_nl_for_each_msg (nlh, buf, (size_t) n)
         {
           if (nlh->nlmsg_type != NLMSG_ERROR
               || nlh->nlmsg_len < NLMSG_LENGTH (sizeof (struct nlmsgerr)))

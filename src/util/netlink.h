@@ -50,6 +50,19 @@ int ar_nl_send (int fd, const ar_nl_buf *b, ar_error_t **err);
  * (-errno, its sequence number in *failed_seq). */
 int ar_nl_wait_ack (int fd, uint32_t last_seq, uint32_t *failed_seq);
 
+/* Each message of a received datagram of `len` bytes. */
+static inline bool
+ar_nl_msg_ok (const struct nlmsghdr *nlh, const void *buf, size_t len)
+{
+  size_t off = (size_t) ((const uint8_t *) nlh - (const uint8_t *) buf);
+  return off + sizeof *nlh <= len && nlh->nlmsg_len >= sizeof *nlh
+         && off + nlh->nlmsg_len <= len;
+}
+#define ar_nl_for_each_msg(nlh, buf, len)                                   \
+  for (const struct nlmsghdr *nlh = (const struct nlmsghdr *) (buf);        \
+       ar_nl_msg_ok (nlh, (buf), (len));                                    \
+       nlh = (const struct nlmsghdr *) ((const uint8_t *) nlh + NLMSG_ALIGN (nlh->nlmsg_len)))
+
 /* Attributes of a received message, after its family header of
  * `header_len` bytes: tb[type] for every type up to max. */
 void ar_nl_parse (const struct nlmsghdr *nlh, size_t header_len,
