@@ -700,19 +700,18 @@ apply_paths (oci_spec *spec, const ar_profile *profile)
     append_unique (&l->readonly_paths, profile->readonly_paths.items[i]);
 }
 
-/* Filtered egress needs a network namespace of the container's own. One
- * the spec names by path (a pod's, an engine's) is kept: the egress hook
- * then filters inside that namespace. */
+/* A new namespace of `type` unless the spec has one; one it names by
+ * path (a pod's, an engine's) is kept. */
 static void
-ensure_network_namespace (oci_spec *spec)
+ensure_namespace (oci_spec *spec, oci_ns_type type)
 {
-  if (oci_spec_find_namespace (spec, OCI_NS_NETWORK) != NULL)
+  if (oci_spec_find_namespace (spec, type) != NULL)
     return;
   oci_linux *l = ensure_linux (spec);
   l->namespaces = xrealloc (l->namespaces,
                             (l->n_namespaces + 1) * sizeof *l->namespaces);
   l->namespaces[l->n_namespaces++]
-      = (oci_namespace){ .type = OCI_NS_NETWORK, .path = NULL };
+      = (oci_namespace){ .type = type, .path = NULL };
 }
 
 static void
@@ -783,8 +782,10 @@ apply_network (oci_spec *spec, const ar_profile *profile,
   bool joined = ns != NULL && ns->path != NULL;
   if (plan->egress == AR_EGRESS_OPEN && ns == NULL)
     return; /* the host's network, as the spec asks */
+  /* Filtered egress needs a network namespace of the container's own;
+   * in a joined one the egress hook filters there. */
   if (plan->egress != AR_EGRESS_OPEN)
-    ensure_network_namespace (spec);
+    ensure_namespace (spec, OCI_NS_NETWORK);
   if (plan->egress == AR_EGRESS_NONE && !joined)
     return;
   /* A netns made for the container dies with it, and its veth with it. */
@@ -800,6 +801,9 @@ rewrite_spec (oci_spec *spec, const ar_profile *profile,
    * written. */
   if (plan->overlay)
     spec->root_readonly = false;
+  /* The overlay, secrets and /output are mounts: without a namespace of
+   * their own they would be made in the host's. */
+  ensure_namespace (spec, OCI_NS_MOUNT);
   apply_limits (spec, limits);
   apply_process (spec, profile);
   apply_seccomp (spec, profile->seccomp);

@@ -4,6 +4,7 @@
 #include "../../oci/oci.h"
 #include "cgroups/cgroups.h"
 #include "hooks.h"
+#include "host_mounts.h"
 #include "foreground.h"
 #include "policy_stage.h"
 #include "state.h"
@@ -78,7 +79,7 @@ ar_container_remove_state_dir (int root_fd, const char *id, int state_fd)
   static const char *const files[] = { AR_STATE_FILE, AR_CONFIG_FILE,
                                        AR_EXEC_FIFO, AR_STATE_FILE ".tmp",
                                        AR_AGENT_PLAN_FILE, AR_EXIT_LOGGED_FILE,
-                                       NULL };
+                                       AR_HOST_MOUNTS_FILE, NULL };
   for (size_t i = 0; files[i]; i++)
     unlinkat (state_fd, files[i], 0);
   unlinkat (root_fd, id, AT_REMOVEDIR);
@@ -312,7 +313,7 @@ tear_down (int state_fd, const ar_state *st, const char *state_dir,
   if (r == 0 && cg)
     r = ar_cgroup_destroy (cg, err);
   ar_cgroup_free (cg);
-  if (r < 0)
+  if (r < 0 || ar_host_mounts_undo (state_fd, err) < 0)
     return -1;
   run_stored_hooks (state_fd, st, false);
   return ar_stage_finish (plan, state_dir, st->id, err);

@@ -5,6 +5,7 @@
 #include "cgroups/cgroups.h"
 #include "device_rules.h"
 #include "hooks.h"
+#include "host_mounts.h"
 #include "init.h"
 #include "namespaces.h"
 #include "policy_stage.h"
@@ -95,7 +96,11 @@ undo_create (create_undo *u)
       ar_stage_finish (&quiet, u->state_dir, u->id, &ignored);
     }
   if (u->state_fd >= 0)
-    ar_container_remove_state_dir (u->root_fd, u->id, u->state_fd);
+    {
+      cleanup_error ar_error_t *ignored = NULL;
+      ar_host_mounts_undo (u->state_fd, &ignored);
+      ar_container_remove_state_dir (u->root_fd, u->id, u->state_fd);
+    }
   ar_closep (&u->pidfd);
   ar_closep (&u->state_fd);
   ar_closep (&u->root_fd);
@@ -130,6 +135,41 @@ resolve_rootfs (const char *bundle, const oci_spec *spec, char **out,
   return 0;
 }
 
+/* Without a mount namespace the init mounts in the host's: only under
+ * the rootfs, never changing a host mount (see host_mounts.h). */
+static int
+validate_host_mounts (const oci_spec *spec, ar_error_t **err)
+{
+  if (!ar_ns_host_mounts (spec))
+    return 0;
+  const char *propagation = spec->linux_cfg ? spec->linux_cfg->rootfs_propagation : NULL;
+  if (propagation && *propagation)
+    return ar_error_set (err, 0, "config.json: .linux.rootfsPropagation: `%s` needs a mount namespace: without one it would change the host's mounts",
+                         propagation);
+  /* The host's mounts belong to the host's user namespace. */
+  if (oci_spec_find_namespace (spec, OCI_NS_USER))
+    return ar_error_set (err, 0, "config.json: .linux.namespaces: a user namespace needs a mount namespace too: from it the host's cannot be mounted on");
+  return 0;
+}
+
+/* Joining our own mount namespace by path is no mount namespace at all,
+ * but would be set up as one (its "/" made rslave): refuse it. */
+static int
+refuse_own_mount_namespace (const oci_spec *spec, const ar_ns_joins *joins,
+                            ar_error_t **err)
+{
+  struct stat theirs, ours;
+  if (joins->fd[OCI_NS_MOUNT] < 0 || fstat (joins->fd[OCI_NS_MOUNT], &theirs) < 0
+      || stat ("/proc/self/ns/mnt", &ours) < 0
+      || theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev)
+    return 0;
+  for (size_t i = 0; i < spec->linux_cfg->n_namespaces; i++)
+    if (spec->linux_cfg->namespaces[i].type == OCI_NS_MOUNT)
+      return ar_error_set (err, 0, "config.json: .linux.namespaces[%zu].path: `%s` is the runtime's own mount namespace: leave the mount namespace out instead",
+                           i, spec->linux_cfg->namespaces[i].path);
+  return 0;
+}
+
 static int
 validate_spec (const oci_spec *spec, ar_error_t **err)
 {
@@ -142,8 +182,8 @@ validate_spec (const oci_spec *spec, ar_error_t **err)
     return -1;
   if (ar_sysctl_validate (spec, err) < 0)
     return -1;
-  if (oci_spec_find_namespace (spec, OCI_NS_MOUNT) == NULL)
-    return ar_error_set (err, 0, "config.json: .linux.namespaces: a mount namespace is required");
+  if (validate_host_mounts (spec, err) < 0)
+    return -1;
   /* A joined uts namespace (with a path) is the container's own too:
      the hostname is set there, as runc and crun do. Only the host's
      namespace is off limits. */
@@ -443,7 +483,9 @@ load_bundle (create_ctx *c, ar_error_t **err)
    * the root itself can be neither pivoted away nor given to a container. */
   if (strcmp (c->rootfs, "/") == 0 && (c->plan == NULL || !c->plan->overlay))
     return ar_error_set (err, 0, "config.json: .root.path: the rootfs is the host's `/`: only a profile with the overlay (e.g. --profile agent) can run on it");
-  return ar_ns_open_joins (c->spec, &c->joins, err);
+  if (ar_ns_open_joins (c->spec, &c->joins, err) < 0)
+    return -1;
+  return refuse_own_mount_namespace (c->spec, &c->joins, err);
 }
 
 /* The spec the container really runs with: the bundle's bytes when no
@@ -493,6 +535,9 @@ prepare_host (create_ctx *c, ar_error_t **err)
       free (c->rootfs);
       c->rootfs = xstrdup (c->spec->root_path);
     }
+  if (ar_ns_host_mounts (c->spec)
+      && ar_host_mounts_record (c->undo.state_fd, c->rootfs, err) < 0)
+    return -1;
   if (compile_seccomp (c->opts->root, c->spec, &c->seccomp, err) < 0)
     return -1;
   ar_device_rules_add_defaults (c->spec);

@@ -81,6 +81,7 @@ typedef struct
   const ar_agent_plan *plan;
   const oci_spec *spec;
   int init_pidfd;
+  int root_fd; /* the init's root, when its mount namespace is ours */
   int join_flags;
   int sync_fd;
   int preserve_fds;
@@ -129,19 +130,51 @@ isolate_from_main (const exec_child *c, ar_error_t **err)
   return ar_mounts_finalize (c->spec, err);
 }
 
+/* The container's mount namespace is ours (it has none of its own):
+ * setns gave no root, so take the init's, as it chrooted into it. */
+static int
+enter_init_root (int root_fd, ar_error_t **err)
+{
+  if (fchdir (root_fd) < 0 || chroot (".") < 0)
+    return ar_error_set (err, errno, "enter the container's root");
+  close (root_fd);
+  return 0;
+}
+
+/* Opened before the fork and checked against the init after it, so a
+ * recycled pid cannot hand us someone else's root. */
+static int
+open_init_root (const ar_state *st, int join_flags, int *root_fd,
+                ar_error_t **err)
+{
+  *root_fd = -1;
+  if (join_flags & CLONE_NEWNS)
+    return 0;
+  cleanup_free char *path = xasprintf ("/proc/%d/root", (int) st->pid);
+  cleanup_close int fd = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return ar_error_set (err, errno, "open `%s`", path);
+  if (!ar_state_init_alive (st))
+    return ar_error_set (err, 0, "cannot exec in a stopped container `%s`", st->id);
+  *root_fd = steal_fd (&fd);
+  return 0;
+}
+
 static int
 child_setup (const exec_child *c, char **exe, ar_error_t **err)
 {
   /* Nothing of the parent's (its state dir fd above all) may be reachable
    * through /proc/self/fd from inside, not even as the cwd. */
-  int keep[] = { c->sync_fd, c->init_pidfd };
-  ar_process_close_fds (3 + c->preserve_fds, keep, 2);
+  int keep[] = { c->sync_fd, c->init_pidfd, c->root_fd };
+  ar_process_close_fds (3 + c->preserve_fds, keep, c->root_fd >= 0 ? 3 : 2);
   ar_sync_msg msg;
   if (ar_sync_expect (c->sync_fd, AR_SYNC_GO, &msg, err) < 0)
     return -1;
   if (c->join_flags && setns (c->init_pidfd, c->join_flags) < 0)
     return ar_error_set (err, errno, "join the container's namespaces");
   close (c->init_pidfd);
+  if (c->root_fd >= 0 && enter_init_root (c->root_fd, err) < 0)
+    return -1;
   if (ar_stage_hide_secrets (c->plan, err) < 0)
     return -1;
   if (ar_stage_secrets_main_only (c->plan) && isolate_from_main (c, err) < 0)
@@ -313,6 +346,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
   pid_t pid = 0;
   int sync[2] = { -1, -1 };
   cleanup_close int pty = -1;
+  cleanup_close int root_fd = -1;
   cleanup_close int init_pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
   if (init_pidfd < 0 || !ar_state_init_alive (st))
     {
@@ -325,7 +359,9 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
       if (ar_seccomp_compile (spec->linux_cfg->seccomp, cache, &seccomp, err) < 0)
         goto out;
     }
-  if (ar_stage_load_plan (state_fd, &plan, err) < 0 || ar_sync_pair (sync, err) < 0)
+  int join_flags = differing_namespaces (st->pid);
+  if (ar_stage_load_plan (state_fd, &plan, err) < 0 || ar_sync_pair (sync, err) < 0
+      || open_init_root (st, join_flags, &root_fd, err) < 0)
     goto out;
   exec_child c = {
     .plan = plan,
@@ -333,7 +369,8 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
     .proc = proc,
     .seccomp = seccomp,
     .init_pidfd = init_pidfd,
-    .join_flags = differing_namespaces (st->pid),
+    .root_fd = root_fd,
+    .join_flags = join_flags,
     .sync_fd = sync[1],
     .preserve_fds = opts->preserve_fds,
   };

@@ -133,7 +133,8 @@ finish_setup (const ar_init_config *cfg, const char *pty_slave,
 {
   const oci_spec *spec = cfg->spec;
   const oci_process *proc = spec->process;
-  if (ar_mounts_enter_rootfs (cfg->rootfs, cfg->no_pivot, err) < 0)
+  if (ar_mounts_enter_rootfs (cfg->rootfs, cfg->no_pivot,
+                              ar_ns_host_mounts (spec), err) < 0)
     return -1;
   /* A missing cwd is made while the rootfs is still writable, as runc and
      crun do: containerd's CRI and ctr --cwd leave that to the runtime. */

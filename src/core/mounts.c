@@ -1,6 +1,7 @@
 #include "config.h"
 #include "mounts.h"
 #include "mounts_internal.h"
+#include "namespaces.h"
 #include "../util/cleanup.h"
 #include "../util/path.h"
 
@@ -209,6 +210,21 @@ append_data (mount_options *o, const char *opt)
   o->data = joined;
 }
 
+/* `first`: before the mount's own options, which then still win. */
+static int
+add_propagation (mount_options *o, unsigned long flag, bool first,
+                 ar_error_t **err)
+{
+  if (o->n_propagation == MAX_PROPAGATION)
+    return ar_error_set (err, 0, ".options: too many propagation options");
+  size_t at = first ? 0 : o->n_propagation;
+  memmove (&o->propagation[at + 1], &o->propagation[at],
+           (o->n_propagation - at) * sizeof *o->propagation);
+  o->propagation[at] = flag;
+  o->n_propagation++;
+  return 0;
+}
+
 static int
 parse_mount_options (const oci_strv *options, mount_options *o,
                      ar_error_t **err)
@@ -227,10 +243,8 @@ parse_mount_options (const oci_strv *options, mount_options *o,
         continue;
       if (prop != 0)
         {
-          if (o->n_propagation == MAX_PROPAGATION)
-            return ar_error_set (err, 0, ".options: too many propagation "
-                                         "options");
-          o->propagation[o->n_propagation++] = prop;
+          if (add_propagation (o, prop, false, err) < 0)
+            return -1;
           continue;
         }
       if (strcmp (opt, "idmap") == 0 || strcmp (opt, "ridmap") == 0)
@@ -762,6 +776,12 @@ mount_one (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
   cleanup_mount_options mount_options o = { 0 };
   if (parse_mount_options (&m->options, &o, err) < 0)
     return -1;
+  /* In the host's namespace a bind of a shared host mount would be its
+   * peer, and what is mounted under it later would show on the host: a
+   * slave receives but never sends, as in a namespace of our own. */
+  if (is_bind_mount (m, &o) && ar_ns_host_mounts (spec)
+      && add_propagation (&o, MS_SLAVE | MS_REC, true, err) < 0)
+    return -1;
   if (is_bind_mount (m, &o))
     return mount_bind (rootfs_fd, m, &o, err);
   if (streq (m->type, "cgroup") || streq (m->type, "cgroup2"))
@@ -820,9 +840,9 @@ make_parent_mount_private (const char *rootfs, ar_error_t **err)
   return 0;
 }
 
-int
-ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
-                        ar_error_t **err)
+/* In a mount namespace of our own, before the rootfs bind. */
+static int
+isolate_namespace (const oci_spec *spec, const char *real, ar_error_t **err)
 {
   unsigned long propagation;
   if (root_propagation (spec, &propagation, err) < 0)
@@ -837,14 +857,35 @@ ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
              NULL)
       < 0)
     return ar_error_set (err, errno, "set propagation of \"/\"");
+  return make_parent_mount_private (real, err);
+}
 
-  cleanup_free char *real = realpath (rootfs, NULL);
-  if (real == NULL)
-    return ar_error_set (err, errno, "rootfs `%s`", rootfs);
-  if (make_parent_mount_private (real, err) < 0)
+/* The rootfs on itself: a mount of the container's own, so a later
+ * remount of "/" (root.readonly) or a mount on it never touches the mount
+ * the rootfs lives in. In the host's namespace, where "/" and the rest
+ * are left alone, it is made a slave instead (see mount_one). */
+static int
+bind_rootfs (const oci_spec *spec, const char *real, ar_error_t **err)
+{
+  bool host = ar_ns_host_mounts (spec);
+  if (!host && isolate_namespace (spec, real, err) < 0)
     return -1;
   if (mount (real, real, NULL, MS_BIND | MS_REC, NULL) < 0)
     return ar_error_set (err, errno, "bind rootfs \"%s\" on itself", real);
+  if (host && mount (NULL, real, NULL, MS_SLAVE | MS_REC, NULL) < 0)
+    return ar_error_set (err, errno, "make rootfs \"%s\" a slave mount", real);
+  return 0;
+}
+
+int
+ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
+                        ar_error_t **err)
+{
+  cleanup_free char *real = realpath (rootfs, NULL);
+  if (real == NULL)
+    return ar_error_set (err, errno, "rootfs `%s`", rootfs);
+  if (bind_rootfs (spec, real, err) < 0)
+    return -1;
 
   cleanup_close int rootfs_fd = open (real, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfs_fd < 0)
@@ -910,10 +951,24 @@ move_into (const char *rootfs, ar_error_t **err)
   return 0;
 }
 
-int
-ar_mounts_enter_rootfs (const char *rootfs, bool no_pivot, ar_error_t **err)
+/* In the host's mount namespace: its root stays where it is. */
+static int
+chroot_into (const char *rootfs, ar_error_t **err)
 {
-  int r = no_pivot ? move_into (rootfs, err) : pivot_into (rootfs, err);
+  if (chdir (rootfs) < 0)
+    return ar_error_set (err, errno, "chdir `%s`", rootfs);
+  if (chroot (".") < 0)
+    return ar_error_set (err, errno, "chroot `%s`", rootfs);
+  return 0;
+}
+
+int
+ar_mounts_enter_rootfs (const char *rootfs, bool no_pivot, bool host_mounts,
+                        ar_error_t **err)
+{
+  int r = host_mounts ? chroot_into (rootfs, err)
+          : no_pivot  ? move_into (rootfs, err)
+                      : pivot_into (rootfs, err);
   if (r < 0)
     return -1;
   if (chdir ("/") < 0)

@@ -9,6 +9,8 @@
 
 /* Before pivot_root, with `rootfs` the absolute host path of the root:
  * - make "/" rslave (or rootfsPropagation) so nothing leaks to the host;
+ *   without a mount namespace (ar_ns_host_mounts) no host mount is
+ *   touched: the binds below are made slaves instead;
  * - bind-mount rootfs onto itself (pivot_root needs a mount point);
  * - perform spec->mounts in order (bind/rbind with propagation and flags,
  *   tmpfs, proc, sysfs, devpts, mqueue, cgroup, ...), each destination
@@ -26,9 +28,10 @@ int ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
 int ar_mounts_setup_console (const char *rootfs, const char *slave_path,
                              ar_error_t **err);
 
-/* pivot_root into rootfs (chroot when no_pivot) and chdir("/"). */
+/* pivot_root into rootfs (MS_MOVE and chroot when no_pivot; only chroot
+ * when `host_mounts`: no mount namespace) and chdir("/"). */
 int ar_mounts_enter_rootfs (const char *rootfs, bool no_pivot,
-                            ar_error_t **err);
+                            bool host_mounts, ar_error_t **err);
 
 /* After pivot_root: maskedPaths, readonlyPaths, read-only "/" when
  * root.readonly, and the final rootfsPropagation. */

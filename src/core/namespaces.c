@@ -35,6 +35,12 @@ ar_ns_clone_flag (oci_ns_type type)
   return 0;
 }
 
+bool
+ar_ns_host_mounts (const oci_spec *spec)
+{
+  return oci_spec_find_namespace (spec, OCI_NS_MOUNT) == NULL;
+}
+
 int
 ar_ns_new_flags (const oci_spec *spec)
 {

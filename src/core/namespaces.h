@@ -4,6 +4,7 @@
 
 #include "../../oci/spec.h"
 #include "../util/error.h"
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* Namespace fds to join, indexed by oci_ns_type; -1 where none. */
@@ -14,6 +15,11 @@ typedef struct
 
 /* CLONE_NEW* flag of a type. */
 int ar_ns_clone_flag (oci_ns_type type);
+
+/* True when the spec lists no mount namespace: the container then shares
+ * the runtime's, so its mounts land in the host's namespace under the
+ * rootfs and it enters the rootfs by chroot (see host_mounts.h). */
+bool ar_ns_host_mounts (const oci_spec *spec);
 
 /* CLONE_NEW* flags of the namespaces the spec asks to create. */
 int ar_ns_new_flags (const oci_spec *spec);

@@ -628,7 +628,7 @@ test_network_namespace (void)
       "\"path\":\"/run/netns/pod\"}]}}");
   cleanup_free char *msg = NULL;
   ar_agent_plan *plan = apply ("agent", spec, &msg);
-  CHECK_INT (spec->linux_cfg->n_namespaces, 1);
+  CHECK_INT (spec->linux_cfg->n_namespaces, 2); /* + a mount namespace */
   CHECK_STR (spec->linux_cfg->namespaces[0].path, "/run/netns/pod");
   ar_agent_plan_free (plan);
   oci_spec_free (spec);
@@ -643,6 +643,45 @@ test_network_namespace (void)
   ar_agent_plan_free (plan);
   oci_spec_free (spec);
   remove_profile ("open");
+}
+
+/* The agent profile's mounts (overlay, secrets, /output) never go to the
+ * host's mount namespace: a spec without one gets a new one; the oci
+ * profile leaves it out, as the spec says. */
+static void
+test_mount_namespace (void)
+{
+  static const char *const no_namespaces
+      = "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+        "\"linux\":{\"namespaces\":[]}}";
+  cleanup_free char *msg = NULL;
+  oci_spec *spec = spec_from (no_namespaces);
+  ar_agent_plan *plan = apply ("agent", spec, &msg);
+  CHECK_STR (msg, NULL);
+  const oci_namespace *mnt = oci_spec_find_namespace (spec, OCI_NS_MOUNT);
+  CHECK (mnt != NULL && mnt->path == NULL);
+  ar_agent_plan_free (plan);
+  oci_spec_free (spec);
+
+  /* One joined by path is kept, and not doubled. */
+  spec = spec_from ("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+                    "\"linux\":{\"namespaces\":[{\"type\":\"mount\","
+                    "\"path\":\"/proc/42/ns/mnt\"}]}}");
+  plan = apply ("agent", spec, &msg);
+  mnt = oci_spec_find_namespace (spec, OCI_NS_MOUNT);
+  CHECK (mnt != NULL && mnt->path && strcmp (mnt->path, "/proc/42/ns/mnt") == 0);
+  size_t n_mount = 0;
+  for (size_t i = 0; i < spec->linux_cfg->n_namespaces; i++)
+    n_mount += spec->linux_cfg->namespaces[i].type == OCI_NS_MOUNT;
+  CHECK_INT (n_mount, 1);
+  ar_agent_plan_free (plan);
+  oci_spec_free (spec);
+
+  spec = spec_from (no_namespaces);
+  plan = apply ("oci", spec, &msg);
+  CHECK (plan == NULL);
+  CHECK (oci_spec_find_namespace (spec, OCI_NS_MOUNT) == NULL);
+  oci_spec_free (spec);
 }
 
 /* ---- egress hooks ------------------------------------------------------ */
@@ -1190,6 +1229,7 @@ main (void)
   RUN (test_profile_rlimits);
   RUN (test_seccomp_modes);
   RUN (test_network_namespace);
+  RUN (test_mount_namespace);
   RUN (test_egress_hooks);
   RUN (test_annotations_accepted);
   RUN (test_annotations_refused);
