@@ -16,6 +16,7 @@
 
 struct egress_rule
 {
+  ar_nl_buf *msgs;    /* its batch's: expressions go straight in */
   size_t expressions; /* the open NFTA_RULE_EXPRESSIONS nest */
 };
 
@@ -187,7 +188,7 @@ egress_rule_new (egress_batch *b, const char *chain)
                  xasprintf ("rule in chain %s", chain));
   ar_nl_attr_str (m, NFTA_RULE_TABLE, b->table);
   ar_nl_attr_str (m, NFTA_RULE_CHAIN, chain);
-  b->rule.expressions = ar_nl_nest (m, NFTA_RULE_EXPRESSIONS);
+  b->rule = (egress_rule){ .msgs = m, .expressions = ar_nl_nest (m, NFTA_RULE_EXPRESSIONS) };
   return &b->rule;
 }
 
@@ -199,15 +200,6 @@ egress_batch_add_rule (egress_batch *b, egress_rule *r)
 
 /* ---- expressions ------------------------------------------------------ */
 
-/* The rule's message is the open one: expressions go straight into it.
- * The batch is found from its rule (one open at a time). */
-static ar_nl_buf *
-rule_msgs (egress_rule *r)
-{
-  egress_batch *b = (egress_batch *) ((char *) r - offsetof (egress_batch, rule));
-  return &b->msgs;
-}
-
 typedef struct
 {
   ar_nl_buf *m;
@@ -217,7 +209,7 @@ typedef struct
 static expr_nest
 expr_begin (egress_rule *r, const char *name)
 {
-  expr_nest e = { .m = rule_msgs (r) };
+  expr_nest e = { .m = r->msgs };
   e.elem = ar_nl_nest (e.m, NFTA_LIST_ELEM);
   ar_nl_attr_str (e.m, NFTA_EXPR_NAME, name);
   e.data = ar_nl_nest (e.m, NFTA_EXPR_DATA);

@@ -29,10 +29,16 @@ build() {
 	make -j"$(nproc)" >"$LOG_DIR/make.log" 2>&1 || { grep -E 'error|Error' "$LOG_DIR/make.log" | head -30; return 1; }
 }
 
-# Each unit program prints "N passed, N failed" as its last line.
+# Each unit program prints "N passed, N failed" as its last line. In a
+# sanitizer build they also run with LeakSanitizer on (the runtime's own
+# runs cannot: LSan stops the world through /proc, which a process that
+# joined a container's namespaces no longer sees), and a program whose
+# checks passed but that exited non-zero (a leak report) counts as a
+# failure.
 unit_tests() {
 	echo "== unit tests"
-	make -j"$(nproc)" check >"$LOG_DIR/check.log" 2>&1
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" \
+		make -j"$(nproc)" check >"$LOG_DIR/check.log" 2>&1
 	local log line p f
 	for log in tests/unit/*.log; do
 		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
@@ -43,7 +49,13 @@ unit_tests() {
 		fi
 		p=${line%% passed*}
 		f=${line#*, }; f=${f%% failed*}
-		echo "   $(basename "$log" .log): $line"
+		if [ "$f" = 0 ] && ! grep -q '^:test-result: PASS' "${log%.log}.trs"; then
+			echo "   $(basename "$log" .log): $line, but it exited non-zero:"
+			grep -E 'ERROR: LeakSanitizer|SUMMARY: ' "$log" | head -3 | sed 's/^/      /'
+			f=1
+		else
+			echo "   $(basename "$log" .log): $line"
+		fi
 		count "$p" "$f"
 	done
 }
