@@ -50,9 +50,6 @@ ar_cmd_create (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   ar_create_options opts;
   if (ar_create_options_fill (g, &p, &opts, err) < 0)
     return -1;
-  ar_created created;
-  if (ar_container_create (&opts, &created, err) < 0)
-    return -1;
-  ar_closep (&created.pidfd);
-  return 0;
+  cleanup_created ar_created created;
+  return ar_container_create (&opts, &created, err);
 }

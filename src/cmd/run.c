@@ -37,11 +37,9 @@ ar_cmd_run (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   opts.started_by_parent = true;
   opts.caller_waits = !detach;
 
-  ar_created created;
+  cleanup_created ar_created created;
   if (ar_container_create (&opts, &created, err) < 0)
     return -1;
-  cleanup_close int pidfd = created.pidfd;
-  cleanup_close int pty = created.pty_master;
   if (!detach)
     ar_foreground_forward_signals (created.pid);
   if (ar_container_release (g->root, opts.id, &created, err) < 0)

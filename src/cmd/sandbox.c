@@ -236,11 +236,9 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
     .started_by_parent = true,
     .caller_waits = true,
   };
-  ar_created created;
+  cleanup_created ar_created created;
   if (ar_container_create (&opts, &created, err) < 0)
     return -1;
-  cleanup_close int pidfd = created.pidfd;
-  cleanup_close int pty = created.pty_master;
   ar_foreground_forward_signals (created.pid);
   int status = -1;
   if (ar_container_release (g->root, id, &created, err) == 0)

@@ -42,6 +42,10 @@ typedef struct
 
 int ar_container_create (const ar_create_options *opts, ar_created *out,
                          ar_error_t **err);
+/* Close the descriptors a create handed over (a cleanup attribute's job:
+ * ar_container_create sets them to -1 first, so it is safe on failure). */
+void ar_created_close (ar_created *created);
+#define cleanup_created __attribute__ ((cleanup (ar_created_close)))
 
 /* run: release an init created with started_by_parent, run poststart. */
 int ar_container_release (const char *root, const char *id,

@@ -602,6 +602,14 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
   return ar_stage_start_watchdog (c->plan, c->opts->id, u->pid, c->st.cgroup, err);
 }
 
+void
+ar_created_close (ar_created *created)
+{
+  ar_closep (&created->pidfd);
+  ar_closep (&created->sync_fd);
+  ar_closep (&created->pty_master);
+}
+
 int
 ar_container_create (const ar_create_options *opts, ar_created *out,
                      ar_error_t **err)
