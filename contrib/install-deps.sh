@@ -13,11 +13,12 @@ BUILD_DEPS=(
 # What tests/run.sh, images/ and bench/ call: bats for the suites,
 # busybox-static for the test rootfs, crun and runc as reference runtimes,
 # clang and its runtime libraries for the sanitizer build; nft, dnsmasq,
-# openssl and curl for the egress suite's test host.
+# openssl and curl for the egress suite's test host; strace to kill the
+# runtime at an exact point (a create that dies half-way).
 TEST_DEPS=(
 	bats busybox-static crun runc jq iproute2 util-linux procps
 	coreutils findutils clang libclang-rt-14-dev hyperfine git ca-certificates bc
-	nftables dnsmasq-base openssl curl
+	nftables dnsmasq-base openssl curl strace
 )
 
 # The engines tests/engines/ starts itself, on private sockets and roots.

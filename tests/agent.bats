@@ -636,3 +636,32 @@ nothing_outside_dest() {
 	run "$RUNTIME" audit
 	assert_failure 1
 }
+
+@test "a create killed before its state record: delete --force removes the overlay, secrets and state dir; a create in progress is left alone" {
+	command -v strace >/dev/null || skip "strace is not installed (contrib/install-deps.sh)"
+	update_config '.annotations["run.agentrun.secret.tok"] = $f' --arg f "$SEC/tok"
+	# SIGKILL the runtime as it is about to clone the init: the state dir,
+	# the overlay and the secrets tmpfs are made, state.json is not.
+	run strace -f -o /dev/null -e trace=clone3 -e inject=clone3:error=EPERM:signal=SIGKILL \
+		"$RUNTIME" --root "$ROOT" --profile t create --bundle "$BUNDLE" "$CID"
+	[ -d "$ROOT/$CID" ] || fail "no half-made state dir: $output"
+	[ ! -e "$ROOT/$CID/state.json" ] || fail "state.json was written"
+	grep -q " $ROOT/$CID/" /proc/self/mountinfo || fail "it made no mounts"
+
+	# A create still running holds the state dir's lock.
+	flock "$ROOT/$CID" sleep 3 &
+	local locker=$!
+	track_pid "$locker"
+	sleep 0.3
+	run runtime delete --force "$CID"
+	assert_failure
+	assert_output_contains "is still being created"
+	wait "$locker"
+
+	run runtime delete "$CID"
+	assert_failure
+	run runtime delete --force "$CID"
+	assert_success
+	[ ! -e "$ROOT/$CID" ] || fail "state dir left: $(ls -A "$ROOT/$CID")"
+	! grep -q " $ROOT/$CID" /proc/self/mountinfo
+}

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 
 int
@@ -319,6 +320,34 @@ tear_down (int state_fd, const ar_state *st, const char *state_dir,
   return ar_stage_finish (plan, state_dir, st->id, err);
 }
 
+/* A state dir without a state record: a create that died before it wrote
+ * one (the runtime SIGKILLed). Its init died with it (it waits for the
+ * runtime's go-ahead on a socket that then closes), so what is left is
+ * what the dir records: the agent plan's host resources and the mounts of
+ * a container without a mount namespace. A create still running holds
+ * the dir's lock. */
+static int
+remove_half_made (const char *root, const char *id, int state_fd,
+                  ar_error_t **err)
+{
+  if (flock (state_fd, LOCK_EX | LOCK_NB) < 0)
+    return ar_error_set (err, errno == EWOULDBLOCK ? 0 : errno,
+                         "container `%s` is still being created", id);
+  cleanup_free char *state_dir = ar_container_state_path (root, id, err);
+  ar_agent_plan *plan = NULL;
+  if (state_dir == NULL || ar_stage_load_plan (state_fd, &plan, err) < 0)
+    return -1;
+  ar_stage_release_unstarted (plan, state_dir, id);
+  ar_agent_plan_free (plan);
+  if (ar_host_mounts_undo (state_fd, err) < 0)
+    return -1;
+  cleanup_close int root_fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0)
+    return ar_error_set (err, errno, "open state root `%s`", root);
+  ar_container_remove_state_dir (root_fd, id, state_fd);
+  return 0;
+}
+
 int
 ar_container_delete (const char *root, const char *id, bool force,
                      ar_error_t **err)
@@ -336,7 +365,12 @@ ar_container_delete (const char *root, const char *id, bool force,
     }
   cleanup_state ar_state *st = NULL;
   if (ar_state_load (state_fd, &st, err) < 0)
-    return -1;
+    {
+      if (!force || faccessat (state_fd, AR_STATE_FILE, F_OK, 0) == 0)
+        return -1;
+      ar_error_freep (err);
+      return remove_half_made (root, id, state_fd, err);
+    }
   ar_status status = ar_state_status (state_fd, st);
   if (!force && (status == AR_STATUS_RUNNING || status == AR_STATUS_PAUSED))
     return ar_error_set (err, 0, "cannot delete container `%s` that is not stopped: %s",

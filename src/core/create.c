@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -85,16 +86,7 @@ undo_create (create_undo *u)
       ar_cgroup_free (u->cgroup);
       u->cgroup = NULL;
     }
-  if (u->plan)
-    {
-      /* Release the host resources, but export nothing and log nothing
-       * for a container that never ran. */
-      ar_agent_plan quiet = *u->plan;
-      quiet.output_host_dir = NULL;
-      quiet.audit_path = NULL;
-      cleanup_error ar_error_t *ignored = NULL;
-      ar_stage_finish (&quiet, u->state_dir, u->id, &ignored);
-    }
+  ar_stage_release_unstarted (u->plan, u->state_dir, u->id);
   if (u->state_fd >= 0)
     {
       cleanup_error ar_error_t *ignored = NULL;
@@ -216,6 +208,11 @@ make_state_dir (const char *root, const char *id, create_undo *u,
   u->state_fd = openat (u->root_fd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (u->state_fd < 0)
     return ar_error_set (err, errno, "open state dir `%s/%s`", root, id);
+  /* Held until this create ends, however it ends (a SIGKILL included):
+   * delete --force tells a dead half-made container from one being made
+   * by it (ar_container_delete). */
+  if (flock (u->state_fd, LOCK_EX) < 0)
+    return ar_error_set (err, errno, "lock state dir `%s/%s`", root, id);
   u->state_dir = ar_container_state_path (root, id, err);
   return u->state_dir ? 0 : -1;
 }

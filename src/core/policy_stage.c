@@ -344,6 +344,19 @@ ar_stage_audit_limits (const ar_agent_plan *plan, const char *id,
     }
 }
 
+void
+ar_stage_release_unstarted (const ar_agent_plan *plan, const char *state_dir,
+                            const char *id)
+{
+  if (plan == NULL)
+    return;
+  ar_agent_plan quiet = *plan;
+  quiet.output_host_dir = NULL;
+  quiet.audit_path = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  ar_stage_finish (&quiet, state_dir, id, &ignored);
+}
+
 int
 ar_stage_finish (const ar_agent_plan *plan, const char *state_dir,
                  const char *id, ar_error_t **err)

@@ -76,6 +76,12 @@ struct ar_cgroup;
 void ar_stage_audit_limits (const ar_agent_plan *plan, const char *id,
                             const struct ar_cgroup *cg);
 
+/* A container that never ran (a failed create, one whose create was
+ * killed): release the host resources, but export nothing and log
+ * nothing. `plan` may be NULL. */
+void ar_stage_release_unstarted (const ar_agent_plan *plan,
+                                 const char *state_dir, const char *id);
+
 /* delete, after the processes are gone: the agent's own teardown
  * (changes, /output export, unmounts). */
 int ar_stage_finish (const ar_agent_plan *plan, const char *state_dir,
