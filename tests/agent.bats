@@ -5,6 +5,7 @@
 # host with independent tools (sha256sum, find, grep, /proc).
 
 load helpers
+load export_check
 
 # The 9 capabilities of the agent profile, as a CapEff mask: CHOWN(0)
 # DAC_OVERRIDE(1) FOWNER(3) FSETID(4) KILL(5) SETGID(6) SETUID(7)
@@ -266,22 +267,6 @@ check_chain_with_sha256sum() {
 }
 
 # ------------------------------------------------------------- output
-
-# check_export DIR: only regular files and directories, no special bits,
-# and the manifest's sizes and hashes are the files'.
-check_export() {
-	local dest=$1 path size sha n=0
-	[ -z "$(find "$dest" ! -type f ! -type d)" ] || fail "not plain: $(find "$dest" ! -type f ! -type d)"
-	[ -z "$(find "$dest" -perm /7000)" ] || fail "special bits: $(find "$dest" -perm /7000)"
-	jq -e . "$dest/manifest.json" >/dev/null || fail "no manifest"
-	while IFS=$'\t' read -r path size sha; do
-		n=$((n + 1))
-		[ -f "$dest/$path" ] || fail "listed but missing: $path"
-		[ "$(stat -c %s "$dest/$path")" = "$size" ] || fail "size of $path"
-		[ "$(sha256sum <"$dest/$path" | cut -d' ' -f1)" = "$sha" ] || fail "sha256 of $path"
-	done < <(jq -r '.files[] | [.path, .size, .sha256] | @tsv' "$dest/manifest.json")
-	[ "$n" -eq "$(find "$dest" -type f ! -name manifest.json | wc -l)" ] || fail "unlisted files"
-}
 
 # Nothing new anywhere under the test dir or /etc, except the export, the
 # state root and the audit log.
