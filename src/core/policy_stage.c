@@ -165,14 +165,20 @@ fill_hook_outcome (yajl_gen g, const void *arg)
     }
 }
 
+/* Only a container under the agent policy has the runtime's own egress
+ * hook in its spec: no lookup for the rest (Docker's prestart hook, on
+ * every container). */
+static char *
+own_egress_hook (const ar_agent_plan *plan)
+{
+  return plan ? ar_egress_hook_find () : NULL;
+}
+
 static int
 run_hooks (const ar_agent_plan *plan, const char *id, const oci_hook_list *hooks,
-           const char *phase, const char *state_json, bool caller_stays,
-           ar_error_t **err)
+           const char *phase, const char *state_json, const char *own_egress,
+           bool caller_stays, ar_error_t **err)
 {
-  if (hooks->len == 0)
-    return 0;
-  cleanup_free char *own_egress = ar_egress_hook_find ();
   int r = 0;
   for (size_t i = 0; i < hooks->len && r == 0; i++)
     {
@@ -196,7 +202,10 @@ ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
                     const oci_hook_list *hooks, const char *phase,
                     const char *state_json, ar_error_t **err)
 {
-  return run_hooks (plan, id, hooks, phase, state_json, false, err);
+  if (hooks->len == 0)
+    return 0;
+  cleanup_free char *own_egress = own_egress_hook (plan);
+  return run_hooks (plan, id, hooks, phase, state_json, own_egress, false, err);
 }
 
 int
@@ -207,12 +216,13 @@ ar_stage_run_egress_early (const ar_agent_plan *plan, const char *id,
   *ran = false;
   if (plan == NULL || hooks->prestart.len > 0 || hooks->create_runtime.len == 0)
     return 0;
-  cleanup_free char *own_egress = ar_egress_hook_find ();
+  cleanup_free char *own_egress = own_egress_hook (plan);
   if (!ar_egress_hook_is_own (&hooks->create_runtime.items[0], own_egress))
     return 0;
   *ran = true;
   const oci_hook_list first = { .items = hooks->create_runtime.items, .len = 1 };
-  return run_hooks (plan, id, &first, "createRuntime", state_json, caller_stays, err);
+  return run_hooks (plan, id, &first, "createRuntime", state_json, own_egress,
+                    caller_stays, err);
 }
 
 static void
