@@ -192,8 +192,6 @@ int egress_hook_run (int argc, char **argv, const char *state_json,
                      bool caller_stays, ar_error_t **err);
 
 /* ---- shared helpers (egress_hook.c) ---- */
-/* "pid starttime" of a live process; 0 when it is gone. */
-unsigned long long egress_pid_start_time (pid_t pid);
 char *egress_state_dir (const char *base, const char *id);
 
 #endif

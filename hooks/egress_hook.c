@@ -46,27 +46,6 @@ typedef struct
 
 /* ---- helpers shared with the other modules ---------------------------- */
 
-unsigned long long
-egress_pid_start_time (pid_t pid)
-{
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  cleanup_free char *data = NULL;
-  if (ar_read_file_at (AT_FDCWD, path, 4096, &data, NULL, NULL) < 0)
-    return 0;
-  /* comm may hold spaces and parentheses: count fields after the last ')' */
-  char *p = strrchr (data, ')');
-  unsigned long long start = 0;
-  char state;
-  if (p == NULL || sscanf (p + 1, " %c", &state) != 1 || state == 'Z')
-    return 0;
-  for (int field = 3; p && field <= 22; field++)
-    p = strchr (p + 1, ' ');
-  if (p)
-    start = strtoull (p + 1, NULL, 10);
-  return start;
-}
-
 char *
 egress_state_dir (const char *base, const char *id)
 {

@@ -74,7 +74,7 @@ static bool
 owner_alive (const lease_owner *owner)
 {
   return owner->pid > 0 && owner->start != 0
-         && egress_pid_start_time (owner->pid) == owner->start;
+         && ar_pid_start_time (owner->pid) == owner->start;
 }
 
 static void
@@ -149,7 +149,7 @@ stop_resolver (const char *id, const char *dir)
   unsigned long long start;
   if (ar_read_file_at (AT_FDCWD, pid_path, 64, &data, NULL, NULL) == 0
       && sscanf (data, "%d %llu", &pid, &start) == 2 && pid > 0
-      && egress_pid_start_time (pid) == start)
+      && ar_pid_start_time (pid) == start)
     kill (pid, SIGKILL);
 }
 
@@ -239,7 +239,7 @@ egress_lease_take (const char *pool, const char *id, pid_t pid,
       if (faccessat (dirfd, name, F_OK, 0) == 0)
         continue;
       cleanup_free char *owner = xasprintf ("%s %d %llu\n", id, (int) pid,
-                                            egress_pid_start_time (pid));
+                                            ar_pid_start_time (pid));
       if (ar_write_file_atomic_at (dirfd, name, owner, strlen (owner), 0600, err) < 0)
         return -1;
       lease_addresses (base, i, out);

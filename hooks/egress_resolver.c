@@ -701,7 +701,7 @@ static int
 write_pid_file (const char *state_dir, pid_t pid, ar_error_t **err)
 {
   cleanup_free char *path = xasprintf ("%s/resolver.pid", state_dir);
-  cleanup_free char *text = xasprintf ("%d %llu\n", (int) pid, egress_pid_start_time (pid));
+  cleanup_free char *text = xasprintf ("%d %llu\n", (int) pid, ar_pid_start_time (pid));
   return ar_write_file_atomic_at (AT_FDCWD, path, text, strlen (text), 0600, err);
 }
 

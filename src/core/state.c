@@ -198,38 +198,6 @@ ar_state_freep (ar_state **s)
   *s = NULL;
 }
 
-unsigned long long
-ar_pid_start_time (pid_t pid)
-{
-  char path[64];
-  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  char buf[1024];
-  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return 0;
-  ssize_t n = ar_read_all (fd, buf, sizeof buf - 1);
-  if (n <= 0)
-    return 0;
-  buf[n] = '\0';
-  /* comm may hold spaces and parentheses: fields start after the last ')' */
-  char *p = strrchr (buf, ')');
-  if (p == NULL || p[1] != ' ')
-    return 0;
-  char state = p[2];
-  if (state == 'Z' || state == 'X')
-    return 0;
-  /* after ") " come fields 3..; start time is field 22 */
-  p += 2;
-  for (int field = 3; field < 22; field++)
-    {
-      p = strchr (p, ' ');
-      if (p == NULL)
-        return 0;
-      p++;
-    }
-  return strtoull (p, NULL, 10);
-}
-
 bool
 ar_state_init_alive (const ar_state *s)
 {

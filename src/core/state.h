@@ -52,8 +52,6 @@ void ar_state_free (ar_state *state);
 void ar_state_freep (ar_state **state);
 #define cleanup_state __attribute__ ((cleanup (ar_state_freep)))
 
-/* Start time of a live pid, 0 when it is gone or a zombie. */
-unsigned long long ar_pid_start_time (pid_t pid);
 
 /* True when the recorded init is still the same live process. */
 bool ar_state_init_alive (const ar_state *state);

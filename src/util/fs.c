@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -142,4 +144,36 @@ ar_write_pid_file (const char *path, pid_t pid, ar_error_t **err)
   char buf[32];
   int n = snprintf (buf, sizeof buf, "%d", (int) pid);
   return ar_write_file_atomic_at (AT_FDCWD, path, buf, (size_t) n, 0644, err);
+}
+
+unsigned long long
+ar_pid_start_time (pid_t pid)
+{
+  char path[64];
+  snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  char buf[1024];
+  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  ssize_t n = ar_read_all (fd, buf, sizeof buf - 1);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  /* comm may hold spaces and parentheses: fields start after the last ')' */
+  char *p = strrchr (buf, ')');
+  if (p == NULL || p[1] != ' ')
+    return 0;
+  char state = p[2];
+  if (state == 'Z' || state == 'X')
+    return 0;
+  /* after ") " come fields 3..; start time is field 22 */
+  p += 2;
+  for (int field = 3; field < 22; field++)
+    {
+      p = strchr (p, ' ');
+      if (p == NULL)
+        return 0;
+      p++;
+    }
+  return strtoull (p, NULL, 10);
 }

@@ -32,5 +32,8 @@ int ar_write_all (int fd, const void *buf, size_t len);
 
 /* Read until EOF or `max` bytes; returns bytes read or -1. */
 ssize_t ar_read_all (int fd, void *buf, size_t max);
+/* Start time of a live pid (field 22 of /proc/<pid>/stat), 0 when it is
+ * gone or a zombie: with the pid, it names a process across pid reuse. */
+unsigned long long ar_pid_start_time (pid_t pid);
 
 #endif
