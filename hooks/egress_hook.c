@@ -81,11 +81,6 @@ add_entry (options *o, const char *text, ar_error_t **err)
 static int
 set_option (options *o, const char *name, const char *value, ar_error_t **err)
 {
-  if (strcmp (name, "netns-owned") == 0)
-    {
-      o->netns_owned = true;
-      return 0;
-    }
   if (strcmp (name, "mode") == 0)
     return parse_mode (value, &o->mode, err);
   if (strcmp (name, "allow") == 0)
@@ -113,15 +108,19 @@ parse_options (int argc, char **argv, options *o, ar_error_t **err)
   o->action = argv[1];
   for (int i = 2; i < argc; i++)
     {
+      if (strcmp (argv[i], "--netns-owned") == 0)
+        {
+          o->netns_owned = true; /* the one option without a value */
+          continue;
+        }
       if (strncmp (argv[i], "--", 2) != 0)
         return ar_error_set (err, 0, "unexpected argument `%s`", argv[i]);
       cleanup_free char *name = xstrdup (argv[i] + 2);
       char *eq = strchr (name, '=');
-      bool flag = strcmp (name, "netns-owned") == 0;
-      const char *value = eq ? argv[i] + 2 + (eq - name) + 1 : flag ? NULL : argv[i + 1];
+      const char *value = eq ? argv[i] + 2 + (eq - name) + 1 : argv[i + 1];
       if (eq)
         *eq = '\0';
-      else if (!flag && ++i >= argc)
+      else if (++i >= argc)
         return ar_error_set (err, 0, "option `--%s` needs a value", name);
       if (set_option (o, name, value, err) < 0)
         return -1;
