@@ -138,8 +138,8 @@ int egress_pool_parse (const char *pool, struct in_addr *base,
 /* Undo what a container's create left on the host (host table elements,
  * veth, resolver, state dir) by id: delete and the reclaim of stale
  * leases. `state_dir` NULL: the default one. `index` is its lease, or
- * -1: read it from the state dir. */
-void egress_cleanup_host (const char *pool, const char *id,
+ * -1: read it from the state dir. Returns the lease it undid (-1: none). */
+long egress_cleanup_host (const char *pool, const char *id,
                           const char *state_dir, long index);
 
 /* ---- egress_nflog.c: refused connections, from the filter ---- */

@@ -367,13 +367,7 @@ out:
 static int
 cmd_delete (const options *o, const container_state *st)
 {
-  cleanup_free char *dir = egress_state_dir (o->state_dir, st->id);
-  cleanup_free char *lease_path = xasprintf ("%s/lease", dir);
-  cleanup_free char *text = NULL;
-  long index = -1;
-  if (ar_read_file_at (AT_FDCWD, lease_path, 32, &text, NULL, NULL) == 0)
-    index = strtol (text, NULL, 10);
-  egress_cleanup_host (o->pool, st->id, o->state_dir, index);
+  long index = egress_cleanup_host (o->pool, st->id, o->state_dir, -1);
   if (index >= 0)
     egress_lease_release (st->id, (unsigned) index);
   return 0;

@@ -153,7 +153,7 @@ stop_resolver (const char *id, const char *dir)
     kill (pid, SIGKILL);
 }
 
-void
+long
 egress_cleanup_host (const char *pool, const char *id, const char *state_dir,
                      long index)
 {
@@ -179,6 +179,7 @@ egress_cleanup_host (const char *pool, const char *id, const char *state_dir,
       unlink (path);
     }
   rmdir (dir);
+  return index;
 }
 
 static int
