@@ -343,10 +343,13 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
     }
   if (inspect_container_netns (&c, err) < 0)
     goto out;
-  /* A fresh netns with only lo is already "none": nothing to add. */
+  /* A fresh netns with only lo is "none" now, but an engine may wire it
+   * later: its filter is all it gets, made in this thread (no state dir,
+   * no veth, no resolver), and it goes with the netns. */
   if (o->mode == EGRESS_MODE_NONE && !c.engine_netns)
     {
-      r = 0;
+      c.filter.nflog_group = -1;
+      r = install_filter (&c, err);
       goto out;
     }
   c.dir = egress_state_dir (o->state_dir, st->id);

@@ -54,6 +54,9 @@ setup_file() {
 	eg_in_host "$EG_BB" httpd -p "[$EG_NET6::2]:80" -h "$EG_DIR/www"
 	eg_in_host openssl s_server -quiet -www -accept "$EG_NET.2:443" \
 		-cert "$EG_DIR/ws/cert.pem" -key "$EG_DIR/key.pem" </dev/null >/dev/null 2>&1 &
+	# For namespaces wired the way engines wire them (eg_wire): port 8080
+	# on every address the test host has or gets.
+	eg_in_host "$EG_BB" httpd -p 8080 -h "$EG_DIR/www-other"
 	eg_in_host dnsmasq -C /dev/null --no-resolv --no-hosts --bind-interfaces \
 		--listen-address="$EG_NET.2" --port=53 --pid-file="$EG_DIR/dnsmasq.pid" \
 		--address=/allowed.test/"$EG_NET.2" --address=/allowed.test/"$EG_NET6::2" \
@@ -117,6 +120,46 @@ egress_leftovers_check() {
 	done
 	echo "$left" >&2
 	ar_leak "egress: $left"
+}
+
+# eg_wire PID N: what an engine does to a network namespace it did not
+# make (Docker's prestart hook, netavark, CNI): a veth to the test host,
+# 10.251.N.1 there and 10.251.N.2 as eth0 here, and a default route.
+eg_wire() {
+	local pid=$1 net=10.251.$2 link=egw$2x$$
+	ip link add "$link" netns "$(cat "$EG_DIR/host.pid")" type veth peer name eth0 netns "$pid"
+	eg_in_host ip addr add "$net.1/24" dev "$link"
+	eg_in_host ip link set "$link" up
+	nsenter -t "$pid" -n ip addr add "$net.2/24" dev eth0
+	nsenter -t "$pid" -n ip link set eth0 up
+	nsenter -t "$pid" -n ip route add default via "$net.1"
+}
+
+# A GET to the test host's port 8080 from busybox in the container (its
+# static wget crashes after some successful fetches): "reached" or "refused".
+EG_GET='get() { printf "GET / HTTP/1.0\\r\\n\\r\\n" | nc -w 3 "$1" 8080 && echo reached || echo refused; }; get'
+
+# The same, as a prestart hook script (state on stdin) wiring subnet N.
+eg_wire_hook() {
+	cat >"$TEST_DIR/wire.sh" <<-EOF
+	#!/bin/bash
+	set -e
+	pid=\$(jq .pid)
+	$(declare -f eg_in_host eg_wire)
+	EG_DIR=$EG_DIR
+	eg_wire "\$pid" $1
+	EOF
+	chmod 755 "$TEST_DIR/wire.sh"
+}
+
+# A network namespace of the test's own (a pod sandbox's, say), wired to
+# the test host on subnet N; its holder's pid goes to $NS_PID.
+eg_pod_netns() {
+	unshare -n sh -c 'echo $$ >"$1"; exec sleep 300' sh "$TEST_DIR/pod.pid" &
+	wait_for_file "$TEST_DIR/pod.pid"
+	NS_PID=$(cat "$TEST_DIR/pod.pid")
+	track_pid "$NS_PID"
+	eg_wire "$NS_PID" "$1"
 }
 
 # sandbox ARG... -- CMD: on the host's root, audit log in $AUDIT, the test
@@ -356,4 +399,50 @@ sandbox() {
 	assert_failure
 	! ls /run/agentrun-egress/*/resolver.pid 2>/dev/null
 	wait "$pid"
+}
+
+@test "egress: mode none holds when an engine's prestart hook wires the fresh netns (Docker's bridge)" {
+	eg_wire_hook 81
+	update_config '.process.args = ["sh", "-c", "ip -o -4 addr show eth0 | grep -o 10.251.81.2; " + $get + " 10.251.81.1"]
+		| .hooks.prestart = [{"path": $hook, "args": ["wire.sh"], "env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}]' \
+		--arg hook "$TEST_DIR/wire.sh" --arg get "$EG_GET"
+	# Without a filter the test host answers: the wiring itself works.
+	run runtime run --bundle "$BUNDLE" "$CID"
+	assert_success
+	assert_output_contains "hello from other"
+	runtime delete --force "$CID" >/dev/null 2>&1 || true
+	run runtime --profile egresstest run --bundle "$BUNDLE" "$CID"
+	assert_success
+	assert_output_contains "10.251.81.2"
+	assert_output_contains "refused"
+	refute_output_contains "hello from other"
+}
+
+@test "egress: mode none holds for an interface wired after start (docker network connect, ctr --cni)" {
+	update_config '.process.args = ["sleep", "60"]'
+	runtime_bg --profile egresstest run --detach --bundle "$BUNDLE" "$CID"
+	eg_wire "$(ctr_pid)" 82
+	run runtime exec "$CID" sh -c "$EG_GET 10.251.82.1"
+	assert_success
+	assert_output_contains "refused"
+	# lo still works.
+	run runtime exec "$CID" sh -c 'nc -l -p 9000 -e echo on-lo & sleep 0.3; nc 127.0.0.1 9000 </dev/null'
+	assert_output_contains "on-lo"
+}
+
+@test "egress: a netns joined by path (a pod's) is filtered every time, never mistaken for the host's" {
+	eg_pod_netns 83
+	update_config '.linux.namespaces |= (map(select(.type != "network")) + [{"type": "network", "path": $ns}])
+		| .process.args = ["sh", "-c", $get + " 10.251.83.1"]' \
+		--arg ns "/proc/$NS_PID/ns/net" --arg get "$EG_GET"
+	local i
+	for i in $(seq 1 50); do
+		run runtime --profile egresstest run --bundle "$BUNDLE" "$CID-$i"
+		[ "$status" -eq 0 ] || fail "run $i of 50 failed"
+		[[ "$output" == *refused* ]] || fail "run $i of 50 was not filtered"
+		[[ "$output" != *"hello from other"* ]] || fail "run $i of 50 reached the test host"
+	done
+	# The filter lives in the shared netns: the pod's other members see it.
+	run nsenter -t "$NS_PID" -n nft list table inet agentrun
+	assert_success
 }

@@ -770,10 +770,11 @@ add_egress_hooks (oci_spec *spec, const ar_profile *profile,
   append_hook (&spec->hooks.poststop, path, delete);
 }
 
-/* none in a fresh netns is just lo (the core brings it up): no hook, no
- * cost. Everything else goes through the egress hook: an allowlist, open
- * egress in a netns of its own (host services stay blocked), and none in
- * a netns someone else wired. */
+/* Every mode but open on the host's network goes through the egress hook,
+ * none in a fresh netns too: a fresh netns has only lo when the hook runs,
+ * but an engine may wire it afterwards (Docker's prestart hook, ctr
+ * --cni between create and start, `docker network connect` at any time).
+ * The filter's drop policy holds for interfaces added later. */
 static void
 apply_network (oci_spec *spec, const ar_profile *profile,
                const ar_agent_plan *plan)
@@ -786,8 +787,6 @@ apply_network (oci_spec *spec, const ar_profile *profile,
    * in a joined one the egress hook filters there. */
   if (plan->egress != AR_EGRESS_OPEN)
     ensure_namespace (spec, OCI_NS_NETWORK);
-  if (plan->egress == AR_EGRESS_NONE && !joined)
-    return;
   /* A netns made for the container dies with it, and its veth with it. */
   add_egress_hooks (spec, profile, plan, !joined);
 }

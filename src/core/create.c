@@ -322,7 +322,7 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
     {
       cleanup_free char *creating = ar_state_to_oci_json (st, AR_STATUS_CREATING, false);
       bool caller_stays = opts->started_by_parent && opts->caller_waits;
-      if (ar_stage_run_egress_early (plan, st->id, &spec->hooks, creating, caller_stays,
+      if (ar_stage_run_egress_early (plan, st->id, spec, creating, caller_stays,
                                      &egress_done, err) < 0)
         return -1;
     }

@@ -4,6 +4,7 @@
 #include "hooks.h"
 #include "process.h"
 #include "../agent/secrets.h"
+#include "../../oci/oci.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 
@@ -210,11 +211,14 @@ ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
 
 int
 ar_stage_run_egress_early (const ar_agent_plan *plan, const char *id,
-                           const oci_hooks *hooks, const char *state_json,
+                           const oci_spec *spec, const char *state_json,
                            bool caller_stays, bool *ran, ar_error_t **err)
 {
   *ran = false;
-  if (plan == NULL || hooks->prestart.len > 0 || hooks->create_runtime.len == 0)
+  const oci_hooks *hooks = &spec->hooks;
+  const oci_namespace *netns = oci_spec_find_namespace (spec, OCI_NS_NETWORK);
+  if (plan == NULL || hooks->prestart.len > 0 || hooks->create_runtime.len == 0
+      || (netns && netns->path))
     return 0;
   cleanup_free char *own_egress = own_egress_hook (plan);
   if (!ar_egress_hook_is_own (&hooks->create_runtime.items[0], own_egress))

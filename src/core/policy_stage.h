@@ -47,15 +47,17 @@ int ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
 
 /* create, as soon as the init exists: when the first createRuntime hook
  * is the runtime's own egress hook and no prestart hook has to run
- * before it, run it now, while the init mounts its root. The netns
- * exists from clone on, and the init waits at the createRuntime point
+ * before it, run it now, while the init mounts its root. A fresh netns
+ * exists from clone on (a netns joined by path exists only once the init
+ * has joined it, so then the hook waits for the createRuntime point like
+ * any other), and the init waits at the createRuntime point
  * until the parent says so, so the filter is still in place before the
  * container's first instruction; the set-up just no longer adds to the
  * start. *ran says whether it did: the caller then skips that hook.
  * `caller_stays`: this process waits for the container (run, sandbox in
  * the foreground), so the hook's resolver can be a thread of it. */
 int ar_stage_run_egress_early (const ar_agent_plan *plan, const char *id,
-                               const oci_hooks *hooks, const char *state_json,
+                               const oci_spec *spec, const char *state_json,
                                bool caller_stays, bool *ran, ar_error_t **err);
 
 /* An event carrying a one-line error ("create-failed"). */
