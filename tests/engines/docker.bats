@@ -24,6 +24,8 @@ write_daemon_json() {
 	jq -s --arg bin "$ENG_AGENTRUN" --arg ns "$ENG_NS" --arg cg "$ENG_CG" --argjson hard "$(ulimit -Hn)" '
 		(.[0] * .[1] * .[2])
 		| .runtimes |= map_values(.path = $bin)
+		# The agent profile with an allowlist (egress tests).
+		| .runtimes["agentrun-allow"] = {path: $bin, runtimeArgs: ["--profile=egressallow"]}
 		# Docker names its containers in this containerd namespace.
 		| .["containerd-namespace"] = $ns
 		# Containers under a cgroup parent of this suite only.
@@ -35,8 +37,17 @@ write_daemon_json() {
 		>"$ENG_T/daemon.json"
 }
 
+# The agent profile that allows the default bridge's network: the
+# gateway (the host) must stay refused all the same.
+write_agentrun_config() {
+	mkdir -p "$ENG_T/agentrun-config/profiles"
+	echo '{"extends": "agent", "network": {"egress": "allowlist", "allow": ["172.17.0.0/16"]}}' \
+		>"$ENG_T/agentrun-config/profiles/egressallow.json"
+}
+
 start_dockerd() {
-	eng_start_daemon dockerd unshare --net dockerd \
+	write_agentrun_config
+	eng_start_daemon dockerd env AGENTRUN_CONFIG_DIR="$ENG_T/agentrun-config" unshare --net dockerd \
 		--data-root "$ENG_T/data" --exec-root "$ENG_T/exec" \
 		--pidfile "$ENG_T/docker.pid" -H "unix://$ENG_T/docker.sock" \
 		--config-file "$ENG_T/daemon.json"
@@ -316,6 +327,58 @@ state_is() {
 	run dk run --rm --runtime=agentrun-agent "$I" sh -c 'echo ok'
 	assert_success
 	assert_contains ok
+}
+
+# The default bridge's gateway is the daemon's own netns (private here):
+# a web server there stands for every service on the host.
+gateway_listens() {
+	nsenter -t "$ENG_DOCKERD_PID" -n ss -Hltn src 172.17.0.1 sport = 8080 | grep -q LISTEN
+}
+
+listen_on_gateway() {
+	[ -f "$ENG_T/gateway-listening" ] && return 0
+	eng_listen "$ENG_DOCKERD_PID" 172.17.0.1
+	touch "$ENG_T/gateway-listening"
+	# (lo is down in the daemon's netns: no connect from there to wait on.)
+	eng_wait 50 gateway_listens
+}
+
+@test "docker agent runtime, default bridge: egress none holds (the gateway is refused)" {
+	listen_on_gateway
+	# Without the agent profile the gateway answers: the test can fail.
+	run run_d "$I" sh -c "$ENG_GET 172.17.0.1"
+	assert_contains reached
+	run dk run --rm --runtime=agentrun-agent "$I" sh -c "ip -4 -o addr show eth0; $ENG_GET 172.17.0.1"
+	assert_success
+	assert_contains 'inet 172.17.'
+	assert_contains refused
+	refute_contains reached
+}
+
+@test "docker agent runtime: --network container: (joined by path) and none are filtered" {
+	listen_on_gateway
+	start_sleeper c-pod >/dev/null
+	local i outcomes=""
+	for i in 1 2 3 4 5; do
+		outcomes+="$(dk run --rm --runtime=agentrun-agent --network container:c-pod "$I" sh -c "$ENG_GET 172.17.0.1" 2>&1) "
+	done
+	dk rm -f c-pod >/dev/null
+	[ "$outcomes" = "refused refused refused refused refused " ] || fail "through container:c-pod: $outcomes"
+	run dk run --rm --runtime=agentrun-agent --network none "$I" sh -c "ls /sys/class/net; $ENG_GET 172.17.0.1"
+	assert_success
+	[ "$output" = "$(printf 'lo\nrefused')" ] || fail "none: lo only, nothing reached"
+}
+
+@test "docker agent allowlist: an allowed container is reached, the gateway never" {
+	listen_on_gateway
+	dk run -d --runtime=agentrun --name c-web "$I" httpd -f -p 8080 -h /etc >/dev/null
+	local web
+	web=$(dk inspect -f '{{.NetworkSettings.IPAddress}}' c-web)
+	[ -n "$web" ] || fail "c-web has no address"
+	run dk run --rm --runtime=agentrun-allow "$I" sh -c "$ENG_GET $web; $ENG_GET 172.17.0.1"
+	dk rm -f c-web >/dev/null
+	assert_success
+	[ "$output" = "$(printf 'reached\nrefused')" ] || fail "allowed container reached, gateway refused expected"
 }
 
 @test "docker: removed containers leave no agentrun state" {

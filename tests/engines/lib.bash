@@ -73,6 +73,19 @@ eng_wait() {
 	done
 }
 
+# A GET to port 8080 of an address, from busybox in a container:
+# "reached" when the connection is made, "refused" when it is not.
+ENG_GET='get() { printf "GET / HTTP/1.0\\r\\n\\r\\n" | nc -w 3 "$1" 8080 >/dev/null 2>&1 && echo reached || echo refused; }; get'
+
+# eng_listen PID ADDR: a web server on ADDR:8080 in the network namespace
+# of PID (one the suite made, such as its daemon's), stopped at teardown.
+eng_listen() {
+	mkdir -p "$ENG_T/www"
+	echo "hello from the test host" >"$ENG_T/www/index.html"
+	nsenter -t "$1" -n busybox httpd -f -p "$2:8080" -h "$ENG_T/www" 3>&- &
+	eng_track_pid $!
+}
+
 # ---------------------------------------------------------------- setup
 
 # Skip the whole file (from setup_file) when a tool is missing.
