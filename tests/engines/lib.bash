@@ -134,6 +134,15 @@ eng_note_host_paths() {
 	done
 }
 
+# The same for a directory tree an engine fills (CNI's IPAM and cache
+# under /var/lib/cni): when it did not exist before, it is all ours.
+eng_note_host_trees() {
+	local p
+	for p in "$@"; do
+		[ -e "$p" ] || echo "$p" >>"$ENG_T/host-trees"
+	done
+}
+
 # Remember a pid we started; teardown stops exactly these.
 eng_track_pid() {
 	echo "$1" >>"$ENG_T/pids"
@@ -201,6 +210,9 @@ eng_unmount_all() {
 
 eng_remove_host_paths() {
 	local p
+	if [ -f "$ENG_T/host-trees" ]; then
+		while read -r p; do rm -rf "$p"; done <"$ENG_T/host-trees"
+	fi
 	[ -f "$ENG_T/host-paths" ] || return 0
 	# Deepest first so parents empty out.
 	sort -r "$ENG_T/host-paths" | while read -r p; do

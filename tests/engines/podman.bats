@@ -9,8 +9,8 @@
 # under a real Podman: Podman passes the runtime no --root, and its
 # --runtime-flag root=... does not reach the `delete` that its cleanup
 # process runs (state is left behind with runc too). The default network is "none": rootful Podman's
-# bridge would program the host's netns (bridge, iptables) and pins its
-# namespaces under /run/netns, so only none and host are tested.
+# bridge would program the host's netns (bridge, iptables). The one test of
+# the bridge runs Podman inside a network namespace of its own.
 
 load lib
 
@@ -227,4 +227,34 @@ state_is() {
 	assert_failure
 	assert_contains 'does not exist'
 
+}
+
+# Podman's default network (rootful: a CNI bridge, cni-podman0, gateway
+# 10.88.0.1) programs the network namespace Podman runs in: here one the
+# test makes, so the bridge, its iptables rules and the gateway's web
+# server vanish with it. The bridge gateway stands for the host.
+@test "podman agent profile, default network: the bridge's gateway is refused" {
+	unshare -n sh -c 'echo $$ >"$1"; exec sleep 600' sh "$ENG_T/bridge-ns.pid" 3>&- &
+	eng_track_pid $!
+	eng_wait 50 test -s "$ENG_T/bridge-ns.pid"
+	local ns
+	ns=$(cat "$ENG_T/bridge-ns.pid")
+	# CNI's host-local IPAM and its result cache live here.
+	eng_note_host_trees /var/lib/cni
+	pb() { eng_run nsenter -t "$ns" -n podman "${ENG_PODMAN_ARGS[@]}" "$@"; }
+	pb run --cgroup-parent "/$ENG_CG" -d --network bridge --name p-bridge "$I" sleep 60 >/dev/null
+	eng_listen "$ns" 10.88.0.1
+	eng_wait 50 nsenter -t "$ns" -n sh -c 'ss -Hltn sport = 8080 | grep -q LISTEN'
+	run pb run --cgroup-parent "/$ENG_CG" --rm --network bridge "$I" sh -c "$ENG_GET 10.88.0.1"
+	[ "$output" = reached ] || { pb rm -f -t 0 p-bridge >/dev/null; fail "without the agent profile the gateway should answer"; }
+	# Podman passes the netns it wired by path: five runs, each filtered.
+	local i outcomes=""
+	for i in 1 2 3 4 5; do
+		outcomes+=$(pb --runtime-flag profile=agent run --cgroup-parent "/$ENG_CG" --rm --network bridge "$I" \
+			sh -c "ip -4 -o addr show eth0 | grep -o 'inet 10.88'; $ENG_GET 10.88.0.1" 2>&1)
+		outcomes+=" "
+	done
+	pb rm -f -t 0 p-bridge >/dev/null
+	want="$(printf 'inet 10.88\nrefused') "
+	[ "$outcomes" = "$want$want$want$want$want" ] || fail "agent profile on the bridge: $outcomes"
 }
