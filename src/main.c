@@ -116,6 +116,20 @@ log_line (const ar_globals *g, const char *level, const char *msg)
 }
 
 /* Global flags stop at the first word that is not one: the command. */
+/* Invoked as agentrun-NAME (a link to agentrun), the profile is NAME
+ * unless --profile says otherwise: engines that take only a binary path
+ * (containerd's BinaryName, a Kubernetes RuntimeClass) choose it so. */
+static const char *
+profile_of_name (const char *argv0)
+{
+  const char *base = strrchr (argv0, '/');
+  base = base ? base + 1 : argv0;
+  const char *prefix = "agentrun-";
+  if (strncmp (base, prefix, strlen (prefix)) != 0 || base[strlen (prefix)] == '\0')
+    return NULL;
+  return base + strlen (prefix);
+}
+
 static int
 parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
                ar_error_t **err)
@@ -148,7 +162,7 @@ parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
     return ar_error_set (err, 0, "--systemd-cgroup is not supported: agentrun manages cgroupfs paths (use cgroupsPath like /parent/name)");
   g->root = p.value[G_ROOT] ? p.value[G_ROOT] : AR_DEFAULT_ROOT;
   g->log_path = p.value[G_LOG];
-  g->profile = p.value[G_PROFILE];
+  g->profile = p.value[G_PROFILE] ? p.value[G_PROFILE] : profile_of_name (argv[0]);
   g->debug = ar_flag (&p, G_DEBUG);
   const char *format = p.value[G_LOG_FORMAT] ? p.value[G_LOG_FORMAT] : "text";
   if (strcmp (format, "json") != 0 && strcmp (format, "text") != 0)

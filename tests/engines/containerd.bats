@@ -48,7 +48,7 @@ write_config() {
 		echo "  conf_dir = \"$t/cni/conf\""
 		echo "  bin_dir = \"$t/cni/bin\""
 		grep -v '^version' "$ENG_TOP/contrib/containerd/config.toml" \
-			| sed "s|BinaryName = \".*\"|BinaryName = \"$ENG_AGENTRUN\"|"
+			| sed "s|BinaryName = \"/usr/local/sbin/\(agentrun[^\"]*\)\"|BinaryName = \"$ENG_T/bin/\1\"|"
 	} >"$t/config.toml"
 }
 
@@ -129,6 +129,8 @@ remove() {
 	assert_success
 	assert_contains 'containerd.runtimes.agentrun]'
 	assert_contains "BinaryName = \"$ENG_AGENTRUN\""
+	assert_contains 'containerd.runtimes.agentrun-agent]'
+	assert_contains "BinaryName = \"$ENG_T/bin/agentrun-agent\""
 	run grep -i 'failed to load plugin io.containerd.grpc.v1.cri' "$ENG_T/containerd.log"
 	assert_failure
 }
@@ -232,4 +234,35 @@ remove() {
 	c container rm r-bad >/dev/null 2>&1 || true
 	run ls "$ENG_T/runc/$ENG_NS"
 	[ -z "$output" ] || fail "a failed create left agentrun state: $output"
+}
+
+# A pod as the CRI makes one: a sandbox container whose netns CNI wires
+# (here: a veth to a test host the test makes, with a web server on
+# 10.251.90.1:8080), and containers that join that netns by path.
+@test "containerd pod: a container with the agent profile (agentrun-agent) joining the sandbox's netns is filtered" {
+	unshare -n sh -c 'echo $$ >"$1"; exec sleep 600' sh "$ENG_T/testhost.pid" 3>&- &
+	eng_track_pid $!
+	eng_wait 50 test -s "$ENG_T/testhost.pid"
+	local host sandbox link=ctw$$ i outcomes=""
+	host=$(cat "$ENG_T/testhost.pid")
+	start_sleeper pod-sandbox >/dev/null
+	sandbox=$(c task ls | awk '$1 == "pod-sandbox" { print $2 }')
+	ip link add "$link" netns "$host" type veth peer name eth0 netns "$sandbox"
+	nsenter -t "$host" -n ip addr add 10.251.90.1/24 dev "$link"
+	nsenter -t "$host" -n ip link set "$link" up
+	nsenter -t "$sandbox" -n ip addr add 10.251.90.2/24 dev eth0
+	nsenter -t "$sandbox" -n ip link set eth0 up
+	eng_listen "$host" 10.251.90.1
+	eng_wait 50 nsenter -t "$host" -n sh -c 'ss -Hltn sport = 8080 | grep -q LISTEN'
+	# A plain container in the pod reaches the test host: the test can fail.
+	run cr pod-plain --rm --with-ns "network:/proc/$sandbox/ns/net" "$I" pod-plain sh -c "$ENG_GET 10.251.90.1"
+	[ "$output" = reached ] || { remove pod-sandbox; fail "the plain pod member should reach the test host"; }
+	for i in 1 2 3 4 5; do
+		outcomes+=$(c run --cgroup "/$ENG_CG/pod-agent$i" --runc-binary "$ENG_T/bin/agentrun-agent" \
+			--runc-root "$ENG_T/runc" --fifo-dir "$ENG_T/fifo" --rm \
+			--with-ns "network:/proc/$sandbox/ns/net" "$I" "pod-agent$i" sh -c "$ENG_GET 10.251.90.1" 2>&1)
+		outcomes+=" "
+	done
+	remove pod-sandbox
+	[ "$outcomes" = "refused refused refused refused refused " ] || fail "agent pod members: $outcomes"
 }

@@ -105,6 +105,8 @@ eng_setup_dir() {
 	export ENG_T
 	mkdir -p "$ENG_T/bin"
 	install -m 0755 "$src" "$ENG_T/bin/agentrun"
+	# The agent profile by the binary's name, as `make install` links it.
+	ln -s agentrun "$ENG_T/bin/agentrun-agent"
 	export ENG_AGENTRUN=$ENG_T/bin/agentrun
 	: >"$ENG_T/pids"
 	# Every container's cgroup goes under this parent, named after the
