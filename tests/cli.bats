@@ -204,3 +204,19 @@ load helpers
 		[[ "$stderr" == *systemd* ]] || fail "error does not mention systemd"
 	fi
 }
+
+@test "invoked as agentrun-NAME, the profile is NAME unless --profile says otherwise" {
+	ln -s "$RUNTIME" "$TEST_DIR/agentrun-agent"
+	set_args sh -c 'grep ^Seccomp: /proc/self/status'
+	update_config 'del(.linux.seccomp)'
+	run timeout -k 5 "$AR_TIMEOUT" "$TEST_DIR/agentrun-agent" --root "$ROOT" run --bundle "$BUNDLE" "$CID" </dev/null
+	assert_success
+	assert_output_contains "Seccomp:	2"
+	run timeout -k 5 "$AR_TIMEOUT" "$TEST_DIR/agentrun-agent" --root "$ROOT" --profile oci run --bundle "$BUNDLE" "$CID" </dev/null
+	assert_success
+	assert_output_contains "Seccomp:	0"
+	ln -s "$RUNTIME" "$TEST_DIR/agentrun-nosuch"
+	run timeout -k 5 "$AR_TIMEOUT" "$TEST_DIR/agentrun-nosuch" --root "$ROOT" run --bundle "$BUNDLE" "$CID" </dev/null
+	assert_failure
+	assert_output_contains 'profile "nosuch": not found'
+}
