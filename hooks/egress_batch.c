@@ -116,6 +116,15 @@ egress_batch_add_chain (egress_batch *b, const char *name, int hook,
 }
 
 void
+egress_batch_flush_chain (egress_batch *b, const char *name)
+{
+  ar_nl_buf *m = &b->msgs;
+  message_begin (b, NFT_MSG_DELRULE, 0, xasprintf ("flush chain %s", name));
+  ar_nl_attr_str (m, NFTA_RULE_TABLE, b->table);
+  ar_nl_attr_str (m, NFTA_RULE_CHAIN, name);
+}
+
+void
 egress_batch_add_set (egress_batch *b, const egress_set_spec *spec)
 {
   ar_nl_buf *m = &b->msgs;

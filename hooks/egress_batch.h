@@ -24,6 +24,8 @@ void egress_batch_delete_table (egress_batch *b);
 /* A regular chain when `hook` is negative; else a base chain. */
 void egress_batch_add_chain (egress_batch *b, const char *name, int hook,
                              int priority, const char *type, int policy);
+/* Every rule of the chain goes (the chain stays). */
+void egress_batch_flush_chain (egress_batch *b, const char *name);
 
 typedef struct
 {

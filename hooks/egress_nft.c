@@ -13,7 +13,7 @@
  *   input: only lo, replies and IPv6 neighbour discovery.
  * On the host, table inet agentrun-egress (shared): masquerade and forward
  * for each container's /30 from its own veth only, and nothing from a
- * veth to the host itself.
+ * veth to the host itself (refused at once, chain refuse_to_host).
  *
  * `nft list ruleset` shows all of it the usual way. */
 #include "config.h"
@@ -537,6 +537,34 @@ host_elements (egress_batch *b, bool add, const char *hash,
   egress_batch_element (b, HOST_PAIRS, add, key, sizeof key, key_end, 0);
 }
 
+/* What a container sends through its veth to one of the host's own
+ * addresses (not just the veth's host side, which its own filter
+ * refuses) is refused at once, a reset or admin-prohibited, instead of
+ * dropped: a connect fails then rather than hanging until its timeout.
+ * A base chain before "input", filled anew by every attach: a table an
+ * older agentrun made (which only dropped) gets it too. */
+#define HOST_REFUSE "refuse_to_host"
+
+static void
+refuse_to_host_chain (egress_batch *b)
+{
+  egress_batch_add_chain (b, HOST_REFUSE, NF_INET_LOCAL_IN, -1, "filter", NF_ACCEPT);
+  egress_batch_flush_chain (b, HOST_REFUSE);
+  egress_rule *r = egress_rule_new (b, HOST_REFUSE);
+  match_link (r, NFT_META_IIFNAME, false);
+  match_bits (r, NFT_CT_STATE, CT_STATE_ESTABLISHED_RELATED);
+  accept_rule (b, r);
+  r = egress_rule_new (b, HOST_REFUSE);
+  match_link (r, NFT_META_IIFNAME, false);
+  match_u8 (r, NFT_META_L4PROTO, IPPROTO_TCP);
+  egress_expr_reject (r, NFT_REJECT_TCP_RST, 0);
+  egress_batch_add_rule (b, r);
+  r = egress_rule_new (b, HOST_REFUSE);
+  match_link (r, NFT_META_IIFNAME, false);
+  egress_expr_reject (r, NFT_REJECT_ICMPX_UNREACH, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+  egress_batch_add_rule (b, r);
+}
+
 static int
 host_transaction (bool with_table, bool add, const char *hash,
                   const egress_lease *lease, bool link, bool pair,
@@ -545,6 +573,8 @@ host_transaction (bool with_table, bool add, const char *hash,
   cleanup_batch egress_batch *b = egress_batch_new (NFPROTO_INET, EGRESS_HOST_TABLE);
   if (with_table)
     add_host_table (b);
+  if (add && link)
+    refuse_to_host_chain (b);
   host_elements (b, add, hash, lease, link, pair);
   return egress_batch_commit (b, err);
 }

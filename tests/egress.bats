@@ -265,6 +265,18 @@ sandbox() {
 	assert_output_contains "allowed 0"
 }
 
+@test "egress: the host's own other addresses are refused at once, even inside an allowed network" {
+	# 10.251.77.1 is the host's end of the test host's link: an address of
+	# the host itself, inside the allowed /24. Refused by the host (a
+	# reset), not dropped: curl says refused (7), not timed out (28).
+	run sandbox --allow-net "$EG_NET.0/24" -- bash -c '
+		curl -sS --max-time 3 http://'"$EG_NET.1"':9/ 2>&1; echo "host-address $?"
+		curl -sS --max-time 3 http://'"$EG_NET.2"'/; echo "allowed $?"'
+	assert_output_contains "host-address 7"
+	assert_output_contains "hello from allowed"
+	assert_output_contains "allowed 0"
+}
+
 @test "egress: mode none has nothing but lo and makes nothing on the host" {
 	run sandbox -- bash -c 'ip -o link show | cut -d: -f2; curl -sS --max-time 3 http://'"$EG_NET.2"'/ 2>&1; echo "curl $?"'
 	assert_output_contains " lo"
