@@ -42,7 +42,7 @@ static const ar_option global_options[] = {
   { "log", 0, true, "also write errors and debug output to this file" },
   { "log-format", 0, true, "text (default) or json" },
   { "debug", 0, false, "verbose log" },
-  { "systemd-cgroup", 0, false, "not supported: a clear error" },
+  { "systemd-cgroup", 0, false, "make cgroups as systemd transient units (cgroupsPath slice:prefix:name)" },
   { "rootless", 0, true, "accepted for runc compatibility (true|false|auto)" },
   { "criu", 0, true, "accepted for runc compatibility; unused" },
   { "version", 'v', false, "print the version" },
@@ -158,8 +158,7 @@ parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
     return 1;
   if (ar_flag (&p, G_VERSION))
     return 2;
-  if (ar_flag (&p, G_SYSTEMD_CGROUP))
-    return ar_error_set (err, 0, "--systemd-cgroup is not supported: agentrun manages cgroupfs paths (use cgroupsPath like /parent/name)");
+  g->systemd_cgroup = ar_flag (&p, G_SYSTEMD_CGROUP);
   g->root = p.value[G_ROOT] ? p.value[G_ROOT] : AR_DEFAULT_ROOT;
   g->log_path = p.value[G_LOG];
   g->profile = p.value[G_PROFILE] ? p.value[G_PROFILE] : profile_of_name (argv[0]);

@@ -197,14 +197,6 @@ load helpers
 	assert_success
 }
 
-@test "--systemd-cgroup either works or says why not" {
-	update_config '.linux.cgroupsPath = "system.slice:agentrun-test:" + $id' --arg id "$CID"
-	run --separate-stderr "$RUNTIME" --root "$ROOT" --systemd-cgroup run --bundle "$BUNDLE" "$CID"
-	if [ "$status" -ne 0 ]; then
-		[[ "$stderr" == *systemd* ]] || fail "error does not mention systemd"
-	fi
-}
-
 @test "invoked as agentrun-NAME, the profile is NAME unless --profile says otherwise" {
 	ln -s "$RUNTIME" "$TEST_DIR/agentrun-agent"
 	set_args sh -c 'grep ^Seccomp: /proc/self/status'

@@ -13,6 +13,7 @@ typedef struct
   const char *log_path;
   bool log_json;
   bool debug;
+  bool systemd_cgroup; /* --systemd-cgroup: cgroups as systemd units */
 } ar_globals;
 
 /* Returns the process exit status, or -1 with *err set. */

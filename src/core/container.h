@@ -14,6 +14,7 @@ typedef struct ar_create_options
   const char *root;   /* state root (--root) */
   const char *id;
   const char *profile; /* agent policy profile (--profile); NULL: default */
+  bool systemd_cgroup; /* --systemd-cgroup: the cgroup is a systemd unit */
   bool trust_caller;   /* sandbox: annotations come from the host user */
   /* run and sandbox in the foreground: the caller waits for the init and
    * enforces the wall-clock limit itself (see ar_created), so no watchdog

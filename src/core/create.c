@@ -574,7 +574,8 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
   create_undo *u = &c->undo;
   if (new_userns && ar_ns_write_id_mappings (u->pid, c->spec->linux_cfg, err) < 0)
     return -1;
-  if (ar_cgroup_create (c->opts->id, c->spec, u->pid, &u->cgroup, err) < 0)
+  ar_cgroup_driver driver = c->opts->systemd_cgroup ? AR_CGROUP_SYSTEMD : AR_CGROUP_CGROUPFS;
+  if (ar_cgroup_create (c->opts->id, c->spec, driver, u->pid, &u->cgroup, err) < 0)
     return -1;
   c->st = (ar_state){
     .id = (char *) c->opts->id,

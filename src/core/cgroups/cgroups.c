@@ -1,6 +1,7 @@
 #include "config.h"
 #include "internal.h"
 #include "../../util/cleanup.h"
+#include "../../util/clock.h"
 #include "../../util/fs.h"
 
 #include <ctype.h>
@@ -66,22 +67,6 @@ split (const char *s, char sep)
       s = *end ? end + 1 : end;
     }
   return v;
-}
-
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-sleep_ms (long ms)
-{
-  struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
-  while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
-    ;
 }
 
 /* ---- knob access ------------------------------------------------------ */
@@ -617,8 +602,9 @@ normalize_cgroups_path (const char *id, const char *cgroups_path, char **out,
                                  : xasprintf ("/%s", id ? id : "");
   if (is_systemd_style (given))
     return ar_error_set (err, 0,
-                         "cgroupsPath \"%s\" is systemd-style, but "
-                         "--systemd-cgroup is not supported",
+                         "config.json: .linux.cgroupsPath: \"%s\" is "
+                         "systemd-style (slice:prefix:name): run agentrun "
+                         "with --systemd-cgroup",
                          given);
   for (const char *p = given; *p; p++)
     if (iscntrl ((unsigned char) *p))
@@ -683,6 +669,7 @@ ar_cgroup_free (ar_cgroup *cg)
     return;
   strv_free_n (cg->paths, cg->n_paths);
   strv_free_n (cg->created, cg->n_created);
+  free (cg->unit);
   free (cg);
 }
 
@@ -752,12 +739,64 @@ ar_cgroup_enter (const ar_cgroup *cg, pid_t pid, ar_error_t **err)
   return 0;
 }
 
+/* The systemd driver needs the unified hierarchy, alone, at the root. */
+static const ar_cg_hierarchy *
+unified_only (const ar_cg_hierarchies *all)
+{
+  if (all->len != 1 || all->items[0].version != AR_CG_V2
+      || strcmp (all->items[0].mount_point, AR_CGROUP_ROOT) != 0)
+    return NULL;
+  return &all->items[0];
+}
+
+static int
+create_systemd_unit (const char *id, const char *cgroups_path,
+                     const oci_resources *r, pid_t pid, ar_cgroup **out,
+                     ar_error_t **err)
+{
+  ar_cg_systemd_unit u = { 0 };
+  if (ar_cg_systemd_check_running (err) < 0
+      || ar_cg_systemd_parse_path (id, cgroups_path, &u, err) < 0)
+    return -1;
+  cleanup_cgroup ar_cgroup *cg = xcalloc (1, sizeof *cg);
+  cg->unit = steal_pointer (&u.unit);
+  strv_append (&cg->paths, &cg->n_paths, steal_pointer (&u.dir));
+  cleanup_free char *slice = steal_pointer (&u.slice);
+  ar_cg_systemd_unit_clear (&u);
+
+  cleanup_hierarchies ar_cg_hierarchies all = { 0 };
+  if (ar_cg_discover (&all, err) < 0)
+    return -1;
+  const ar_cg_hierarchy *v2 = unified_only (&all);
+  if (v2 == NULL)
+    return ar_error_set (err, 0, "--systemd-cgroup needs the unified cgroup v2 hierarchy alone at " AR_CGROUP_ROOT " (this host mounts cgroup v1 there): use the cgroupfs driver");
+  if (check_controllers (&all, r, err) < 0)
+    return -1;
+  if (pid <= 0)
+    return ar_error_set (err, EINVAL, "--systemd-cgroup: a scope needs a process");
+  ar_cg_systemd_unit start = { .slice = slice, .unit = cg->unit, .dir = cg->paths[0] };
+  if (ar_cg_systemd_start (&start, id, pid, r, err) < 0)
+    return -1;
+  if (ar_cg_v2_apply (v2, cg->paths[0], r, err) < 0)
+    {
+      cleanup_error ar_error_t *undo_err = NULL;
+      ar_cgroup_destroy (cg, &undo_err);
+      return -1;
+    }
+  *out = steal_pointer (&cg);
+  return 0;
+}
+
 int
-ar_cgroup_create (const char *id, const oci_spec *spec, pid_t pid,
-                  ar_cgroup **out, ar_error_t **err)
+ar_cgroup_create (const char *id, const oci_spec *spec,
+                  ar_cgroup_driver driver, pid_t pid, ar_cgroup **out,
+                  ar_error_t **err)
 {
   const oci_linux *linux_cfg = spec ? spec->linux_cfg : NULL;
   const oci_resources *r = linux_cfg ? linux_cfg->resources : NULL;
+  if (driver == AR_CGROUP_SYSTEMD)
+    return create_systemd_unit (id, linux_cfg ? linux_cfg->cgroups_path : NULL,
+                                r, pid, out, err);
   cleanup_free char *rel = NULL;
   bool absolute = false;
   if (normalize_cgroups_path (id, linux_cfg ? linux_cfg->cgroups_path : NULL,
@@ -917,9 +956,9 @@ remove_leaf (const char *dir, long long deadline, ar_error_t **err)
 {
   while (remove_tree (dir) < 0)
     {
-      if (errno != EBUSY || now_ms () >= deadline)
+      if (errno != EBUSY || ar_now_ms () >= deadline)
         return ar_error_set (err, errno, "remove cgroup `%s`", dir);
-      sleep_ms (POLL_INTERVAL_MS);
+      ar_sleep_ms (POLL_INTERVAL_MS);
     }
   return 0;
 }
@@ -933,12 +972,27 @@ remove_parent_if_empty (const char *dir)
   rmdir (dir);
 }
 
+/* Empty the scope, then let systemd stop it and remove its cgroup. */
+static int
+destroy_systemd_unit (ar_cgroup *cg, ar_error_t **err)
+{
+  long long deadline = ar_now_ms () + SETTLE_TIMEOUT_MS;
+  while (!kill_in_leaf (cg->paths[0]) && ar_now_ms () < deadline)
+    ar_sleep_ms (POLL_INTERVAL_MS);
+  if (ar_cg_systemd_stop (cg->unit, err) < 0)
+    return -1;
+  free (steal_pointer (&cg->unit));
+  return 0;
+}
+
 int
 ar_cgroup_destroy (ar_cgroup *cg, ar_error_t **err)
 {
+  if (cg && cg->unit)
+    return destroy_systemd_unit (cg, err);
   if (cg == NULL || cg->n_created == 0)
     return 0;
-  long long deadline = now_ms () + SETTLE_TIMEOUT_MS;
+  long long deadline = ar_now_ms () + SETTLE_TIMEOUT_MS;
 
   /* Killed processes usually leave within a millisecond: poll fast first. */
   for (long delay = 1;; delay = delay * 2 < POLL_INTERVAL_MS ? delay * 2
@@ -948,9 +1002,9 @@ ar_cgroup_destroy (ar_cgroup *cg, ar_error_t **err)
       for (size_t i = 0; i < cg->n_created; i++)
         if (is_leaf (cg, cg->created[i]))
           empty &= kill_in_leaf (cg->created[i]);
-      if (empty || now_ms () >= deadline)
+      if (empty || ar_now_ms () >= deadline)
         break;
-      sleep_ms (delay);
+      ar_sleep_ms (delay);
     }
 
   /* Deepest first: `created` lists parents before children. */
@@ -973,7 +1027,7 @@ static int
 wait_for_file_line (const char *dir, const char *file, const char *wanted,
                     ar_error_t **err)
 {
-  long long deadline = now_ms () + SETTLE_TIMEOUT_MS;
+  long long deadline = ar_now_ms () + SETTLE_TIMEOUT_MS;
   for (;;)
     {
       cleanup_free char *text = NULL;
@@ -983,10 +1037,10 @@ wait_for_file_line (const char *dir, const char *file, const char *wanted,
            l = strtok_r (NULL, "\n", &save))
         if (strcmp (l, wanted) == 0)
           return 0;
-      if (now_ms () >= deadline)
+      if (ar_now_ms () >= deadline)
         return ar_error_set (err, ETIMEDOUT, "`%s/%s` did not become \"%s\"",
                              dir, file, wanted);
-      sleep_ms (POLL_INTERVAL_MS);
+      ar_sleep_ms (POLL_INTERVAL_MS);
     }
 }
 
@@ -1047,7 +1101,7 @@ ar_cgroup_is_frozen (const ar_cgroup *cg)
 char *
 ar_cgroup_serialize (const ar_cgroup *cg)
 {
-  size_t len = 1;
+  size_t len = 1 + (cg->unit ? strlen ("unit ") + strlen (cg->unit) + 1 : 0);
   for (size_t i = 0; i < cg->n_paths; i++)
     len += strlen ("path ") + strlen (cg->paths[i]) + 1;
   for (size_t i = 0; i < cg->n_created; i++)
@@ -1058,6 +1112,8 @@ ar_cgroup_serialize (const ar_cgroup *cg)
     o += sprintf (o, "path %s\n", cg->paths[i]);
   for (size_t i = 0; i < cg->n_created; i++)
     o += sprintf (o, "created %s\n", cg->created[i]);
+  if (cg->unit)
+    o += sprintf (o, "unit %s\n", cg->unit);
   return text;
 }
 
@@ -1079,6 +1135,20 @@ safe_state_path (const char *path)
   return strstr (path, "//") == NULL && path[strlen (path) - 1] != '/';
 }
 
+/* A unit name from the state file goes to systemd's StopUnit: a scope's
+ * name and nothing else. */
+static bool
+safe_unit_name (const char *name)
+{
+  size_t n = strlen (name);
+  if (n <= 6 || strcmp (name + n - 6, ".scope") != 0)
+    return false;
+  for (const char *p = name; *p; p++)
+    if (!isalnum ((unsigned char) *p) && !strchr (":-_.\\@", *p))
+      return false;
+  return true;
+}
+
 int
 ar_cgroup_deserialize (const char *text, ar_cgroup **out, ar_error_t **err)
 {
@@ -1088,10 +1158,16 @@ ar_cgroup_deserialize (const char *text, ar_cgroup **out, ar_error_t **err)
     {
       const char *line = lines[i];
       const char *value = strchr (line, ' ');
+      size_t key_len = value ? (size_t) (value - line) : 0;
+      if (key_len == 4 && strncmp (line, "unit", 4) == 0
+          && safe_unit_name (value + 1) && cg->unit == NULL)
+        {
+          cg->unit = xstrdup (value + 1);
+          continue;
+        }
       if (value == NULL || !safe_state_path (value + 1))
         return ar_error_set (err, 0, "cgroup state line %zu: invalid \"%s\"",
                              i + 1, line);
-      size_t key_len = (size_t) (value - line);
       if (key_len == 4 && strncmp (line, "path", 4) == 0)
         strv_append (&cg->paths, &cg->n_paths, xstrdup (value + 1));
       else if (key_len == 7 && strncmp (line, "created", 7) == 0)

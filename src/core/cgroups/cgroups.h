@@ -22,7 +22,16 @@ typedef struct ar_cgroup
    * removes them in reverse order. A subset of `paths` and their parents. */
   char **created;
   size_t n_created;
+  /* The systemd driver: the transient scope that holds the cgroup (its
+   * one path); systemd, not agentrun, removes the directory. */
+  char *unit;
 } ar_cgroup;
+
+typedef enum
+{
+  AR_CGROUP_CGROUPFS, /* directories under /sys/fs/cgroup, made by us */
+  AR_CGROUP_SYSTEMD,  /* a transient systemd unit (--systemd-cgroup) */
+} ar_cgroup_driver;
 
 /* Root of the cgroup filesystem; tests may point it elsewhere. */
 #define AR_CGROUP_ROOT "/sys/fs/cgroup"
@@ -30,10 +39,11 @@ typedef struct ar_cgroup
 /* Resolve cgroupsPath (absent: "/<id>"; relative: under the caller's own
  * cgroup), create the directories in every mounted hierarchy, apply
  * linux.resources, and move `pid` in. On failure everything created is
- * removed again. A systemd-style path ("slice:prefix:name") is refused with
- * a clear error since --systemd-cgroup is not supported. */
-int ar_cgroup_create (const char *id, const oci_spec *spec, pid_t pid,
-                      ar_cgroup **out, ar_error_t **err);
+ * removed again. With the systemd driver, cgroupsPath is
+ * "slice:prefix:name" and the cgroup is a transient scope unit. */
+int ar_cgroup_create (const char *id, const oci_spec *spec,
+                      ar_cgroup_driver driver, pid_t pid, ar_cgroup **out,
+                      ar_error_t **err);
 
 /* Move pid into an existing container cgroup (exec). */
 int ar_cgroup_enter (const ar_cgroup *cg, pid_t pid, ar_error_t **err);

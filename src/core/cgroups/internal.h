@@ -90,4 +90,29 @@ bool ar_cg_wants (const oci_resources *r, const char *controller);
 const ar_cg_hierarchy *ar_cg_find_controller (const ar_cg_hierarchies *all,
                                               const char *name);
 
+/* v1 cpu.shares (2..262144) onto v2 cpu.weight (1..10000), linearly. */
+uint64_t ar_cg_shares_to_weight (uint64_t shares);
+
+/* ---- systemd.c: the systemd driver ---- */
+typedef struct
+{
+  char *slice; /* "system.slice" */
+  char *unit;  /* "docker-ID.scope" */
+  char *dir;   /* /sys/fs/cgroup/system.slice/docker-ID.scope */
+} ar_cg_systemd_unit;
+
+/* cgroupsPath "slice:prefix:name" (absent: "system.slice:agentrun:ID";
+ * an empty slice is system.slice) as runc reads it. */
+int ar_cg_systemd_parse_path (const char *id, const char *cgroups_path,
+                              ar_cg_systemd_unit *out, ar_error_t **err);
+void ar_cg_systemd_unit_clear (ar_cg_systemd_unit *u);
+/* The error for a host without systemd as its init. */
+int ar_cg_systemd_check_running (ar_error_t **err);
+/* A transient scope with `pid` in it, Delegate=yes, the limits systemd has
+ * properties for; returns once systemd's job is done. */
+int ar_cg_systemd_start (const ar_cg_systemd_unit *u, const char *id,
+                         pid_t pid, const oci_resources *r, ar_error_t **err);
+/* Stop the unit (gone already is fine) and reset it if it failed. */
+int ar_cg_systemd_stop (const char *unit, ar_error_t **err);
+
 #endif

@@ -168,9 +168,8 @@ apply_memory (const char *dir, const oci_memory *m, ar_error_t **err)
 
 /* ---- cpu, cpuset ------------------------------------------------------- */
 
-/* v1 shares (2..262144) onto v2 weight (1..10000), linearly. */
-static uint64_t
-shares_to_weight (uint64_t shares)
+uint64_t
+ar_cg_shares_to_weight (uint64_t shares)
 {
   if (shares < 2)
     shares = 2;
@@ -209,7 +208,7 @@ apply_cpu (const char *dir, const oci_cpu *c, ar_error_t **err)
                                  "cgroup v2");
   if (c->shares.set && c->shares.value != 0
       && ar_cg_writef (dir, "cpu.weight", err, "%" PRIu64,
-                       shares_to_weight (c->shares.value))
+                       ar_cg_shares_to_weight (c->shares.value))
              < 0)
     return -1;
   if (apply_cpu_max (dir, c, err) < 0)

@@ -1,0 +1,11 @@
+/* Monotonic time for deadlines and polling. */
+#ifndef AR_UTIL_CLOCK_H
+#define AR_UTIL_CLOCK_H
+
+/* Milliseconds on CLOCK_MONOTONIC (not wall time: never jumps). */
+long long ar_now_ms (void);
+
+/* Sleep `ms` milliseconds, resuming after signals. */
+void ar_sleep_ms (long ms);
+
+#endif
