@@ -422,7 +422,7 @@ dns_parse_answers (const uint8_t *msg, size_t len, const dns_query *asked,
     return ar_error_set (err, 0, "dns: answer's question is truncated");
   if (clean != NAME_CLEAN || strcmp (name, asked->name) != 0
       || get16 (msg + off) != asked->qtype || get16 (msg + off + 2) != asked->qclass)
-    return ar_error_set (err, 0, "dns: answer's question is not the one asked (%s)", asked->name);
+    return ar_error_set (err, 0, "dns: answer's question is not the one asked");
   off += 4;
   unsigned count = get16 (msg + 6);
   if (check_answer_section (msg, len, off, count, asked->qclass, err) < 0)

@@ -79,8 +79,8 @@ check_domain (const char *name, ar_error_t **err)
         if (!isalnum ((unsigned char) p[i]) && p[i] != '-' && p[i] != '_')
           return ar_error_set (err, 0, "`%c` in `%s` (a name's labels have letters, digits, '-' and '_')", p[i], name);
       p += label;
-      if (*p == '.')
-        p++;
+      if (*p == '.' && *++p == '\0')
+        return ar_error_set (err, 0, "empty label in `%s`", name);
     }
   return 0;
 }

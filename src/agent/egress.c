@@ -23,16 +23,6 @@
 #define RESOLV_CONF_FILE "resolv.conf"
 #define RESOLV_CONF_TEXT "nameserver 127.0.0.53\noptions edns0\n"
 
-int
-ar_egress_entry_check (const char *what, const char *entry, ar_error_t **err)
-{
-  egress_entry e;
-  if (egress_entry_parse (what, entry, &e, err) < 0)
-    return -1;
-  free (e.text);
-  return 0;
-}
-
 static char *
 beside (const char *binary_path)
 {

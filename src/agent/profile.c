@@ -5,6 +5,7 @@
  * errors: a typo in a security setting must not pass silently. */
 #include "config.h"
 #include "policy_internal.h"
+#include "../../hooks/egress.h"
 #include "../../oci/json.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -198,6 +199,16 @@ ar_secret_name_valid (const char *name)
 }
 
 /* In full, as the egress hook reads it (hooks/egress_entries.c). */
+int
+ar_egress_entry_check (const char *what, const char *entry, ar_error_t **err)
+{
+  egress_entry e;
+  if (egress_entry_parse (what, entry, &e, err) < 0)
+    return -1;
+  free (e.text);
+  return 0;
+}
+
 bool
 ar_egress_entry_valid (const char *entry)
 {
@@ -871,6 +882,13 @@ load_file (const char *path, const char *data, size_t len, const char *name,
     return -1;
   *out = steal_pointer (&p);
   return 0;
+}
+
+int
+ar_profile_parse (const char *file, const char *data, size_t len,
+                  const char *name, ar_profile **out, ar_error_t **err)
+{
+  return load_file (file, data, len, name, 0, out, err);
 }
 
 static int

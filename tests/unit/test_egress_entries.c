@@ -88,6 +88,7 @@ test_refused (void)
   refused ("a`b", "entry \"a`b\": character ``` (an entry has letters, digits and . : / * [ ] - _)");
   refused ("a..org", "entry `a..org`: empty label in `a..org`");
   refused (".org", "entry `.org`: empty label in `.org`");
+  refused ("a.org..", "entry `a.org..`: empty label in `a.org.`");
   refused ("*.", "entry `*.`: `*.` wants a name after it");
   refused ("*", "entry `*`: `*` only as the whole first label (`*.name`)");
   refused ("a*.org", "entry `a*.org`: `*` only as the whole first label (`*.name`)");
