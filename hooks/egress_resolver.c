@@ -77,7 +77,7 @@ typedef struct
 typedef struct
 {
   char addr[INET6_ADDRSTRLEN];
-  char name[256];
+  char name[DNS_NAME_TEXT_MAX + 1];
 } learnt_name;
 
 typedef struct
