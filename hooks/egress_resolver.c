@@ -240,6 +240,8 @@ handle_query (resolver *r, const unsigned char *msg, size_t len, int tcp_fd,
   cleanup_error ar_error_t *err = NULL;
   if (dns_parse_query (msg, len, &q, &err) < 0)
     {
+      if (q.end) /* a question, with '?' for the bytes that refused it */
+        audit (r, q.name, q.qtype, "refused", NULL);
       refuse (r, tcp_fd, to, from_len, msg, len, q.end);
       return;
     }
