@@ -73,7 +73,9 @@ typedef struct
 } egress_lease;
 
 /* ---- egress_entries.c ---- */
-int egress_entry_parse (const char *text, egress_entry *out, ar_error_t **err);
+/* One entry, checked in full; the error reads "WHAT `TEXT`: why". */
+int egress_entry_parse (const char *what, const char *text, egress_entry *out,
+                        ar_error_t **err);
 void egress_allowlist_free (egress_allowlist *list);
 bool egress_allowlist_has_domains (const egress_allowlist *list);
 /* The entries a DNS name falls under (its ports); false if none. Each

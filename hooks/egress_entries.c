@@ -4,6 +4,7 @@
  * built from them cannot carry anything but an address. */
 #include "config.h"
 #include "egress.h"
+#include "../oci/json.h"
 #include "../src/util/cleanup.h"
 
 #include <arpa/inet.h>
@@ -11,41 +12,46 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define ENTRY_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.:/*[]_-"
+#define DIGITS "0123456789"
+
 static int
-parse_port (const char *text, uint16_t *port)
+parse_port (const char *text, uint16_t *port, ar_error_t **err)
 {
-  char *end;
-  if (*text < '0' || *text > '9')
-    return -1;
-  unsigned long v = strtoul (text, &end, 10);
-  if (*end != '\0' || v == 0 || v > 65535)
-    return -1;
+  if (*text == '\0')
+    return ar_error_set (err, 0, "empty port after `:`");
+  size_t len = strlen (text);
+  unsigned long v = len <= 5 && strspn (text, DIGITS) == len ? strtoul (text, NULL, 10) : 0;
+  if (v == 0 || v > 65535)
+    return ar_error_set (err, 0, "port `%s` is not a number from 1 to 65535", text);
   *port = (uint16_t) v;
   return 0;
 }
 
 /* `addr` with an optional "/prefix"; fills kind and the normalised text. */
 static int
-parse_network (const char *addr, egress_entry *out)
+parse_network (const char *addr, egress_entry *out, ar_error_t **err)
 {
   cleanup_free char *copy = xstrdup (addr);
   char *slash = strchr (copy, '/');
   long prefix = -1;
   if (slash)
     {
-      char *end;
       *slash = '\0';
-      prefix = strtol (slash + 1, &end, 10);
-      if (slash[1] == '\0' || *end != '\0' || prefix < 0)
-        return -1;
+      size_t digits = strspn (slash + 1, DIGITS);
+      if (digits == 0 || digits > 3 || slash[1 + digits] != '\0')
+        return ar_error_set (err, 0, "prefix `/%s` is not a number", slash + 1);
+      prefix = strtol (slash + 1, NULL, 10);
     }
   unsigned char buf[sizeof (struct in6_addr)];
   char shown[INET6_ADDRSTRLEN];
   int family = strchr (copy, ':') ? AF_INET6 : AF_INET;
   if (inet_pton (family, copy, buf) != 1)
-    return -1;
-  if (prefix > (family == AF_INET ? 32 : 128))
-    return -1;
+    return ar_error_set (err, 0, "`%s` is not an %s address", copy,
+                         family == AF_INET ? "IPv4" : "IPv6");
+  int bits = family == AF_INET ? 32 : 128;
+  if (prefix > bits)
+    return ar_error_set (err, 0, "prefix /%ld is longer than the address's %d bits", prefix, bits);
   inet_ntop (family, buf, shown, sizeof shown);
   out->kind = family == AF_INET ? ENTRY_NET4 : ENTRY_NET6;
   out->text = prefix >= 0 ? xasprintf ("%s/%ld", shown, prefix)
@@ -53,28 +59,30 @@ parse_network (const char *addr, egress_entry *out)
   return 0;
 }
 
-/* Letters, digits, '-' and '.', labels of 1..63, at most 253 in all. */
-static bool
-domain_valid (const char *name)
+/* Labels of 1..63 letters, digits, '-' and '_', at most 253 in all. */
+static int
+check_domain (const char *name, ar_error_t **err)
 {
-  size_t len = strlen (name), label = 0;
-  if (len == 0 || len > 253)
-    return false;
-  for (const char *p = name; *p; p++)
+  size_t len = strlen (name);
+  if (len == 0)
+    return ar_error_set (err, 0, "empty name");
+  if (len > 253)
+    return ar_error_set (err, 0, "name of %zu characters (at most 253)", len);
+  for (const char *p = name; *p;)
     {
-      if (*p == '.')
-        {
-          if (label == 0)
-            return false;
-          label = 0;
-          continue;
-        }
-      if (!isalnum ((unsigned char) *p) && *p != '-' && *p != '_')
-        return false;
-      if (++label > 63)
-        return false;
+      size_t label = strcspn (p, ".");
+      if (label == 0)
+        return ar_error_set (err, 0, "empty label in `%s`", name);
+      if (label > 63)
+        return ar_error_set (err, 0, "label of %zu characters in `%s` (at most 63)", label, name);
+      for (size_t i = 0; i < label; i++)
+        if (!isalnum ((unsigned char) p[i]) && p[i] != '-' && p[i] != '_')
+          return ar_error_set (err, 0, "`%c` in `%s` (a name's labels have letters, digits, '-' and '_')", p[i], name);
+      p += label;
+      if (*p == '.' && *++p == '\0')
+        return ar_error_set (err, 0, "empty label in `%s`", name);
     }
-  return label > 0;
+  return 0;
 }
 
 static char *
@@ -89,54 +97,88 @@ lowercase_without_dot (const char *name)
   return out;
 }
 
-static int
-parse_host (const char *host, egress_entry *out)
+/* What looks like an address is read as one, and its error is that. */
+static bool
+looks_like_address (const char *host)
 {
-  if (parse_network (host, out) == 0)
-    return 0;
+  return (*host && strspn (host, DIGITS ".") == strlen (host)) || strpbrk (host, ":/") != NULL;
+}
+
+static int
+parse_host (const char *host, egress_entry *out, ar_error_t **err)
+{
+  if (looks_like_address (host))
+    return parse_network (host, out, err);
   bool wildcard = strncmp (host, "*.", 2) == 0;
+  if (strchr (wildcard ? host + 1 : host, '*'))
+    return ar_error_set (err, 0, "`*` only as the whole first label (`*.name`)");
   cleanup_free char *name = lowercase_without_dot (wildcard ? host + 2 : host);
-  if (!domain_valid (name))
+  if (wildcard && name[0] == '\0')
+    return ar_error_set (err, 0, "`*.` wants a name after it");
+  if (check_domain (name, err) < 0)
     return -1;
   out->kind = wildcard ? ENTRY_WILDCARD : ENTRY_DOMAIN;
   out->text = steal_pointer (&name);
   return 0;
 }
 
+/* [v6]:port or [v6] */
+static int
+parse_bracketed (const char *text, egress_entry *out, ar_error_t **err)
+{
+  const char *close = strchr (text, ']');
+  if (close == NULL)
+    return ar_error_set (err, 0, "`[` without `]`");
+  if (close[1] != '\0' && close[1] != ':')
+    return ar_error_set (err, 0, "`]` followed by something other than `:PORT`");
+  if (close[1] == ':' && parse_port (close + 2, &out->port, err) < 0)
+    return -1;
+  cleanup_free char *host = strndup (text + 1, (size_t) (close - text - 1));
+  if (strchr (host, ':') == NULL)
+    return ar_error_set (err, 0, "`[%s]` is not an IPv6 address", host);
+  return parse_network (host, out, err);
+}
+
+static int
+parse_entry (const char *text, egress_entry *out, ar_error_t **err)
+{
+  const char *colon = strrchr (text, ':');
+  if (*text == '\0')
+    return ar_error_set (err, 0, "empty entry");
+  unsigned char bad = (unsigned char) text[strspn (text, ENTRY_CHARS)];
+  if (bad > ' ' && bad < 0x7f)
+    return ar_error_set (err, 0, "character `%c` (an entry has letters, digits and . : / * [ ] - _)", bad);
+  if (bad)
+    return ar_error_set (err, 0, "byte 0x%02x (an entry has letters, digits and . : / * [ ] - _)", bad);
+  if (text[0] == '[')
+    return parse_bracketed (text, out, err);
+  if (colon == NULL || strchr (text, ':') != colon)
+    return parse_host (text, out, err); /* no ':', or an IPv6 address */
+  /* exactly one ':': host:port */
+  cleanup_free char *host = strndup (text, (size_t) (colon - text));
+  if (parse_port (colon + 1, &out->port, err) < 0)
+    return -1;
+  if (strchr (host, '/'))
+    return ar_error_set (err, 0, "a network with a port (an address or name may have one)");
+  return parse_host (host, out, err);
+}
+
 int
-egress_entry_parse (const char *text, egress_entry *out, ar_error_t **err)
+egress_entry_parse (const char *what, const char *text, egress_entry *out,
+                    ar_error_t **err)
 {
   *out = (egress_entry){ 0 };
-  cleanup_free char *host = NULL;
-  const char *colon = strrchr (text, ':');
-  int r = -1;
-  if (text[0] == '[')
-    {
-      /* [v6]:port or [v6] */
-      const char *close = strchr (text, ']');
-      if (close && (close[1] == '\0'
-                    || (close[1] == ':' && parse_port (close + 2, &out->port) == 0)))
-        {
-          host = strndup (text + 1, (size_t) (close - text - 1));
-          r = strchr (host, ':') ? parse_network (host, out) : -1;
-        }
-    }
-  else if (colon && strchr (text, ':') == colon)
-    {
-      /* exactly one ':': host:port */
-      host = strndup (text, (size_t) (colon - text));
-      if (parse_port (colon + 1, &out->port) == 0 && strchr (host, '/') == NULL)
-        r = parse_host (host, out);
-    }
-  else
-    r = parse_host (text, out);
-  if (r < 0)
-    {
-      free (out->text);
-      *out = (egress_entry){ 0 };
-      return ar_error_set (err, 0, "invalid allow entry `%s` (want CIDR, address, address:port, [v6]:port, name, name:port or *.name)", text);
-    }
-  return 0;
+  cleanup_error ar_error_t *why = NULL;
+  if (parse_entry (text, out, &why) == 0)
+    return 0;
+  free (out->text);
+  *out = (egress_entry){ 0 };
+  /* Shown as typed, unless it has bytes that could break the line. */
+  bool plain = true;
+  for (const char *p = text; *p; p++)
+    plain = plain && *p >= ' ' && *p < 0x7f && *p != '`';
+  cleanup_free char *shown = plain ? xasprintf ("`%s`", text) : oj_quote (text, strlen (text));
+  return ar_error_set (err, 0, "%s %s: %s", what, shown, why->msg);
 }
 
 void

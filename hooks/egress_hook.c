@@ -71,7 +71,7 @@ static int
 add_entry (options *o, const char *text, ar_error_t **err)
 {
   egress_entry e;
-  if (egress_entry_parse (text, &e, err) < 0)
+  if (egress_entry_parse ("--allow", text, &e, err) < 0)
     return -1;
   o->allow.items = xrealloc (o->allow.items, (o->allow.len + 1) * sizeof e);
   o->allow.items[o->allow.len++] = e;

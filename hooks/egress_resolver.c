@@ -3,11 +3,16 @@
  * It listens on 127.0.0.53:53 (UDP and TCP) INSIDE the container's netns
  * — those sockets are made while the hook is in that netns, and keep it —
  * and forwards to the host's upstream over a socket made in the host's
- * netns. Names the allow-list does not cover get REFUSED without going
- * upstream, so nothing can be tunnelled through other names. For allowed
- * names every A/AAAA answer is added to the container's allow sets for
- * its TTL (clamped to [30 s, 1 h]) before the answer goes back, so the
- * connect() that follows is already allowed.
+ * netns. Queries are read and checked by dns_wire.c; names the
+ * allow-list does not cover, and names that are not plain letters,
+ * digits, '-' and '_' labels, get NXDOMAIN without going upstream, so
+ * nothing can be tunnelled through other names. What goes upstream is the
+ * question re-encoded from the name that was checked, never the client's
+ * bytes. For allowed names the A/AAAA records of an answer that matches
+ * the question sent (and of the CNAME chain it starts) are added to the
+ * container's allow sets for their TTL (clamped to [30 s, 1 h]) before
+ * the answer goes back, so the connect() that follows is already allowed;
+ * an answer that does not match is dropped.
  *
  * It is a daemon of its own (the hook exits), or, when the process that
  * sets it up stays until the container ends (agentrun run and sandbox in
@@ -16,6 +21,7 @@
  * holds a pidfd of the container's init and ends when that does; delete
  * stops it sooner. */
 #include "config.h"
+#include "dns_wire.h"
 #include "egress.h"
 #include "../oci/json.h"
 #include "../src/agent/agent.h"
@@ -39,15 +45,11 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-#define DNS_HEADER 12
 #define DNS_MAX 4096
 #define MAX_PENDING 128
 #define MAX_TCP 16
 #define MAX_PORTS 8
 #define PENDING_SECONDS 5
-#define TYPE_A 1
-#define TYPE_AAAA 28
-#define RCODE_REFUSED 5
 
 typedef struct
 {
@@ -57,8 +59,7 @@ typedef struct
   socklen_t client_len;
   int tcp_fd; /* -1: the client asked over UDP */
   time_t deadline;
-  char name[256];
-  uint16_t qtype;
+  dns_query question; /* as sent upstream */
   uint16_t ports[MAX_PORTS];
   size_t n_ports;
 } pending_query;
@@ -76,7 +77,7 @@ typedef struct
 typedef struct
 {
   char addr[INET6_ADDRSTRLEN];
-  char name[256];
+  char name[DNS_NAME_TEXT_MAX + 1];
 } learnt_name;
 
 typedef struct
@@ -90,7 +91,7 @@ typedef struct
   size_t next_name;
 } resolver;
 
-/* ---- DNS wire format -------------------------------------------------- */
+/* ---- DNS wire format (the rest is dns_wire.c) ------------------------ */
 
 static uint16_t
 get16 (const unsigned char *p)
@@ -105,74 +106,14 @@ set16 (unsigned char *p, uint16_t v)
   p[1] = (unsigned char) v;
 }
 
-/* Read a (possibly compressed) name at *off into `out` as lowercase
- * dotted text; *off moves past it. -1 on anything malformed. */
-static int
-read_name (const unsigned char *msg, size_t len, size_t *off, char *out,
-           size_t out_size)
-{
-  size_t pos = *off, used = 0, jumps = 0;
-  bool jumped = false;
-  for (;;)
-    {
-      if (pos >= len)
-        return -1;
-      unsigned char l = msg[pos];
-      if ((l & 0xc0) == 0xc0)
-        {
-          if (pos + 1 >= len || ++jumps > 16)
-            return -1;
-          if (!jumped)
-            *off = pos + 2;
-          jumped = true;
-          pos = (size_t) ((l & 0x3f) << 8 | msg[pos + 1]);
-          continue;
-        }
-      if (l & 0xc0)
-        return -1;
-      pos++;
-      if (l == 0)
-        break;
-      if (pos + l > len || used + l + 2 > out_size)
-        return -1;
-      if (used)
-        out[used++] = '.';
-      for (unsigned i = 0; i < l; i++)
-        {
-          unsigned char c = msg[pos + i];
-          out[used++] = (char) (c >= 'A' && c <= 'Z' ? c + 32 : c);
-        }
-      pos += l;
-    }
-  out[used] = '\0';
-  if (!jumped)
-    *off = pos;
-  return 0;
-}
-
-/* The single question of a query: name, type; *end just past it. */
-static int
-parse_question (const unsigned char *msg, size_t len, char *name,
-                size_t name_size, uint16_t *qtype, size_t *end)
-{
-  if (len < DNS_HEADER || get16 (msg + 4) != 1)
-    return -1;
-  size_t off = DNS_HEADER;
-  if (read_name (msg, len, &off, name, name_size) < 0 || off + 4 > len)
-    return -1;
-  *qtype = get16 (msg + off);
-  *end = off + 4;
-  return 0;
-}
-
 static const char *
 qtype_name (uint16_t t)
 {
   switch (t)
     {
-    case TYPE_A: return "A";
-    case TYPE_AAAA: return "AAAA";
-    case 5: return "CNAME";
+    case DNS_TYPE_A: return "A";
+    case DNS_TYPE_AAAA: return "AAAA";
+    case DNS_TYPE_CNAME: return "CNAME";
     case 16: return "TXT";
     case 15: return "MX";
     case 65: return "HTTPS";
@@ -244,18 +185,17 @@ send_to_client (const resolver *r, int tcp_fd, const struct sockaddr *to,
     return;
 }
 
-/* REFUSED with the query's question, nothing else. */
+/* NXDOMAIN with the query's question (bytes 12..question_end), so the
+ * client gives up at once; FORMERR when the question cannot be told. */
 static void
 refuse (const resolver *r, int tcp_fd, const struct sockaddr *to,
-        socklen_t to_len, unsigned char *query, size_t question_end)
+        socklen_t to_len, const unsigned char *query, size_t len,
+        size_t question_end)
 {
-  unsigned char flags_hi = (unsigned char) (0x80 | (query[2] & 0x79));
-  query[2] = flags_hi; /* QR, keep opcode and RD */
-  query[3] = RCODE_REFUSED;
-  set16 (query + 6, 0);
-  set16 (query + 8, 0);
-  set16 (query + 10, 0);
-  send_to_client (r, tcp_fd, to, to_len, query, question_end);
+  unsigned char reply[DNS_MAX];
+  size_t n = dns_encode_refusal (query, len, question_end, reply, sizeof reply);
+  if (n)
+    send_to_client (r, tcp_fd, to, to_len, reply, n);
 }
 
 /* ---- queries ---------------------------------------------------------- */
@@ -288,42 +228,41 @@ new_upstream_id (const resolver *r)
 }
 
 static void
-handle_query (resolver *r, unsigned char *msg, size_t len, int tcp_fd,
+handle_query (resolver *r, const unsigned char *msg, size_t len, int tcp_fd,
               const struct sockaddr_storage *from, socklen_t from_len)
 {
-  char name[256];
-  uint16_t qtype, ports[MAX_PORTS];
-  size_t end, n_ports = 0;
-  if (len < DNS_HEADER || (msg[2] & 0x80))
+  uint16_t ports[MAX_PORTS];
+  size_t n_ports = 0;
+  if (len < DNS_HEADER_LEN || (msg[2] & 0x80))
     return; /* not a query */
-  if (parse_question (msg, len, name, sizeof name, &qtype, &end) < 0)
+  const struct sockaddr *to = (const struct sockaddr *) from;
+  dns_query q;
+  cleanup_error ar_error_t *err = NULL;
+  if (dns_parse_query (msg, len, &q, &err) < 0)
     {
-      if (len >= DNS_HEADER)
-        refuse (r, tcp_fd, (const struct sockaddr *) from, from_len, msg, DNS_HEADER);
+      if (q.end) /* a question, with '?' for the bytes that refused it */
+        audit (r, q.name, q.qtype, "refused", NULL);
+      refuse (r, tcp_fd, to, from_len, msg, len, q.end);
       return;
     }
-  bool opcode_query = ((msg[2] >> 3) & 0x0f) == 0;
-  bool allowed = opcode_query
-                 && (r->cfg->forward_all
-                     || egress_name_allowed (r->cfg->allow, name, ports, MAX_PORTS, &n_ports));
+  bool allowed = r->cfg->forward_all
+                 || egress_name_allowed (r->cfg->allow, q.name, ports, MAX_PORTS, &n_ports);
   pending_query *p = allowed ? free_slot (r) : NULL;
   if (p == NULL)
     {
-      audit (r, name, qtype, "refused", NULL);
-      refuse (r, tcp_fd, (const struct sockaddr *) from, from_len, msg, end);
+      audit (r, q.name, q.qtype, "refused", NULL);
+      refuse (r, tcp_fd, to, from_len, msg, len, q.end);
       return;
     }
-  *p = (pending_query){ .in_use = true, .client_id = get16 (msg),
-                        .upstream_id = new_upstream_id (r), .tcp_fd = tcp_fd,
-                        .deadline = time (NULL) + PENDING_SECONDS,
-                        .qtype = qtype, .n_ports = n_ports };
+  *p = (pending_query){ .client_id = q.id, .upstream_id = new_upstream_id (r),
+                        .tcp_fd = tcp_fd, .deadline = time (NULL) + PENDING_SECONDS,
+                        .question = q, .n_ports = n_ports };
   memcpy (&p->client, from, from_len);
   p->client_len = from_len;
-  snprintf (p->name, sizeof p->name, "%s", name);
   memcpy (p->ports, ports, n_ports * sizeof *ports);
-  set16 (msg, p->upstream_id);
-  if (send (r->upstream_fd, msg, len, MSG_DONTWAIT) < 0)
-    p->in_use = false;
+  unsigned char out[DNS_MAX];
+  size_t out_len = dns_encode_query (&q, p->upstream_id, out, sizeof out);
+  p->in_use = out_len > 0 && send (r->upstream_fd, out, out_len, MSG_DONTWAIT) >= 0;
 }
 
 /* ---- answers ---------------------------------------------------------- */
@@ -357,7 +296,10 @@ remember_name (resolver *r, const char *addr, const char *name)
 {
   learnt_name *slot = &r->names[r->next_name++ % NAME_CACHE];
   snprintf (slot->addr, sizeof slot->addr, "%s", addr);
-  snprintf (slot->name, sizeof slot->name, "%s", name);
+  /* `name` is a pending query's, inside *r too (never this slot). */
+  size_t n = strnlen (name, sizeof slot->name - 1);
+  memcpy (slot->name, name, n);
+  slot->name[n] = '\0';
 }
 
 static const char *
@@ -380,75 +322,57 @@ learn (learnt *out, int family, const unsigned char *addr, uint16_t port,
 }
 
 static void
-learn_address (resolver *r, const pending_query *p, int family,
-               const unsigned char *raw, uint32_t ttl, learnt *out)
+learn_address (resolver *r, const pending_query *p, const dns_address *a,
+               learnt *out)
 {
+  int family = a->type == DNS_TYPE_A ? AF_INET : AF_INET6;
+  uint32_t ttl = clamp_ttl (a->ttl);
   char addr[INET6_ADDRSTRLEN];
-  inet_ntop (family, raw, addr, sizeof addr);
-  remember_name (r, addr, p->name);
+  inet_ntop (family, a->addr, addr, sizeof addr);
+  remember_name (r, addr, p->question.name);
   if (p->n_ports == 0)
-    learn (out, family, raw, 0, ttl);
+    learn (out, family, a->addr, 0, ttl);
   for (size_t i = 0; i < p->n_ports; i++)
-    learn (out, family, raw, p->ports[i], ttl);
+    learn (out, family, a->addr, p->ports[i], ttl);
   append (&out->addresses, xasprintf ("%s\"%s\"", out->addresses ? "," : "[", addr));
 }
 
-/* Walk the answer section; A and AAAA records become allow elements. */
-static void
-collect_answers (resolver *r, const unsigned char *msg, size_t len,
-                 const pending_query *p, learnt *out)
+static pending_query *
+pending_for (resolver *r, uint16_t upstream_id)
 {
-  char name[256];
-  uint16_t qtype;
-  size_t off;
-  if (parse_question (msg, len, name, sizeof name, &qtype, &off) < 0
-      || strcmp (name, p->name) != 0)
-    return;
-  unsigned answers = get16 (msg + 6);
-  for (unsigned i = 0; i < answers; i++)
-    {
-      if (read_name (msg, len, &off, name, sizeof name) < 0 || off + 10 > len)
-        return;
-      uint16_t type = get16 (msg + off);
-      uint32_t ttl = (uint32_t) get16 (msg + off + 4) << 16 | get16 (msg + off + 6);
-      uint16_t rdlen = get16 (msg + off + 8);
-      off += 10;
-      if (off + rdlen > len)
-        return;
-      if (type == TYPE_A && rdlen == 4)
-        learn_address (r, p, AF_INET, msg + off, clamp_ttl (ttl), out);
-      else if (type == TYPE_AAAA && rdlen == 16)
-        learn_address (r, p, AF_INET6, msg + off, clamp_ttl (ttl), out);
-      off += rdlen;
-    }
+  for (size_t i = 0; i < MAX_PENDING; i++)
+    if (r->pending[i].in_use && r->pending[i].upstream_id == upstream_id)
+      return &r->pending[i];
+  return NULL;
 }
 
+/* An answer that is not to the question sent (id, name, type, class) is
+ * dropped, and the query stays pending for the real one. */
 static void
 handle_answer (resolver *r, unsigned char *msg, size_t len)
 {
-  if (len < DNS_HEADER)
+  if (len < DNS_HEADER_LEN)
     return;
-  pending_query *p = NULL;
-  for (size_t i = 0; i < MAX_PENDING; i++)
-    if (r->pending[i].in_use && r->pending[i].upstream_id == get16 (msg))
-      p = &r->pending[i];
-  if (p == NULL)
+  pending_query *p = pending_for (r, get16 (msg));
+  dns_addresses found = { 0 };
+  cleanup_error ar_error_t *err = NULL;
+  if (p == NULL || dns_parse_answers (msg, len, &p->question, p->upstream_id, &found, &err) < 0)
     return;
   p->in_use = false;
   learnt l = { 0 };
-  if (!r->cfg->forward_all)
-    collect_answers (r, msg, len, p, &l);
-  cleanup_error ar_error_t *err = NULL;
+  for (size_t i = 0; !r->cfg->forward_all && i < found.len; i++)
+    learn_address (r, p, &found.items[i], &l);
+  dns_addresses_free (&found);
   if (l.len && egress_nft_learn (l.items, l.len, &err) < 0)
     {
       /* Without the set entries the answer is useless: say so. */
-      audit (r, p->name, p->qtype, "error", NULL);
+      audit (r, p->question.name, p->question.qtype, "error", NULL);
       free (l.items);
       free (l.addresses);
       return;
     }
   cleanup_free char *addresses = l.addresses ? xasprintf ("%s]", l.addresses) : NULL;
-  audit (r, p->name, p->qtype, "allowed", addresses);
+  audit (r, p->question.name, p->question.qtype, "allowed", addresses);
   set16 (msg, p->client_id);
   send_to_client (r, p->tcp_fd, (struct sockaddr *) &p->client, p->client_len, msg, len);
   free (l.items);
@@ -511,7 +435,7 @@ tcp_read (resolver *r, tcp_client *c)
   if (c->len < 2)
     return;
   size_t want = get16 (c->buf);
-  if (want > DNS_MAX || want < DNS_HEADER)
+  if (want > DNS_MAX || want < DNS_HEADER_LEN)
     {
       tcp_close (r, c);
       return;

@@ -245,6 +245,34 @@ sandbox() {
 	assert_output_contains '"qtype":"TXT"'
 }
 
+@test "egress: a name that is not plain labels, or not allowed, gets NXDOMAIN at once and goes nowhere" {
+	run sandbox --allow-net allowed.test -- bash -c '
+		# ask QUESTION-NAME: the reply'"'"'s id and flags, as hex
+		ask() {
+			exec 3<>/dev/udp/127.0.0.53/53
+			printf "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00$1\x00\x01\x00\x01" >&3
+			echo "reply $(timeout 3 dd bs=512 count=1 <&3 2>/dev/null | od -An -tx1 -N4 | tr -d " \n")"
+			exec 3>&-
+		}
+		ask "\x07allowed\x09test\x00evil\x00" # a NUL in a label: was read as allowed.test
+		ask "\x0callowed.test\x00"            # a dot in a label
+		ask "\x05other\x04test\x00"           # not allowed
+		s=$(date +%s%N)
+		getent hosts other.test; echo "status $?"
+		e=$(date +%s%N)
+		echo "ms $(( (e - s) / 1000000 ))"'
+	assert_success
+	# id 1234, QR and RD, NXDOMAIN; three times
+	[ "$(grep -c '^reply 12348103$' <<<"$output")" -eq 3 ] || fail "not three NXDOMAIN replies"
+	assert_output_contains "status 2"
+	local ms=${output##*ms }
+	[ "$ms" -lt 1000 ] || fail "the refused lookup took $ms ms"
+	run grep '"event":"egress-dns"' "$AUDIT"
+	refute_output_contains '"decision":"allowed"'
+	assert_output_contains '"name":"allowed.test?evil","qtype":"A","decision":"refused"'
+	assert_output_contains '"name":"allowed?test","qtype":"A","decision":"refused"'
+}
+
 @test "egress: ICMP, UDP, metadata, host loopback and the veth's host side are refused" {
 	"$EG_BB" httpd -p 127.0.0.1:18479 -h "$EG_DIR/www"
 	track_pid "$(pgrep -f 'httpd -p 127.0.0.1:18479')"

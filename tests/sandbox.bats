@@ -226,6 +226,30 @@ digest() {
 	assert_output_contains "host's \`/\`"
 }
 
+@test "sandbox: a bad --allow-net is refused when the options are read, naming the flag; nothing is made" {
+	local entry reasons=(
+		"10.0.0.0/33|prefix /33 is longer than the address's 32 bits"
+		"::/129|prefix /129 is longer than the address's 128 bits"
+		"host:99999|port \`99999\` is not a number from 1 to 65535"
+		"host:0|port \`0\` is not a number from 1 to 65535"
+		"host:|empty port after"
+		"|empty entry"
+		"*.|wants a name after it"
+		"a*.org|only as the whole first label"
+		"a..org|empty label"
+		"bad_host!.org|character \`!\`"
+	)
+	for entry in "${reasons[@]}"; do
+		run sandbox --allow-net pypi.org:443 --allow-net "${entry%%|*}" -- true
+		assert_failure 1
+		assert_equal "${#lines[@]}" 1
+		[[ "$output" == "agentrun: sandbox: --allow-net \`${entry%%|*}\`: "* ]] || fail "no flag and entry first"
+		assert_output_contains "${entry#*|}"
+	done
+	# Not even the root dir was made: the flags are read before anything.
+	[ ! -e "$ROOT/.sandbox" ]
+}
+
 @test "agent image: python3 and git in a sandbox on images/out/agent/rootfs" {
 	[ "${AGENTRUN_AGENT_IMAGE:-0}" = 1 ] || skip "set AGENTRUN_AGENT_IMAGE=1 (after images/agent-image.sh)"
 	local rootfs=$AR_TOP/images/out/agent/rootfs

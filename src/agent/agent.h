@@ -84,6 +84,10 @@ const char *ar_profile_name (const ar_profile *profile);
  * "workspace") are accepted. */
 void ar_profile_trust_caller (ar_profile *profile);
 
+/* An egress allow entry (CIDR, address, host:port, [v6]:port, name,
+ * *.name), checked as the hook will read it; the error reads
+ * "WHAT `ENTRY`: why". */
+int ar_egress_entry_check (const char *what, const char *entry, ar_error_t **err);
 /* Where the egress hook (hooks/agentrun-egress) is: the runtime finds it
  * (ar_egress_hook_find) and tells the policy, which stays pure. */
 #define AR_EGRESS_HOOK_NAME "agentrun-egress"

@@ -361,13 +361,12 @@ on_egress_allow (annotation_target *t, const char *value, ar_error_t **err)
         tok[--len] = '\0';
       if (len == 0)
         continue;
-      if (!ar_egress_entry_valid (tok))
+      if (ar_egress_entry_check ("entry", tok, err) < 0)
         {
           for (size_t i = 0; i < n; i++)
             free (entries[i]);
           free (entries);
-          return invalid_value (tok, "CIDR, host, host:port or *.domain",
-                                err);
+          return -1;
         }
       entries[n++] = xstrdup (tok);
     }

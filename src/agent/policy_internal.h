@@ -104,6 +104,12 @@ ar_agent_plan_freep (ar_agent_plan **plan)
  * AR_AGENT_CONFIG_DIR. */
 const char *ar_agent_config_dir (void);
 
+/* A profile document (a profile file's text, `file` its name in errors)
+ * as the profile `name`; "extends" loads what it names as
+ * ar_profile_load does. */
+int ar_profile_parse (const char *file, const char *data, size_t len,
+                      const char *name, ar_profile **out, ar_error_t **err);
+
 /* "1G", "512m", "1GiB", "4096" (bytes); binary multiples. */
 bool ar_parse_size (const char *text, uint64_t *out);
 /* "90", "90s", "15m", "1h" → seconds. */

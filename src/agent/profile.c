@@ -5,6 +5,7 @@
  * errors: a typo in a security setting must not pass silently. */
 #include "config.h"
 #include "policy_internal.h"
+#include "../../hooks/egress.h"
 #include "../../oci/json.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -197,25 +198,21 @@ ar_secret_name_valid (const char *name)
          && strcmp (name, ".") != 0 && strcmp (name, "..") != 0;
 }
 
-/* Only the shape is checked here; the egress filter resolves and applies
- * the entries. Forms: 10.0.0.0/8, fd00::/8, 1.2.3.4, pypi.org,
- * pypi.org:443, [::1]:53, *.npmjs.org. */
+/* In full, as the egress hook reads it (hooks/egress_entries.c). */
+int
+ar_egress_entry_check (const char *what, const char *entry, ar_error_t **err)
+{
+  egress_entry e;
+  if (egress_entry_parse (what, entry, &e, err) < 0)
+    return -1;
+  free (e.text);
+  return 0;
+}
+
 bool
 ar_egress_entry_valid (const char *entry)
 {
-  if (!only_chars (entry, LOWER UPPER DIGITS ".:/*[]_-", 300))
-    return false;
-  const char *star = strchr (entry, '*');
-  if (star && (star != entry || entry[1] != '.' || strchr (entry + 1, '*')))
-    return false;
-  const char *slash = strchr (entry, '/');
-  if (slash == NULL)
-    return true;
-  size_t prefix_digits = strspn (slash + 1, DIGITS);
-  size_t address_len = (size_t) (slash - entry);
-  return address_len > 0 && prefix_digits > 0 && prefix_digits <= 3
-         && slash[1 + prefix_digits] == '\0'
-         && strspn (entry, DIGITS "abcdefABCDEF.:") == address_len;
+  return ar_egress_entry_check ("allow entry", entry, NULL) == 0;
 }
 
 static const char *const egress_mode_names[] = {
@@ -885,6 +882,13 @@ load_file (const char *path, const char *data, size_t len, const char *name,
     return -1;
   *out = steal_pointer (&p);
   return 0;
+}
+
+int
+ar_profile_parse (const char *file, const char *data, size_t len,
+                  const char *name, ar_profile **out, ar_error_t **err)
+{
+  return load_file (file, data, len, name, 0, out, err);
 }
 
 static int

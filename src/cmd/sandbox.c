@@ -5,6 +5,7 @@
 #include "config.h"
 #include "cmd.h"
 #include "../../oci/oci.h"
+#include "../agent/agent.h"
 #include "../core/container.h"
 #include "../core/foreground.h"
 #include "../util/cleanup.h"
@@ -124,6 +125,17 @@ annotate_options (const ar_parsed *p, oci_spec *spec, ar_error_t **err)
         }
       annotate (spec, "egress.allow", joined);
     }
+  return 0;
+}
+
+/* Each --allow-net in full, before anything is made: a bad one would
+ * otherwise fail only in the egress hook, half-way through the create. */
+static int
+check_allow_net (const ar_parsed *p, ar_error_t **err)
+{
+  for (size_t i = 0; i < p->n_multi[OPT_ALLOW_NET]; i++)
+    if (ar_egress_entry_check ("sandbox: --allow-net", p->multi[OPT_ALLOW_NET][i], err) < 0)
+      return -1;
   return 0;
 }
 
@@ -267,6 +279,8 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     return r < 0 ? -1 : 0;
   if (p.n_args == 0)
     return ar_error_set (err, 0, "sandbox: give a command after the options (agentrun sandbox [OPTIONS] -- COMMAND)");
+  if (check_allow_net (&p, err) < 0)
+    return -1;
 
   cleanup_free char *rootfs = NULL;
   cleanup_free char *workspace = NULL;

@@ -1,22 +1,16 @@
-/* libFuzzer target for the oci/ parser and emitter. Build it from the
- * oci/ sources plus src/util/error.c and src/util/alloc.c with
- * `clang -fsanitize=fuzzer,address` and link -lyajl; seeds live in
- * tests/fuzz/corpus/oci and the dictionary in tests/fuzz/oci.dict.
+/* libFuzzer target for the oci/ parser and emitter (`make` builds it
+ * when configure found a compiler for -fsanitize=fuzzer; tests/fuzz/run.sh
+ * runs it). Seeds live in tests/fuzz/corpus/fuzz_oci and the dictionary
+ * in tests/fuzz/fuzz_oci.dict.
  * Whatever parses must emit, and what is emitted must parse back to the
  * same text; whatever fails must fail with a one-line message. */
 #include "config.h"
+#include "fuzz.h"
 #include "../../oci/oci.h"
 #include "../../src/util/cleanup.h"
 
 #include <stdint.h>
 #include <string.h>
-
-static void
-check_one_line (const ar_error_t *err)
-{
-  if (err == NULL || err->msg == NULL || strchr (err->msg, '\n') != NULL)
-    abort ();
-}
 
 static void
 fuzz_spec (const char *data, size_t size)
@@ -25,7 +19,7 @@ fuzz_spec (const char *data, size_t size)
   cleanup_error ar_error_t *err = NULL;
   if (oci_spec_parse (data, size, "config.json", &spec, &err) < 0)
     {
-      check_one_line (err);
+      fuzz_check_one_line (err);
       return;
     }
 
@@ -50,7 +44,7 @@ fuzz_process (const char *data, size_t size)
   oci_process *process = NULL;
   cleanup_error ar_error_t *err = NULL;
   if (oci_process_parse (data, size, "process.json", &process, &err) < 0)
-    check_one_line (err);
+    fuzz_check_one_line (err);
   oci_process_free (process);
 }
 

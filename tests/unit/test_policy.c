@@ -243,6 +243,9 @@ test_value_parsers (void)
   CHECK (!ar_egress_entry_valid ("10.0.0.0/"));
   CHECK (!ar_egress_entry_valid ("host name"));
   CHECK (!ar_egress_entry_valid (""));
+  CHECK (!ar_egress_entry_valid ("10.0.0.0/33"));
+  CHECK (!ar_egress_entry_valid ("host:0"));
+  CHECK (!ar_egress_entry_valid ("*."));
 }
 
 /* ---- profiles --------------------------------------------------------- */
@@ -875,8 +878,14 @@ test_annotations_refused (void)
       "annotation run.agentrun.egress: invalid value \"some\" (want none, "
       "allowlist or open)" },
     { "agent", "\"run.agentrun.egress.allow\":\"ok.org,bad host\"",
-      "annotation run.agentrun.egress.allow: invalid value \"bad host\" (want "
-      "CIDR, host, host:port or *.domain)" },
+      "annotation run.agentrun.egress.allow: entry `bad host`: byte 0x20 (an "
+      "entry has letters, digits and . : / * [ ] - _)" },
+    { "agent", "\"run.agentrun.egress.allow\":\"10.0.0.0/33\"",
+      "annotation run.agentrun.egress.allow: entry `10.0.0.0/33`: prefix /33 "
+      "is longer than the address's 32 bits" },
+    { "agent", "\"run.agentrun.egress.allow\":\"pypi.org:99999\"",
+      "annotation run.agentrun.egress.allow: entry `pypi.org:99999`: port "
+      "`99999` is not a number from 1 to 65535" },
     { "agent", "\"run.agentrun.secrets.mainOnly\":\"yes\"",
       "annotation run.agentrun.secrets.mainOnly: invalid value \"yes\" (want "
       "true or false)" },
