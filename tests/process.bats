@@ -159,6 +159,24 @@ set_caps() {
 	[ "$(cat /proc/self/oom_score_adj)" != 123 ] || fail "host's score changed"
 }
 
+@test "oomScoreAdj: a file bound over the init's /proc/PID/oom_score_adj is refused, not written" {
+	# In the container's pid namespace the init is pid 1; the runtime
+	# writes its score through /proc/self, which is /proc/1 then.
+	local file
+	file=$(host_dir oom)/score
+	echo untouched >"$file"
+	update_config '.process.oomScoreAdj = 123
+		| .mounts += [{"destination": "/proc/1/oom_score_adj", "type": "bind", "source": $f, "options": ["bind"]}]' \
+		--arg f "$file"
+	run ctr_run true
+	assert_failure 1
+	assert_output_contains "/proc/self/oom_score_adj\`: not on procfs"
+	assert_equal "$(wc -l <<<"$output")" 1
+	assert_equal "$(cat "$file")" untouched
+	[ -z "$(state_entries)" ] || fail "state left: $(state_entries)"
+	[ -z "$(mounts_under "$TEST_DIR")" ] || fail "mounts left: $(mounts_under "$TEST_DIR")"
+}
+
 @test "sysctl: a namespaced network sysctl in a new netns" {
 	local before
 	before=$(cat /proc/sys/net/ipv4/ip_forward)
@@ -169,6 +187,38 @@ set_caps() {
 	assert_equal "${lines[0]}" 1
 	assert_equal "${lines[1]}" 1234
 	assert_equal "$(cat /proc/sys/net/ipv4/ip_forward)" "$before"
+}
+
+@test "sysctl: a file bound over /proc/sys takes no write; the container's own sysctl is set" {
+	# The config binds regular host files over the two sysctls it sets. A
+	# runtime writing through the container's /proc/sys writes into them.
+	local files before
+	files=$(host_dir sysctl)
+	echo untouched >"$files/ip_forward"
+	echo untouched >"$files/shmmni"
+	before=$(cat /proc/sys/net/ipv4/ip_forward)
+	update_config '.linux.sysctl = {"net.ipv4.ip_forward": "1", "kernel.shmmni": "1234"}
+		| .linux.namespaces |= (map(select(.type != "network" and .type != "ipc")) + [{"type": "network"}, {"type": "ipc"}])
+		| .mounts += [{"destination": "/proc/sys/net/ipv4/ip_forward", "type": "bind", "source": $f, "options": ["bind"]},
+			{"destination": "/proc/sys/kernel/shmmni", "type": "bind", "source": $s, "options": ["bind"]}]' \
+		--arg f "$files/ip_forward" --arg s "$files/shmmni"
+	set_args sleep 100
+	ctr_create
+	local pid
+	pid=$(ctr_pid)
+	# The bound files are what the container sees at those paths...
+	run runtime exec "$CID" cat /proc/sys/net/ipv4/ip_forward /proc/sys/kernel/shmmni
+	assert_success
+	assert_equal "${lines[0]}" untouched
+	assert_equal "${lines[1]}" untouched
+	# ... and untouched on the host; the sysctls of the container's own
+	# namespaces are set, read through the host's /proc from inside them.
+	assert_equal "$(cat "$files/ip_forward")" untouched
+	assert_equal "$(cat "$files/shmmni")" untouched
+	assert_equal "$(nsenter -t "$pid" -n cat /proc/sys/net/ipv4/ip_forward)" 1
+	assert_equal "$(nsenter -t "$pid" -i cat /proc/sys/kernel/shmmni)" 1234
+	assert_equal "$(cat /proc/sys/net/ipv4/ip_forward)" "$before"
+	runtime delete --force "$CID"
 }
 
 @test "sysctl: a sysctl that is not namespaced is refused" {
