@@ -251,6 +251,102 @@ set_caps() {
 	[ ! -d "$BUNDLE/rootfs/tmp/x" ] || fail "mkdir went through"
 }
 
+# ---- the compiled-filter cache ($ROOT/.seccomp-cache)
+
+# deny_mkdir_profile [NAME...]: an allow-all filter that fails mkdir (and
+# the names given) with EPERM.
+deny_mkdir_profile() {
+	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+		"architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+		"syscalls": [{"names": (["mkdir", "mkdirat"] + $extra), "action": "SCMP_ACT_ERRNO"}]}' \
+		--argjson extra "$(json_array "$@")"
+}
+
+# The container runs, and the filter is in effect.
+mkdir_is_denied() {
+	run ctr_run sh -c 'touch /tmp/file && echo touch-ok; mkdir /tmp/x'
+	assert_failure 1
+	assert_equal "${lines[0]}" touch-ok
+	assert_output_contains "Operation not permitted"
+}
+
+# flip_byte FILE OFFSET: invert one bit of the byte at OFFSET.
+flip_byte() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "\\$(printf '%03o' $((b ^ 0x10)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+@test "seccomp cache: a miss stores, a hit reuses, a damaged file is rebuilt and never loaded" {
+	local cache=$ROOT/.seccomp-cache file ino good size off
+	deny_mkdir_profile
+	mkdir_is_denied
+	file=$(ls "$cache"/*.bpf)
+	[ "$(wc -w <<<"$file")" = 1 ] || fail "expected one cached program, got: $file"
+	good=$(sha256sum <"$file")
+	ino=$(stat -c %i "$file")
+	# A hit reads the file; a store would replace it (a new inode).
+	mkdir_is_denied
+	assert_equal "$(stat -c %i "$file")" "$ino"
+	# One flipped bit in the header, the key, the program's first and last
+	# instruction: each is a miss, the program is rebuilt and the file
+	# replaced with the good one; the container still runs filtered.
+	size=$(stat -c %s "$file")
+	for off in 30 100 $((size - 64)) $((size - 8)) $((size - 1)); do
+		flip_byte "$file" "$off"
+		[ "$(sha256sum <"$file")" != "$good" ] || fail "byte $off not flipped"
+		mkdir_is_denied
+		assert_equal "$(sha256sum <"$file")" "$good"
+	done
+	# Cut short by one instruction, or to the header only.
+	truncate -s -8 "$file"
+	mkdir_is_denied
+	assert_equal "$(sha256sum <"$file")" "$good"
+	head -n1 "$file" >"$file.cut" && mv "$file.cut" "$file"
+	mkdir_is_denied
+	assert_equal "$(sha256sum <"$file")" "$good"
+	rm -rf "$cache"
+}
+
+@test "seccomp cache: keyed on the build; other builds' programs are evicted, ours bounded" {
+	local cache=$ROOT/.seccomp-cache file name build i n
+	mkdir -p "$cache"
+	# Another build's program, and one of the format before builds were
+	# keyed: neither can be used, both must go.
+	echo stale >"$cache/0123456789abcdef-0000000000000000.bpf"
+	echo stale >"$cache/00000000deadbeef.bpf"
+	deny_mkdir_profile
+	mkdir_is_denied
+	[ ! -e "$cache/0123456789abcdef-0000000000000000.bpf" ] || fail "another build's program kept"
+	[ ! -e "$cache/00000000deadbeef.bpf" ] || fail "an unkeyed program kept"
+	file=$(ls "$cache"/*.bpf)
+	[ "$(wc -w <<<"$file")" = 1 ] || fail "expected one cached program, got: $file"
+	name=${file##*/}
+	build=${name%%-*}
+	grep -q "^agentrun-seccomp-bpf 2 $build " "$file" || fail "header does not name the build $build"
+	if [ "$RUNTIME" = "$AR_TOP/agentrun" ]; then
+		# The build id is the hash of the translation code and the version.
+		local version want
+		version=$(sed -n 's/^AC_INIT(\[agentrun\], \[\([^]]*\)\].*/\1/p' "$AR_TOP/configure.ac")
+		want=$({ echo "$version"; cat "$AR_TOP/src/core/seccomp.c" "$AR_TOP/src/core/seccomp.h"; } | sha256sum | cut -c1-16)
+		assert_equal "$build" "$want"
+	fi
+	# 70 older programs of this build: after the next store, at most 64
+	# are left, and the ones just used are among them.
+	for i in $(seq 1 70); do
+		echo old >"$cache/$build-$(printf '%016x' "$i").bpf"
+		touch -d '2020-01-01' "$cache/$build-$(printf '%016x' "$i").bpf"
+	done
+	mkdir_is_denied
+	deny_mkdir_profile rmdir
+	mkdir_is_denied
+	n=$(find "$cache" -name '*.bpf' | wc -l)
+	[ "$n" -le 64 ] || fail "$n programs cached, more than 64"
+	[ -e "$file" ] || fail "the most recently used program was evicted"
+	[ "$(find "$cache" -name '*.bpf' -newer "$file" | wc -l)" = 1 ] || fail "the new program was not stored"
+	rm -rf "$cache"
+}
+
 @test "seccomp: errnoRet chooses the errno" {
 	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
 		"syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 28}]}'
