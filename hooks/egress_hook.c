@@ -14,6 +14,7 @@
 #include "egress.h"
 #include "../src/util/cleanup.h"
 #include "../src/util/fs.h"
+#include "../src/util/proc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -213,7 +214,7 @@ enable_forwarding (ar_error_t **err)
   const char *path = "/proc/sys/net/ipv4/ip_forward";
   if (ar_read_file_at (AT_FDCWD, path, 16, &now, NULL, NULL) == 0 && now[0] == '1')
     return 0;
-  return ar_write_file_at (AT_FDCWD, path, "1", 1, err);
+  return ar_proc_write (AT_FDCWD, path, "1", 1, err);
 }
 
 static int

@@ -195,9 +195,50 @@ on_map_key (void *ctx, const unsigned char *key, size_t len)
 }
 
 static int
+compare_members (const void *a, const void *b)
+{
+  const oj_member *x = *(const oj_member *const *) a;
+  const oj_member *y = *(const oj_member *const *) b;
+  if (x->key_len != y->key_len)
+    return x->key_len < y->key_len ? -1 : 1;
+  return memcmp (x->key, y->key, x->key_len);
+}
+
+/* A key that appears twice in one object, or NULL. Sorting keeps a
+ * hostile object of OCI_MAX_ARRAY members from costing n^2 compares. */
+static const oj_member *
+find_duplicate_key (const oj_value *obj)
+{
+  if (obj->len < 2)
+    return NULL;
+  cleanup_free const oj_member **sorted = xcalloc (obj->len, sizeof *sorted);
+  for (size_t i = 0; i < obj->len; i++)
+    sorted[i] = &obj->members[i];
+  qsort (sorted, obj->len, sizeof *sorted, compare_members);
+  for (size_t i = 1; i < obj->len; i++)
+    if (compare_members (&sorted[i - 1], &sorted[i]) == 0)
+      return sorted[i];
+  return NULL;
+}
+
+/* Every object of every document refuses a repeated key: with "last one
+ * wins", two readers of one file (a policy checker, this runtime) could
+ * each see a different config. */
+static int
 on_close (void *ctx)
 {
   oj_builder *b = ctx;
+  const oj_value *closing = b->open[b->depth - 1];
+  const oj_member *dup
+      = closing->type == OJ_OBJECT ? find_duplicate_key (closing) : NULL;
+  if (dup)
+    {
+      oj_path p;
+      builder_path (b, &p);
+      oj_path_push_key (&p, dup->key, dup->key_len);
+      b->stop_reason = xasprintf ("%s: duplicate key", p.buf);
+      return 0;
+    }
   b->depth--;
   return 1;
 }
@@ -692,15 +733,6 @@ oj_read_strv (oj_ctx *c, const oj_value *v, void *out)
   return 0;
 }
 
-static oci_kv *
-map_find (oci_map *m, const char *key)
-{
-  for (size_t i = 0; i < m->len; i++)
-    if (strcmp (m->items[i].key, key) == 0)
-      return &m->items[i];
-  return NULL;
-}
-
 static int
 read_map_member (oj_ctx *c, const oj_member *member, oci_map *m)
 {
@@ -709,14 +741,9 @@ read_map_member (oj_ctx *c, const oj_member *member, oci_map *m)
   cleanup_free char *value = NULL;
   if (oj_read_string (c, &member->value, &value) < 0)
     return -1;
-  /* A repeated key keeps its first position and its last value. */
-  oci_kv *kv = map_find (m, member->key);
-  if (kv == NULL)
-    {
-      kv = &m->items[m->len++];
-      kv->key = xstrdup (member->key);
-    }
-  free (kv->value);
+  /* oj_parse already refused a repeated key. */
+  oci_kv *kv = &m->items[m->len++];
+  kv->key = xstrdup (member->key);
   kv->value = steal_pointer (&value);
   return 0;
 }

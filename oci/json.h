@@ -58,9 +58,9 @@ int oj_parse (const char *data, size_t len, const char *file, oj_value *out,
               ar_error_t **err);
 void oj_value_clear (oj_value *v);
 
-/* The member `key` of an object; the last one wins when a key repeats
- * (as in Go's encoding/json). NULL when absent or JSON null, which the
- * runtime-spec treats alike. */
+/* The member `key` of an object (oj_parse refuses an object with a
+ * repeated key). NULL when absent or JSON null, which the runtime-spec
+ * treats alike. */
 const oj_value *oj_get (const oj_value *obj, const char *key);
 
 /* A JSON path being built while descending: ".linux.namespaces[1].type". */

@@ -116,6 +116,47 @@ check_chain_with_sha256sum() {
 
 # ------------------------------------------------------------- overlay
 
+@test "delete: a cgroup that will not go keeps neither the overlay, the secrets nor the process; a second delete finishes" {
+	local cg_path pids_dir blocker pid
+	cg_path=$(test_cgroups_path)
+	update_config '.linux.cgroupsPath = $p' --arg p "$cg_path"
+	with_secret
+	agent_start sleep 100
+	pid=$(ctr_pid)
+	[ -n "$(mounts_under "$ROOT/$CID")" ] || fail "no overlay or secrets mounts to tear down"
+	pids_dir=$(cgroup_v1_dir pids "$cg_path")
+	[ -d "$pids_dir" ] || fail "no pids cgroup $pids_dir"
+	# A cgroup inside the container's that is a mount point: its rmdir fails
+	# with EBUSY, which no kill of the container's processes can change.
+	blocker=$pids_dir/blocker
+	mkdir "$blocker"
+	mount -t tmpfs -o size=4k blocker "$blocker"
+	track_mount "$blocker"
+
+	run agent delete --force "$CID"
+	assert_failure 1
+	assert_output_contains "remove cgroup \`$pids_dir\`: Device or resource busy"
+	assert_output_contains "run delete again to retry"
+	assert_equal "$(grep -c '^agentrun: ' <<<"$output")" 1
+	# Every other step ran: the process, the overlay and secrets tmpfs, the
+	# other hierarchies' cgroups are gone.
+	! pid_alive "$pid" || fail "container process $pid still alive"
+	no_mounts_under "$ROOT"
+	[ ! -d "$(cgroup_v1_dir memory "$cg_path")" ] || fail "memory cgroup left"
+	[ -z "$(secret_files_on_disk "$ROOT")" ] || fail "secret on disk"
+	# What could not be undone keeps its record, and only that.
+	[ -f "$ROOT/$CID/state.json" ] || fail "state dir not kept for a retry"
+	[ ! -e "$ROOT/$CID/config.json" ] || fail "config.json kept: poststop hooks would run twice"
+	audit_has '.event == "delete"' && fail "delete audited though it failed"
+
+	umount "$blocker"
+	run agent delete "$CID"
+	assert_success
+	[ ! -e "$ROOT/$CID" ] || fail "state dir left: $(ls -A "$ROOT/$CID")"
+	[ ! -d "$pids_dir" ] || fail "pids cgroup left"
+	audit_has '.event == "delete"' || fail "no delete event"
+}
+
 @test "overlay: writes land in the layer, the rootfs is unchanged byte for byte, the layer goes at delete" {
 	local before
 	before=$(tree_manifest "$BUNDLE/rootfs")

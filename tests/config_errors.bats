@@ -152,3 +152,13 @@ try_create_and_run() {
 	assert_failure
 	assert_nothing_left
 }
+
+@test "a key repeated in an object of config.json is refused with its JSON path" {
+	# jq cannot write a repeated key; splice one into the annotations by text.
+	update_config '.annotations = {"org.example.first": "a"}'
+	sed -i 's/"org.example.first": *"a"/"org.example.first": "a", "org.example.first": "b"/' "$BUNDLE/config.json"
+	[ "$(grep -o '"org.example.first"' "$BUNDLE/config.json" | wc -l)" = 2 ] || fail "the repeated key was not written"
+	try_create_and_run
+	assert_output_contains 'config.json: .annotations["org.example.first"]: duplicate key'
+	assert_equal "$(wc -l <<<"$output")" 1
+}

@@ -223,6 +223,57 @@ MOUNTS_CMD='awk "{print \$2, \$3, \$4}" /proc/self/mounts'
 	assert_failure
 }
 
+# dev_link_refused PATH: the rootfs's PATH is a symlink to a directory
+# elsewhere in the rootfs; the container must be refused, naming PATH, with
+# nothing mounted or made where the link points and no state left.
+dev_link_refused() {
+	local path=$1
+	mkdir -p "$BUNDLE/rootfs/elsewhere"
+	rm -rf "${BUNDLE:?}/rootfs$path"
+	mkdir -p "$(dirname "$BUNDLE/rootfs$path")"
+	ln -s /elsewhere "$BUNDLE/rootfs$path"
+	run ctr_run true
+	assert_failure 1
+	assert_output_contains "rootfs$path: not a directory (symlink)"
+	assert_equal "$(wc -l <<<"$output")" 1
+	[ -z "$(ls -A "$BUNDLE/rootfs/elsewhere")" ] || fail "written through the link: $(ls -A "$BUNDLE/rootfs/elsewhere")"
+	[ -z "$(mounts_under "$TEST_DIR")" ] || fail "mounts left: $(mounts_under "$TEST_DIR")"
+	[ -z "$(state_entries)" ] || fail "state left: $(state_entries)"
+}
+
+@test "a rootfs whose /dev is a symlink is refused, with the config's /dev tmpfs" {
+	dev_link_refused /dev
+}
+
+@test "a rootfs whose /dev is a symlink is refused, with no /dev mounts in the config" {
+	# The runtime's own device set-up (nodes, /dev/fd, ptmx) then goes into
+	# the image's /dev.
+	update_config '.mounts |= map(select(.destination | startswith("/dev") | not))'
+	dev_link_refused /dev
+}
+
+@test "a rootfs whose /dev/pts, /dev/shm or /dev/mqueue is a symlink is refused" {
+	# Under the config's /dev tmpfs these are fresh directories; without it
+	# they are the image's own.
+	update_config '.mounts |= map(select(.destination != "/dev"))'
+	local sub
+	for sub in pts shm mqueue; do
+		rm -rf "$BUNDLE/rootfs/dev" "$BUNDLE/rootfs/elsewhere"
+		mkdir "$BUNDLE/rootfs/dev"
+		dev_link_refused "/dev/$sub"
+	done
+}
+
+@test "/dev/pts, /dev/shm and /dev/mqueue of the image are hidden by the config's /dev tmpfs" {
+	mkdir -p "$BUNDLE/rootfs/elsewhere"
+	ln -s /elsewhere "$BUNDLE/rootfs/dev/pts"
+	ln -s /elsewhere "$BUNDLE/rootfs/dev/shm"
+	run ctr_run sh -c "$MOUNTS_CMD"
+	assert_success
+	grep -q '^/dev/pts devpts ' <<<"$output" || fail "no /dev/pts devpts mount"
+	[ -z "$(ls -A "$BUNDLE/rootfs/elsewhere")" ] || fail "written through the link"
+}
+
 @test "the default devices exist and work" {
 	run ctr_run sh -c '
 		for d in null zero full random urandom tty; do

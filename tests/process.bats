@@ -159,6 +159,24 @@ set_caps() {
 	[ "$(cat /proc/self/oom_score_adj)" != 123 ] || fail "host's score changed"
 }
 
+@test "oomScoreAdj: a file bound over the init's /proc/PID/oom_score_adj is refused, not written" {
+	# In the container's pid namespace the init is pid 1; the runtime
+	# writes its score through /proc/self, which is /proc/1 then.
+	local file
+	file=$(host_dir oom)/score
+	echo untouched >"$file"
+	update_config '.process.oomScoreAdj = 123
+		| .mounts += [{"destination": "/proc/1/oom_score_adj", "type": "bind", "source": $f, "options": ["bind"]}]' \
+		--arg f "$file"
+	run ctr_run true
+	assert_failure 1
+	assert_output_contains "/proc/self/oom_score_adj\`: not on procfs"
+	assert_equal "$(wc -l <<<"$output")" 1
+	assert_equal "$(cat "$file")" untouched
+	[ -z "$(state_entries)" ] || fail "state left: $(state_entries)"
+	[ -z "$(mounts_under "$TEST_DIR")" ] || fail "mounts left: $(mounts_under "$TEST_DIR")"
+}
+
 @test "sysctl: a namespaced network sysctl in a new netns" {
 	local before
 	before=$(cat /proc/sys/net/ipv4/ip_forward)
@@ -169,6 +187,36 @@ set_caps() {
 	assert_equal "${lines[0]}" 1
 	assert_equal "${lines[1]}" 1234
 	assert_equal "$(cat /proc/sys/net/ipv4/ip_forward)" "$before"
+}
+
+@test "sysctl: a file bound over /proc/sys takes no write; the container's own sysctl is set" {
+	# The config binds regular host files over the two sysctls it sets. A
+	# runtime writing through the container's /proc/sys writes into them.
+	local files before
+	files=$(host_dir sysctl)
+	echo untouched >"$files/ip_forward"
+	echo untouched >"$files/shmmni"
+	before=$(cat /proc/sys/net/ipv4/ip_forward)
+	update_config '.linux.sysctl = {"net.ipv4.ip_forward": "1", "kernel.shmmni": "1234"}
+		| .linux.namespaces |= (map(select(.type != "network" and .type != "ipc")) + [{"type": "network"}, {"type": "ipc"}])
+		| .mounts += [{"destination": "/proc/sys/net/ipv4/ip_forward", "type": "bind", "source": $f, "options": ["bind"]},
+			{"destination": "/proc/sys/kernel/shmmni", "type": "bind", "source": $s, "options": ["bind"]}]' \
+		--arg f "$files/ip_forward" --arg s "$files/shmmni"
+	set_args sleep 100
+	ctr_create
+	local pid
+	pid=$(ctr_pid)
+	# The files are mounted there in the container...
+	grep -q ' /proc/sys/net/ipv4/ip_forward ' "/proc/$pid/mountinfo" || fail "no mount on ip_forward"
+	grep -q ' /proc/sys/kernel/shmmni ' "/proc/$pid/mountinfo" || fail "no mount on shmmni"
+	# ... and untouched; the sysctls of the container's own namespaces are
+	# set, read through the host's /proc from inside them.
+	assert_equal "$(cat "$files/ip_forward")" untouched
+	assert_equal "$(cat "$files/shmmni")" untouched
+	assert_equal "$(nsenter -t "$pid" -n cat /proc/sys/net/ipv4/ip_forward)" 1
+	assert_equal "$(nsenter -t "$pid" -i cat /proc/sys/kernel/shmmni)" 1234
+	assert_equal "$(cat /proc/sys/net/ipv4/ip_forward)" "$before"
+	runtime delete --force "$CID"
 }
 
 @test "sysctl: a sysctl that is not namespaced is refused" {
@@ -199,6 +247,102 @@ set_caps() {
 	assert_equal "${lines[0]}" touch-ok
 	assert_output_contains "Operation not permitted"
 	[ ! -d "$BUNDLE/rootfs/tmp/x" ] || fail "mkdir went through"
+}
+
+# ---- the compiled-filter cache ($ROOT/.seccomp-cache)
+
+# deny_mkdir_profile [NAME...]: an allow-all filter that fails mkdir (and
+# the names given) with EPERM.
+deny_mkdir_profile() {
+	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+		"architectures": ["SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32"],
+		"syscalls": [{"names": (["mkdir", "mkdirat"] + $extra), "action": "SCMP_ACT_ERRNO"}]}' \
+		--argjson extra "$(json_array "$@")"
+}
+
+# The container runs, and the filter is in effect.
+mkdir_is_denied() {
+	run ctr_run sh -c 'touch /tmp/file && echo touch-ok; mkdir /tmp/x'
+	assert_failure 1
+	assert_equal "${lines[0]}" touch-ok
+	assert_output_contains "Operation not permitted"
+}
+
+# flip_byte FILE OFFSET: invert one bit of the byte at OFFSET.
+flip_byte() {
+	local b
+	b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+	printf "\\$(printf '%03o' $((b ^ 0x10)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+@test "seccomp cache: a miss stores, a hit reuses, a damaged file is rebuilt and never loaded" {
+	local cache=$ROOT/.seccomp-cache file ino good size off
+	deny_mkdir_profile
+	mkdir_is_denied
+	file=$(ls "$cache"/*.bpf)
+	[ "$(wc -w <<<"$file")" = 1 ] || fail "expected one cached program, got: $file"
+	good=$(sha256sum <"$file")
+	ino=$(stat -c %i "$file")
+	# A hit reads the file; a store would replace it (a new inode).
+	mkdir_is_denied
+	assert_equal "$(stat -c %i "$file")" "$ino"
+	# One flipped bit in the header, the key, the program's first and last
+	# instruction: each is a miss, the program is rebuilt and the file
+	# replaced with the good one; the container still runs filtered.
+	size=$(stat -c %s "$file")
+	for off in 30 100 $((size - 64)) $((size - 8)) $((size - 1)); do
+		flip_byte "$file" "$off"
+		[ "$(sha256sum <"$file")" != "$good" ] || fail "byte $off not flipped"
+		mkdir_is_denied
+		assert_equal "$(sha256sum <"$file")" "$good"
+	done
+	# Cut short by one instruction, or to the header only.
+	truncate -s -8 "$file"
+	mkdir_is_denied
+	assert_equal "$(sha256sum <"$file")" "$good"
+	head -n1 "$file" >"$file.cut" && mv "$file.cut" "$file"
+	mkdir_is_denied
+	assert_equal "$(sha256sum <"$file")" "$good"
+	rm -rf "$cache"
+}
+
+@test "seccomp cache: keyed on the build; other builds' programs are evicted, ours bounded" {
+	local cache=$ROOT/.seccomp-cache file name build i n
+	mkdir -p "$cache"
+	# Another build's program, and one of the format before builds were
+	# keyed: neither can be used, both must go.
+	echo stale >"$cache/0123456789abcdef-0000000000000000.bpf"
+	echo stale >"$cache/00000000deadbeef.bpf"
+	deny_mkdir_profile
+	mkdir_is_denied
+	[ ! -e "$cache/0123456789abcdef-0000000000000000.bpf" ] || fail "another build's program kept"
+	[ ! -e "$cache/00000000deadbeef.bpf" ] || fail "an unkeyed program kept"
+	file=$(ls "$cache"/*.bpf)
+	[ "$(wc -w <<<"$file")" = 1 ] || fail "expected one cached program, got: $file"
+	name=${file##*/}
+	build=${name%%-*}
+	grep -q "^agentrun-seccomp-bpf 2 $build " "$file" || fail "header does not name the build $build"
+	if [ "$RUNTIME" = "$AR_TOP/agentrun" ]; then
+		# The build id is the hash of the translation code and the version.
+		local version want
+		version=$(sed -n 's/^AC_INIT(\[agentrun\], \[\([^]]*\)\].*/\1/p' "$AR_TOP/configure.ac")
+		want=$({ echo "$version"; cat "$AR_TOP/src/core/seccomp.c" "$AR_TOP/src/core/seccomp.h"; } | sha256sum | cut -c1-16)
+		assert_equal "$build" "$want"
+	fi
+	# 70 older programs of this build: after the next store, at most 64
+	# are left, and the ones just used are among them.
+	for i in $(seq 1 70); do
+		echo old >"$cache/$build-$(printf '%016x' "$i").bpf"
+		touch -d '2020-01-01' "$cache/$build-$(printf '%016x' "$i").bpf"
+	done
+	mkdir_is_denied
+	deny_mkdir_profile rmdir
+	mkdir_is_denied
+	n=$(find "$cache" -name '*.bpf' | wc -l)
+	[ "$n" -le 64 ] || fail "$n programs cached, more than 64"
+	[ -e "$file" ] || fail "the most recently used program was evicted"
+	[ "$(find "$cache" -name '*.bpf' -newer "$file" | wc -l)" = 1 ] || fail "the new program was not stored"
+	rm -rf "$cache"
 }
 
 @test "seccomp: errnoRet chooses the errno" {

@@ -153,20 +153,6 @@ ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
 
 /* Teardown goes on after a failure; the first error is the one reported. */
 static void
-keep_first_error (ar_error_t **first, ar_error_t **step)
-{
-  if (*step == NULL)
-    return;
-  if (*first == NULL)
-    *first = steal_pointer (step);
-  else
-    {
-      ar_error_free (*step);
-      *step = NULL;
-    }
-}
-
-static void
 audit_changes (const ar_agent_plan *plan, const char *state_dir,
                const char *container_id, const ar_secret_set *secrets,
                ar_error_t **first)
@@ -186,7 +172,7 @@ audit_changes (const ar_agent_plan *plan, const char *state_dir,
       && fields)
     ar_audit_append (plan->audit_path, container_id, "fs-changes", fields,
                      &step);
-  keep_first_error (first, &step);
+  ar_error_free (ar_error_keep_first (first, &step));
 }
 
 static void
@@ -198,7 +184,7 @@ audit_output (const ar_agent_plan *plan, const char *container_id,
   ar_error_t *step = NULL;
   cleanup_free char *fields = ar_output_report_fields_json (report);
   ar_audit_append (plan->audit_path, container_id, "output", fields, &step);
-  keep_first_error (first, &step);
+  ar_error_free (ar_error_keep_first (first, &step));
 }
 
 /* Secrets are read before anything is exported or unmounted: without
@@ -211,14 +197,14 @@ export_and_audit (const ar_agent_plan *plan, const char *state_dir,
   ar_secret_set secrets = { 0 };
   ar_output_report report = { 0 };
   bool secrets_known = ar_secrets_load (plan, state_dir, &secrets, &step) == 0;
-  keep_first_error (first, &step);
+  ar_error_free (ar_error_keep_first (first, &step));
 
   if (secrets_known && plan->output_host_dir)
     {
       ar_output_export (state_dir, plan->output_host_dir, container_id,
                         plan->output_max_bytes, plan->output_max_files,
                         &secrets, &report, &step);
-      keep_first_error (first, &step);
+      ar_error_free (ar_error_keep_first (first, &step));
     }
   if (plan->audit_path)
     {
@@ -239,19 +225,14 @@ ar_agent_finish (const ar_agent_plan *plan, const char *state_dir,
   export_and_audit (plan, state_dir, container_id, &first);
 
   ar_output_teardown (state_dir, &step);
-  keep_first_error (&first, &step);
+  ar_error_free (ar_error_keep_first (&first, &step));
   ar_secrets_teardown (state_dir, &step);
-  keep_first_error (&first, &step);
+  ar_error_free (ar_error_keep_first (&first, &step));
   ar_overlay_teardown (state_dir, &step);
-  keep_first_error (&first, &step);
+  ar_error_free (ar_error_keep_first (&first, &step));
   ar_egress_teardown (state_dir);
 
-  if (first == NULL)
-    return 0;
-  ar_error_prefix (&first, "agent");
-  if (err && *err == NULL)
-    *err = first;
-  else
-    ar_error_free (first);
-  return -1;
+  if (first)
+    ar_error_prefix (&first, "agent");
+  return ar_error_pass (err, first);
 }

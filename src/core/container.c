@@ -80,7 +80,8 @@ ar_container_remove_state_dir (int root_fd, const char *id, int state_fd)
   static const char *const files[] = { AR_STATE_FILE, AR_CONFIG_FILE,
                                        AR_EXEC_FIFO, AR_STATE_FILE ".tmp",
                                        AR_AGENT_PLAN_FILE, AR_EXIT_LOGGED_FILE,
-                                       AR_HOST_MOUNTS_FILE, NULL };
+                                       AR_HOST_MOUNTS_FILE, AR_AGENT_FINISHED_FILE,
+                                       NULL };
   for (size_t i = 0; files[i]; i++)
     unlinkat (state_fd, files[i], 0);
   unlinkat (root_fd, id, AT_REMOVEDIR);
@@ -295,29 +296,67 @@ stop_init (const ar_state *st, ar_error_t **err)
   return 0;
 }
 
+/* An empty file in the state dir that records a step as done. */
+static void
+mark (int state_fd, const char *name)
+{
+  ar_write_file_atomic_at (state_fd, name, "", 0, 0600, NULL);
+}
+
+/* A step of delete failed: the first failure is the one delete reports;
+ * a later one is printed as a warning, so none goes unsaid. */
+static void
+step_failed (ar_error_t **first, ar_error_t **step)
+{
+  ar_error_t *later = ar_error_keep_first (first, step);
+  if (later)
+    warn ("delete", later);
+  ar_error_free (later);
+}
+
 /* Processes, then what they used: limits hit are read before the cgroup
- * goes, the agent's teardown (changes, /output) after nothing can write. */
+ * goes, the agent's teardown (changes, /output) after nothing can write.
+ * Every step runs whatever the ones before it did: a cgroup that will not
+ * go must not keep the overlay, the secrets tmpfs, the egress lease or
+ * the mounts. A step that is done removes its record from the state dir
+ * (host mounts, config.json with the poststop hooks) or marks it done
+ * (the agent's teardown: its plan still names the audit log), so when
+ * something could not be undone the dir stays with what is left, and a
+ * second delete redoes only that. */
 static int
 tear_down (int state_fd, const ar_state *st, const char *state_dir,
            const ar_agent_plan *plan, ar_status status, ar_error_t **err)
 {
+  ar_error_t *first = NULL, *step = NULL;
   ar_cgroup *cg = NULL;
-  if (ar_container_cgroup (st, &cg, err) < 0)
-    return -1;
+  if (ar_container_cgroup (st, &cg, &step) < 0)
+    step_failed (&first, &step);
   if (status == AR_STATUS_PAUSED && cg)
     {
       cleanup_error ar_error_t *ignored = NULL;
       ar_cgroup_freeze (cg, false, &ignored);
     }
-  int r = stop_init (st, err);
+  if (stop_init (st, &step) < 0)
+    step_failed (&first, &step);
   ar_stage_audit_limits (plan, st->id, cg);
-  if (r == 0 && cg)
-    r = ar_cgroup_destroy (cg, err);
+  if (cg && ar_cgroup_destroy (cg, &step) < 0)
+    step_failed (&first, &step);
   ar_cgroup_free (cg);
-  if (r < 0 || ar_host_mounts_undo (state_fd, err) < 0)
-    return -1;
-  run_stored_hooks (state_fd, st, false);
-  return ar_stage_finish (plan, state_dir, st->id, err);
+  if (ar_host_mounts_undo (state_fd, &step) < 0)
+    step_failed (&first, &step);
+  else
+    unlinkat (state_fd, AR_HOST_MOUNTS_FILE, 0);
+  if (faccessat (state_fd, AR_CONFIG_FILE, F_OK, 0) == 0)
+    {
+      run_stored_hooks (state_fd, st, false);
+      unlinkat (state_fd, AR_CONFIG_FILE, 0);
+    }
+  bool agent_done = faccessat (state_fd, AR_AGENT_FINISHED_FILE, F_OK, 0) == 0;
+  if (!agent_done && ar_stage_finish (plan, state_dir, st->id, &step) < 0)
+    step_failed (&first, &step);
+  else if (!agent_done && first)
+    mark (state_fd, AR_AGENT_FINISHED_FILE);
+  return ar_error_pass (err, first);
 }
 
 /* A state dir without a state record: a create that died before it wrote
@@ -389,8 +428,12 @@ ar_container_delete (const char *root, const char *id, bool force,
     ar_stage_audit (plan, id, "exit", "\"killedByDelete\":true");
   else if (faccessat (state_fd, AR_EXIT_LOGGED_FILE, F_OK, 0) < 0)
     ar_stage_audit (plan, id, "exit", "\"killedByDelete\":false");
+  /* Once: a delete that fails part way is retried. */
+  mark (state_fd, AR_EXIT_LOGGED_FILE);
   int r = tear_down (state_fd, st, state_dir, plan, status, err);
-  if (r == 0)
+  if (r < 0)
+    ar_error_prefix (err, "delete `%s` left this behind (the rest is undone; its state is kept: run delete again to retry)", id);
+  else
     {
       ar_stage_audit (plan, id, "delete", NULL);
       cleanup_close int root_fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -478,7 +521,7 @@ mark_exit_logged (const char *root, const char *id)
 {
   cleanup_close int state_fd = ar_container_open_dir (root, id, NULL);
   if (state_fd >= 0)
-    ar_write_file_atomic_at (state_fd, AR_EXIT_LOGGED_FILE, "", 0, 0600, NULL);
+    mark (state_fd, AR_EXIT_LOGGED_FILE);
 }
 
 int

@@ -201,6 +201,10 @@ create_dev_links (int dev_fd, ar_error_t **err)
 int
 ar_devices_setup (const oci_spec *spec, int rootfs_fd, ar_error_t **err)
 {
+  /* Without a /dev mount in the config, the nodes go into the image's own
+   * /dev: a symlink there would aim them elsewhere in the rootfs. */
+  if (ar_mounts_check_real_directory (rootfs_fd, "/dev", err) < 0)
+    return -1;
   if (create_devices (spec, rootfs_fd, err) < 0)
     return -1;
   cleanup_close int dev_fd

@@ -82,9 +82,13 @@ set_personality (const oci_linux *lnx, ar_error_t **err)
 /* Before pivot_root: namespaces joined, names set, the filesystem built. */
 static int
 prepare_root (const ar_init_config *cfg, int *pty_master, char **pty_slave,
-              ar_error_t **err)
+              int *proc_sys, ar_error_t **err)
 {
   const oci_spec *spec = cfg->spec;
+  /* First, while "/proc" is still the runtime's: no namespace joined by
+   * path and no mount of the container can have covered it yet. */
+  if (ar_sysctl_open_proc (spec->linux_cfg, proc_sys, err) < 0)
+    return -1;
   if (ar_ns_join_in_child (cfg->joins, err) < 0)
     return -1;
   if (cfg->unshare_flags && unshare (cfg->unshare_flags) < 0)
@@ -129,7 +133,7 @@ run_hooks_here (const ar_init_config *cfg, const oci_hook_list *hooks,
 /* After pivot_root: the container's own view, then the process itself. */
 static int
 finish_setup (const ar_init_config *cfg, const char *pty_slave,
-              char **exe, ar_error_t **err)
+              int *proc_sys, char **exe, ar_error_t **err)
 {
   const oci_spec *spec = cfg->spec;
   const oci_process *proc = spec->process;
@@ -141,8 +145,10 @@ finish_setup (const ar_init_config *cfg, const char *pty_slave,
   if (proc && proc->cwd && access (proc->cwd, F_OK) < 0 && errno == ENOENT
       && ar_mkdir_p (proc->cwd, 0755, err) < 0)
     return ar_error_prefix (err, "create cwd set in config.json");
-  /* Before finalize: /proc/sys is usually in readonlyPaths. */
-  if (ar_sysctl_apply (spec->linux_cfg, err) < 0)
+  /* Before finalize, as runc does (after the createRuntime hooks). */
+  int r = ar_sysctl_apply (*proc_sys, spec->linux_cfg, err);
+  ar_closep (proc_sys);
+  if (r < 0)
     return -1;
   if (ar_mounts_finalize (spec, err) < 0)
     return -1;
@@ -245,6 +251,7 @@ ar_init_main (const ar_init_config *cfg)
   int pty_master = -1;
   char *pty_slave = NULL;
   char *exe = NULL;
+  int proc_sys = -1;
   const oci_spec *spec = cfg->spec;
 
   /* The parent's fds (state dir, state root, ...) must not survive into
@@ -264,7 +271,7 @@ ar_init_main (const ar_init_config *cfg)
     _exit (1);
   host_pid = msg.value;
 
-  if (prepare_root (cfg, &pty_master, &pty_slave, &err) < 0)
+  if (prepare_root (cfg, &pty_master, &pty_slave, &proc_sys, &err) < 0)
     fail (cfg, err, true);
   if (pty_master >= 0)
     {
@@ -278,7 +285,7 @@ ar_init_main (const ar_init_config *cfg)
   if (run_hooks_here (cfg, &spec->hooks.create_container, "createContainer",
                       "creating", &err) < 0)
     fail (cfg, err, true);
-  if (finish_setup (cfg, pty_slave, &exe, &err) < 0)
+  if (finish_setup (cfg, pty_slave, &proc_sys, &exe, &err) < 0)
     fail (cfg, err, true);
   die_on_termination_signals ();
   if (drop_privileges (cfg, &err) < 0)

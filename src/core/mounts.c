@@ -354,8 +354,9 @@ streq (const char *a, const char *b)
 /* A destination for proc or sysfs must be a real directory: a symlink
  * there would let the rootfs aim the mount somewhere else (CVE-2019-19921
  * and friends). A missing one is fine; it will be created. */
-static int
-check_real_directory (int rootfs_fd, const char *dest, ar_error_t **err)
+int
+ar_mounts_check_real_directory (int rootfs_fd, const char *dest,
+                                ar_error_t **err)
 {
   cleanup_free char *clean = ar_path_clean (dest);
   cleanup_free char *parent = xstrdup (clean);
@@ -477,7 +478,7 @@ mount_filesystem (int rootfs_fd, const oci_mount *m, const mount_options *o,
   if (type == NULL)
     return ar_error_set (err, 0, "mount on \"%s\": no type", m->destination);
   if ((streq (type, "proc") || streq (type, "sysfs"))
-      && check_real_directory (rootfs_fd, m->destination, err) < 0)
+      && ar_mounts_check_real_directory (rootfs_fd, m->destination, err) < 0)
     return -1;
 
   cleanup_close int dst_fd
@@ -767,12 +768,36 @@ ar_mounts_dev_is_bind (const oci_spec *spec)
   return false;
 }
 
+/* The /dev the runtime sets up: a mount there, of any type, goes on the
+ * rootfs's own directory, never where a symlink in the image points (the
+ * tmpfs for /dev would land on, say, the image's /etc). Checked as the
+ * path is now, before the mount: under a /dev tmpfs mounted earlier,
+ * "pts" and "shm" are fresh directories of that tmpfs. */
+static int
+check_dev_destination (int rootfs_fd, const char *dest, ar_error_t **err)
+{
+  static const char *const dev_paths[]
+      = { "/dev", "/dev/pts", "/dev/shm", "/dev/mqueue" };
+  cleanup_free char *clean = ar_path_clean (dest);
+  for (size_t i = 0; i < sizeof dev_paths / sizeof dev_paths[0]; i++)
+    {
+      if (!streq (clean, dev_paths[i]))
+        continue;
+      if (ar_mounts_check_real_directory (rootfs_fd, "/dev", err) < 0)
+        return -1;
+      return ar_mounts_check_real_directory (rootfs_fd, clean, err);
+    }
+  return 0;
+}
+
 static int
 mount_one (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
            ar_error_t **err)
 {
   if (m->destination == NULL)
     return ar_error_set (err, 0, "no destination");
+  if (check_dev_destination (rootfs_fd, m->destination, err) < 0)
+    return -1;
   cleanup_mount_options mount_options o = { 0 };
   if (parse_mount_options (&m->options, &o, err) < 0)
     return -1;

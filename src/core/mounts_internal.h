@@ -16,6 +16,11 @@ bool ar_mounts_dev_is_bind (const oci_spec *spec);
 int ar_mounts_bind_fd (const char *source, int target_fd, bool recursive,
                        ar_error_t **err);
 
+/* `dest` inside the rootfs is a real directory or missing, never a
+ * symlink or another kind of file: "rootfs/dev: not a directory (symlink)". */
+int ar_mounts_check_real_directory (int rootfs_fd, const char *dest,
+                                    ar_error_t **err);
+
 /* In <rootfs>/dev (rootfs_fd an O_PATH fd of the root): the default devices
  * plus linux.devices, the standard symlinks, ptmx and shm. */
 int ar_devices_setup (const oci_spec *spec, int rootfs_fd, ar_error_t **err);

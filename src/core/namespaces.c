@@ -2,7 +2,7 @@
 #include "namespaces.h"
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
-#include "../util/fs.h"
+#include "../util/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -125,7 +125,7 @@ write_mappings (pid_t pid, const char *file, const oci_id_mapping *m,
     used += (size_t) snprintf (buf + used, cap - used, "%u %u %u\n",
                                m[i].container_id, m[i].host_id, m[i].size);
   cleanup_free char *path = xasprintf ("/proc/%d/%s", (int) pid, file);
-  if (ar_write_file_at (AT_FDCWD, path, buf, used, err) < 0)
+  if (ar_proc_write (AT_FDCWD, path, buf, used, err) < 0)
     return ar_error_prefix (err, "write %s", file);
   return 0;
 }
@@ -155,7 +155,7 @@ ar_ns_write_time_offsets (const oci_linux *lnx, ar_error_t **err)
                      lnx->time_boottime.nanosecs.value);
   if (len == 0)
     return 0;
-  if (ar_write_file_at (AT_FDCWD, "/proc/self/timens_offsets", buf, (size_t) len, err) < 0)
+  if (ar_proc_write (AT_FDCWD, "/proc/self/timens_offsets", buf, (size_t) len, err) < 0)
     return ar_error_prefix (err, "config.json: .linux.timeOffsets");
   return 0;
 }

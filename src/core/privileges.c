@@ -3,7 +3,7 @@
 #include "caps.h"
 #include "process.h"
 #include "../util/cleanup.h"
-#include "../util/fs.h"
+#include "../util/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,8 +27,8 @@ set_exec_labels (const oci_process *proc, ar_error_t **err)
     {
       cleanup_free char *value = xasprintf ("exec %s", proc->apparmor_profile);
       /* Newer kernels have the AppArmor-specific file; older the shared one. */
-      if (ar_write_file_at (AT_FDCWD, "/proc/self/attr/apparmor/exec", value, strlen (value), NULL) < 0
-          && ar_write_file_at (AT_FDCWD, "/proc/self/attr/exec", value, strlen (value), NULL) < 0)
+      if (ar_proc_write (AT_FDCWD, "/proc/self/attr/apparmor/exec", value, strlen (value), NULL) < 0
+          && ar_proc_write (AT_FDCWD, "/proc/self/attr/exec", value, strlen (value), NULL) < 0)
         return ar_error_set (err, 0, "config.json: .process.apparmorProfile: cannot apply `%s` (is AppArmor enabled?)",
                              proc->apparmor_profile);
     }

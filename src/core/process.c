@@ -2,6 +2,7 @@
 #include "process.h"
 #include "caps.h"
 #include "../util/cleanup.h"
+#include "../util/proc.h"
 #include "../util/fs.h"
 
 #include <ctype.h>
@@ -412,17 +413,16 @@ set_oom_score_adj (const oci_process *process, ar_error_t **err)
   char buf[32];
   int len = snprintf (buf, sizeof buf, "%" PRId64,
                       process->oom_score_adj.value);
-  cleanup_close int fd = open ("/proc/self/oom_score_adj",
-                               O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return ar_error_set (err, errno, "open /proc/self/oom_score_adj");
-  if (ar_write_all (fd, buf, (size_t) len) == 0)
+  cleanup_error ar_error_t *write_err = NULL;
+  if (ar_proc_write (AT_FDCWD, "/proc/self/oom_score_adj", buf, (size_t) len,
+                     &write_err) == 0)
     return 0;
-  if (errno == EACCES || errno == EPERM)
-    return ar_error_set (err, errno, "set oom_score_adj to %s: lowering it "
+  int e = write_err->errno_value;
+  if (e == EACCES || e == EPERM)
+    return ar_error_set (err, e, "set oom_score_adj to %s: lowering it "
                          "needs CAP_SYS_RESOURCE, which this process does "
                          "not have", buf);
-  return ar_error_set (err, errno, "set oom_score_adj to %s", buf);
+  return ar_error_set (err, 0, "set oom_score_adj to %s: %s", buf, write_err->msg);
 }
 
 /* The kernel's struct sched_attr (SCHED_ATTR_SIZE_VER0). glibc gained a

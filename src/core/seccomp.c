@@ -2,7 +2,10 @@
 #include "seccomp.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/sha256.h"
+#include "src/core/seccomp_build.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -576,7 +579,20 @@ export_bpf (scmp_filter_ctx ctx, ar_seccomp_program *prog, ar_error_t **err)
  * libseccomp ~10 ms, on every container start. The cache maps the exact
  * profile (plus libseccomp version, kernel API level and native arch) to
  * the generated program. A file is used only if its stored key equals ours
- * byte for byte, so a hash collision can never yield a different filter. */
+ * byte for byte, so a hash collision can never yield a different filter.
+ *
+ * The key also holds AR_SECCOMP_BUILD_ID, which make derives from this
+ * file, seccomp.h and the version (Makefile.am): the translation from a
+ * profile to BPF is this code, so a build that changes it must not load a
+ * program an older one cached. Hashing the binary at run time would cost
+ * more than the cache saves; a date-based id would change on every
+ * rebuild of the same code. The id prefixes every file name, so the
+ * programs of other builds are found and removed. */
+
+#define BUILD_PREFIX AR_SECCOMP_BUILD_ID "-"
+#define CACHE_MAGIC "agentrun-seccomp-bpf 2 " AR_SECCOMP_BUILD_ID
+/* Programs of this build kept; the least recently used go first. */
+#define CACHE_MAX_ENTRIES 64
 
 static void
 put_string (FILE *f, const char *s)
@@ -620,7 +636,8 @@ cache_key (const oci_seccomp *seccomp, size_t *len)
   if (f == NULL)
     abort ();
   const struct scmp_version *v = seccomp_version ();
-  fprintf (f, "agentrun-seccomp-key 1\nlibseccomp %u.%u.%u api %u native %u\n",
+  fprintf (f, "agentrun-seccomp-key 2 build " AR_SECCOMP_BUILD_ID
+              "\nlibseccomp %u.%u.%u api %u native %u\n",
            v->major, v->minor, v->micro, seccomp_api_get (),
            seccomp_arch_native ());
   put_string (f, seccomp->default_action);
@@ -642,13 +659,45 @@ cache_file_name (const char *cache_dir, const char *key, size_t len)
   uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a: picks the file only */
   for (size_t i = 0; i < len; i++)
     h = (h ^ (unsigned char) key[i]) * 0x100000001b3ULL;
-  return xasprintf ("%s/%016" PRIx64 ".bpf", cache_dir, h);
+  return xasprintf ("%s/%s%016" PRIx64 ".bpf", cache_dir, BUILD_PREFIX, h);
 }
 
-#define CACHE_MAGIC "agentrun-seccomp-bpf 1"
+/* Read a cache file back only when every part of it checks out: the
+ * magic and this build, sizes that add up to the file's, the checksum,
+ * and then the key byte for byte. A torn or damaged file, or another
+ * build's, is a miss: the program is rebuilt and the file replaced, and
+ * the damaged bytes are never loaded. */
+static bool
+cache_parse (const char *data, size_t len, const char *key, size_t key_len,
+             ar_seccomp_program *prog)
+{
+  size_t stored_key_len, bpf_len;
+  char sum[AR_SHA256_HEX_SIZE] = "";
+  int header_len = 0;
+  if (sscanf (data, CACHE_MAGIC " %zu %zu %64[0-9a-f]%n", &stored_key_len,
+              &bpf_len, sum, &header_len)
+          != 3
+      || header_len == 0 || data[header_len] != '\n'
+      || strlen (sum) != AR_SHA256_HEX_SIZE - 1)
+    return false;
+  size_t body = (size_t) header_len + 1;
+  if (stored_key_len != key_len || body + key_len > len
+      || bpf_len != len - body - key_len || bpf_len == 0
+      || bpf_len % sizeof (struct sock_filter) != 0
+      || bpf_len / sizeof (struct sock_filter) > BPF_MAX_INSNS)
+    return false;
+  char actual[AR_SHA256_HEX_SIZE];
+  ar_sha256_hex (data + body, key_len + bpf_len, actual);
+  if (strcmp (actual, sum) != 0 || memcmp (data + body, key, key_len) != 0)
+    return false;
+  prog->insns = xmalloc (bpf_len);
+  memcpy (prog->insns, data + body + key_len, bpf_len);
+  prog->n_insns = bpf_len / sizeof (struct sock_filter);
+  return true;
+}
 
 /* True when the cache held our program; a missing, stale or damaged file
- * is just a miss. */
+ * is just a miss. A hit marks the file used, for eviction. */
 static bool
 cache_lookup (const char *cache_dir, const char *key, size_t key_len,
               ar_seccomp_program *prog)
@@ -658,23 +707,66 @@ cache_lookup (const char *cache_dir, const char *key, size_t key_len,
   cleanup_error ar_error_t *ignored = NULL;
   size_t len = 0;
   if (ar_read_file_at (AT_FDCWD, path, 1024 * 1024, &data, &len, &ignored)
-      < 0)
+          < 0
+      || !cache_parse (data, len, key, key_len, prog))
     return false;
-  size_t stored_key_len, bpf_len;
-  int header_len = 0;
-  if (sscanf (data, CACHE_MAGIC " %zu %zu\n%n", &stored_key_len, &bpf_len,
-              &header_len)
-          != 2
-      || header_len == 0 || stored_key_len != key_len
-      || (size_t) header_len + key_len + bpf_len != len
-      || memcmp (data + header_len, key, key_len) != 0 || bpf_len == 0
-      || bpf_len % sizeof (struct sock_filter) != 0
-      || bpf_len / sizeof (struct sock_filter) > BPF_MAX_INSNS)
-    return false;
-  prog->insns = xmalloc (bpf_len);
-  memcpy (prog->insns, data + header_len + key_len, bpf_len);
-  prog->n_insns = bpf_len / sizeof (struct sock_filter);
+  utimensat (AT_FDCWD, path, NULL, 0);
   return true;
+}
+
+typedef struct
+{
+  char *name;
+  struct timespec used;
+} cache_entry;
+
+static int
+least_recent_first (const void *a, const void *b)
+{
+  const struct timespec *x = &((const cache_entry *) a)->used;
+  const struct timespec *y = &((const cache_entry *) b)->used;
+  if (x->tv_sec != y->tv_sec)
+    return x->tv_sec < y->tv_sec ? -1 : 1;
+  return (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
+}
+
+/* After a store: another build's programs can never be used again and
+ * go; of ours, the CACHE_MAX_ENTRIES most recently used stay. Only
+ * "*.bpf" files are looked at: a store in progress (a temporary file) is
+ * left alone. */
+static void
+cache_evict (const char *cache_dir)
+{
+  cleanup_dir DIR *dir = opendir (cache_dir);
+  if (dir == NULL)
+    return;
+  int dir_fd = dirfd (dir);
+  cache_entry *ours = NULL;
+  size_t n = 0;
+  struct dirent *de;
+  while ((de = readdir (dir)) != NULL)
+    {
+      size_t len = strlen (de->d_name);
+      struct stat st;
+      if (len < 4 || strcmp (de->d_name + len - 4, ".bpf") != 0)
+        continue;
+      if (strncmp (de->d_name, BUILD_PREFIX, strlen (BUILD_PREFIX)) != 0)
+        unlinkat (dir_fd, de->d_name, 0);
+      else if (fstatat (dir_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        {
+          ours = xrealloc (ours, (n + 1) * sizeof *ours);
+          ours[n++] = (cache_entry){ xstrdup (de->d_name), st.st_mtim };
+        }
+    }
+  if (n > CACHE_MAX_ENTRIES)
+    qsort (ours, n, sizeof *ours, least_recent_first);
+  for (size_t i = 0; i < n; i++)
+    {
+      if (i + CACHE_MAX_ENTRIES < n)
+        unlinkat (dir_fd, ours[i].name, 0);
+      free (ours[i].name);
+    }
+  free (ours);
 }
 
 /* Best effort: a cache that cannot be written only costs time. */
@@ -686,16 +778,21 @@ cache_store (const char *cache_dir, const char *key, size_t key_len,
   if (ar_mkdir_p (cache_dir, 0700, &ignored) < 0)
     return;
   size_t bpf_len = prog->n_insns * sizeof (struct sock_filter);
+  cleanup_free char *payload = xmalloc (key_len + bpf_len);
+  memcpy (payload, key, key_len);
+  memcpy (payload + key_len, prog->insns, bpf_len);
+  char sum[AR_SHA256_HEX_SIZE];
+  ar_sha256_hex (payload, key_len + bpf_len, sum);
   cleanup_free char *header
-      = xasprintf (CACHE_MAGIC " %zu %zu\n", key_len, bpf_len);
+      = xasprintf (CACHE_MAGIC " %zu %zu %s\n", key_len, bpf_len, sum);
   size_t header_len = strlen (header);
   cleanup_free char *data = xmalloc (header_len + key_len + bpf_len);
   memcpy (data, header, header_len);
-  memcpy (data + header_len, key, key_len);
-  memcpy (data + header_len + key_len, prog->insns, bpf_len);
+  memcpy (data + header_len, payload, key_len + bpf_len);
   cleanup_free char *path = cache_file_name (cache_dir, key, key_len);
   ar_write_file_atomic_at (AT_FDCWD, path, data,
                            header_len + key_len + bpf_len, 0600, &ignored);
+  cache_evict (cache_dir);
 }
 
 int

@@ -13,6 +13,8 @@
 #define AR_CONFIG_FILE "config.json"
 #define AR_EXEC_FIFO "exec.fifo"
 #define AR_EXIT_LOGGED_FILE "exit-logged" /* run/sandbox audited the exit */
+/* A delete that failed part way did the agent's teardown already. */
+#define AR_AGENT_FINISHED_FILE "agent-finished"
 #define AR_CONFIG_MAX_SIZE (16u << 20) /* bytes of config.json we read */
 /* Under the state root, beside the containers: not a valid container id. */
 #define AR_SECCOMP_CACHE_DIR ".seccomp-cache"

@@ -2,7 +2,7 @@
 #include "sysctl.h"
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
-#include "../util/fs.h"
+#include "../util/proc.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -69,17 +69,36 @@ ar_sysctl_validate (const oci_spec *spec, ar_error_t **err)
   return 0;
 }
 
+/* A sysctl of the net, ipc and uts namespaces is picked by the namespaces
+ * of the process that opens and writes /proc/sys/..., not by the procfs
+ * instance the file is found through (the kernel looks the table set up
+ * in current's nsproxy). So the runtime's own /proc, opened in the init
+ * once it is in the container's namespaces and before any mount of the
+ * container exists, reaches exactly the container's sysctls, and nothing
+ * config.json mounts (or the container races in) over /proc/sys can take
+ * the write: a file bound over a sysctl is left as it is and the real
+ * sysctl is set. */
 int
-ar_sysctl_apply (const oci_linux *lnx, ar_error_t **err)
+ar_sysctl_open_proc (const oci_linux *lnx, int *proc_sys_fd, ar_error_t **err)
+{
+  *proc_sys_fd = -1;
+  if (lnx == NULL || lnx->sysctl.len == 0)
+    return 0;
+  *proc_sys_fd = ar_proc_open_dir ("/proc/sys", err);
+  return *proc_sys_fd < 0 ? ar_error_prefix (err, "config.json: .linux.sysctl") : 0;
+}
+
+int
+ar_sysctl_apply (int proc_sys_fd, const oci_linux *lnx, ar_error_t **err)
 {
   for (size_t i = 0; lnx && i < lnx->sysctl.len; i++)
     {
       const oci_kv *kv = &lnx->sysctl.items[i];
-      cleanup_free char *path = xasprintf ("/proc/sys/%s", kv->key);
-      for (char *p = path + strlen ("/proc/sys/"); *p; p++)
+      cleanup_free char *path = xstrdup (kv->key);
+      for (char *p = path; *p; p++)
         if (*p == '.')
           *p = '/';
-      if (ar_write_file_at (AT_FDCWD, path, kv->value, strlen (kv->value), err) < 0)
+      if (ar_proc_write (proc_sys_fd, path, kv->value, strlen (kv->value), err) < 0)
         return ar_error_prefix (err, "config.json: .linux.sysctl[\"%s\"]", kv->key);
     }
   return 0;

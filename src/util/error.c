@@ -83,3 +83,26 @@ ar_error_freep (ar_error_t **err)
   ar_error_free (*err);
   *err = NULL;
 }
+
+ar_error_t *
+ar_error_keep_first (ar_error_t **first, ar_error_t **step)
+{
+  ar_error_t *e = *step;
+  *step = NULL;
+  if (e == NULL || *first != NULL)
+    return e;
+  *first = e;
+  return NULL;
+}
+
+int
+ar_error_pass (ar_error_t **err, ar_error_t *e)
+{
+  if (e == NULL)
+    return 0;
+  if (err && *err == NULL)
+    *err = e;
+  else
+    ar_error_free (e);
+  return -1;
+}

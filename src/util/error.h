@@ -21,6 +21,16 @@ int ar_error_set (ar_error_t **err, int errno_value, const char *fmt, ...)
 int ar_error_prefix (ar_error_t **err, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 
+/* Of several independent steps that all run, the first failure is the one
+ * reported: *step (when set) moves into an empty *first. A later failure
+ * is handed back for the caller to warn about and free; NULL otherwise.
+ * *step is NULL afterwards. */
+ar_error_t *ar_error_keep_first (ar_error_t **first, ar_error_t **step);
+
+/* Hand `e` (owned, may be NULL) to the caller's err: into *err when that
+ * is empty, else freed. Returns -1 when e was set, 0 otherwise. */
+int ar_error_pass (ar_error_t **err, ar_error_t *e);
+
 void ar_error_free (ar_error_t *err);
 
 /* For cleanup attributes: frees and NULLs *err. */

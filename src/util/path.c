@@ -17,24 +17,29 @@
  * bound to the dangling symlinks ar_path_create_in_root chases by hand. */
 #define MAX_SYMLINK_HOPS 40
 
-static int
-openat2_in_root (int root_fd, const char *path, int flags)
+int
+ar_openat2 (int dirfd, const char *path, int flags, uint64_t resolve)
 {
   struct open_how how = {
     .flags = (uint64_t) (flags | O_CLOEXEC),
-    .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+    .resolve = resolve,
   };
-  if (*path == '\0')
-    path = ".";
   for (;;)
     {
-      int fd = (int) syscall (SYS_openat2, root_fd, path, &how, sizeof how);
+      int fd = (int) syscall (SYS_openat2, dirfd, path, &how, sizeof how);
       /* EAGAIN: a concurrent rename moved something under us; the kernel
        * asks us to retry rather than risk a wrong answer. */
       if (fd < 0 && (errno == EAGAIN || errno == EINTR))
         continue;
       return fd;
     }
+}
+
+static int
+openat2_in_root (int root_fd, const char *path, int flags)
+{
+  return ar_openat2 (root_fd, *path ? path : ".", flags,
+                     RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 }
 
 int

@@ -4,7 +4,12 @@
 
 #include "error.h"
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+/* openat2(2) with O_CLOEXEC added, retried on EAGAIN and EINTR; `resolve`
+ * is RESOLVE_* flags. Returns the fd, or -1 with errno set. */
+int ar_openat2 (int dirfd, const char *path, int flags, uint64_t resolve);
 
 /* Open `path` (absolute or relative, as the container sees it) beneath the
  * directory `root_fd`, with symlinks and ".." resolved as if root_fd were

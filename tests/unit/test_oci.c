@@ -347,21 +347,51 @@ test_null_is_absent (void)
   oci_spec_free (s);
 }
 
-/* A repeated key: the last value wins (Go does the same); a repeated
- * annotation keeps its first position. */
+/* A repeated key is refused in every object, naming its path: at the
+ * top, in a nested struct, in a string map, in an array's object, and
+ * however far apart the two are. Distinct keys that differ only in
+ * length or in one byte are fine. */
 static void
 test_duplicate_keys (void)
 {
-  cleanup_free char *doc
-      = J ("{'ociVersion':'1','hostname':'a','hostname':'b',"
-           "'annotations':{'k':'1','j':'2','k':'3'}}");
-  oci_spec *s = parse_ok (doc);
+  static const struct
+  {
+    const char *doc;
+    const char *msg;
+  } cases[] = {
+    { "{'ociVersion':'1','hostname':'a','hostname':'b'}",
+      "config.json: .hostname: duplicate key" },
+    { "{'ociVersion':'1','annotations':{'k':'1','j':'2','k':'3'}}",
+      "config.json: .annotations.k: duplicate key" },
+    { "{'ociVersion':'1','linux':{'sysctl':{'net.ipv4.ip_forward':'1',"
+      "'net.ipv4.ip_forward':'0'}}}",
+      "config.json: .linux.sysctl[\"net.ipv4.ip_forward\"]: duplicate key" },
+    { "{'ociVersion':'1','process':{'cwd':'/','user':{'uid':0,'gid':0,"
+      "'uid':1}}}",
+      "config.json: .process.user.uid: duplicate key" },
+    { "{'ociVersion':'1','mounts':[{'destination':'/a'},"
+      "{'destination':'/b','type':'bind','destination':'/c'}]}",
+      "config.json: .mounts[1].destination: duplicate key" },
+    { "{'ociVersion':'1','x':{'unknown':{'a':1,'b':2,'a':3}}}",
+      "config.json: .x.unknown.a: duplicate key" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    {
+      cleanup_free char *doc = J (cases[i].doc);
+      cleanup_free char *msg = parse_error (doc);
+      if (CHECK (msg != NULL))
+        CHECK (strncmp (msg, cases[i].msg, strlen (cases[i].msg)) == 0
+               || (fprintf (stderr, "  got: %s\n", msg), false));
+    }
+
+  cleanup_free char *fine
+      = J ("{'ociVersion':'1','annotations':{'k':'1','kk':'2','j':'3','K':'4'}}");
+  oci_spec *s = parse_ok (fine);
   if (CHECK (s != NULL))
     {
-      CHECK_STR (s->hostname, "b");
-      CHECK_INT (s->annotations.len, 2);
+      CHECK_INT (s->annotations.len, 4);
       CHECK_STR (s->annotations.items[0].key, "k");
-      CHECK_STR (s->annotations.items[0].value, "3");
+      CHECK_STR (s->annotations.items[3].value, "4");
     }
   oci_spec_free (s);
 }

@@ -5,6 +5,7 @@
 #include "unit.h"
 #include "../../src/util/cleanup.h"
 #include "../../src/util/path.h"
+#include "../../src/util/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -280,6 +281,54 @@ test_create_via_dotdot_symlink (void)
   CHECK (same_file (fd, root_fd, "made"));
 }
 
+/* ar_proc_write: a procfs file is written; a file that is not on procfs
+ * (what a bind mount over /proc/... would put there) is refused before a
+ * byte is written. */
+static void
+test_proc_write_checks_procfs (void)
+{
+  cleanup_error ar_error_t *err = NULL;
+  CHECK_INT (ar_proc_write (AT_FDCWD, "/proc/self/comm", "ar-unit", 7, &err), 0);
+  char comm[32] = "";
+  cleanup_close int fd = open ("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+  CHECK (fd >= 0 && read (fd, comm, sizeof comm - 1) > 0);
+  CHECK (strncmp (comm, "ar-unit", 7) == 0);
+
+  cleanup_free char *plain = xasprintf ("%s/etc/marker", root);
+  cleanup_error ar_error_t *err2 = NULL;
+  CHECK_INT (ar_proc_write (AT_FDCWD, plain, "1", 1, &err2), -1);
+  CHECK (err2 && strstr (err2->msg, "not on procfs") != NULL);
+  struct stat st;
+  CHECK (stat (plain, &st) == 0 && st.st_size == 0);
+
+  /* A symlink as the last component is not followed. */
+  cleanup_free char *link = xasprintf ("%s/file_link", root);
+  cleanup_error ar_error_t *err3 = NULL;
+  CHECK_INT (ar_proc_write (AT_FDCWD, link, "1", 1, &err3), -1);
+  CHECK (err3 && err3->errno_value == ELOOP);
+}
+
+/* Beneath a verified procfs directory: no symlink (not even /proc's own
+ * magic ones), no "..", and a directory elsewhere is refused up front. */
+static void
+test_proc_write_beneath_dir (void)
+{
+  cleanup_error ar_error_t *err = NULL;
+  cleanup_close int self = ar_proc_open_dir ("/proc/self", &err);
+  CHECK (self >= 0);
+  cleanup_error ar_error_t *err1 = NULL;
+  CHECK_INT (ar_proc_write (self, "comm", "ar-unit2", 8, &err1), 0);
+  cleanup_error ar_error_t *err2 = NULL;
+  CHECK_INT (ar_proc_write (self, "../self/comm", "x", 1, &err2), -1);
+  CHECK (err2 && err2->errno_value == EXDEV);
+  cleanup_error ar_error_t *err3 = NULL;
+  CHECK_INT (ar_proc_write (self, "cwd/x", "x", 1, &err3), -1);
+  CHECK (err3 && err3->errno_value == ELOOP);
+  cleanup_error ar_error_t *err4 = NULL;
+  CHECK_INT (ar_proc_open_dir (root, &err4), -1);
+  CHECK (err4 && strstr (err4->msg, "not on procfs") != NULL);
+}
+
 int
 main (void)
 {
@@ -296,6 +345,8 @@ main (void)
   RUN (test_create_symlink_loop);
   RUN (test_create_under_file_fails);
   RUN (test_create_via_dotdot_symlink);
+  RUN (test_proc_write_checks_procfs);
+  RUN (test_proc_write_beneath_dir);
   /* Whatever happened above, nothing may have appeared next to the root:
    * the outside directory must still be empty. */
   CHECK (rmdir (outside) == 0);

@@ -1007,18 +1007,22 @@ ar_cgroup_destroy (ar_cgroup *cg, ar_error_t **err)
       ar_sleep_ms (delay);
     }
 
-  /* Deepest first: `created` lists parents before children. */
+  /* Deepest first: `created` lists parents before children. A leaf that
+   * will not go (one hierarchy) does not keep the others: each is tried,
+   * and the first failure is reported. */
+  ar_error_t *first = NULL;
   while (cg->n_created > 0)
     {
       const char *dir = cg->created[cg->n_created - 1];
+      ar_error_t *step = NULL;
       if (!is_leaf (cg, dir))
         remove_parent_if_empty (dir);
-      else if (remove_leaf (dir, deadline, err) < 0)
-        return -1;
+      else if (remove_leaf (dir, deadline, &step) < 0)
+        ar_error_free (ar_error_keep_first (&first, &step));
       free (cg->created[--cg->n_created]);
       cg->created[cg->n_created] = NULL;
     }
-  return 0;
+  return ar_error_pass (err, first);
 }
 
 /* ---- freeze ------------------------------------------------------------- */
