@@ -52,7 +52,7 @@ sd() {
 	use_scope
 	update_config '.linux.resources = {"memory": {"limit": 67108864}, "pids": {"limit": 50}, "cpu": {"quota": 50000, "period": 100000, "shares": 512}}
 		| .process.args = ["sleep", "100"]'
-	ctr_run_bg
+	runtime_bg --systemd-cgroup run --detach --bundle "$BUNDLE" "$CID"
 	run cat "/proc/$(ctr_pid)/cgroup"
 	[ "$output" = "0::/system.slice/$SCOPE" ] || fail "not in the scope: $output"
 	run systemctl show -p ActiveState,Delegate,MemoryMax,TasksMax,CPUQuotaPerSecUSec "$SCOPE"
@@ -87,10 +87,10 @@ sd() {
 	has_systemd || skip "needs systemd and cgroup v2 (tests/vm/)"
 	use_scope
 	set_args sleep 100
-	ctr_run_bg
+	runtime_bg --systemd-cgroup run --detach --bundle "$BUNDLE" "$CID"
 	runtime delete --force "$CID"
 	run systemctl list-units --all --no-legend "$SCOPE"
 	[ -z "$output" ] || fail "unit left: $output"
-	ctr_run_bg
+	runtime_bg --systemd-cgroup run --detach --bundle "$BUNDLE" "$CID"
 	runtime delete --force "$CID"
 }

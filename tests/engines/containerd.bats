@@ -48,7 +48,8 @@ write_config() {
 		echo "  conf_dir = \"$t/cni/conf\""
 		echo "  bin_dir = \"$t/cni/bin\""
 		grep -v '^version' "$ENG_TOP/contrib/containerd/config.toml" \
-			| sed "s|BinaryName = \"/usr/local/sbin/\(agentrun[^\"]*\)\"|BinaryName = \"$ENG_T/bin/\1\"|"
+			| sed -e "s|BinaryName = \"/usr/local/sbin/\(agentrun[^\"]*\)\"|BinaryName = \"$ENG_T/bin/\1\"|" \
+				-e "s|SystemdCgroup = .*|SystemdCgroup = $(eng_systemd_host && echo true || echo false)|"
 	} >"$t/config.toml"
 }
 
@@ -95,7 +96,17 @@ teardown_file() {
 cr() {
 	local id=$1
 	shift
-	c run --cgroup "/$ENG_CG/$id" "${RB[@]}" "$@"
+	c run $(cgroup_args "$id") "${RB[@]}" "$@"
+}
+
+# The container's cgroup: under this suite's parent, or on a systemd host
+# a scope in system.slice through the shim's systemd driver.
+cgroup_args() {
+	if eng_systemd_host; then
+		echo "--runc-systemd-cgroup --cgroup system.slice:$ENG_CG:$1"
+	else
+		echo "--cgroup /$ENG_CG/$1"
+	fi
 }
 
 start_sleeper() {
@@ -174,7 +185,7 @@ remove() {
 }
 
 @test "ctr run -t: a terminal, and the exit code" {
-	run eng_tty ctr --address "$ENG_T/containerd.sock" -n "$ENG_NS" run --rm -t --cgroup "/$ENG_CG/r-tty" "${RB[@]}" \
+	run eng_tty ctr --address "$ENG_T/containerd.sock" -n "$ENG_NS" run --rm -t $(cgroup_args r-tty) "${RB[@]}" \
 		"$I" r-tty sh -c 'tty; exit 4'
 	assert_status 4
 	assert_contains /dev/pts/0
@@ -258,7 +269,7 @@ remove() {
 	run cr pod-plain --rm --with-ns "network:/proc/$sandbox/ns/net" "$I" pod-plain sh -c "$ENG_GET 10.251.90.1"
 	[ "$output" = reached ] || { remove pod-sandbox; fail "the plain pod member should reach the test host"; }
 	for i in 1 2 3 4 5; do
-		outcomes+=$(c run --cgroup "/$ENG_CG/pod-agent$i" --runc-binary "$ENG_T/bin/agentrun-agent" \
+		outcomes+=$(c run $(cgroup_args "pod-agent$i") --runc-binary "$ENG_T/bin/agentrun-agent" \
 			--runc-root "$ENG_T/runc" --fifo-dir "$ENG_T/fifo" --rm \
 			--with-ns "network:/proc/$sandbox/ns/net" "$I" "pod-agent$i" sh -c "$ENG_GET 10.251.90.1" 2>&1)
 		outcomes+=" "

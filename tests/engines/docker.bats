@@ -21,15 +21,19 @@ dk() {
 # the binary under test, plus what only the test needs.
 write_daemon_json() {
 	local c=$ENG_TOP/contrib/docker
-	jq -s --arg bin "$ENG_AGENTRUN" --arg ns "$ENG_NS" --arg cg "$ENG_CG" --argjson hard "$(ulimit -Hn)" '
+	local systemd=false
+	eng_systemd_host && systemd=true
+	jq -s --arg bin "$ENG_AGENTRUN" --arg ns "$ENG_NS" --arg cg "$ENG_CG" --argjson hard "$(ulimit -Hn)" \
+		--argjson systemd "$systemd" '
 		(.[0] * .[1] * .[2])
 		| .runtimes |= map_values(.path = $bin)
 		# The agent profile with an allowlist (egress tests).
 		| .runtimes["agentrun-allow"] = {path: $bin, runtimeArgs: ["--profile=egressallow"]}
 		# Docker names its containers in this containerd namespace.
 		| .["containerd-namespace"] = $ns
-		# Containers under a cgroup parent of this suite only.
-		| .["cgroup-parent"] = ("/" + $cg)
+		# Containers under a cgroup parent of this suite only; with
+		# the systemd driver (a systemd host) Docker's own slice.
+		| if $systemd then . else .["cgroup-parent"] = ("/" + $cg) end
 		# Docker default nofile is 1048576, above the hard limit this
 		# host allows (no CAP_SYS_RESOURCE): stay within it.
 		| .["default-ulimits"] = {nofile: {Name: "nofile", Soft: 1024, Hard: ([1024, $hard] | max)}}
@@ -173,10 +177,7 @@ state_is() {
 }
 
 @test "docker run --memory --cpus --pids-limit reach the cgroup" {
-	run run_d --memory 64m --cpus 0.5 --pids-limit 50 "$I" sh -c '
-		cat /sys/fs/cgroup/memory/memory.limit_in_bytes
-		cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us
-		cat /sys/fs/cgroup/pids/pids.max'
+	run run_d --memory 64m --cpus 0.5 --pids-limit 50 "$I" sh -c "$ENG_CG_LIMITS"
 	assert_success
 	[ "$output" = "$(printf '67108864\n50000\n100000\n50')" ] || fail "limits not applied"
 }
@@ -285,8 +286,7 @@ state_is() {
 	[ "$(state_of c-pause)" = paused ] || fail "not paused"
 	# The freezer really holds the tasks.
 	pid=$(dk inspect -f '{{.State.Pid}}' c-pause)
-	cg=$(awk -F: '$2 == "freezer" { print $3 }' "/proc/$pid/cgroup")
-	[ "$(cat "/sys/fs/cgroup/freezer$cg/freezer.state")" = FROZEN ] || fail "freezer"
+	eng_frozen "$pid" || fail "freezer"
 	run dk exec c-pause true
 	assert_failure
 	run dk unpause c-pause
@@ -317,8 +317,8 @@ state_is() {
 	start_sleeper c-update --memory 64m >/dev/null
 	run dk update --memory 128m --memory-swap 256m --pids-limit 40 c-update
 	assert_success
-	run dk exec c-update cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max
-	[ "$output" = "$(printf '134217728\n40')" ] || fail "update did not reach the cgroup"
+	run dk exec c-update sh -c "$ENG_CG_LIMITS"
+	[ "${lines[0]}" = 134217728 ] && [ "${lines[3]}" = 40 ] || fail "update did not reach the cgroup"
 	dk rm -f c-update >/dev/null
 }
 

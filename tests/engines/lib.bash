@@ -73,6 +73,34 @@ eng_wait() {
 	done
 }
 
+# The host kind: systemd as init and cgroup v2 only, where Docker, Podman
+# and the kubelet use the systemd cgroup driver (the test VM, tests/vm/),
+# or not (this development machine: cgroupfs).
+eng_systemd_host() {
+	[ -d /run/systemd/system ] && [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]
+}
+
+# In a container: its memory limit, cpu quota and period, pids limit, a
+# line each, from the v2 files or the v1 ones.
+ENG_CG_LIMITS='if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+	cat /sys/fs/cgroup/memory.max; tr " " "\n" </sys/fs/cgroup/cpu.max; cat /sys/fs/cgroup/pids.max
+else
+	cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/cpu/cpu.cfs_quota_us \
+		/sys/fs/cgroup/cpu/cpu.cfs_period_us /sys/fs/cgroup/pids/pids.max
+fi'
+
+# Whether the process PID is frozen: its v1 freezer, or v2's cgroup.freeze.
+eng_frozen() {
+	local cg
+	cg=$(awk -F: '$2 == "freezer" { print $3 }' "/proc/$1/cgroup")
+	if [ -n "$cg" ]; then
+		[ "$(cat "/sys/fs/cgroup/freezer$cg/freezer.state")" = FROZEN ]
+	else
+		cg=$(awk -F: '$1 == "0" { print $3 }' "/proc/$1/cgroup")
+		[ "$(cat "/sys/fs/cgroup$cg/cgroup.freeze")" = 1 ]
+	fi
+}
+
 # A GET to port 8080 of an address, from busybox in a container:
 # "reached" when the connection is made, "refused" when it is not.
 ENG_GET='get() { printf "GET / HTTP/1.0\\r\\n\\r\\n" | nc -w 3 "$1" 8080 >/dev/null 2>&1 && echo reached || echo refused; }; get'

@@ -63,8 +63,15 @@ setup_file() {
 # Arrays do not cross from setup_file to the tests: rebuilt in each.
 podman_args() {
 	local p=$ENG_T/podman
+	local manager=cgroupfs
+	ENG_PM_PARENT=(--cgroup-parent "/$ENG_CG")
+	# A systemd host: Podman's default manager, and its own slice.
+	if eng_systemd_host; then
+		manager=systemd
+		ENG_PM_PARENT=()
+	fi
 	ENG_PODMAN_ARGS=(--root "$p/root" --runroot "$p/runroot" --tmpdir "$p/tmp"
-		--cgroup-manager cgroupfs --events-backend file
+		--cgroup-manager "$manager" --events-backend file
 		--runtime "$ENG_AGENTRUN")
 }
 
@@ -83,11 +90,11 @@ teardown_file() {
 # Containers under a cgroup parent of this suite only (with cgroupfs,
 # Podman's default is /libpod_parent).
 run_p() {
-	pm run --cgroup-parent "/$ENG_CG" --rm "$@"
+	pm run "${ENG_PM_PARENT[@]}" --rm "$@"
 }
 
 start_sleeper() {
-	pm run --cgroup-parent "/$ENG_CG" -d --name "$1" "${@:2}" "$I" \
+	pm run "${ENG_PM_PARENT[@]}" -d --name "$1" "${@:2}" "$I" \
 		sh -c 'echo started; trap "echo stopping; exit 3" TERM; while :; do sleep 0.2; done'
 }
 
@@ -119,10 +126,10 @@ state_is() {
 @test "podman --runtime agentrun: the name containers.conf registers" {
 	local args=("${ENG_PODMAN_ARGS[@]}")
 	args[${#args[@]} - 1]=agentrun # the value after --runtime
-	run eng_run podman "${args[@]}" run --cgroup-parent "/$ENG_CG" --rm "$I" echo by-name
+	run eng_run podman "${args[@]}" run "${ENG_PM_PARENT[@]}" --rm "$I" echo by-name
 	assert_success
 	assert_contains by-name
-	run eng_run podman "${args[@]}" run --cgroup-parent "/$ENG_CG" -d --name p-name "$I" sleep 30
+	run eng_run podman "${args[@]}" run "${ENG_PM_PARENT[@]}" -d --name p-name "$I" sleep 30
 	run pm inspect -f '{{.OCIRuntime}}' p-name
 	[ "$output" = agentrun ] || fail "not run by the registered name"
 	pm rm -f -t 0 p-name >/dev/null
@@ -145,12 +152,9 @@ state_is() {
 }
 
 @test "podman run --memory --cpus --pids-limit" {
-	run run_p --memory 64m --cpus 0.5 --pids-limit 30 "$I" sh -c '
-		cat /sys/fs/cgroup/memory/memory.limit_in_bytes
-		cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us
-		cat /sys/fs/cgroup/pids/pids.max'
+	run run_p --memory 64m --cpus 0.5 --pids-limit 30 "$I" sh -c "$ENG_CG_LIMITS"
 	assert_success
-	[ "$output" = "$(printf '67108864\n50000\n30')" ] || fail "limits"
+	[ "$output" = "$(printf '67108864\n50000\n100000\n30')" ] || fail "limits"
 }
 
 @test "podman run --cap-drop/--cap-add, no-new-privileges, seccomp profile" {
@@ -180,7 +184,7 @@ state_is() {
 @test "podman run -it: a terminal, and the exit code" {
 	# The pause lets conmon read the pty before the container exits: with an
 	# immediate exit its attach sometimes loses the output (seen 1 in 5).
-	run eng_tty podman "${ENG_PODMAN_ARGS[@]}" run --cgroup-parent "/$ENG_CG" --rm -it "$I" sh -c 'tty; sleep 0.5; exit 4'
+	run eng_tty podman "${ENG_PODMAN_ARGS[@]}" run "${ENG_PM_PARENT[@]}" --rm -it "$I" sh -c 'tty; sleep 0.5; exit 4'
 	assert_status 4
 	assert_contains /dev/pts/0
 }
@@ -242,15 +246,15 @@ state_is() {
 	# CNI's host-local IPAM and its result cache live here.
 	eng_note_host_trees /var/lib/cni
 	pb() { eng_run nsenter -t "$ns" -n podman "${ENG_PODMAN_ARGS[@]}" "$@"; }
-	pb run --cgroup-parent "/$ENG_CG" -d --network bridge --name p-bridge "$I" sleep 60 >/dev/null
+	pb run "${ENG_PM_PARENT[@]}" -d --network bridge --name p-bridge "$I" sleep 60 >/dev/null
 	eng_listen "$ns" 10.88.0.1
 	eng_wait 50 nsenter -t "$ns" -n sh -c 'ss -Hltn sport = 8080 | grep -q LISTEN'
-	run pb run --cgroup-parent "/$ENG_CG" --rm --network bridge "$I" sh -c "$ENG_GET 10.88.0.1"
+	run pb run "${ENG_PM_PARENT[@]}" --rm --network bridge "$I" sh -c "$ENG_GET 10.88.0.1"
 	[ "$output" = reached ] || { pb rm -f -t 0 p-bridge >/dev/null; fail "without the agent profile the gateway should answer"; }
 	# Podman passes the netns it wired by path: five runs, each filtered.
 	local i outcomes=""
 	for i in 1 2 3 4 5; do
-		outcomes+=$(pb --runtime-flag profile=agent run --cgroup-parent "/$ENG_CG" --rm --network bridge "$I" \
+		outcomes+=$(pb --runtime-flag profile=agent run "${ENG_PM_PARENT[@]}" --rm --network bridge "$I" \
 			sh -c "ip -4 -o addr show eth0 | grep -o 'inet 10.88'; $ENG_GET 10.88.0.1" 2>&1)
 		outcomes+=" "
 	done

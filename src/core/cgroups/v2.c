@@ -86,18 +86,53 @@ check_delegated (const char *top, const char *needed, ar_error_t **err)
   return 0;
 }
 
+/* Every resource controller our topmost new directory has, as
+ * "+cpu +memory": passed down whether the spec asks for it or not, so
+ * that `update` can set a limit create did not (runc and crun do the
+ * same). */
+static char *
+available_controllers (const char *top)
+{
+  cleanup_free char *available = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  char *list = xstrdup ("");
+  if (ar_cg_read (top, "cgroup.controllers", &available, &ignored) < 0)
+    return list;
+  for (size_t i = 0; i < N_RESOURCE_CONTROLLERS; i++)
+    if (in_list (resource_controllers[i], available))
+      {
+        char *longer = xasprintf ("%s%s+%s", list, *list ? " " : "", resource_controllers[i]);
+        free (list);
+        list = longer;
+      }
+  return list;
+}
+
 int
 ar_cg_v2_prepare (const ar_cg_hierarchy *h, char *const *created,
                   size_t n_created, const oci_resources *r, ar_error_t **err)
 {
-  cleanup_free char *needed = needed_controllers (h, r);
-  if (*needed == '\0' || n_created == 0)
+  if (n_created < 2)
     return 0;
-  if (check_delegated (created[0], needed, err) < 0)
+  cleanup_free char *needed = needed_controllers (h, r);
+  if (*needed && check_delegated (created[0], needed, err) < 0)
     return -1;
+  /* What the spec needs is available (checked above); unified keys may
+   * name controllers beyond the resource ones. */
+  cleanup_free char *list = available_controllers (created[0]);
+  cleanup_free char *copy = xstrdup (needed);
+  for (char *save = NULL, *w = strtok_r (copy, " ", &save); w; w = strtok_r (NULL, " ", &save))
+    if (!in_list (w + 1, list))
+      {
+        char *longer = xasprintf ("%s%s%s", list, *list ? " " : "", w);
+        free (list);
+        list = longer;
+      }
+  if (*list == '\0')
+    return 0;
   /* Every new directory but the leaf passes the controllers down. */
   for (size_t i = 0; i + 1 < n_created; i++)
-    if (ar_cg_write (created[i], "cgroup.subtree_control", needed, err) < 0)
+    if (ar_cg_write (created[i], "cgroup.subtree_control", list, err) < 0)
       return -1;
   return 0;
 }

@@ -1,0 +1,151 @@
+#!/usr/bin/env bats
+# cgroup v2 for real, with both drivers: on a host whose only hierarchy is
+# the unified one (the test VM, tests/vm/), every resource the spec maps
+# onto v2 files, freeze, OOM and statistics, exec into a sub-cgroup and a
+# nested cgroup namespace. Each case runs once with the cgroupfs driver
+# (cgroupsPath /run/id) and once with the systemd driver (a transient
+# scope, cgroupsPath system.slice:run:id). Skipped on v1 and hybrid hosts
+# (cgroups.bats covers those).
+
+load helpers
+
+setup() {
+	common_setup
+	is_cgroup_v2_only || skip "needs a cgroup v2-only host (tests/vm/)"
+}
+
+# use_driver cgroupfs|systemd: the cgroupsPath, the flag and $DIR, the
+# container's cgroup directory.
+use_driver() {
+	if [ "$1" = systemd ]; then
+		[ -d /run/systemd/system ] || skip "needs systemd"
+		FLAG=--systemd-cgroup
+		update_config '.linux.cgroupsPath = "system.slice:" + $p + ":" + $id' --arg p "$AR_RUN" --arg id "$CID"
+		DIR=/sys/fs/cgroup/system.slice/$AR_RUN-$CID.scope
+	else
+		FLAG=
+		CG_PATH=$(test_cgroups_path)
+		update_config '.linux.cgroupsPath = $p' --arg p "$CG_PATH"
+		DIR=/sys/fs/cgroup$CG_PATH
+	fi
+}
+
+rt() {
+	runtime $FLAG "$@"
+}
+
+start_sleeper() {
+	set_args sleep 1000
+	runtime_bg $FLAG run --detach --bundle "$BUNDLE" "$CID"
+}
+
+check_limits() {
+	update_config '.linux.resources = {
+		"memory": {"limit": 67108864, "reservation": 33554432, "swap": 134217728},
+		"cpu": {"shares": 2048, "quota": 25000, "period": 50000, "cpus": "0", "mems": "0"},
+		"pids": {"limit": 40},
+		"unified": {"memory.high": "50331648", "cpu.idle": "0"}}'
+	start_sleeper
+	grep -qx "$(ctr_pid)" "$DIR/cgroup.procs" || fail "the init is not in $DIR"
+	assert_equal "$(cat "$DIR/memory.max")" 67108864
+	assert_equal "$(cat "$DIR/memory.low")" 33554432
+	assert_equal "$(cat "$DIR/memory.high")" 50331648
+	[ ! -e "$DIR/memory.swap.max" ] || assert_equal "$(cat "$DIR/memory.swap.max")" 67108864
+	assert_equal "$(cat "$DIR/cpu.max")" "25000 50000"
+	assert_equal "$(cat "$DIR/cpu.weight")" 79
+	assert_equal "$(cat "$DIR/cpuset.cpus")" 0
+	assert_equal "$(cat "$DIR/pids.max")" 40
+	# Inside, the cgroup namespace makes it the root.
+	run runtime exec "$CID" cat /proc/self/cgroup
+	assert_equal "$output" "0::/"
+	rt delete --force "$CID"
+	[ ! -d "$DIR" ] || fail "$DIR left after delete"
+}
+
+@test "cgroup v2, cgroupfs driver: memory, cpu, cpuset, pids and unified keys reach their files" {
+	use_driver cgroupfs
+	check_limits
+}
+
+@test "cgroup v2, systemd driver: memory, cpu, cpuset, pids and unified keys reach their files" {
+	use_driver systemd
+	check_limits
+}
+
+check_enforced() {
+	# tmpfs pages are charged to the cgroup: 64 MiB into a 16 MiB limit;
+	# and 30 processes into a limit of 10.
+	update_config '.linux.resources = {"memory": {"limit": 16777216, "swap": 16777216}, "pids": {"limit": 10}}'
+	set_args sh -c 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=64 2>/dev/null; echo dd-status=$?
+		rm -f /dev/shm/fill; for i in $(seq 30); do sleep 5 & done 2>/dev/null; echo forks=$(jobs -p | wc -l)'
+	run rt run --bundle "$BUNDLE" "$CID"
+	refute_output_contains "dd-status=0"
+	refute_output_contains "forks=30"
+}
+
+@test "cgroup v2, cgroupfs driver: memory and pids limits are enforced" {
+	use_driver cgroupfs
+	check_enforced
+}
+
+@test "cgroup v2, systemd driver: memory and pids limits are enforced" {
+	use_driver systemd
+	check_enforced
+}
+
+check_verbs() {
+	start_sleeper
+	rt pause "$CID"
+	assert_equal "$(cat "$DIR/cgroup.freeze")" 1
+	assert_equal "$(runtime state "$CID" | jq -r .status)" paused
+	rt resume "$CID"
+	assert_equal "$(cat "$DIR/cgroup.freeze")" 0
+	run rt update --memory 100m --pids-limit 77 "$CID"
+	assert_success
+	assert_equal "$(cat "$DIR/memory.max")" 104857600
+	assert_equal "$(cat "$DIR/pids.max")" 77
+	run rt events --stats "$CID"
+	assert_success
+	[ "$(jq '.data.memory.usage.usage' <<<"$output")" -gt 0 ] || fail "no memory usage: $output"
+	[ "$(jq '.data.pids.current' <<<"$output")" -ge 1 ] || fail "no pids: $output"
+	# exec --cgroup into a sub-cgroup the test made.
+	mkdir "$DIR/sub"
+	run rt exec --cgroup sub "$CID" cat /proc/self/cgroup
+	assert_equal "$output" "0::/sub"
+	run rt ps "$CID"
+	assert_output_contains sleep
+	rt kill --all "$CID" KILL
+	wait_for_state "$CID" stopped
+	rt delete "$CID"
+	[ ! -d "$DIR" ] || fail "$DIR left after delete"
+}
+
+@test "cgroup v2, cgroupfs driver: pause, resume, update, events, exec --cgroup, kill --all, delete" {
+	use_driver cgroupfs
+	check_verbs
+}
+
+@test "cgroup v2, systemd driver: pause, resume, update, events, exec --cgroup, kill --all, delete" {
+	use_driver systemd
+	check_verbs
+	run systemctl list-units --all --no-legend "$AR_RUN-$CID.scope"
+	[ -z "$output" ] || fail "unit left: $output"
+}
+
+check_oom() {
+	update_config '.linux.resources = {"memory": {"limit": 8388608, "swap": 8388608}}'
+	set_args sh -c 'sleep 1; dd if=/dev/zero of=/dev/shm/fill bs=1M count=64 2>/dev/null; sleep 100'
+	runtime_bg $FLAG run --detach --bundle "$BUNDLE" "$CID"
+	run timeout 10 "$RUNTIME" --root "$ROOT" events "$CID"
+	assert_output_contains '"type":"oom"'
+}
+
+@test "cgroup v2, cgroupfs driver: an OOM kill is an event" {
+	use_driver cgroupfs
+	check_oom
+}
+
+@test "cgroup v2, systemd driver: an OOM kill is an event" {
+	use_driver systemd
+	check_oom
+}
