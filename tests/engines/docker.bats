@@ -32,7 +32,7 @@ write_daemon_json() {
 		# Docker names its containers in this containerd namespace.
 		| .["containerd-namespace"] = $ns
 		# Containers under a cgroup parent of this suite only; with
-		# the systemd driver (a systemd host) Docker's own slice.
+		# the systemd driver (a systemd host) the slice Docker picks.
 		| if $systemd then . else .["cgroup-parent"] = ("/" + $cg) end
 		# Docker default nofile is 1048576, above the hard limit this
 		# host allows (no CAP_SYS_RESOURCE): stay within it.
