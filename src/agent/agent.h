@@ -154,9 +154,11 @@ int ar_agent_finish (const ar_agent_plan *plan, const char *state_dir,
 
 /* sandbox: write the workspace's changes as a unified diff ("a/" the
  * original, "b/" the container's view) to `diff_path`, after the container
- * stopped and before ar_agent_finish. */
+ * stopped and before ar_agent_finish. Files holding a secret are
+ * withheld as from /output (and listed in the audit log). */
 int ar_workspace_diff (const ar_agent_plan *plan, const char *state_dir,
-                       const char *diff_path, ar_error_t **err);
+                       const char *container_id, const char *diff_path,
+                       ar_error_t **err);
 
 /* Audit log: one JSON object per line, each carrying the sha256 of the
  * previous line ("prev"), so truncation or an edit shows. `fields_json` is
