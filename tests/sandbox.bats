@@ -263,3 +263,123 @@ digest() {
 	run sandbox --rootfs "$rootfs" -- sh -c 'printf "int main(void){return 7;}" >/tmp/t.c && cc -o /tmp/t /tmp/t.c && /tmp/t'
 	assert_failure 7
 }
+
+# ---- host secrets in a host-root sandbox (issue #11) -----------------------
+
+@test "sandbox: /etc/shadow reads empty and /root is empty inside; --unhide /etc/shadow shows it again" {
+	[ -s /etc/shadow ] && [ -n "$(ls -A /root)" ] || skip "needs a non-empty /etc/shadow and /root on the host"
+	run sandbox -- sh -c 'wc -c </etc/shadow; ls -A /root | wc -l; ls -A /home/* 2>/dev/null | grep -v "^/home" | grep -c . ; cat /etc/passwd >/dev/null && echo passwd-ok'
+	assert_success
+	[ "${lines[0]}" = 0 ] || fail "/etc/shadow: $output"
+	[ "${lines[1]}" = 0 ] || fail "/root: $output"
+	[ "${lines[2]}" = 0 ] || fail "/home/*: $output"
+	assert_output_contains passwd-ok
+	run sandbox --unhide /etc/shadow -- sh -c 'wc -c </etc/shadow; ls -A /root | wc -l'
+	assert_success
+	[ "${lines[0]}" = "$(wc -c </etc/shadow)" ] || fail "unhidden /etc/shadow: $output"
+	[ "${lines[1]}" = 0 ]
+}
+
+@test "sandbox: a --secret's source file is hidden, /run/secrets/NAME has the value" {
+	local secret=hidden-src-$RANDOM$RANDOM
+	printf '%s' "$secret" >"$TEST_DIR/secret"
+	run sandbox --secret "tok=$TEST_DIR/secret" -- sh -c "echo [\$(cat $TEST_DIR/secret)]; cat /run/secrets/tok"
+	assert_success
+	[ "${lines[0]}" = "[]" ] || fail "source visible: $output"
+	[ "${lines[1]}" = "$secret" ]
+}
+
+@test "sandbox: --hide hides a file, a directory and a symlink's target; missing paths are skipped; --rootfs hides nothing" {
+	mkdir -p "$TEST_DIR/priv" "$TEST_DIR/tgt"
+	echo private >"$TEST_DIR/priv/key"
+	echo token >"$TEST_DIR/file"
+	echo target >"$TEST_DIR/tgt/t"
+	ln -s "$TEST_DIR/tgt" "$TEST_DIR/link"
+	run sandbox --hide "$TEST_DIR/priv" --hide "$TEST_DIR/file" --hide "$TEST_DIR/link" --hide "$TEST_DIR/nothing-here" \
+		-- sh -c "ls -A $TEST_DIR/priv | wc -l; echo [\$(cat $TEST_DIR/file)]; ls -A $TEST_DIR/tgt | wc -l; touch $TEST_DIR/priv/x 2>&1 || echo ro"
+	assert_success
+	[ "${lines[0]}" = 0 ] && [ "${lines[1]}" = "[]" ] && [ "${lines[2]}" = 0 ] || fail "$output"
+	assert_output_contains ro
+	run sandbox --hide relative/path -- true
+	assert_failure
+	[ "${#lines[@]}" = 1 ] && assert_output_contains "--hide \`relative/path\`"
+	local rootfs=$TEST_DIR/rootfs
+	cp -a "$AR_ROOTFS" "$rootfs"
+	mkdir -p "$rootfs$WS" "$rootfs$TEST_DIR/priv"
+	echo inside >"$rootfs$TEST_DIR/priv/key"
+	run sandbox --rootfs "$rootfs" --hide "$TEST_DIR/priv" -- cat "$TEST_DIR/priv/key"
+	assert_success
+	[ "$output" = inside ]
+}
+
+@test "sandbox: --print-policy prints the hidden paths with reasons, mounts, egress and limits, and runs nothing" {
+	run runtime sandbox --print-policy
+	assert_success
+	local json=$output
+	[ "$(jq -r '.hidden[] | select(.path == "/etc/shadow") | .reason' <<<"$json")" = "password hashes" ] || fail "$json"
+	[ "$(jq -r '.plan.hide["/etc/ssh/*_key"]' <<<"$json")" = "SSH host private keys" ]
+	[ "$(jq -r '.plan.egress.mode' <<<"$json")" = none ]
+	[ "$(jq -r '.limits.memoryBytes > 0 and .limits.wallClockSeconds > 0' <<<"$json")" = true ]
+	[ "$(jq -r '[.mounts[].destination] | index("/proc") != null' <<<"$json")" = true ]
+	[ "$(jq -r '.maskedPaths | index("/etc/shadow") != null' <<<"$json")" = true ]
+	printf x >"$TEST_DIR/s"
+	run sandbox --print-policy --secret "tok=$TEST_DIR/s" --unhide /etc/shadow -- touch "$WS/ran"
+	assert_success
+	[ ! -e "$WS/ran" ] || fail "the command ran"
+	[ "$(jq -r '.plan.hide["'"$TEST_DIR/s"'"]' <<<"$output")" = "source of secret tok" ] || fail "$output"
+	[ "$(jq -r '[.hidden[].path] | index("/etc/shadow")' <<<"$output")" = null ]
+	run sandbox --print-policy --rootfs "$AR_ROOTFS" -- true
+	assert_success
+	[ "$(jq -c '.hidden' <<<"$output")" = "[]" ]
+}
+
+@test "sandbox: the profile's hideHostPaths key adds and removes entries" {
+	echo token >"$TEST_DIR/file"
+	mkdir -p "$AGENTRUN_CONFIG_DIR/profiles"
+	cat >"$AGENTRUN_CONFIG_DIR/profiles/hider.json" <<-EOF2
+	{"extends": "agent", "hideHostPaths": {"/etc/shadow": false, "$TEST_DIR/file": "test token"}}
+	EOF2
+	run runtime --profile hider sandbox --print-policy
+	assert_success
+	[ "$(jq -r '.hidden[] | select(.path == "'"$TEST_DIR/file"'") | .reason' <<<"$output")" = "test token" ] || fail "$output"
+	[ "$(jq -r '[.hidden[].path] | index("/etc/shadow")' <<<"$output")" = null ]
+	run runtime --profile hider sandbox -- cat "$TEST_DIR/file"
+	assert_success
+	[ -z "$output" ] || fail "$output"
+	cat >"$AGENTRUN_CONFIG_DIR/profiles/hider.json" <<<'{"extends": "agent", "hideHostPaths": {"etc": "x"}}'
+	run runtime --profile hider sandbox -- true
+	assert_failure
+	[ "${#lines[@]}" = 1 ] && assert_output_contains "hider.json: .hideHostPaths.etc"
+}
+
+@test "sandbox: --diff withholds a file holding a secret, says so, and the audit log lists it" {
+	local secret=diff-secret-$RANDOM$RANDOM
+	printf '%s' "$secret" >"$TEST_DIR/secret"
+	echo "old $secret" >"$WS/had-it.txt"
+	run sandbox --secret "tok=$TEST_DIR/secret" --audit "$TEST_DIR/audit.log" --diff "$TEST_DIR/changes.diff" \
+		-- sh -c 'cp /run/secrets/tok leaked.txt; echo more >>a.txt; rm had-it.txt'
+	assert_success
+	local d=$TEST_DIR/changes.diff
+	! grep -qF -- "$secret" "$d" || fail "secret in the diff: $(cat "$d")"
+	grep -qx 'agentrun: withheld b/leaked.txt (contains secret tok)' "$d" || fail "$(cat "$d")"
+	grep -qx 'agentrun: withheld b/had-it.txt (contains secret tok)' "$d" || fail "$(cat "$d")"
+	grep -q '^+more$' "$d" || fail "$(cat "$d")"
+	[ "$(jq -r 'select(.event == "diff") | .withheld | map(.path) | sort | join(",")' "$TEST_DIR/audit.log")" = "had-it.txt,leaked.txt" ]
+	! grep -qF -- "$secret" "$TEST_DIR/audit.log"
+}
+
+@test "sandbox: a workspace under a hidden directory stays visible and writable, its changes land in the diff" {
+	local home=$TEST_DIR/home
+	mkdir -p "$home/repo"
+	echo secret >"$home/.netrc"
+	echo original >"$home/repo/a.txt"
+	WS=$home/repo
+	run sandbox --hide "$home" --diff "$TEST_DIR/changes.diff" \
+		-- sh -c "ls -A $home; cat a.txt; echo more >>a.txt; touch $home/x 2>/dev/null || echo home-ro"
+	assert_success
+	[ "${lines[0]}" = repo ] && [ "${lines[1]}" = original ] || fail "$output"
+	assert_output_contains home-ro
+	grep -q '^+more$' "$TEST_DIR/changes.diff" || fail "$(cat "$TEST_DIR/changes.diff")"
+	[ "$(cat "$home/repo/a.txt")" = original ]
+	[ ! -e "$home/x" ]
+}

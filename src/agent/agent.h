@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <yajl/yajl_gen.h>
 
 #define AR_AGENT_ANNOTATION_PREFIX "run.agentrun."
 #define AR_AGENT_PLAN_FILE "agent.json"
@@ -66,6 +67,14 @@ typedef struct ar_agent_plan
    * (sandbox): the real one is never written; the changes stay in the
    * ephemeral layer for ar_workspace_diff. NULL: none. */
   char *workspace_host_dir;
+
+  /* Only when the root is the host's: what to hide (expanded on the host
+   * at create, see hide.h), and concrete paths the caller keeps visible
+   * although a pattern matches them. */
+  oci_map hide; /* pattern (absolute, '*' globs, "~/X": X below every
+                   home) -> reason, as the profile, the caller or a
+                   secret named it */
+  oci_strv unhide;
 } ar_agent_plan;
 
 /* Profiles: "oci" (none: the spec is left as it is), "agent" (the agent
@@ -116,6 +125,16 @@ int ar_policy_apply (oci_spec *spec, const ar_profile *profile,
 
 void ar_agent_plan_free (ar_agent_plan *plan);
 
+/* The plan as one JSON object (what agent.json holds). */
+void ar_agent_plan_gen (yajl_gen g, const ar_agent_plan *plan);
+
+/* sandbox --print-policy: apply the policy to `spec` and describe the
+ * result as JSON (hidden host paths with their reasons, mounts, masked
+ * and read-only paths, egress, limits). Creates nothing; reads the host
+ * only to expand the hidden paths. */
+int ar_policy_describe (oci_spec *spec, const ar_profile *profile,
+                        char **json, ar_error_t **err);
+
 /* Persist / restore the plan in the state dir. */
 int ar_agent_plan_save (int state_dirfd, const ar_agent_plan *plan,
                         ar_error_t **err);
@@ -139,9 +158,11 @@ int ar_agent_finish (const ar_agent_plan *plan, const char *state_dir,
 
 /* sandbox: write the workspace's changes as a unified diff ("a/" the
  * original, "b/" the container's view) to `diff_path`, after the container
- * stopped and before ar_agent_finish. */
+ * stopped and before ar_agent_finish. Files holding a secret are
+ * withheld as from /output (and listed in the audit log). */
 int ar_workspace_diff (const ar_agent_plan *plan, const char *state_dir,
-                       const char *diff_path, ar_error_t **err);
+                       const char *container_id, const char *diff_path,
+                       ar_error_t **err);
 
 /* Audit log: one JSON object per line, each carrying the sha256 of the
  * previous line ("prev"), so truncation or an edit shows. `fields_json` is

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "agent.h"
 #include "egress.h"
+#include "hide.h"
 #include "hostfs.h"
 #include "output.h"
 #include "overlay.h"
@@ -133,6 +134,10 @@ ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
   char *merged = NULL;
   if (ar_hostfs_process_owner (spec, &uid, &gid, err) < 0)
     return ar_error_prefix (err, "agent");
+  /* Read before anything is made: a failure leaves nothing to undo. */
+  cleanup_hide_list ar_hide_list hidden = { 0 };
+  if (ar_hide_resolve (plan, rootfs, &hidden, err) < 0)
+    return ar_error_prefix (err, "agent");
   if (prepare_host (plan, state_dir, rootfs, uid, gid, &merged, err) < 0)
     {
       free (merged);
@@ -140,6 +145,8 @@ ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
       return ar_error_prefix (err, "agent");
     }
   rewrite_spec (plan, state_dir, merged, uid, gid, spec);
+  /* A directory emptied around the workspace is mounted before it. */
+  ar_hide_apply (&hidden, spec);
   if (ar_workspace_prepare (plan, state_dir, spec, err) < 0
       || ar_egress_prepare (plan, state_dir, spec, err) < 0)
     {

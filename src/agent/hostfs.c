@@ -68,6 +68,26 @@ ar_hostfs_unmount_and_remove (const char *path, ar_error_t **err)
   return 0;
 }
 
+int
+ar_hostfs_open_dir (const char *path, ar_error_t **err)
+{
+  int fd = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return ar_error_set (err, errno, "open `%s`", path);
+  return fd;
+}
+
+char *
+ar_hostfs_json_members (yajl_gen gen)
+{
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (gen, &buf, &len);
+  char *s = xasprintf ("%.*s", (int) (len - 2), (const char *) buf + 1);
+  yajl_gen_free (gen);
+  return s;
+}
+
 char *
 ar_hostfs_join (const char *dir, const char *name)
 {

@@ -25,6 +25,13 @@ bool ar_hostfs_is_mountpoint (const char *path);
  * fine: teardown runs after partial set-ups and twice. */
 int ar_hostfs_unmount_and_remove (const char *path, ar_error_t **err);
 
+/* An O_PATH fd of the directory `path`; the error names it. */
+int ar_hostfs_open_dir (const char *path, ar_error_t **err);
+
+/* The object in `gen` without its outer braces (what an audit event
+ * wraps), and `gen` freed. */
+char *ar_hostfs_json_members (yajl_gen gen);
+
 /* "<dir>/<name>", for paths below the state dir. */
 char *ar_hostfs_join (const char *dir, const char *name);
 

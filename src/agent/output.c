@@ -286,12 +286,9 @@ static const char *
 name_problem (export_ctx *x, const char *name, int depth, const char **shown,
               char **why_owned)
 {
-  const char *secret = ar_secret_set_find (x->secrets, name, strlen (name));
   *shown = "[withheld name]";
-  if (secret)
-    return *why_owned = xasprintf ("name contains secret %s", secret);
-  if (!ar_hostfs_name_is_clean (name))
-    return "name is not printable UTF-8";
+  if ((*why_owned = ar_secret_name_problem (x->secrets, name)) != NULL)
+    return *why_owned;
   *shown = name;
   if (depth == 0 && strcmp (name, AR_OUTPUT_MANIFEST) == 0)
     return "reserved name";
@@ -349,6 +346,24 @@ gen_key (yajl_gen gen, const char *key)
   yajl_gen_string (gen, (const unsigned char *) key, strlen (key));
 }
 
+void
+ar_output_gen_withheld (yajl_gen gen, const ar_output_withheld *items,
+                        size_t n)
+{
+  gen_key (gen, "withheld");
+  yajl_gen_array_open (gen);
+  for (size_t i = 0; i < n; i++)
+    {
+      yajl_gen_map_open (gen);
+      gen_key (gen, "path");
+      ar_hostfs_gen_name (gen, items[i].path);
+      gen_key (gen, "reason");
+      ar_hostfs_gen_name (gen, items[i].reason);
+      yajl_gen_map_close (gen);
+    }
+  yajl_gen_array_close (gen);
+}
+
 static void
 gen_report (yajl_gen gen, const ar_output_report *r)
 {
@@ -366,30 +381,17 @@ gen_report (yajl_gen gen, const ar_output_report *r)
       yajl_gen_map_close (gen);
     }
   yajl_gen_array_close (gen);
-  gen_key (gen, "withheld");
-  yajl_gen_array_open (gen);
-  for (size_t i = 0; i < r->n_withheld; i++)
-    {
-      yajl_gen_map_open (gen);
-      gen_key (gen, "path");
-      ar_hostfs_gen_name (gen, r->withheld[i].path);
-      gen_key (gen, "reason");
-      ar_hostfs_gen_name (gen, r->withheld[i].reason);
-      yajl_gen_map_close (gen);
-    }
-  yajl_gen_array_close (gen);
+  ar_output_gen_withheld (gen, r->withheld, r->n_withheld);
 }
 
-/* The document in `gen`, with or without its outer braces. */
+/* The whole document in `gen`, a line. */
 static char *
-take_json (yajl_gen gen, bool members_only)
+take_json (yajl_gen gen)
 {
   const unsigned char *buf;
   size_t len;
   yajl_gen_get_buf (gen, &buf, &len);
-  char *s = members_only
-                ? xasprintf ("%.*s", (int) (len - 2), (const char *) buf + 1)
-                : xasprintf ("%.*s\n", (int) len, (const char *) buf);
+  char *s = xasprintf ("%.*s\n", (int) len, (const char *) buf);
   yajl_gen_free (gen);
   return s;
 }
@@ -403,7 +405,7 @@ ar_output_report_fields_json (const ar_output_report *r)
   ar_hostfs_gen_name (gen, r->destination ? r->destination : "");
   gen_report (gen, r);
   yajl_gen_map_close (gen);
-  return take_json (gen, true);
+  return ar_hostfs_json_members (gen);
 }
 
 static int
@@ -414,7 +416,7 @@ write_manifest (export_ctx *x, int dest_fd, ar_error_t **err)
   yajl_gen_map_open (gen);
   gen_report (gen, x->report);
   yajl_gen_map_close (gen);
-  cleanup_free char *json = take_json (gen, false);
+  cleanup_free char *json = take_json (gen);
 
   cleanup_close int fd
       = openat (dest_fd, AR_OUTPUT_MANIFEST,

@@ -9,6 +9,7 @@
 #include "../util/error.h"
 #include "../util/sha256.h"
 #include <stdint.h>
+#include <yajl/yajl_gen.h>
 #include <sys/types.h>
 
 #define AR_OUTPUT_DIR "output" /* below the state dir */
@@ -57,6 +58,11 @@ int ar_output_export (const char *state_dir, const char *host_dir,
 char *ar_output_report_fields_json (const ar_output_report *report);
 
 void ar_output_report_clear (ar_output_report *report);
+
+/* "withheld": [{"path", "reason"}...] into an open object (the export's
+ * report, and the diff's, share the form). */
+void ar_output_gen_withheld (yajl_gen gen, const ar_output_withheld *items,
+                             size_t n);
 
 /* Unmount the tmpfs and remove its directory; safe when not there. */
 int ar_output_teardown (const char *state_dir, ar_error_t **err);

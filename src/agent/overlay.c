@@ -47,15 +47,6 @@ make_layer_dirs (const char *dir, const struct stat *root_st,
   return 0;
 }
 
-static int
-open_dir_path (const char *path, ar_error_t **err)
-{
-  int fd = open (path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return ar_error_set (err, errno, "open `%s`", path);
-  return fd;
-}
-
 /* Layers are passed as /proc/self/fd/N: no escaping of ',' ':' or '\' in
  * the rootfs path, and nothing swapped in between the checks and the
  * mount. */
@@ -65,8 +56,8 @@ mount_overlay (const char *dir, int lower_fd, ar_error_t **err)
   cleanup_free char *upper = ar_hostfs_join (dir, "upper");
   cleanup_free char *work = ar_hostfs_join (dir, "work");
   cleanup_free char *merged = ar_hostfs_join (dir, "merged");
-  cleanup_close int upper_fd = open_dir_path (upper, err);
-  cleanup_close int work_fd = upper_fd < 0 ? -1 : open_dir_path (work, err);
+  cleanup_close int upper_fd = ar_hostfs_open_dir (upper, err);
+  cleanup_close int work_fd = upper_fd < 0 ? -1 : ar_hostfs_open_dir (work, err);
   if (upper_fd < 0 || work_fd < 0)
     return -1;
 
@@ -95,7 +86,7 @@ static int
 overlay_prepare_in (const char *dir, const char *rootfs, uint64_t size_bytes,
                     uint64_t inodes, ar_error_t **err)
 {
-  cleanup_close int lower_fd = open_dir_path (rootfs, err);
+  cleanup_close int lower_fd = ar_hostfs_open_dir (rootfs, err);
   struct stat root_st;
   if (lower_fd < 0)
     return -1;
@@ -211,14 +202,14 @@ record (change_list *c, change_kind kind, const char *path)
   c->bytes += len;
 }
 
-static bool
-is_whiteout (const struct stat *st)
+bool
+ar_overlay_is_whiteout (const struct stat *st)
 {
   return S_ISCHR (st->st_mode) && st->st_rdev == makedev (0, 0);
 }
 
-static bool
-is_opaque_dir (int dirfd)
+bool
+ar_overlay_is_opaque_dir (int dirfd)
 {
   char value[2];
   ssize_t n = fgetxattr (dirfd, "trusted.overlay.opaque", value,
@@ -254,7 +245,7 @@ walk_dir_entry (change_list *c, int upper_fd, int lower_fd,
   if (child < 0)
     return;
   cleanup_close int lower_child = -1;
-  if (in_lower && !is_opaque_dir (child))
+  if (in_lower && !ar_overlay_is_opaque_dir (child))
     lower_child = openat (lower_fd, name,
                           O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (!in_lower)
@@ -290,7 +281,7 @@ walk_entry (change_list *c, int upper_fd, int lower_fd, const char *name,
   bool in_lower = lower_fd >= 0
                   && fstatat (lower_fd, name, &lower_st, AT_SYMLINK_NOFOLLOW)
                          == 0;
-  if (is_whiteout (&st))
+  if (ar_overlay_is_whiteout (&st))
     record (c, CHANGE_DELETED, path);
   else if (S_ISDIR (st.st_mode))
     walk_dir_entry (c, upper_fd, lower_fd, name, in_lower, path, len, depth);
@@ -334,13 +325,7 @@ change_list_json (const change_list *c)
   yajl_gen_bool (gen, c->truncated);
   yajl_gen_map_close (gen);
 
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (gen, &buf, &len);
-  /* The members only: the audit line wraps them. */
-  char *fields = xasprintf ("%.*s", (int) (len - 2), (const char *) buf + 1);
-  yajl_gen_free (gen);
-  return fields;
+  return ar_hostfs_json_members (gen);
 }
 
 static int

@@ -7,7 +7,9 @@
 
 #include "secrets.h"
 #include "../util/error.h"
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #define AR_OVERLAY_DIR "overlay" /* below the state dir */
 
@@ -36,6 +38,11 @@ int ar_overlay_changes_json (const char *state_dir,
                              const ar_secret_set *secrets,
                              const char *const *mount_points,
                              char **fields_json, ar_error_t **err);
+
+/* In an upper layer: a whiteout (a deleted entry), an opaque directory
+ * (one that hides everything below it in the lower layer). */
+bool ar_overlay_is_whiteout (const struct stat *st);
+bool ar_overlay_is_opaque_dir (int dirfd);
 
 /* Unmount the overlay and its tmpfs, remove the directories. Safe when
  * nothing or only part is there. */

@@ -34,6 +34,8 @@ ar_agent_plan_free (ar_agent_plan *plan)
   for (size_t i = 0; i < plan->n_egress_allow; i++)
     free (plan->egress_allow[i]);
   free (plan->egress_allow);
+  oj_map_clear (&plan->hide);
+  oj_strv_clear (&plan->unhide);
   free (plan);
 }
 
@@ -90,10 +92,18 @@ emit_egress (yajl_gen g, const ar_agent_plan *plan)
   yajl_gen_map_close (g);
 }
 
-static char *
-plan_to_json (const ar_agent_plan *plan)
+static void
+emit_hide (yajl_gen g, const ar_agent_plan *plan)
 {
-  yajl_gen g = oj_gen_new (true, "  ");
+  if (plan->hide.len == 0 && plan->unhide.len == 0)
+    return;
+  oj_gen_kv_map (g, "hide", &plan->hide);
+  oj_gen_kv_strv (g, "unhide", &plan->unhide);
+}
+
+void
+ar_agent_plan_gen (yajl_gen g, const ar_agent_plan *plan)
+{
   yajl_gen_map_open (g);
   oj_gen_kv_i64 (g, "version", PLAN_VERSION);
   oj_gen_kv_string (g, "profile", plan->profile);
@@ -111,7 +121,15 @@ plan_to_json (const ar_agent_plan *plan)
   oj_gen_kv_string (g, "workspace", plan->workspace_host_dir);
   oj_gen_kv_i64 (g, "wallClockSeconds", plan->wall_clock_seconds);
   emit_egress (g, plan);
+  emit_hide (g, plan);
   yajl_gen_map_close (g);
+}
+
+static char *
+plan_to_json (const ar_agent_plan *plan)
+{
+  yajl_gen g = oj_gen_new (true, "  ");
+  ar_agent_plan_gen (g, plan);
   return oj_gen_finish (g);
 }
 
@@ -251,7 +269,9 @@ read_plan (oj_ctx *c, const oj_value *doc, ar_agent_plan *plan)
       || oj_field (c, doc, "workspace", oj_read_string, &plan->workspace_host_dir) < 0
       || oj_field (c, doc, "wallClockSeconds", oj_read_i64,
                    &plan->wall_clock_seconds) < 0
-      || oj_field (c, doc, "egress", read_egress, plan) < 0)
+      || oj_field (c, doc, "egress", read_egress, plan) < 0
+      || oj_field (c, doc, "hide", oj_read_map, &plan->hide) < 0
+      || oj_field (c, doc, "unhide", oj_read_strv, &plan->unhide) < 0)
     return -1;
   return 0;
 }

@@ -72,6 +72,14 @@ set_egress_allow (ar_agent_plan *plan, char **entries, size_t n)
   plan->n_egress_allow = n;
 }
 
+static void
+strv_push (oci_strv *v, const char *item)
+{
+  v->items = xrealloc (v->items, (v->len + 2) * sizeof *v->items);
+  v->items[v->len++] = xstrdup (item);
+  v->items[v->len] = NULL;
+}
+
 static char **
 strv_copy (const oci_strv *v)
 {
@@ -120,6 +128,8 @@ typedef struct
   ar_agent_plan *plan;
   policy_limits *limits;
   const char *suffix; /* the key after "run.agentrun." */
+  oci_strv hide;      /* run.agentrun.hide: added to the profile's list */
+  oci_strv unhide;    /* run.agentrun.unhide: taken out of it */
 } annotation_target;
 
 typedef int (*annotation_handler) (annotation_target *t, const char *value,
@@ -344,13 +354,14 @@ on_egress (annotation_target *t, const char *value, ar_error_t **err)
   return 0;
 }
 
-/* Comma-separated entries; blanks around them are ignored. */
+/* Comma-separated entries, each passing `check` (blanks around them are
+ * ignored), into *out (NULL-terminated). */
 static int
-on_egress_allow (annotation_target *t, const char *value, ar_error_t **err)
+split_entries (const char *value, int (*check) (const char *, ar_error_t **),
+               oci_strv *out, ar_error_t **err)
 {
   cleanup_free char *copy = xstrdup (value);
-  char **entries = xcalloc (strlen (value) / 2 + 2, sizeof *entries);
-  size_t n = 0;
+  oci_strv entries = { .items = xcalloc (1, sizeof (char *)) };
   char *save = NULL;
   for (char *tok = strtok_r (copy, ",", &save); tok;
        tok = strtok_r (NULL, ",", &save))
@@ -361,18 +372,68 @@ on_egress_allow (annotation_target *t, const char *value, ar_error_t **err)
         tok[--len] = '\0';
       if (len == 0)
         continue;
-      if (ar_egress_entry_check ("entry", tok, err) < 0)
+      if (check (tok, err) < 0)
         {
-          for (size_t i = 0; i < n; i++)
-            free (entries[i]);
-          free (entries);
+          oj_strv_clear (&entries);
           return -1;
         }
-      entries[n++] = xstrdup (tok);
+      strv_push (&entries, tok);
     }
-  set_egress_allow (t->plan, entries, n);
+  *out = entries;
+  return 0;
+}
+
+static int
+check_egress_entry (const char *entry, ar_error_t **err)
+{
+  return ar_egress_entry_check ("entry", entry, err);
+}
+
+static int
+on_egress_allow (annotation_target *t, const char *value, ar_error_t **err)
+{
+  oci_strv entries;
+  if (split_entries (value, check_egress_entry, &entries, err) < 0)
+    return -1;
+  set_egress_allow (t->plan, entries.items, entries.len);
   t->limits->egress_allow_annotated = true;
   return 0;
+}
+
+static int
+check_hide_path (const char *path, ar_error_t **err)
+{
+  if (path[0] == '/' && !ar_path_has_dotdot (path) && strcmp (path, "/") != 0)
+    return 0;
+  return invalid_value (path, "absolute paths without \"..\", comma-separated", err);
+}
+
+/* Comma-separated absolute host paths ('*' globs a component). */
+static int
+on_hide_list (const char *value, oci_strv *list, ar_error_t **err)
+{
+  oci_strv entries;
+  if (split_entries (value, check_hide_path, &entries, err) < 0)
+    return -1;
+  for (size_t i = 0; i < entries.len; i++)
+    {
+      cleanup_free char *clean = ar_path_clean (entries.items[i]);
+      ar_strv_append_unique (list, clean);
+    }
+  oj_strv_clear (&entries);
+  return 0;
+}
+
+static int
+on_hide (annotation_target *t, const char *value, ar_error_t **err)
+{
+  return on_hide_list (value, &t->hide, err);
+}
+
+static int
+on_unhide (annotation_target *t, const char *value, ar_error_t **err)
+{
+  return on_hide_list (value, &t->unhide, err);
 }
 
 /* The caller-only keys: a container spec's author never names where the
@@ -422,6 +483,8 @@ static const struct
   { "cpus", on_cpus },
   { "egress", on_egress },
   { "egress.allow", on_egress_allow },
+  { "hide", on_hide },
+  { "unhide", on_unhide },
 };
 
 static annotation_handler
@@ -439,7 +502,9 @@ find_handler (const char *suffix)
 static bool
 annotation_allowed (const ar_profile *profile, const char *suffix)
 {
-  bool caller_only = strcmp (suffix, "audit") == 0 || strcmp (suffix, "workspace") == 0;
+  /* unhide shows the container what the profile hides from it */
+  bool caller_only = strcmp (suffix, "audit") == 0 || strcmp (suffix, "workspace") == 0
+                     || strcmp (suffix, "unhide") == 0;
   if (profile->trust_caller)
     return true;
   if (caller_only)
@@ -504,8 +569,8 @@ apply_annotations (const oci_map *annotations, annotation_target *t,
 /* ------------------------------------------------------------------ */
 /* Rewriting the spec. Nothing below can fail.                         */
 
-static oci_linux *
-ensure_linux (oci_spec *spec)
+oci_linux *
+ar_spec_ensure_linux (oci_spec *spec)
 {
   if (spec->linux_cfg == NULL)
     spec->linux_cfg = xcalloc (1, sizeof *spec->linux_cfg);
@@ -572,7 +637,7 @@ apply_limits (oci_spec *spec, const policy_limits *limits)
   if (limits->memory_bytes == 0 && limits->pids == 0
       && limits->millicpus == 0)
     return;
-  oci_resources *r = ensure_resources (ensure_linux (spec));
+  oci_resources *r = ensure_resources (ar_spec_ensure_linux (spec));
   if (limits->memory_bytes)
     apply_memory_limit (r, limits->memory_bytes);
   if (limits->pids)
@@ -667,7 +732,7 @@ apply_seccomp (oci_spec *spec, ar_profile_seccomp mode)
 {
   if (mode == AR_PROFILE_SECCOMP_SPEC)
     return;
-  oci_linux *l = ensure_linux (spec);
+  oci_linux *l = ar_spec_ensure_linux (spec);
   if (mode == AR_PROFILE_SECCOMP_NONE)
     {
       ar_seccomp_free (l->seccomp);
@@ -677,14 +742,11 @@ apply_seccomp (oci_spec *spec, ar_profile_seccomp mode)
     l->seccomp = ar_seccomp_default_new ();
 }
 
-static void
-append_unique (oci_strv *list, const char *item)
+void
+ar_strv_append_unique (oci_strv *list, const char *item)
 {
-  if (strv_contains (list, item))
-    return;
-  list->items = xrealloc (list->items, (list->len + 2) * sizeof *list->items);
-  list->items[list->len++] = xstrdup (item);
-  list->items[list->len] = NULL;
+  if (!strv_contains (list, item))
+    strv_push (list, item);
 }
 
 static void
@@ -692,11 +754,11 @@ apply_paths (oci_spec *spec, const ar_profile *profile)
 {
   if (profile->masked_paths.len == 0 && profile->readonly_paths.len == 0)
     return;
-  oci_linux *l = ensure_linux (spec);
+  oci_linux *l = ar_spec_ensure_linux (spec);
   for (size_t i = 0; i < profile->masked_paths.len; i++)
-    append_unique (&l->masked_paths, profile->masked_paths.items[i]);
+    ar_strv_append_unique (&l->masked_paths, profile->masked_paths.items[i]);
   for (size_t i = 0; i < profile->readonly_paths.len; i++)
-    append_unique (&l->readonly_paths, profile->readonly_paths.items[i]);
+    ar_strv_append_unique (&l->readonly_paths, profile->readonly_paths.items[i]);
 }
 
 /* A new namespace of `type` unless the spec has one; one it names by
@@ -706,19 +768,11 @@ ensure_namespace (oci_spec *spec, oci_ns_type type)
 {
   if (oci_spec_find_namespace (spec, type) != NULL)
     return;
-  oci_linux *l = ensure_linux (spec);
+  oci_linux *l = ar_spec_ensure_linux (spec);
   l->namespaces = xrealloc (l->namespaces,
                             (l->n_namespaces + 1) * sizeof *l->namespaces);
   l->namespaces[l->n_namespaces++]
       = (oci_namespace){ .type = type, .path = NULL };
-}
-
-static void
-strv_push (oci_strv *v, const char *item)
-{
-  v->items = xrealloc (v->items, (v->len + 2) * sizeof *v->items);
-  v->items[v->len++] = xstrdup (item);
-  v->items[v->len] = NULL;
 }
 
 static void
@@ -809,6 +863,62 @@ rewrite_spec (oci_spec *spec, const ar_profile *profile,
   apply_network (spec, profile, plan);
 }
 
+/* ------------------------------------------------------------------ */
+/* Host paths hidden from a container on the host's root.              */
+
+static bool
+root_is_host (const oci_spec *spec)
+{
+  if (spec->root_path == NULL || spec->root_path[0] != '/')
+    return false; /* relative: below the bundle */
+  cleanup_free char *root = ar_path_clean (spec->root_path);
+  return strcmp (root, "/") == 0;
+}
+
+/* The first reason given for a path stays. */
+static void
+add_hidden (ar_agent_plan *plan, const char *path, const char *reason)
+{
+  for (size_t i = 0; i < plan->hide.len; i++)
+    if (strcmp (plan->hide.items[i].key, path) == 0)
+      return;
+  ar_map_set (&plan->hide, path, reason);
+}
+
+/* The profile's list, what the caller added, every secret's source file;
+ * then what the caller took out. An unhidden path that is no entry of
+ * the list (a home that a glob over /home matches) is kept for the host side, which
+ * leaves that match visible. Only for a root that is the host's: another
+ * rootfs has none of these files, and secrets are not read from it. */
+static void
+build_hide_list (const oci_spec *spec, const ar_profile *profile,
+                 ar_agent_plan *plan, const annotation_target *t)
+{
+  if (!root_is_host (spec))
+    return;
+  for (size_t i = 0; i < profile->hide_host_paths.len; i++)
+    add_hidden (plan, profile->hide_host_paths.items[i].key,
+                profile->hide_host_paths.items[i].value);
+  for (size_t i = 0; i < t->hide.len; i++)
+    add_hidden (plan, t->hide.items[i], "asked for (run.agentrun.hide)");
+  for (size_t i = 0; i < plan->n_secrets; i++)
+    {
+      cleanup_free char *why
+          = xasprintf ("source of secret %s", plan->secrets[i].name);
+      add_hidden (plan, plan->secrets[i].host_path, why);
+    }
+  for (size_t i = 0; i < t->unhide.len; i++)
+    if (!ar_map_remove (&plan->hide, t->unhide.items[i]))
+      strv_push (&plan->unhide, t->unhide.items[i]);
+}
+
+static void
+annotation_target_clear (annotation_target *t)
+{
+  oj_strv_clear (&t->hide);
+  oj_strv_clear (&t->unhide);
+}
+
 int
 ar_policy_apply (oci_spec *spec, const ar_profile *profile,
                  ar_agent_plan **plan, ar_error_t **err)
@@ -823,7 +933,11 @@ ar_policy_apply (oci_spec *spec, const ar_profile *profile,
                            .millicpus = profile->millicpus };
   annotation_target target
       = { .profile = profile, .plan = p, .limits = &limits };
-  if (apply_annotations (&spec->annotations, &target, err) < 0)
+  int r = apply_annotations (&spec->annotations, &target, err);
+  if (r == 0)
+    build_hide_list (spec, profile, p, &target);
+  annotation_target_clear (&target);
+  if (r < 0)
     return -1;
 
   rewrite_spec (spec, profile, p, &limits);

@@ -77,6 +77,10 @@ struct ar_profile
 
   char *audit_path; /* NULL: no audit log */
 
+  /* Host paths hidden from a container whose root is the host's:
+   * pattern (globs allowed; "~/.ssh" means below every home) -> reason. */
+  oci_map hide_host_paths;
+
   oci_strv annotations; /* allowed run.agentrun.* suffixes; "x.*" prefixes */
 };
 
@@ -130,6 +134,17 @@ bool ar_egress_mode_parse (const char *text, ar_egress_mode *out);
 bool ar_annotation_known (const char *suffix);
 /* Does an allow-list entry ("memory", "secret.*", "*") admit `suffix`? */
 bool ar_annotation_pattern_matches (const char *pattern, const char *suffix);
+
+/* Set `key` (replacing its value, moving it last); remove it (false
+ * when it was not there). */
+void ar_map_set (oci_map *m, const char *key, const char *value);
+bool ar_map_remove (oci_map *m, const char *key);
+
+/* spec->linux_cfg, made when absent. */
+oci_linux *ar_spec_ensure_linux (oci_spec *spec);
+
+/* Append `item` to `list` unless it is there already. */
+void ar_strv_append_unique (oci_strv *list, const char *item);
 
 /* Is the absolute, clean `path` equal to or below the clean `dir`? */
 bool ar_path_is_within (const char *path, const char *dir);

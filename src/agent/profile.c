@@ -44,10 +44,39 @@ const char ar_builtin_agent_profile_json[] = "{\n"
   "  \"readonlyPaths\": [\"/proc/bus\", \"/proc/fs\", \"/proc/irq\",\n"
   "                    \"/proc/sys\", \"/proc/sysrq-trigger\"],\n"
   "  \"network\": {\"egress\": \"none\", \"allow\": []},\n"
+  "  \"hideHostPaths\": {\n"
+  "    \"/root\": \"root's home: keys, tokens, shell history\",\n"
+  "    \"/home/*\": \"users' homes (the workspace itself stays visible)\",\n"
+  "    \"/etc/shadow\": \"password hashes\",\n"
+  "    \"/etc/shadow-\": \"backup of /etc/shadow\",\n"
+  "    \"/etc/gshadow\": \"group password hashes\",\n"
+  "    \"/etc/gshadow-\": \"backup of /etc/gshadow\",\n"
+  "    \"/etc/ssh/*_key\": \"SSH host private keys\",\n"
+  "    \"/var/lib/docker\": \"Docker images, volumes and their secrets\",\n"
+  "    \"/var/lib/containerd\": \"containerd images and snapshots\",\n"
+  "    \"/var/lib/containers\": \"Podman and CRI-O images and volumes\",\n"
+  "    \"/run/docker.sock\": \"Docker daemon socket (root on the host)\",\n"
+  "    \"/var/run/docker.sock\": \"Docker daemon socket (root on the host)\",\n"
+  "    \"/run/docker\": \"Docker runtime state and sockets\",\n"
+  "    \"/run/containerd\": \"containerd socket (root on the host) and state\",\n"
+  "    \"/run/podman\": \"Podman socket (root on the host)\",\n"
+  "    \"~/.ssh\": \"SSH keys and agent config\",\n"
+  "    \"~/.aws\": \"AWS credentials\",\n"
+  "    \"~/.config/gcloud\": \"Google Cloud credentials\",\n"
+  "    \"~/.docker\": \"registry credentials\",\n"
+  "    \"~/.kube\": \"Kubernetes credentials\",\n"
+  "    \"~/.npmrc\": \"npm registry tokens\",\n"
+  "    \"~/.netrc\": \"login passwords for hosts\",\n"
+  "    \"~/.git-credentials\": \"git passwords and tokens\",\n"
+  "    \"~/.config/gh\": \"GitHub CLI tokens\",\n"
+  "    \"~/.pypirc\": \"PyPI upload tokens\",\n"
+  "    \"~/.cargo/credentials\": \"crates.io tokens\",\n"
+  "    \"~/.cargo/credentials.toml\": \"crates.io tokens\"\n"
+  "  },\n"
   "  \"annotations\": [\"overlay.size\", \"overlay.inodes\", \"secret.*\",\n"
   "                  \"secrets.mainOnly\", \"output\", \"output.maxBytes\",\n"
   "                  \"output.maxFiles\", \"timeout\", \"memory\", \"pids\",\n"
-  "                  \"cpus\", \"egress\", \"egress.allow\"]\n"
+  "                  \"cpus\", \"egress\", \"egress.allow\", \"hide\"]\n"
   "}\n";
 
 #define DEFAULT_SECRETS_PATH "/run/secrets"
@@ -245,7 +274,7 @@ ar_egress_mode_parse (const char *text, ar_egress_mode *out)
 static const char *const known_annotations[] = {
   "overlay.size", "overlay.inodes", "secrets.mainOnly", "output",
   "output.maxBytes", "output.maxFiles", "timeout", "memory", "pids",
-  "cpus", "egress", "egress.allow", "audit", "workspace",
+  "cpus", "egress", "egress.allow", "audit", "workspace", "hide", "unhide",
 };
 #define SECRET_ANNOTATION_PREFIX "secret."
 
@@ -327,6 +356,7 @@ ar_profile_free (ar_profile *p)
   oj_strv_clear (&p->capabilities);
   oj_strv_clear (&p->masked_paths);
   oj_strv_clear (&p->readonly_paths);
+  oj_map_clear (&p->hide_host_paths);
   free_rlimits (p->rlimits, p->n_rlimits);
   oj_strv_clear (&p->egress_allow);
   free (p->egress_upstream);
@@ -493,6 +523,77 @@ read_abs_path_list (oj_ctx *c, const oj_value *v, void *out)
       char *clean = ar_path_clean (list->items[i]);
       free (list->items[i]);
       list->items[i] = clean;
+    }
+  return 0;
+}
+
+/* A hideHostPaths key: an absolute path without "..", or "~/..." (below
+ * every home); '*' may stand for part of a component. */
+static bool
+is_hide_pattern (const char *path)
+{
+  if (strncmp (path, "~/", 2) == 0)
+    path++;
+  return is_clean_abs_path (path) && strcmp (path, "/") != 0;
+}
+
+bool
+ar_map_remove (oci_map *m, const char *key)
+{
+  for (size_t i = 0; i < m->len; i++)
+    if (strcmp (m->items[i].key, key) == 0)
+      {
+        free (m->items[i].key);
+        free (m->items[i].value);
+        memmove (&m->items[i], &m->items[i + 1],
+                 (m->len - i - 1) * sizeof *m->items);
+        m->len--;
+        return true;
+      }
+  return false;
+}
+
+void
+ar_map_set (oci_map *m, const char *key, const char *value)
+{
+  ar_map_remove (m, key);
+  m->items = xrealloc (m->items, (m->len + 1) * sizeof *m->items);
+  m->items[m->len++] = (oci_kv){ xstrdup (key), xstrdup (value) };
+}
+
+/* {"PATH": "reason", "PATH": false}: merged into the inherited list key by
+ * key, as objects are; false takes an inherited entry out. */
+static int
+read_hide_member (oj_ctx *c, const oj_member *m, oci_map *hide)
+{
+  cleanup_free char *key = xasprintf ("%.*s", (int) m->key_len, m->key);
+  if (strlen (key) != m->key_len || !is_hide_pattern (key))
+    return oj_fail (c, "expected an absolute path without \"..\" (or ~/PATH)");
+  bool in_homes = key[0] == '~';
+  cleanup_free char *path = ar_path_clean (key + in_homes);
+  cleanup_free char *clean = xasprintf ("%s%s", in_homes ? "~" : "", path);
+  if (m->value.type == OJ_BOOL && !m->value.boolean)
+    ar_map_remove (hide, clean);
+  else if (m->value.type == OJ_STRING)
+    ar_map_set (hide, clean, m->value.text);
+  else
+    return oj_fail_type (c, &m->value, "reason (string), or false to remove");
+  return 0;
+}
+
+static int
+read_hide_paths (oj_ctx *c, const oj_value *v, void *out)
+{
+  if (oj_expect_object (c, v) < 0)
+    return -1;
+  for (size_t i = 0; i < v->len; i++)
+    {
+      const oj_member *m = &v->members[i];
+      size_t mark = oj_path_push_key (&c->path, m->key, m->key_len);
+      int r = read_hide_member (c, m, out);
+      oj_path_pop (&c->path, mark);
+      if (r < 0)
+        return r;
     }
   return 0;
 }
@@ -740,7 +841,8 @@ read_profile_document (oj_ctx *c, const oj_value *doc, ar_profile *p)
       = { "extends",     "description",  "overlay",         "secrets",
           "output",      "limits",       "seccomp",         "capabilities",
           "noNewPrivileges", "maskedPaths", "readonlyPaths", "rlimits",
-          "network",     "audit",        "annotations",     NULL };
+          "network",     "audit",        "annotations",   "hideHostPaths",
+          NULL };
   if (expect_object_with (c, doc, keys) < 0)
     return -1;
   char *description = NULL;
@@ -760,6 +862,8 @@ read_profile_document (oj_ctx *c, const oj_value *doc, ar_profile *p)
                    &p->readonly_paths) < 0
       || oj_field (c, doc, "rlimits", read_rlimits, p) < 0
       || oj_field (c, doc, "network", read_network, p) < 0
+      || oj_field (c, doc, "hideHostPaths", read_hide_paths,
+                   &p->hide_host_paths) < 0
       || oj_field (c, doc, "audit", read_audit, p) < 0
       || oj_field (c, doc, "annotations", read_annotation_patterns,
                    &p->annotations) < 0)

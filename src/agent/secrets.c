@@ -395,3 +395,38 @@ ar_secret_scanner_clear (ar_secret_scanner *s)
   s->window = NULL;
   s->kept = 0;
 }
+
+char *
+ar_secret_name_problem (const ar_secret_set *set, const char *name)
+{
+  const char *secret = ar_secret_set_find (set, name, strlen (name));
+  if (secret)
+    return xasprintf ("name contains secret %s", secret);
+  if (!ar_hostfs_name_is_clean (name))
+    return xstrdup ("name is not printable UTF-8");
+  return NULL;
+}
+
+int
+ar_secret_scan_fd (const ar_secret_set *set, int fd, const char **found,
+                   ar_error_t **err)
+{
+  ar_secret_scanner scan;
+  cleanup_free unsigned char *buf = xmalloc (SCAN_CHUNK);
+  int ret = 0;
+  ar_secret_scanner_init (&scan, set);
+  for (;;)
+    {
+      ssize_t n = read (fd, buf, SCAN_CHUNK);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        ret = ar_error_set (err, errno, "read to look for secrets");
+      if (n <= 0)
+        break;
+      ar_secret_scanner_feed (&scan, buf, (size_t) n);
+    }
+  *found = scan.found;
+  ar_secret_scanner_clear (&scan);
+  return ret;
+}

@@ -58,6 +58,16 @@ void ar_secret_set_clear (ar_secret_set *set);
 const char *ar_secret_set_find (const ar_secret_set *set, const void *buf,
                                 size_t len);
 
+/* Why a name (a file's, or a path) must not be shown outside the
+ * sandbox: "name contains secret NAME" or "name is not printable UTF-8"
+ * (caller frees); NULL when it may be shown. */
+char *ar_secret_name_problem (const ar_secret_set *set, const char *name);
+
+/* Read `fd` to its end and say which secret it holds (*found, NULL when
+ * none), with the streaming search below. */
+int ar_secret_scan_fd (const ar_secret_set *set, int fd, const char **found,
+                       ar_error_t **err);
+
 /* Streaming search: feed a file in pieces of any size; a secret split
  * across pieces is still found. Memory: the longest secret plus 64 KiB. */
 typedef struct

@@ -8,6 +8,7 @@
 #include "../agent/agent.h"
 #include "../core/container.h"
 #include "../core/foreground.h"
+#include "../core/policy_stage.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 
@@ -33,6 +34,9 @@ static const ar_option options[] = {
   { "allow-net", 0, true, "allow egress to ENTRY (CIDR, host:port, *.domain)", true },
   { "tty", 0, false, "give the command a terminal (default: when stdin and stdout are one)" },
   { "no-tty", 0, false, "never give the command a terminal" },
+  { "hide", 0, true, "also hide host PATH from the command (host root only)", true },
+  { "unhide", 0, true, "do not hide host PATH (one the profile hides)", true },
+  { "print-policy", 0, false, "print the effective policy as JSON and exit" },
   { 0 }
 };
 enum
@@ -49,7 +53,10 @@ enum
   OPT_ENV,
   OPT_ALLOW_NET,
   OPT_TTY,
-  OPT_NO_TTY
+  OPT_NO_TTY,
+  OPT_HIDE,
+  OPT_UNHIDE,
+  OPT_PRINT_POLICY
 };
 
 static const ar_command_doc doc = {
@@ -82,10 +89,45 @@ absolute_dir (const char *flag, const char *path, char **out, ar_error_t **err)
   return 0;
 }
 
+/* A repeatable flag's values, comma-separated, as one annotation. */
+static void
+annotate_joined (const ar_parsed *p, int option, oci_spec *spec,
+                 const char *annotation)
+{
+  if (p->n_multi[option] == 0)
+    return;
+  cleanup_free char *joined = xstrdup ("");
+  for (size_t i = 0; i < p->n_multi[option]; i++)
+    {
+      char *next = xasprintf ("%s%s%s", joined, i ? "," : "", p->multi[option][i]);
+      free (joined);
+      joined = next;
+    }
+  annotate (spec, annotation, joined);
+}
+
+/* --hide and --unhide name host paths as they are (no symlink resolved:
+ * the host side does that when it hides them). */
+static int
+check_hide_paths (const ar_parsed *p, int option, const char *flag,
+                  ar_error_t **err)
+{
+  for (size_t i = 0; i < p->n_multi[option]; i++)
+    {
+      const char *path = p->multi[option][i];
+      if (path[0] != '/' || strchr (path, ',') != NULL)
+        return ar_error_set (err, 0, "sandbox: %s `%s`: expected an absolute path without ','", flag, path);
+    }
+  return 0;
+}
+
 /* Secrets and limits: each flag is the annotation of the same name. */
 static int
 annotate_options (const ar_parsed *p, oci_spec *spec, ar_error_t **err)
 {
+  if (check_hide_paths (p, OPT_HIDE, "--hide", err) < 0
+      || check_hide_paths (p, OPT_UNHIDE, "--unhide", err) < 0)
+    return -1;
   for (size_t i = 0; i < p->n_multi[OPT_SECRET]; i++)
     {
       const char *s = p->multi[OPT_SECRET][i];
@@ -114,17 +156,9 @@ annotate_options (const ar_parsed *p, oci_spec *spec, ar_error_t **err)
   for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
     if (p->value[plain[i].option])
       annotate (spec, plain[i].annotation, p->value[plain[i].option]);
-  if (p->n_multi[OPT_ALLOW_NET])
-    {
-      cleanup_free char *joined = xstrdup ("");
-      for (size_t i = 0; i < p->n_multi[OPT_ALLOW_NET]; i++)
-        {
-          char *next = xasprintf ("%s%s%s", joined, i ? "," : "", p->multi[OPT_ALLOW_NET][i]);
-          free (joined);
-          joined = next;
-        }
-      annotate (spec, "egress.allow", joined);
-    }
+  annotate_joined (p, OPT_ALLOW_NET, spec, "egress.allow");
+  annotate_joined (p, OPT_HIDE, spec, "hide");
+  annotate_joined (p, OPT_UNHIDE, spec, "unhide");
   return 0;
 }
 
@@ -236,6 +270,18 @@ new_sandbox_id (void)
 }
 
 static int
+print_policy (const ar_globals *g, oci_spec *spec, ar_error_t **err)
+{
+  cleanup_free char *json = NULL;
+  if (ar_stage_describe_policy (g->profile ? g->profile : "agent", true,
+                                spec, &json, err)
+      < 0)
+    return ar_error_prefix (err, "sandbox: --print-policy");
+  printf ("%s\n", json);
+  return 0;
+}
+
+static int
 run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
              const char *bundle, ar_error_t **err)
 {
@@ -277,7 +323,8 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   int r = ar_cmd_parse (&doc, options, argc, argv, &p, err);
   if (r != 0)
     return r < 0 ? -1 : 0;
-  if (p.n_args == 0)
+  bool print_only = ar_flag (&p, OPT_PRINT_POLICY);
+  if (p.n_args == 0 && !print_only)
     return ar_error_set (err, 0, "sandbox: give a command after the options (agentrun sandbox [OPTIONS] -- COMMAND)");
   if (check_allow_net (&p, err) < 0)
     return -1;
@@ -290,6 +337,12 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   oci_spec *spec = NULL;
   if (build_spec (&p, rootfs, workspace, &spec, err) < 0)
     return -1;
+  if (print_only)
+    {
+      int r = print_policy (g, spec, err);
+      oci_spec_free (spec);
+      return r;
+    }
   cleanup_free char *id = new_sandbox_id ();
   cleanup_free char *bundle = NULL;
   int status = write_bundle (g->root, id, spec, &bundle, err);

@@ -560,7 +560,7 @@ ar_container_workspace_diff (const char *root, const char *id,
   ar_agent_plan *plan = NULL;
   if (ar_stage_load_plan (state_fd, &plan, err) < 0)
     return -1;
-  int r = ar_workspace_diff (plan, state_dir, path, err);
+  int r = ar_workspace_diff (plan, state_dir, id, path, err);
   ar_agent_plan_free (plan);
   return r;
 }

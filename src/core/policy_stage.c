@@ -17,19 +17,40 @@
 #include <sys/wait.h>
 #include <yajl/yajl_gen.h>
 
+static int
+load_profile (const char *profile_name, bool trust_caller,
+              ar_profile **profile, ar_error_t **err)
+{
+  if (ar_profile_load (profile_name, profile, err) < 0)
+    return -1;
+  if (trust_caller)
+    ar_profile_trust_caller (*profile);
+  cleanup_free char *egress_hook = ar_egress_hook_find ();
+  ar_profile_set_egress_hook (*profile, egress_hook);
+  return 0;
+}
+
 int
 ar_stage_apply_policy (const char *profile_name, bool trust_caller,
                        oci_spec *spec, ar_agent_plan **plan, ar_error_t **err)
 {
   *plan = NULL;
   ar_profile *profile = NULL;
-  if (ar_profile_load (profile_name, &profile, err) < 0)
+  if (load_profile (profile_name, trust_caller, &profile, err) < 0)
     return -1;
-  if (trust_caller)
-    ar_profile_trust_caller (profile);
-  cleanup_free char *egress_hook = ar_egress_hook_find ();
-  ar_profile_set_egress_hook (profile, egress_hook);
   int r = ar_policy_apply (spec, profile, plan, err);
+  ar_profile_free (profile);
+  return r;
+}
+
+int
+ar_stage_describe_policy (const char *profile_name, bool trust_caller,
+                          oci_spec *spec, char **json, ar_error_t **err)
+{
+  ar_profile *profile = NULL;
+  if (load_profile (profile_name, trust_caller, &profile, err) < 0)
+    return -1;
+  int r = ar_policy_describe (spec, profile, json, err);
   ar_profile_free (profile);
   return r;
 }

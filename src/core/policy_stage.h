@@ -14,6 +14,11 @@ int ar_stage_apply_policy (const char *profile_name, bool trust_caller,
                            oci_spec *spec, ar_agent_plan **plan,
                            ar_error_t **err);
 
+/* sandbox --print-policy: the policy's result for `spec` as JSON; nothing
+ * is created. */
+int ar_stage_describe_policy (const char *profile_name, bool trust_caller,
+                              oci_spec *spec, char **json, ar_error_t **err);
+
 /* create, once the state dir exists: persist the plan and prepare the host
  * resources; may rewrite spec->root_path (the overlay) and spec->mounts. */
 int ar_stage_prepare (const ar_agent_plan *plan, int state_fd,

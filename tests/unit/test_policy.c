@@ -1217,6 +1217,83 @@ test_plan_round_trip (void)
   nftw (state, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
+/* ---- hidden host paths -------------------------------------------------- */
+
+static const char *
+hidden_reason (const ar_agent_plan *plan, const char *path)
+{
+  for (size_t i = 0; i < plan->hide.len; i++)
+    if (strcmp (plan->hide.items[i].key, path) == 0)
+      return plan->hide.items[i].value;
+  return NULL;
+}
+
+/* Only a root that is the host's gets the list; every secret's source is
+ * on it; unhide takes entries out (and keeps other paths for the host
+ * side); a profile file adds and removes entries key by key. */
+static void
+test_hide_host_paths (void)
+{
+  static const char *const host_root_spec
+      = "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"/\"},"
+        "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"},"
+        "\"annotations\":{\"run.agentrun.secret.tok\":\"/etc/agentrun/secrets/tok\","
+        "\"run.agentrun.hide\":\"/srv/keys, /opt//creds/\"}}";
+  char *msg = NULL;
+  oci_spec *spec = spec_from (host_root_spec);
+  ar_agent_plan *plan = apply ("agent", spec, &msg);
+  CHECK (plan != NULL && msg == NULL);
+  if (plan)
+    {
+      CHECK_STR (hidden_reason (plan, "/etc/shadow"), "password hashes");
+      CHECK_STR (hidden_reason (plan, "~/.ssh"), "SSH keys and agent config");
+      CHECK_STR (hidden_reason (plan, "/etc/agentrun/secrets/tok"), "source of secret tok");
+      CHECK (hidden_reason (plan, "/srv/keys") != NULL);
+      CHECK (hidden_reason (plan, "/opt/creds") != NULL);
+    }
+  ar_agent_plan_free (plan);
+  oci_spec_free (spec);
+
+  /* Another rootfs: nothing to hide. */
+  spec = spec_from (minimal_spec);
+  plan = apply ("agent", spec, &msg);
+  CHECK (plan != NULL && plan->hide.len == 0);
+  ar_agent_plan_free (plan);
+  oci_spec_free (spec);
+
+  /* unhide is the caller's: a spec's author may not ask for it. */
+  cleanup_free char *refused = annotation_error ("agent", "\"run.agentrun.unhide\":\"/etc/shadow\"");
+  CHECK_STR (refused, "annotation run.agentrun.unhide: not allowed by profile \"agent\"");
+  cleanup_free char *bad = annotation_error ("agent", "\"run.agentrun.hide\":\"etc\"");
+  CHECK (bad && strstr (bad, "annotation run.agentrun.hide: invalid value \"etc\"") == bad);
+
+  write_profile ("hider", "{\"extends\": \"agent\", \"hideHostPaths\": "
+                          "{\"/etc/shadow\": false, \"~/.config//x/\": \"x tokens\"}}");
+  cleanup_profile ar_profile *p = profile ("hider");
+  CHECK (p != NULL);
+  ar_profile_trust_caller (p);
+  spec = spec_from ("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"/\"},"
+                    "\"annotations\":{\"run.agentrun.unhide\":\"/root,/home/u\"}}");
+  ar_error_t *err = NULL;
+  plan = NULL;
+  CHECK (p && ar_policy_apply (spec, p, &plan, &err) == 0);
+  if (plan)
+    {
+      CHECK (hidden_reason (plan, "/etc/shadow") == NULL);
+      CHECK (hidden_reason (plan, "/root") == NULL);
+      CHECK_STR (hidden_reason (plan, "~/.config/x"), "x tokens");
+      CHECK (plan->unhide.len == 1 && strcmp (plan->unhide.items[0], "/home/u") == 0);
+    }
+  ar_error_free (err);
+  ar_agent_plan_free (plan);
+  oci_spec_free (spec);
+  remove_profile ("hider");
+  write_profile ("bad", "{\"hideHostPaths\": {\"/a/../b\": \"x\"}}");
+  cleanup_free char *perr = profile_error ("bad");
+  CHECK (perr && strstr (perr, ".hideHostPaths[\"/a/../b\"]: expected an absolute path") != NULL);
+  remove_profile ("bad");
+}
+
 int
 main (void)
 {
@@ -1249,6 +1326,7 @@ main (void)
   RUN (test_default_seccomp_profile);
   RUN (test_default_seccomp_blocks);
   RUN (test_plan_round_trip);
+  RUN (test_hide_host_paths);
 
   nftw (config_dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
   return unit_finish ();
