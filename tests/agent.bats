@@ -586,7 +586,7 @@ nothing_outside_dest() {
 	run agent delete "$CID"
 	assert_success
 	cat "$AUDIT"
-	[ "$(audit_events)" = "create start exec exec exit limit fs-changes output delete" ] || fail "events: $(audit_events)"
+	[ "$(audit_events)" = "hook create start exec exec exit limit hook fs-changes output delete" ] || fail "events: $(audit_events)"
 	audit_has '(.event == "exec") and (.argv[0] == "sh" and (.uid | type) == "number" and (.status | type) == "number")'
 	audit_has '(.event == "exit") and (.killedByDelete == false) and (has("status") | not)'
 	[ "$(jq -c 'select(.event == "exec") | [.uid, .status]' "$AUDIT" | paste -sd' ')" = "[1000,3] [0,0]" ]
@@ -595,13 +595,13 @@ nothing_outside_dest() {
 	check_chain_with_sha256sum
 	run "$RUNTIME" audit "$AUDIT"
 	assert_success
-	assert_output "ok 9 lines"
+	assert_output "ok 11 lines"
 }
 
 @test "audit: an exit event from run, and timestamps in order" {
 	run agent_run sh -c 'exit 5'
 	assert_failure 5
-	[ "$(audit_events)" = "create start exit fs-changes delete" ] || fail "events: $(audit_events)"
+	[ "$(audit_events)" = "hook create start exit hook fs-changes delete" ] || fail "events: $(audit_events)"
 	audit_has '(.event == "exit") and (.status == 5)'
 	[ "$(jq -r .time "$AUDIT")" = "$(jq -r .time "$AUDIT" | sort)" ] || fail "times out of order"
 	check_chain_with_sha256sum
@@ -611,7 +611,7 @@ nothing_outside_dest() {
 	update_config '.hooks = {"poststart": [{"path": "/bin/true"}], "poststop": [{"path": "/bin/true"}]}'
 	run agent_run true
 	assert_success
-	[ "$(audit_events)" = "create start hook exit hook fs-changes delete" ] || fail "events: $(audit_events)"
+	[ "$(audit_events)" = "hook create start hook exit hook fs-changes delete" ] || fail "events: $(audit_events)"
 	audit_has '(.event == "hook") and (.phase == "poststart") and (.hooks == 1) and (.ok == true)'
 	audit_has '(.event == "hook") and (.phase == "poststop") and .ok'
 	update_config '.hooks = {"createRuntime": [{"path": "/bin/false"}]}'
@@ -632,11 +632,13 @@ nothing_outside_dest() {
 	run "$RUNTIME" audit "$AUDIT"
 	assert_output "ok $n lines"
 
-	# Editing line 2 (say, a status) breaks line 3's link.
-	sed -i '2s/"start"/"START"/' "$AUDIT"
+	# Editing a line (say, the start event's) breaks the next one's link.
+	local edited
+	edited=$(grep -n '"event":"start"' "$AUDIT" | head -1 | cut -d: -f1)
+	sed -i "${edited}s/\"start\"/\"START\"/" "$AUDIT"
 	run "$RUNTIME" audit "$AUDIT"
 	assert_failure 1
-	assert_output "line 3: chain broken"
+	assert_output "line $((edited + 1)): chain broken"
 
 	# Removing a line in the middle.
 	sed '4d' "$TEST_DIR/orig" >"$AUDIT"

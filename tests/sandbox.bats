@@ -154,11 +154,11 @@ digest() {
 @test "sandbox: --audit FILE records the run, and agentrun audit checks it" {
 	run sandbox --audit "$TEST_DIR/audit.log" -- sh -c 'exit 4'
 	assert_failure 4
-	[ "$(jq -r .event "$TEST_DIR/audit.log" | paste -sd' ')" = "create start exit fs-changes delete" ] ||
+	[ "$(jq -r .event "$TEST_DIR/audit.log" | paste -sd' ')" = "hook create start exit hook fs-changes delete" ] ||
 		fail "$(cat "$TEST_DIR/audit.log")"
 	[ "$(jq -r 'select(.event == "exit") | .status' "$TEST_DIR/audit.log")" = 4 ]
 	run "$RUNTIME" audit "$TEST_DIR/audit.log"
-	assert_output "ok 5 lines"
+	assert_output "ok 7 lines"
 }
 
 @test "sandbox: --env, stdin, stdout and stderr, exit status" {
