@@ -31,11 +31,27 @@ static const struct
   { "sd_bus_wait", offsetof (ar_sdbus_api, wait) },
 };
 
+static ar_sdbus_api loaded;
+static bool done;
+
+void
+ar_sdbus_message_unrefp (sd_bus_message **m)
+{
+  if (*m && done)
+    loaded.message_unref (*m);
+  *m = NULL;
+}
+
+void
+ar_sdbus_error_freep (sd_bus_error *e)
+{
+  if (done)
+    loaded.error_free (e);
+}
+
 int
 ar_sdbus_load (const ar_sdbus_api **api, ar_error_t **err)
 {
-  static ar_sdbus_api loaded;
-  static bool done;
   if (done)
     {
       *api = &loaded;

@@ -37,4 +37,11 @@ typedef struct
 /* The functions above, from libsystemd.so.0; loaded once per process. */
 int ar_sdbus_load (const ar_sdbus_api **api, ar_error_t **err);
 
+/* Cleanup for what the loaded functions made (nothing to do when NULL or
+ * empty, so also before anything was loaded). */
+void ar_sdbus_message_unrefp (sd_bus_message **m);
+void ar_sdbus_error_freep (sd_bus_error *e);
+#define cleanup_bus_message __attribute__ ((cleanup (ar_sdbus_message_unrefp)))
+#define cleanup_bus_error __attribute__ ((cleanup (ar_sdbus_error_freep)))
+
 #endif

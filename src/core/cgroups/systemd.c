@@ -173,14 +173,11 @@ conn_open (systemd_conn *c, ar_error_t **err)
 }
 
 static int
-bus_error (const systemd_conn *c, sd_bus_error *e, int r, const char *what,
-           const char *unit, ar_error_t **err)
+bus_error (const sd_bus_error *e, int r, const char *what, const char *unit,
+           ar_error_t **err)
 {
-  int code = -r;
-  ar_error_set (err, code, "systemd: %s %s: %s", what, unit,
-                e->message ? e->message : strerror (code));
-  c->api->error_free (e);
-  return -1;
+  return ar_error_set (err, -r, "systemd: %s %s: %s", what, unit,
+                       e->message ? e->message : strerror (-r));
 }
 
 /* Wait for the job a call returned (its object path in `reply`). */
@@ -233,17 +230,13 @@ new_manager_call (systemd_conn *c, const char *method, sd_bus_message **m,
 static void
 reset_failed (systemd_conn *c, const char *unit)
 {
-  sd_bus_message *m = NULL, *reply = NULL;
-  sd_bus_error e = SD_BUS_ERROR_NULL;
+  cleanup_bus_message sd_bus_message *m = NULL;
+  cleanup_bus_message sd_bus_message *reply = NULL;
+  cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
   cleanup_error ar_error_t *ignored = NULL;
   if (new_manager_call (c, "ResetFailedUnit", &m, &ignored) == 0
       && c->api->append (m, "s", unit) >= 0)
     manager_call (c, m, &reply, &e);
-  c->api->error_free (&e);
-  if (reply)
-    c->api->message_unref (reply);
-  if (m)
-    c->api->message_unref (m);
 }
 
 /* ---- properties -------------------------------------------------------- */
@@ -286,7 +279,7 @@ start_message (systemd_conn *c, const ar_cg_systemd_unit *u, pid_t pid,
                const char *id, const oci_resources *r, sd_bus_message **out,
                ar_error_t **err)
 {
-  sd_bus_message *m = NULL;
+  cleanup_bus_message sd_bus_message *m = NULL;
   if (new_manager_call (c, "StartTransientUnit", &m, err) < 0)
     return -1;
   cleanup_free char *description = xasprintf ("agentrun container %s", id);
@@ -305,11 +298,8 @@ start_message (systemd_conn *c, const ar_cg_systemd_unit *u, pid_t pid,
            && c->api->close_container (m) >= 0
            && c->api->append (m, "a(sa(sv))", 0) >= 0;
   if (!ok)
-    {
-      c->api->message_unref (m);
-      return ar_error_set (err, 0, "systemd: build StartTransientUnit %s", u->unit);
-    }
-  *out = m;
+    return ar_error_set (err, 0, "systemd: build StartTransientUnit %s", u->unit);
+  *out = steal_pointer (&m);
   return 0;
 }
 
@@ -324,26 +314,21 @@ ar_cg_systemd_start (const ar_cg_systemd_unit *u, const char *id, pid_t pid,
     return -1;
   for (int attempt = 0;; attempt++)
     {
-      sd_bus_message *m = NULL, *reply = NULL;
-      sd_bus_error e = SD_BUS_ERROR_NULL;
+      cleanup_bus_message sd_bus_message *m = NULL;
+      cleanup_bus_message sd_bus_message *reply = NULL;
+      cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
       if (start_message (&c, u, pid, id, r, &m, err) < 0)
         return -1;
       int rc = manager_call (&c, m, &reply, &e);
-      c.api->message_unref (m);
       if (rc >= 0)
-        {
-          int w = wait_job (&c, reply, "start", u->unit, err);
-          c.api->message_unref (reply);
-          return w;
-        }
+        return wait_job (&c, reply, "start", u->unit, err);
       /* A unit left failed by an earlier container of this name. */
       if (attempt == 0 && c.api->error_has_name (&e, "org.freedesktop.systemd1.UnitExists"))
         {
-          c.api->error_free (&e);
           reset_failed (&c, u->unit);
           continue;
         }
-      return bus_error (&c, &e, rc, "start", u->unit, err);
+      return bus_error (&e, rc, "start", u->unit, err);
     }
 }
 
@@ -353,24 +338,19 @@ ar_cg_systemd_stop (const char *unit, ar_error_t **err)
   cleanup_conn systemd_conn c = { 0 };
   if (conn_open (&c, err) < 0)
     return -1;
-  sd_bus_message *m = NULL, *reply = NULL;
-  sd_bus_error e = SD_BUS_ERROR_NULL;
+  cleanup_bus_message sd_bus_message *m = NULL;
+  cleanup_bus_message sd_bus_message *reply = NULL;
+  cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
   if (new_manager_call (&c, "StopUnit", &m, err) < 0)
     return -1;
   int rc = c.api->append (m, "ss", unit, "replace");
   if (rc >= 0)
     rc = manager_call (&c, m, &reply, &e);
-  c.api->message_unref (m);
   int ret = 0;
   if (rc >= 0)
-    {
-      ret = wait_job (&c, reply, "stop", unit, err);
-      c.api->message_unref (reply);
-    }
-  else if (c.api->error_has_name (&e, "org.freedesktop.systemd1.NoSuchUnit"))
-    c.api->error_free (&e); /* already gone: what stop wants */
-  else
-    ret = bus_error (&c, &e, rc, "stop", unit, err);
+    ret = wait_job (&c, reply, "stop", unit, err);
+  else if (!c.api->error_has_name (&e, "org.freedesktop.systemd1.NoSuchUnit"))
+    ret = bus_error (&e, rc, "stop", unit, err); /* gone already: what stop wants */
   reset_failed (&c, unit);
   return ret;
 }

@@ -1,0 +1,77 @@
+/* The systemd driver's cgroupsPath ("slice:prefix:name") as runc reads it:
+ * unit name, slice and the cgroup directory systemd makes; bad forms are
+ * refused with the JSON path. Pure: no bus, no cgroup is touched. */
+#include "config.h"
+#include "unit.h"
+#include "../../src/core/cgroups/internal.h"
+#include "../../src/util/cleanup.h"
+
+static void
+check_path (const char *given, const char *slice, const char *unit,
+            const char *dir)
+{
+  ar_cg_systemd_unit u;
+  cleanup_error ar_error_t *err = NULL;
+  if (CHECK (ar_cg_systemd_parse_path ("ctr1", given, &u, &err) == 0))
+    {
+      CHECK_STR (u.slice, slice);
+      CHECK_STR (u.unit, unit);
+      CHECK_STR (u.dir, dir);
+      ar_cg_systemd_unit_clear (&u);
+    }
+}
+
+static void
+check_refused (const char *given, const char *wanted_text)
+{
+  ar_cg_systemd_unit u;
+  cleanup_error ar_error_t *err = NULL;
+  CHECK (ar_cg_systemd_parse_path ("ctr1", given, &u, &err) < 0);
+  CHECK (err && strstr (err->msg, ".linux.cgroupsPath") != NULL);
+  CHECK (err && strstr (err->msg, wanted_text) != NULL);
+}
+
+static void
+test_systemd_paths (void)
+{
+  check_path ("system.slice:docker:abc", "system.slice", "docker-abc.scope",
+              "/sys/fs/cgroup/system.slice/docker-abc.scope");
+  /* Nested slices: each dash is a level. */
+  check_path ("kubepods-burstable-pod12.slice:cri-containerd:abc",
+              "kubepods-burstable-pod12.slice", "cri-containerd-abc.scope",
+              "/sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/"
+              "kubepods-burstable-pod12.slice/cri-containerd-abc.scope");
+  /* Defaults: an empty slice is system.slice; no prefix, name.scope; no
+   * cgroupsPath at all, system.slice:agentrun:<id>. */
+  check_path (":libpod:x", "system.slice", "libpod-x.scope",
+              "/sys/fs/cgroup/system.slice/libpod-x.scope");
+  check_path ("user.slice::x", "user.slice", "x.scope",
+              "/sys/fs/cgroup/user.slice/x.scope");
+  check_path (NULL, "system.slice", "agentrun-ctr1.scope",
+              "/sys/fs/cgroup/system.slice/agentrun-ctr1.scope");
+  check_path ("-.slice:p:x", "-.slice", "p-x.scope", "/sys/fs/cgroup/p-x.scope");
+}
+
+static void
+test_systemd_paths_refused (void)
+{
+  check_refused ("/plain/path", "slice:prefix:name");
+  check_refused ("a:b", "slice:prefix:name");
+  check_refused ("a.slice:b:c:d", "slice:prefix:name");
+  check_refused ("system:docker:abc", "is not a slice name");
+  check_refused ("a--b.slice:p:x", "is not a slice name");
+  check_refused ("-a.slice:p:x", "is not a slice name");
+  check_refused ("a-.slice:p:x", "is not a slice name");
+  check_refused ("system.slice:p:", "non-empty");
+  check_refused ("system.slice:p:a/b", "non-empty");
+  check_refused ("system.slice:p/q:x", "non-empty");
+  check_refused ("system.slice:p:pod.slice", "a slice as the container's own unit");
+}
+
+int
+main (void)
+{
+  RUN (test_systemd_paths);
+  RUN (test_systemd_paths_refused);
+  return unit_finish ();
+}
