@@ -15,7 +15,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
-DEFAULT_SUITES="lifecycle cgroups verbs exec_cgroup cgroup_v2_devices agent sandbox egress engines/docker engines/podman engines/containerd"
+DEFAULT_SUITES="systemd_cgroup cgroups_v2 cgroup_v2_devices exec_cgroup lifecycle sandbox egress engines/docker engines/podman engines/containerd"
 
 die() { echo "vm/run: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 
@@ -47,7 +47,7 @@ for s in ${suites[*]}; do
 	files+=("\$f")
 done
 export AGENTRUN_TEST_RUN=agentrun-test-vm\$\$
-timeout -k 10 \${SUITE_TIMEOUT:-1300} bats --tap "\${files[@]}" tests/zz_cleanup.bats </dev/null 2>&1 | tee /mnt/host/bats.tap
+timeout -k 10 $(( ${VM_TIMEOUT:-1500} - 240 )) bats --tap "\${files[@]}" tests/zz_cleanup.bats </dev/null 2>&1 | tee /mnt/host/bats.tap
 ok=\$(grep -cE '^ok ' /mnt/host/bats.tap)
 skip=\$(grep -cE '^ok .* # skip' /mnt/host/bats.tap)
 notok=\$(grep -cE '^not ok ' /mnt/host/bats.tap)
