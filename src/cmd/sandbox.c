@@ -32,6 +32,7 @@ static const ar_option options[] = {
   { "allow-net", 0, true, "allow egress to ENTRY (CIDR, host:port, *.domain)", true },
   { "tty", 0, false, "give the command a terminal (default: when stdin and stdout are one)" },
   { "no-tty", 0, false, "never give the command a terminal" },
+  { "no-init", 0, false, "run the command as PID 1 itself, without the reaping init" },
   { 0 }
 };
 enum
@@ -48,7 +49,8 @@ enum
   OPT_ENV,
   OPT_ALLOW_NET,
   OPT_TTY,
-  OPT_NO_TTY
+  OPT_NO_TTY,
+  OPT_NO_INIT
 };
 
 static const ar_command_doc doc = {
@@ -206,14 +208,6 @@ write_bundle (const char *root, const char *id, const oci_spec *spec,
   return ar_write_file_atomic_at (AT_FDCWD, config, json, strlen (json), 0600, err);
 }
 
-static void
-remove_bundle (const char *bundle)
-{
-  cleanup_free char *config = xasprintf ("%s/config.json", bundle);
-  unlink (config);
-  rmdir (bundle);
-}
-
 static char *
 new_sandbox_id (void)
 {
@@ -235,6 +229,9 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
     .trust_caller = true,
     .started_by_parent = true,
     .caller_waits = true,
+    .init_reaper = !ar_flag (p, OPT_NO_INIT),
+    .delete_when_done = true,
+    .bundle_owned = true,
   };
   cleanup_created ar_created created;
   if (ar_container_create (&opts, &created, err) < 0)
@@ -242,7 +239,7 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
   ar_foreground_forward_signals (created.pid);
   int status = -1;
   if (ar_container_release (g->root, id, &created, err) == 0)
-    status = ar_container_wait (g->root, id, &created, err);
+    status = ar_container_wait (g->root, id, "sandbox", &created, err);
   if (status >= 0 && p->value[OPT_DIFF])
     {
       if (ar_container_workspace_diff (g->root, id, p->value[OPT_DIFF], err) < 0)
@@ -282,6 +279,6 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (status == 0)
     status = run_sandbox (g, &p, id, bundle, err);
   if (bundle)
-    remove_bundle (bundle);
+    ar_bundle_remove (bundle);
   return status;
 }

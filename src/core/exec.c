@@ -85,6 +85,7 @@ typedef struct
   int join_flags;
   int sync_fd;
   int preserve_fds;
+  bool die_with_parent; /* exec in the foreground */
 } exec_child;
 
 /* The relay between `agentrun exec` and the isolated process: it passes
@@ -120,6 +121,11 @@ isolate_from_main (const exec_child *c, ar_error_t **err)
     return ar_error_set (err, errno, "secrets.mainOnly: fork");
   if (pid > 0)
     {
+      if (c->die_with_parent && ar_process_die_with_parent (c->sync_fd, err) < 0)
+        {
+          kill (pid, SIGKILL);
+          return -1;
+        }
       close (c->sync_fd); /* the process reports its own exec, not us */
       relay_until_exit (pid);
     }
@@ -204,6 +210,8 @@ child_setup (const exec_child *c, char **exe, ar_error_t **err)
   if (*exe == NULL)
     return -1;
   if (ar_privileges_drop (c->proc, c->seccomp, NULL, err) < 0)
+    return -1;
+  if (c->die_with_parent && ar_process_die_with_parent (c->sync_fd, err) < 0)
     return -1;
   ar_process_cloexec_fds (3 + c->preserve_fds);
   return 0;
@@ -373,6 +381,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
     .join_flags = join_flags,
     .sync_fd = sync[1],
     .preserve_fds = opts->preserve_fds,
+    .die_with_parent = !opts->detach,
   };
   if (fork_in_container (&c, init_pidfd, &pid, err) < 0)
     goto out;

@@ -5,6 +5,7 @@
 #include "mounts.h"
 #include "process.h"
 #include "privileges.h"
+#include "reaper.h"
 #include "sync.h"
 #include "sysctl.h"
 #include "terminal.h"
@@ -283,6 +284,8 @@ ar_init_main (const ar_init_config *cfg)
   die_on_termination_signals ();
   if (drop_privileges (cfg, &err) < 0)
     fail (cfg, err, true);
+  if (cfg->die_with_parent && ar_process_die_with_parent (cfg->sync_fd, &err) < 0)
+    fail (cfg, err, true);
 
   /* No host fd beyond the preserved ones survives exec. */
   ar_process_cloexec_fds (3 + cfg->preserve_fds);
@@ -294,6 +297,9 @@ ar_init_main (const ar_init_config *cfg)
 
   if (run_hooks_here (cfg, &spec->hooks.start_container, "startContainer",
                       "created", &err) < 0)
+    fail (cfg, err, false);
+  /* Only as PID 1: the reaper's kill(-1) must stay inside the namespace. */
+  if (cfg->reaper && getpid () == 1 && ar_reaper_fork_workload (&err) < 0)
     fail (cfg, err, false);
   execve (exe, spec->process->args.items, spec->process->env.items ? spec->process->env.items : (char *[]){ NULL });
   dprintf (STDERR_FILENO, "agentrun: exec `%s`: %s\n", exe, strerror (errno));

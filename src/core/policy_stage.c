@@ -313,43 +313,24 @@ ar_stage_start_watchdog (const ar_agent_plan *plan, const char *id,
   return 0;
 }
 
-/* "key N" lines of a cgroup file (memory.events, pids.events, the v1
- * memory.oom_control): the count for `key`, 0 when absent. */
-static unsigned long long
-cgroup_counter (const char *dir, const char *file, const char *key)
-{
-  cleanup_free char *path = xasprintf ("%s/%s", dir, file);
-  cleanup_free char *data = NULL;
-  if (ar_read_file_at (AT_FDCWD, path, 65536, &data, NULL, NULL) < 0)
-    return 0;
-  size_t klen = strlen (key);
-  for (char *line = data; line && *line; line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL)
-    if (strncmp (line, key, klen) == 0 && line[klen] == ' ')
-      return strtoull (line + klen + 1, NULL, 10);
-  return 0;
-}
-
 void
 ar_stage_audit_limits (const ar_agent_plan *plan, const char *id,
                        const ar_cgroup *cg)
 {
   if (plan == NULL || plan->audit_path == NULL || cg == NULL)
     return;
-  unsigned long long oom = 0, pids = 0;
-  for (size_t i = 0; i < cg->n_paths; i++)
+  ar_cgroup_limit_hits hits;
+  ar_cgroup_limit_hits_read (cg, &hits);
+  if (hits.oom_kills)
     {
-      oom += cgroup_counter (cg->paths[i], "memory.oom_control", "oom_kill");
-      oom += cgroup_counter (cg->paths[i], "memory.events", "oom_kill");
-      pids += cgroup_counter (cg->paths[i], "pids.events", "max");
-    }
-  if (oom)
-    {
-      cleanup_free char *f = xasprintf ("\"limit\":\"memory\",\"oomKills\":%llu", oom);
+      cleanup_free char *f = xasprintf ("\"limit\":\"memory\",\"oomKills\":%llu",
+                                        (unsigned long long) hits.oom_kills);
       ar_stage_audit (plan, id, "limit", f);
     }
-  if (pids)
+  if (hits.refused_forks)
     {
-      cleanup_free char *f = xasprintf ("\"limit\":\"pids\",\"refusedForks\":%llu", pids);
+      cleanup_free char *f = xasprintf ("\"limit\":\"pids\",\"refusedForks\":%llu",
+                                        (unsigned long long) hits.refused_forks);
       ar_stage_audit (plan, id, "limit", f);
     }
 }
