@@ -180,7 +180,8 @@ audit_changes (const ar_agent_plan *plan, const char *state_dir,
                                            : AR_SECRETS_DEFAULT_PATH;
   if (plan->output_path)
     mount_points[n++] = plan->output_path;
-  if (ar_overlay_changes_json (state_dir, secrets, mount_points, &fields,
+  if (ar_overlay_changes_json (state_dir, plan->workspace_host_dir, secrets,
+                               mount_points, &fields,
                                &step)
           == 0
       && fields)

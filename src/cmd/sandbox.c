@@ -218,8 +218,8 @@ new_sandbox_id (void)
 }
 
 static int
-run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
-             const char *bundle, ar_error_t **err)
+run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
+             const char *id, const char *bundle, ar_error_t **err)
 {
   ar_create_options opts = {
     .root = g->root,
@@ -232,6 +232,7 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
     .init_reaper = !ar_flag (p, OPT_NO_INIT),
     .delete_when_done = true,
     .bundle_owned = true,
+    .command_line = argv,
   };
   cleanup_created ar_created created;
   if (ar_container_create (&opts, &created, err) < 0)
@@ -257,6 +258,10 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
 int
 ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
+  /* The command line as given, for the audit log: parsing reorders it. */
+  cleanup_strv char **command_line = xcalloc ((size_t) argc + 1, sizeof *command_line);
+  for (int i = 0; i < argc; i++)
+    command_line[i] = xstrdup (argv[i]);
   cleanup_parsed ar_parsed p = { 0 };
   int r = ar_cmd_parse (&doc, options, argc, argv, &p, err);
   if (r != 0)
@@ -277,7 +282,7 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   int status = write_bundle (g->root, id, spec, &bundle, err);
   oci_spec_free (spec);
   if (status == 0)
-    status = run_sandbox (g, &p, id, bundle, err);
+    status = run_sandbox (g, &p, command_line, id, bundle, err);
   if (bundle)
     ar_bundle_remove (bundle);
   return status;

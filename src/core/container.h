@@ -36,6 +36,8 @@ typedef struct ar_create_options
   bool delete_when_done;
   /* sandbox: the bundle is the container's own, removed by its delete. */
   bool bundle_owned;
+  /* sandbox: its own command line (NULL-terminated), for the audit log. */
+  char *const *command_line;
 } ar_create_options;
 
 /* What a create hands back to a caller that stays around (run). */

@@ -647,7 +647,8 @@ ar_container_create (const ar_create_options *opts, ar_created *out,
 
   if (r == 0)
     {
-      ar_stage_audit (c.plan, opts->id, "create", NULL);
+      ar_stage_audit_create (c.plan, c.state_dir, opts->id, c.spec->process,
+                             opts->command_line);
       out->pid = c.undo.pid;
       out->pidfd = steal_fd (&c.undo.pidfd);
       if (opts->started_by_parent)

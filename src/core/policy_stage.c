@@ -97,36 +97,92 @@ gen_argv_redacted (yajl_gen g, const oci_strv *args, const ar_secret_set *secret
   yajl_gen_array_close (g);
 }
 
-void
-ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
-                     const char *id, const oci_process *proc, pid_t pid,
-                     int status)
+static void
+gen_process (yajl_gen g, const oci_process *proc, const ar_secret_set *secrets)
 {
-  if (plan == NULL || plan->audit_path == NULL)
+  gen_key (g, "argv");
+  gen_argv_redacted (g, &proc->args, secrets);
+  gen_key (g, "uid");
+  yajl_gen_integer (g, proc->user.uid);
+  gen_key (g, "gid");
+  yajl_gen_integer (g, proc->user.gid);
+  const char *cwd = proc->cwd ? proc->cwd : "/";
+  gen_key (g, "cwd");
+  yajl_gen_string (g, (const unsigned char *) cwd, strlen (cwd));
+}
+
+/* A record about a process, its argv redacted against the secrets. */
+static void
+audit_process (const ar_agent_plan *plan, const char *state_dir,
+               const char *id, const char *event, const oci_process *proc,
+               void (*more) (yajl_gen, const void *, const ar_secret_set *),
+               const void *arg)
+{
+  if (plan == NULL || plan->audit_path == NULL || proc == NULL)
     return;
   ar_secret_set secrets = { 0 };
   cleanup_error ar_error_t *ignored = NULL;
   ar_secrets_load (plan, state_dir, &secrets, &ignored);
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
-  gen_key (g, "argv");
-  gen_argv_redacted (g, &proc->args, &secrets);
+  gen_process (g, proc, &secrets);
+  if (more)
+    more (g, arg, &secrets);
   ar_secret_set_clear (&secrets);
-  gen_key (g, "uid");
-  yajl_gen_integer (g, proc->user.uid);
-  gen_key (g, "gid");
-  yajl_gen_integer (g, proc->user.gid);
-  gen_key (g, "pid");
-  yajl_gen_integer (g, pid);
-  if (status >= 0)
-    {
-      gen_key (g, "status");
-      yajl_gen_integer (g, status);
-    }
   yajl_gen_map_close (g);
   cleanup_free char *fields = object_inside (g);
   yajl_gen_free (g);
-  ar_stage_audit (plan, id, "exec", fields);
+  ar_stage_audit (plan, id, event, fields);
+}
+
+static void
+gen_command_line (yajl_gen g, const void *arg, const ar_secret_set *secrets)
+{
+  char *const *argv = arg;
+  oci_strv view = { .items = (char **) argv, .len = 0 };
+  while (argv[view.len])
+    view.len++;
+  gen_key (g, "command");
+  gen_argv_redacted (g, &view, secrets);
+}
+
+void
+ar_stage_audit_create (const ar_agent_plan *plan, const char *state_dir,
+                       const char *id, const oci_process *proc,
+                       char *const *command_line)
+{
+  audit_process (plan, state_dir, id, "create", proc,
+                 command_line ? gen_command_line : NULL, command_line);
+}
+
+static void
+gen_exec_outcome (yajl_gen g, const void *arg, const ar_secret_set *secrets)
+{
+  (void) secrets;
+  const ar_exec_outcome *o = arg;
+  if (o->pid > 0)
+    {
+      gen_key (g, "pid");
+      yajl_gen_integer (g, o->pid);
+    }
+  if (o->status >= 0)
+    {
+      gen_key (g, "status");
+      yajl_gen_integer (g, o->status);
+    }
+  if (o->error)
+    {
+      gen_key (g, "error");
+      yajl_gen_string (g, (const unsigned char *) o->error, strlen (o->error));
+    }
+}
+
+void
+ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
+                     const char *id, const oci_process *proc,
+                     const ar_exec_outcome *outcome)
+{
+  audit_process (plan, state_dir, id, outcome->event, proc, gen_exec_outcome, outcome);
 }
 
 static char *
