@@ -185,7 +185,8 @@ audit_changes (const ar_agent_plan *plan, const char *state_dir,
                                &step)
           == 0
       && fields)
-    ar_audit_append (plan->audit_path, container_id, "fs-changes", fields,
+    ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir,
+                               container_id, "fs-changes", fields,
                      &step);
   keep_first_error (first, &step);
 }
@@ -198,7 +199,8 @@ audit_output (const ar_agent_plan *plan, const char *container_id,
     return;
   ar_error_t *step = NULL;
   cleanup_free char *fields = ar_output_report_fields_json (report);
-  ar_audit_append (plan->audit_path, container_id, "output", fields, &step);
+  ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir,
+                             container_id, "output", fields, &step);
   keep_first_error (first, &step);
 }
 

@@ -523,6 +523,7 @@ prepare_host (create_ctx *c, ar_error_t **err)
   if (make_state_dir (c->opts->root, c->opts->id, &c->undo, err) < 0)
     return -1;
   c->state_dir = xstrdup (c->undo.state_dir);
+  ar_stage_keep_audit_head (c->plan, c->state_dir);
   if (c->plan)
     {
       c->undo.plan = c->plan;

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -45,13 +46,35 @@ ar_stage_prepare (const ar_agent_plan *plan, int state_fd,
   return ar_agent_prepare (plan, state_dir, rootfs, spec, err);
 }
 
+void
+ar_stage_keep_audit_head (ar_agent_plan *plan, const char *state_dir)
+{
+  if (plan == NULL || plan->audit_path == NULL)
+    return;
+  const char *slash = strrchr (state_dir, '/');
+  free (plan->audit_heads_dir);
+  plan->audit_heads_dir = xasprintf ("%.*s/" AR_AUDIT_HEADS_DIR,
+                                     (int) (slash ? slash - state_dir : 0), state_dir);
+}
+
 int
 ar_stage_load_plan (int state_fd, ar_agent_plan **plan, ar_error_t **err)
 {
   *plan = NULL;
   if (faccessat (state_fd, AR_AGENT_PLAN_FILE, F_OK, 0) < 0)
     return 0;
-  return ar_agent_plan_load (state_fd, plan, err);
+  if (ar_agent_plan_load (state_fd, plan, err) < 0)
+    return -1;
+  /* The state dir's own path, from the fd: every caller has that. */
+  char link[64], dir[PATH_MAX];
+  snprintf (link, sizeof link, "/proc/self/fd/%d", state_fd);
+  ssize_t n = readlink (link, dir, sizeof dir - 1);
+  if (n > 0)
+    {
+      dir[n] = '\0';
+      ar_stage_keep_audit_head (*plan, dir);
+    }
+  return 0;
 }
 
 void
@@ -61,7 +84,8 @@ ar_stage_audit (const ar_agent_plan *plan, const char *id, const char *event,
   if (plan == NULL || plan->audit_path == NULL)
     return;
   cleanup_error ar_error_t *err = NULL;
-  if (ar_audit_append (plan->audit_path, id, event, fields_json, &err) < 0)
+  if (ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir, id,
+                                 event, fields_json, &err) < 0)
     fprintf (stderr, "agentrun: warning: audit log: %s\n", err->msg);
 }
 

@@ -25,6 +25,10 @@ int ar_stage_start_watchdog (const ar_agent_plan *plan, const char *id,
                              pid_t init_pid, const char *cgroup_text,
                              ar_error_t **err);
 
+/* Keep the audit log's head under the state root of `state_dir` (the
+ * container's state dir): ar_stage_load_plan does it for a loaded plan. */
+void ar_stage_keep_audit_head (ar_agent_plan *plan, const char *state_dir);
+
 /* The plan saved with a container; NULL (and 0) when it has none. */
 int ar_stage_load_plan (int state_fd, ar_agent_plan **plan, ar_error_t **err);
 
