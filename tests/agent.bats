@@ -545,7 +545,7 @@ nothing_outside_dest() {
 	run agent delete "$CID"
 	assert_success
 	cat "$AUDIT"
-	[ "$(audit_events)" = "create start exec exec exit limit fs-changes output delete" ] || fail "events: $(audit_events)"
+	[ "$(audit_events)" = "create start exec-start exec exec-start exec exit limit fs-changes output delete" ] || fail "events: $(audit_events)"
 	audit_has '(.event == "exec") and (.argv[0] == "sh" and (.uid | type) == "number" and (.status | type) == "number")'
 	audit_has '(.event == "exit") and (.killedByDelete == false) and (has("status") | not)'
 	[ "$(jq -c 'select(.event == "exec") | [.uid, .status]' "$AUDIT" | paste -sd' ')" = "[1000,3] [0,0]" ]
@@ -554,7 +554,7 @@ nothing_outside_dest() {
 	check_chain_with_sha256sum
 	run "$RUNTIME" audit "$AUDIT"
 	assert_success
-	assert_output "ok 9 lines"
+	assert_output "ok 11 lines"
 }
 
 @test "audit: an exit event from run, and timestamps in order" {
