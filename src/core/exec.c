@@ -209,9 +209,8 @@ child_setup (const exec_child *c, char **exe, ar_error_t **err)
   *exe = ar_process_find_executable (c->proc, err);
   if (*exe == NULL)
     return -1;
-  if (ar_privileges_drop (c->proc, c->seccomp, NULL, err) < 0)
-    return -1;
-  if (c->die_with_parent && ar_process_die_with_parent (c->sync_fd, err) < 0)
+  if (ar_privileges_drop (c->proc, c->seccomp, NULL,
+                          c->die_with_parent ? c->sync_fd : -1, err) < 0)
     return -1;
   ar_process_cloexec_fds (3 + c->preserve_fds);
   return 0;

@@ -180,7 +180,8 @@ drop_privileges (const ar_init_config *cfg, ar_error_t **err)
 {
   const oci_seccomp *seccomp = cfg->spec->linux_cfg ? cfg->spec->linux_cfg->seccomp : NULL;
   cleanup_free char *state = seccomp && seccomp->listener_path ? state_json (cfg, "creating") : NULL;
-  return ar_privileges_drop (cfg->spec->process, cfg->seccomp, state, err);
+  return ar_privileges_drop (cfg->spec->process, cfg->seccomp, state,
+                             cfg->die_with_parent ? cfg->sync_fd : -1, err);
 }
 
 static void
@@ -283,8 +284,6 @@ ar_init_main (const ar_init_config *cfg)
     fail (cfg, err, true);
   die_on_termination_signals ();
   if (drop_privileges (cfg, &err) < 0)
-    fail (cfg, err, true);
-  if (cfg->die_with_parent && ar_process_die_with_parent (cfg->sync_fd, &err) < 0)
     fail (cfg, err, true);
 
   /* No host fd beyond the preserved ones survives exec. */
