@@ -588,7 +588,7 @@ nothing_outside_dest() {
 	run agent delete "$CID"
 	assert_success
 	cat "$AUDIT"
-	[ "$(audit_events)" = "hook create start exec exec exit limit hook fs-changes output delete" ] || fail "events: $(audit_events)"
+	[ "$(audit_events)" = "hook create start exec-start exec exec-start exec exit limit hook fs-changes output delete" ] || fail "events: $(audit_events)"
 	audit_has '(.event == "exec") and (.argv[0] == "sh" and (.uid | type) == "number" and (.status | type) == "number")'
 	audit_has '(.event == "exit") and (.killedByDelete == false) and (has("status") | not)'
 	[ "$(jq -c 'select(.event == "exec") | [.uid, .status]' "$AUDIT" | paste -sd' ')" = "[1000,3] [0,0]" ]

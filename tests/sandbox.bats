@@ -31,7 +31,7 @@ teardown() {
 sandbox_leftovers() {
 	local p
 	[ -d "$ROOT" ] || return 0
-	find "$ROOT" -mindepth 1 -maxdepth 1 ! -name .seccomp-cache ! -name .sandbox -printf 'state %p\n'
+	find "$ROOT" -mindepth 1 -maxdepth 1 ! -name .seccomp-cache ! -name .sandbox ! -name .audit-heads -printf 'state %p\n'
 	[ ! -d "$ROOT/.sandbox" ] || find "$ROOT/.sandbox" -mindepth 1 -printf 'bundle %p\n'
 	mounts_under "$ROOT" | sed 's/^/mount /'
 	mounts_under "$TEST_DIR" | sed 's/^/mount /'

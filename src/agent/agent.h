@@ -56,6 +56,10 @@ typedef struct ar_agent_plan
   uint64_t output_max_files;
 
   char *audit_path; /* JSON lines; NULL: no audit log */
+  /* Where the log's head (line count and last hash) is kept, outside the
+   * log: the state root's AR_AUDIT_HEADS_DIR. Not saved in agent.json: set
+   * by whoever has the plan in hand (NULL: no head kept). */
+  char *audit_heads_dir;
 
   int64_t wall_clock_seconds; /* 0: none */
 
@@ -170,6 +174,29 @@ int ar_workspace_diff (const ar_agent_plan *plan, const char *state_dir,
 int ar_audit_append (const char *audit_path, const char *container_id,
                      const char *event, const char *fields_json,
                      ar_error_t **err);
+
+/* The same, keeping the log's head in `heads_dir` (NULL: none) as
+ * "N:HASH": how many lines the log has and the sha256 of the last one.
+ * Kept outside the log, it shows what the chain cannot: lines cut off at
+ * the end, or a last line rewritten. */
+int ar_audit_append_with_head (const char *audit_path, const char *heads_dir,
+                               const char *container_id, const char *event,
+                               const char *fields_json, ar_error_t **err);
+
+#define AR_AUDIT_HEADS_DIR ".audit-heads" /* under the state root */
+
+/* The head stored for a log in `heads_dir` ("N:HASH"), NULL (and 0) when
+ * none is. */
+int ar_audit_stored_head (const char *audit_path, const char *heads_dir,
+                          char **head, ar_error_t **err);
+
+/* Check a log against a head "N:HASH": *problem is NULL when line N is
+ * there and hashes to HASH, else one line saying what is wrong. */
+int ar_audit_check_head (const char *audit_path, const char *head,
+                         char **problem, ar_error_t **err);
+
+/* Lines in the log, a last one without its newline included. */
+int ar_audit_count_lines (const char *audit_path, size_t *n, ar_error_t **err);
 
 /* Check a log's chain; *bad_line is the first line that does not match. */
 int ar_audit_verify (const char *audit_path, size_t *bad_line,

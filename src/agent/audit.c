@@ -10,6 +10,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <strings.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -143,10 +146,59 @@ entry_head (const char *container_id, const char *event)
   return head;
 }
 
+/* Newlines in the first `end` bytes of fd. */
+static int
+count_newlines (int fd, off_t end, size_t *n)
+{
+  char buf[SCAN_BLOCK * 4];
+  *n = 0;
+  for (off_t pos = 0; pos < end;)
+    {
+      size_t want = end - pos < (off_t) sizeof buf ? (size_t) (end - pos) : sizeof buf;
+      ssize_t got = pread (fd, buf, want, pos);
+      if (got <= 0)
+        return -1;
+      for (const char *p = buf; (p = memchr (p, '\n', (size_t) (buf + got - p))); p++)
+        (*n)++;
+      pos += got;
+    }
+  return 0;
+}
+
+/* <heads_dir>/<sha256 of the log's absolute path>. */
+static char *
+head_file (const char *audit_path, const char *heads_dir)
+{
+  char real[PATH_MAX];
+  const char *name = realpath (audit_path, real) ? real : audit_path;
+  char hex[AR_SHA256_HEX_SIZE];
+  ar_sha256_hex (name, strlen (name), hex);
+  return xasprintf ("%s/%s", heads_dir, hex);
+}
+
+/* Called with the log locked, right after `line` (newline included) was
+ * appended. */
+static int
+store_head (int fd, const char *audit_path, const char *heads_dir,
+            const char *line, ar_error_t **err)
+{
+  struct stat st;
+  size_t lines;
+  if (fstat (fd, &st) < 0 || count_newlines (fd, st.st_size, &lines) < 0)
+    return ar_error_set (err, errno, "audit: count the lines of `%s`", audit_path);
+  char hex[AR_SHA256_HEX_SIZE];
+  ar_sha256_hex (line, strlen (line) - 1, hex);
+  cleanup_free char *head = xasprintf ("%zu:%s\n", lines, hex);
+  cleanup_free char *file = head_file (audit_path, heads_dir);
+  if (ar_mkdir_p (heads_dir, 0700, err) < 0)
+    return -1;
+  return ar_write_file_atomic_at (AT_FDCWD, file, head, strlen (head), 0600, err);
+}
+
 int
-ar_audit_append (const char *audit_path, const char *container_id,
-                 const char *event, const char *fields_json,
-                 ar_error_t **err)
+ar_audit_append_with_head (const char *audit_path, const char *heads_dir,
+                           const char *container_id, const char *event,
+                           const char *fields_json, ar_error_t **err)
 {
   if (fields_json && strchr (fields_json, '\n'))
     return ar_error_set (err, 0, "audit: event `%s` spans lines", event);
@@ -171,6 +223,80 @@ ar_audit_append (const char *audit_path, const char *container_id,
    * the disk fills, which verification then reports. */
   if (ar_write_all (fd, line, strlen (line)) < 0)
     return ar_error_set (err, errno, "audit: write `%s`", audit_path);
+  return heads_dir ? store_head (fd, audit_path, heads_dir, line, err) : 0;
+}
+
+int
+ar_audit_append (const char *audit_path, const char *container_id,
+                 const char *event, const char *fields_json,
+                 ar_error_t **err)
+{
+  return ar_audit_append_with_head (audit_path, NULL, container_id, event,
+                                    fields_json, err);
+}
+
+int
+ar_audit_stored_head (const char *audit_path, const char *heads_dir,
+                      char **head, ar_error_t **err)
+{
+  *head = NULL;
+  cleanup_free char *file = head_file (audit_path, heads_dir);
+  if (access (file, F_OK) < 0)
+    return 0;
+  if (ar_read_file_at (AT_FDCWD, file, 256, head, NULL, err) < 0)
+    return -1;
+  char *nl = strchr (*head, '\n');
+  if (nl)
+    *nl = '\0';
+  return 0;
+}
+
+int
+ar_audit_check_head (const char *audit_path, const char *head,
+                     char **problem, ar_error_t **err)
+{
+  *problem = NULL;
+  char *end;
+  unsigned long long want = strtoull (head, &end, 10);
+  if (want == 0 || *end != ':' || strlen (end + 1) != AR_SHA256_HEX_SIZE - 1)
+    return ar_error_set (err, 0, "audit: head `%s`: expected N:SHA256 (a line number and 64 hex digits)", head);
+  const char *want_hash = end + 1;
+  cleanup_file FILE *f = fopen (audit_path, "re");
+  if (f == NULL)
+    return ar_error_set (err, errno, "audit: open `%s`", audit_path);
+  cleanup_free char *line = NULL;
+  size_t cap = 0, number = 0;
+  ssize_t n;
+  while ((n = getline (&line, &cap, f)) > 0 && ++number < want)
+    ;
+  if (ferror (f))
+    return ar_error_set (err, errno, "audit: read `%s`", audit_path);
+  if (number < want)
+    {
+      *problem = xasprintf ("truncated: the head says %llu lines, the log has %zu", want, number);
+      return 0;
+    }
+  size_t len = (size_t) n - (line[n - 1] == '\n');
+  char hex[AR_SHA256_HEX_SIZE];
+  ar_sha256_hex (line, len, hex);
+  if (strcasecmp (hex, want_hash) != 0)
+    *problem = xasprintf ("line %llu: does not match the head", want);
+  return 0;
+}
+
+int
+ar_audit_count_lines (const char *audit_path, size_t *n, ar_error_t **err)
+{
+  cleanup_close int fd = open (audit_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0)
+    return ar_error_set (err, errno, "audit: open `%s`", audit_path);
+  if (count_newlines (fd, st.st_size, n) < 0)
+    return ar_error_set (err, errno, "audit: read `%s`", audit_path);
+  char last;
+  /* A last line without its newline counts too. */
+  if (st.st_size > 0 && pread (fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
+    (*n)++;
   return 0;
 }
 

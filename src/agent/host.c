@@ -173,11 +173,13 @@ audit_changes (const ar_agent_plan *plan, const char *state_dir,
                                            : AR_SECRETS_DEFAULT_PATH;
   if (plan->output_path)
     mount_points[n++] = plan->output_path;
-  if (ar_overlay_changes_json (state_dir, secrets, mount_points, &fields,
+  if (ar_overlay_changes_json (state_dir, plan->workspace_host_dir, secrets,
+                               mount_points, &fields,
                                &step)
           == 0
       && fields)
-    ar_audit_append (plan->audit_path, container_id, "fs-changes", fields,
+    ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir,
+                               container_id, "fs-changes", fields,
                      &step);
   ar_error_free (ar_error_keep_first (first, &step));
 }
@@ -190,7 +192,8 @@ audit_output (const ar_agent_plan *plan, const char *container_id,
     return;
   ar_error_t *step = NULL;
   cleanup_free char *fields = ar_output_report_fields_json (report);
-  ar_audit_append (plan->audit_path, container_id, "output", fields, &step);
+  ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir,
+                             container_id, "output", fields, &step);
   ar_error_free (ar_error_keep_first (first, &step));
 }
 

@@ -339,16 +339,12 @@ open_lower_dir (const char *dir)
   return open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
-int
-ar_overlay_changes_json (const char *state_dir, const ar_secret_set *secrets,
-                         const char *const *mount_points, char **fields_json,
-                         ar_error_t **err)
+/* Walk one upper layer into `c`; its paths start with `prefix` ("" for
+ * the root). A layer that is not there adds nothing. */
+static int
+walk_layer (change_list *c, const char *upper, int lower_fd,
+            const char *prefix, ar_error_t **err)
 {
-  *fields_json = NULL;
-  cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
-  if (!ar_hostfs_is_mountpoint (dir))
-    return 0;
-  cleanup_free char *upper = ar_hostfs_join (dir, "upper");
   cleanup_close int upper_fd
       = open (upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (upper_fd < 0)
@@ -357,13 +353,39 @@ ar_overlay_changes_json (const char *state_dir, const ar_secret_set *secrets,
         return 0;
       return ar_error_set (err, errno, "open `%s`", upper);
     }
+  char path[PATH_MAX];
+  size_t len = strlen (prefix);
+  if (len >= sizeof path)
+    return 0;
+  memcpy (path, prefix, len + 1);
+  walk_upper (c, upper_fd, lower_fd, path, len, 0);
+  return 0;
+}
+
+int
+ar_overlay_changes_json (const char *state_dir, const char *workspace_host_dir,
+                         const ar_secret_set *secrets,
+                         const char *const *mount_points, char **fields_json,
+                         ar_error_t **err)
+{
+  *fields_json = NULL;
+  cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
+  if (!ar_hostfs_is_mountpoint (dir))
+    return 0;
+  cleanup_free char *upper = ar_hostfs_join (dir, "upper");
   /* Without the lower layer every change reads as "created". */
   cleanup_close int lower_fd = open_lower_dir (dir);
-
   change_list c = { .secrets = secrets, .mount_points = mount_points };
-  char path[PATH_MAX] = "";
-  walk_upper (&c, upper_fd, lower_fd, path, 0, 0);
-  *fields_json = change_list_json (&c);
+  int r = walk_layer (&c, upper, lower_fd, "", err);
+  if (r == 0 && workspace_host_dir)
+    {
+      cleanup_free char *ws_upper = ar_hostfs_join (dir, AR_OVERLAY_WS_UPPER);
+      cleanup_close int ws_lower
+          = open (workspace_host_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      r = walk_layer (&c, ws_upper, ws_lower, workspace_host_dir, err);
+    }
+  if (r == 0)
+    *fields_json = change_list_json (&c);
   change_list_clear (&c);
-  return 0;
+  return r;
 }

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 
 #define AR_OVERLAY_DIR "overlay" /* below the state dir */
+/* The sandbox workspace's upper layer, below AR_OVERLAY_DIR. */
+#define AR_OVERLAY_WS_UPPER "ws-upper"
 
 /* Most changes recorded in the audit log, and most bytes of paths; beyond
  * either the event says "truncated": true. */
@@ -32,9 +34,12 @@ int ar_overlay_prepare (const char *state_dir, const char *rootfs,
  * a secret shown as "[redacted]". `mount_points` (NULL-terminated, may be
  * NULL) are the directories the runtime made for its own mounts (secrets,
  * output): not the container's doing, so not listed while empty.
+ * The workspace's own layer (`workspace_host_dir`, NULL: none) is walked
+ * too, its paths under that directory.
  * *fields_json is NULL when there is no layer (nothing prepared, or
  * already torn down). */
 int ar_overlay_changes_json (const char *state_dir,
+                             const char *workspace_host_dir,
                              const ar_secret_set *secrets,
                              const char *const *mount_points,
                              char **fields_json, ar_error_t **err);

@@ -31,6 +31,7 @@ ar_agent_plan_free (ar_agent_plan *plan)
   free (plan->output_host_dir);
   free (plan->workspace_host_dir);
   free (plan->audit_path);
+  free (plan->audit_heads_dir);
   for (size_t i = 0; i < plan->n_egress_allow; i++)
     free (plan->egress_allow[i]);
   free (plan->egress_allow);

@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#define WS_UPPER "ws-upper"
 #define WS_WORK "ws-work"
 #define WS_DIFF "ws-diff"
 
@@ -34,7 +33,7 @@ ar_workspace_prepare (const ar_agent_plan *plan, const char *state_dir,
 {
   if (plan->workspace_host_dir == NULL)
     return 0;
-  cleanup_free char *upper = overlay_child (state_dir, WS_UPPER);
+  cleanup_free char *upper = overlay_child (state_dir, AR_OVERLAY_WS_UPPER);
   cleanup_free char *work = overlay_child (state_dir, WS_WORK);
   if ((mkdir (upper, 0755) < 0 && errno != EEXIST)
       || (mkdir (work, 0700) < 0 && errno != EEXIST))
@@ -152,7 +151,7 @@ ar_workspace_diff (const ar_agent_plan *plan, const char *state_dir,
 {
   if (plan == NULL || plan->workspace_host_dir == NULL)
     return ar_error_set (err, 0, "--diff: the sandbox has no workspace");
-  cleanup_free char *upper = overlay_child (state_dir, WS_UPPER);
+  cleanup_free char *upper = overlay_child (state_dir, AR_OVERLAY_WS_UPPER);
   cleanup_free char *dir = overlay_child (state_dir, WS_DIFF);
   cleanup_free char *a = ar_hostfs_join (dir, "a");
   cleanup_free char *b = ar_hostfs_join (dir, "b");

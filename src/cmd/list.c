@@ -41,6 +41,7 @@ ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (!json && strcmp (format, "table") != 0)
     return ar_error_set (err, 0, "list: unknown format `%s` (table or json)", format);
   bool quiet = ar_flag (&p, 1);
+  ar_container_reap_abandoned (g->root);
 
   cleanup_dir DIR *dir = opendir (g->root);
   if (dir == NULL && errno != ENOENT)

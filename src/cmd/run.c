@@ -36,6 +36,7 @@ ar_cmd_run (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   bool detach = ar_flag (&p, OPT_DETACH);
   opts.started_by_parent = true;
   opts.caller_waits = !detach;
+  opts.delete_when_done = !detach && !ar_flag (&p, OPT_KEEP);
 
   cleanup_created ar_created created;
   if (ar_container_create (&opts, &created, err) < 0)
@@ -51,7 +52,7 @@ ar_cmd_run (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (detach)
     return 0;
 
-  int status = ar_container_wait (g->root, opts.id, &created, err);
+  int status = ar_container_wait (g->root, opts.id, "run", &created, err);
   if (status < 0)
     return -1;
   if (!ar_flag (&p, OPT_KEEP)

@@ -37,6 +37,7 @@ static const ar_option options[] = {
   { "hide", 0, true, "also hide host PATH from the command (host root only)", true },
   { "unhide", 0, true, "do not hide host PATH (one the profile hides)", true },
   { "print-policy", 0, false, "print the effective policy as JSON and exit" },
+  { "no-init", 0, false, "run the command as PID 1 itself, without the reaping init" },
   { 0 }
 };
 enum
@@ -56,7 +57,8 @@ enum
   OPT_NO_TTY,
   OPT_HIDE,
   OPT_UNHIDE,
-  OPT_PRINT_POLICY
+  OPT_PRINT_POLICY,
+  OPT_NO_INIT
 };
 
 static const ar_command_doc doc = {
@@ -252,14 +254,6 @@ write_bundle (const char *root, const char *id, const oci_spec *spec,
   return ar_write_file_atomic_at (AT_FDCWD, config, json, strlen (json), 0600, err);
 }
 
-static void
-remove_bundle (const char *bundle)
-{
-  cleanup_free char *config = xasprintf ("%s/config.json", bundle);
-  unlink (config);
-  rmdir (bundle);
-}
-
 static char *
 new_sandbox_id (void)
 {
@@ -282,8 +276,8 @@ print_policy (const ar_globals *g, oci_spec *spec, ar_error_t **err)
 }
 
 static int
-run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
-             const char *bundle, ar_error_t **err)
+run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
+             const char *id, const char *bundle, ar_error_t **err)
 {
   ar_create_options opts = {
     .root = g->root,
@@ -294,6 +288,10 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
     .trust_caller = true,
     .started_by_parent = true,
     .caller_waits = true,
+    .init_reaper = !ar_flag (p, OPT_NO_INIT),
+    .delete_when_done = true,
+    .bundle_owned = true,
+    .command_line = argv,
   };
   cleanup_created ar_created created;
   if (ar_container_create (&opts, &created, err) < 0)
@@ -301,7 +299,7 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
   ar_foreground_forward_signals (created.pid);
   int status = -1;
   if (ar_container_release (g->root, id, &created, err) == 0)
-    status = ar_container_wait (g->root, id, &created, err);
+    status = ar_container_wait (g->root, id, "sandbox", &created, err);
   if (status >= 0 && p->value[OPT_DIFF])
     {
       if (ar_container_workspace_diff (g->root, id, p->value[OPT_DIFF], err) < 0)
@@ -319,6 +317,10 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
 int
 ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
+  /* The command line as given, for the audit log: parsing reorders it. */
+  cleanup_strv char **command_line = xcalloc ((size_t) argc + 1, sizeof *command_line);
+  for (int i = 0; i < argc; i++)
+    command_line[i] = xstrdup (argv[i]);
   cleanup_parsed ar_parsed p = { 0 };
   int r = ar_cmd_parse (&doc, options, argc, argv, &p, err);
   if (r != 0)
@@ -348,8 +350,8 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   int status = write_bundle (g->root, id, spec, &bundle, err);
   oci_spec_free (spec);
   if (status == 0)
-    status = run_sandbox (g, &p, id, bundle, err);
+    status = run_sandbox (g, &p, command_line, id, bundle, err);
   if (bundle)
-    remove_bundle (bundle);
+    ar_bundle_remove (bundle);
   return status;
 }

@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/file.h>
 #include <sys/wait.h>
+#include <dirent.h>
 
 int
 ar_container_open_dir (const char *root, const char *id, ar_error_t **err)
@@ -81,6 +82,7 @@ ar_container_remove_state_dir (int root_fd, const char *id, int state_fd)
                                        AR_EXEC_FIFO, AR_STATE_FILE ".tmp",
                                        AR_AGENT_PLAN_FILE, AR_EXIT_LOGGED_FILE,
                                        AR_HOST_MOUNTS_FILE, AR_AGENT_FINISHED_FILE,
+                                       AR_SUPERVISOR_FILE, AR_OWNED_BUNDLE_FILE,
                                        NULL };
   for (size_t i = 0; files[i]; i++)
     unlinkat (state_fd, files[i], 0);
@@ -387,6 +389,14 @@ remove_half_made (const char *root, const char *id, int state_fd,
   return 0;
 }
 
+void
+ar_bundle_remove (const char *bundle)
+{
+  cleanup_free char *config = xasprintf ("%s/config.json", bundle);
+  unlink (config);
+  rmdir (bundle);
+}
+
 int
 ar_container_delete (const char *root, const char *id, bool force,
                      ar_error_t **err)
@@ -436,6 +446,8 @@ ar_container_delete (const char *root, const char *id, bool force,
   else
     {
       ar_stage_audit (plan, id, "delete", NULL);
+      if (faccessat (state_fd, AR_OWNED_BUNDLE_FILE, F_OK, 0) == 0)
+        ar_bundle_remove (st->bundle);
       cleanup_close int root_fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (root_fd < 0)
         r = ar_error_set (err, errno, "open state root `%s`", root);
@@ -524,9 +536,66 @@ mark_exit_logged (const char *root, const char *id)
     mark (state_fd, AR_EXIT_LOGGED_FILE);
 }
 
+/* 600 -> "10m", 90 -> "90s", 7200 -> "2h". */
+static char *
+format_duration (int64_t seconds)
+{
+  if (seconds % 3600 == 0)
+    return xasprintf ("%lldh", (long long) (seconds / 3600));
+  if (seconds % 60 == 0)
+    return xasprintf ("%lldm", (long long) (seconds / 60));
+  return xasprintf ("%llds", (long long) seconds);
+}
+
+/* 536870912 -> "512M"; a number of bytes when no suffix divides it. */
+static char *
+format_size (uint64_t bytes)
+{
+  static const char suffix[] = "KMGT";
+  int i = -1;
+  while (i < 3 && bytes >= 1024 && bytes % 1024 == 0)
+    {
+      bytes /= 1024;
+      i++;
+    }
+  if (i < 0)
+    return xasprintf ("%llu", (unsigned long long) bytes);
+  return xasprintf ("%llu%c", (unsigned long long) bytes, suffix[i]);
+}
+
+/* One line on stderr for each limit that ended or hampered the run. */
+static void
+say_limits_hit (const char *root, const char *id, const char *who,
+                const ar_created *created, bool timed_out)
+{
+  if (timed_out)
+    {
+      cleanup_free char *d = format_duration (created->wall_clock_seconds);
+      fprintf (stderr, "agentrun: %s: wall-clock limit %s reached, killed\n", who, d);
+    }
+  cleanup_close int state_fd = -1;
+  cleanup_state ar_state *st = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  ar_cgroup *cg = NULL;
+  if (ar_container_load (root, id, &state_fd, &st, &ignored) < 0
+      || ar_container_cgroup (st, &cg, &ignored) < 0 || cg == NULL)
+    return;
+  ar_cgroup_limit_hits hits;
+  ar_cgroup_limit_hits_read (cg, &hits);
+  ar_cgroup_free (cg);
+  if (hits.oom_kills)
+    {
+      cleanup_free char *limit = format_size (hits.memory_limit);
+      fprintf (stderr, "agentrun: %s: out of memory (limit %s), killed\n", who, limit);
+    }
+  if (hits.refused_forks)
+    fprintf (stderr, "agentrun: %s: pids limit %llu reached\n", who,
+             (unsigned long long) hits.pids_limit);
+}
+
 int
-ar_container_wait (const char *root, const char *id, const ar_created *created,
-                   ar_error_t **err)
+ar_container_wait (const char *root, const char *id, const char *who,
+                   const ar_created *created, ar_error_t **err)
 {
   bool timed_out = false;
   int status = ar_foreground_wait (created->pid, created->pty_master,
@@ -538,6 +607,7 @@ ar_container_wait (const char *root, const char *id, const ar_created *created,
                                         (long long) created->wall_clock_seconds);
       ar_container_audit (root, id, "limit", f);
     }
+  say_limits_hit (root, id, who, created, timed_out);
   if (status >= 0)
     {
       cleanup_free char *f = xasprintf ("\"status\":%d", status);
@@ -563,4 +633,42 @@ ar_container_workspace_diff (const char *root, const char *id,
   int r = ar_workspace_diff (plan, state_dir, id, path, err);
   ar_agent_plan_free (plan);
   return r;
+}
+
+/* The supervisor recorded at create is gone (its pid ended, or is another
+ * process now). */
+static bool
+supervisor_gone (int state_fd)
+{
+  cleanup_free char *data = NULL;
+  if (ar_read_file_at (state_fd, AR_SUPERVISOR_FILE, 64, &data, NULL, NULL) < 0)
+    return false;
+  int pid = 0;
+  unsigned long long start = 0;
+  if (sscanf (data, "%d %llu", &pid, &start) != 2 || pid <= 0)
+    return false;
+  return ar_pid_start_time (pid) != start;
+}
+
+void
+ar_container_reap_abandoned (const char *root)
+{
+  cleanup_dir DIR *dir = opendir (root);
+  for (struct dirent *e; dir && (e = readdir (dir));)
+    {
+      if (e->d_name[0] == '.')
+        continue;
+      cleanup_close int fd = openat (dirfd (dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      cleanup_state ar_state *st = NULL;
+      cleanup_error ar_error_t *e_load = NULL;
+      /* The lock keeps two reapers (two creates) off one container. */
+      if (fd < 0 || !supervisor_gone (fd) || flock (fd, LOCK_EX | LOCK_NB) < 0
+          || ar_state_load (fd, &st, &e_load) < 0 || ar_state_init_alive (st))
+        continue;
+      cleanup_error ar_error_t *e_delete = NULL;
+      ar_container_audit (root, st->id, "supervisor-gone", NULL);
+      if (ar_container_delete (root, st->id, true, &e_delete) < 0)
+        fprintf (stderr, "agentrun: warning: remove abandoned container `%s`: %s\n",
+                 st->id, e_delete->msg);
+    }
 }

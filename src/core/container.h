@@ -29,6 +29,16 @@ typedef struct ar_create_options
   /* run: the parent starts the init through the sync channel instead of
    * exec.fifo, and keeps the pty master instead of sending it away. */
   bool started_by_parent;
+  /* sandbox: the init stays as PID 1, reaps and passes signals on to the
+   * whole namespace (core/reaper.h); the command is its child. */
+  bool init_reaper;
+  /* run (without --keep) and sandbox delete the container when it ends:
+   * should this process die first, a later create or list does it. */
+  bool delete_when_done;
+  /* sandbox: the bundle is the container's own, removed by its delete. */
+  bool bundle_owned;
+  /* sandbox: its own command line (NULL-terminated), for the audit log. */
+  char *const *command_line;
 } ar_create_options;
 
 /* What a create hands back to a caller that stays around (run). */
@@ -95,14 +105,22 @@ void ar_container_audit (const char *root, const char *id, const char *event,
                          const char *fields_json);
 
 /* run/sandbox: wait for the init (see ar_foreground_wait), enforce the
- * wall-clock limit of `created`, and audit how it ended. Returns the exit
+ * wall-clock limit of `created`, and audit how it ended; a limit that was
+ * hit is also one line on stderr, "agentrun: WHO: ...". Returns the exit
  * status, or -1 with *err. */
-int ar_container_wait (const char *root, const char *id,
+int ar_container_wait (const char *root, const char *id, const char *who,
                        const ar_created *created, ar_error_t **err);
 
 /* sandbox: the workspace's changes as a unified diff in `path`. */
 int ar_container_workspace_diff (const char *root, const char *id,
                                  const char *path, ar_error_t **err);
+
+/* Remove a bundle made for one container: its config.json, then the dir. */
+void ar_bundle_remove (const char *bundle);
+
+/* Delete the containers whose supervising run or sandbox died before it
+ * could (delete_when_done), once their init is gone too. */
+void ar_container_reap_abandoned (const char *root);
 
 /* Host pids of every process in the container. */
 int ar_container_pids (const char *root, const char *id, pid_t **pids,

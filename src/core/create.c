@@ -523,6 +523,7 @@ prepare_host (create_ctx *c, ar_error_t **err)
   if (make_state_dir (c->opts->root, c->opts->id, &c->undo, err) < 0)
     return -1;
   c->state_dir = xstrdup (c->undo.state_dir);
+  ar_stage_keep_audit_head (c->plan, c->state_dir);
   if (c->plan)
     {
       c->undo.plan = c->plan;
@@ -558,12 +559,31 @@ start_init (create_ctx *c, bool *new_userns, ar_error_t **err)
     .no_pivot = c->opts->no_pivot,
     .no_new_keyring = c->opts->no_new_keyring,
     .preserve_fds = c->opts->preserve_fds,
+    .die_with_parent = c->opts->started_by_parent && c->opts->caller_waits,
+    .reaper = c->opts->init_reaper,
   };
   int r = spawn_init (c->opts, c->spec, &cfg, &c->joins, &c->undo, c->sync[1], err);
   c->sync[1] = -1;
   ar_ns_close_joins (&c->joins);
   *new_userns = cfg.new_userns;
   return r;
+}
+
+/* Who deletes the container when it ends, and whether its bundle goes
+ * with it: before the init may run, so a death of this process from then
+ * on leaves a record for ar_container_reap_abandoned. */
+static int
+record_supervision (const ar_create_options *opts, int state_fd,
+                    ar_error_t **err)
+{
+  if (opts->bundle_owned
+      && ar_write_file_atomic_at (state_fd, AR_OWNED_BUNDLE_FILE, "", 0, 0600, err) < 0)
+    return -1;
+  if (!opts->delete_when_done)
+    return 0;
+  cleanup_free char *me = xasprintf ("%d %llu\n", (int) getpid (),
+                                     ar_pid_start_time (getpid ()));
+  return ar_write_file_atomic_at (state_fd, AR_SUPERVISOR_FILE, me, strlen (me), 0600, err);
 }
 
 /* Maps and cgroup before the init may proceed; the state record before
@@ -589,6 +609,7 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
     .annotations = c->spec->annotations,
   };
   if (ar_state_save (u->state_fd, &c->st, err) < 0
+      || record_supervision (c->opts, u->state_fd, err) < 0
       || drive_init (c->opts, c->spec, c->plan, &c->st, c->sync[0], out, err) < 0
       || ar_write_pid_file (c->opts->pid_file, u->pid, err) < 0)
     return -1;
@@ -615,6 +636,7 @@ ar_container_create (const ar_create_options *opts, ar_created *out,
   *out = (ar_created){ .pid = 0, .pidfd = -1, .sync_fd = -1, .pty_master = -1 };
   if (ar_state_validate_id (opts->id, err) < 0)
     return -1;
+  ar_container_reap_abandoned (opts->root);
 
   create_ctx c;
   create_ctx_init (&c, opts);
@@ -627,7 +649,8 @@ ar_container_create (const ar_create_options *opts, ar_created *out,
 
   if (r == 0)
     {
-      ar_stage_audit (c.plan, opts->id, "create", NULL);
+      ar_stage_audit_create (c.plan, c.state_dir, opts->id, c.spec->process,
+                             opts->command_line);
       out->pid = c.undo.pid;
       out->pidfd = steal_fd (&c.undo.pidfd);
       if (opts->started_by_parent)

@@ -85,6 +85,7 @@ typedef struct
   int join_flags;
   int sync_fd;
   int preserve_fds;
+  bool die_with_parent; /* exec in the foreground */
 } exec_child;
 
 /* The relay between `agentrun exec` and the isolated process: it passes
@@ -120,6 +121,11 @@ isolate_from_main (const exec_child *c, ar_error_t **err)
     return ar_error_set (err, errno, "secrets.mainOnly: fork");
   if (pid > 0)
     {
+      if (c->die_with_parent && ar_process_die_with_parent (c->sync_fd, err) < 0)
+        {
+          kill (pid, SIGKILL);
+          return -1;
+        }
       close (c->sync_fd); /* the process reports its own exec, not us */
       relay_until_exit (pid);
     }
@@ -203,7 +209,8 @@ child_setup (const exec_child *c, char **exe, ar_error_t **err)
   *exe = ar_process_find_executable (c->proc, err);
   if (*exe == NULL)
     return -1;
-  if (ar_privileges_drop (c->proc, c->seccomp, NULL, err) < 0)
+  if (ar_privileges_drop (c->proc, c->seccomp, NULL,
+                          c->die_with_parent ? c->sync_fd : -1, err) < 0)
     return -1;
   ar_process_cloexec_fds (3 + c->preserve_fds);
   return 0;
@@ -298,13 +305,13 @@ enter_cgroup (const ar_exec_options *opts, const ar_state *st, pid_t pid,
 
 static void
 audit_exec (const ar_exec_options *opts, const ar_agent_plan *plan,
-            const oci_process *proc, pid_t pid, int status)
+            const oci_process *proc, const ar_exec_outcome *outcome)
 {
   if (plan == NULL)
     return;
   cleanup_free char *state_dir = ar_container_state_path (opts->root, opts->id, NULL);
   if (state_dir)
-    ar_stage_audit_exec (plan, state_dir, opts->id, proc, pid, status);
+    ar_stage_audit_exec (plan, state_dir, opts->id, proc, outcome);
 }
 
 /* pid and time namespaces take effect for children: the parent enters
@@ -347,7 +354,12 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
   int sync[2] = { -1, -1 };
   cleanup_close int pty = -1;
   cleanup_close int root_fd = -1;
-  cleanup_close int init_pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+  cleanup_close int init_pidfd = -1;
+  if (ar_stage_load_plan (state_fd, &plan, err) < 0)
+    goto out;
+  /* Before anything can run: a start without an end is evidence too. */
+  audit_exec (opts, plan, proc, &(ar_exec_outcome){ "exec-start", 0, -1, NULL });
+  init_pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
   if (init_pidfd < 0 || !ar_state_init_alive (st))
     {
       ar_error_set (err, 0, "cannot exec in a stopped container `%s`", opts->id);
@@ -360,8 +372,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
         goto out;
     }
   int join_flags = differing_namespaces (st->pid);
-  if (ar_stage_load_plan (state_fd, &plan, err) < 0 || ar_sync_pair (sync, err) < 0
-      || open_init_root (st, join_flags, &root_fd, err) < 0)
+  if (ar_sync_pair (sync, err) < 0 || open_init_root (st, join_flags, &root_fd, err) < 0)
     goto out;
   exec_child c = {
     .plan = plan,
@@ -373,6 +384,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
     .join_flags = join_flags,
     .sync_fd = sync[1],
     .preserve_fds = opts->preserve_fds,
+    .die_with_parent = !opts->detach,
   };
   if (fork_in_container (&c, init_pidfd, &pid, err) < 0)
     goto out;
@@ -390,10 +402,13 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
       bool no_deadline;
       r = ar_foreground_wait (pid, pty, -1, 0, &no_deadline, err);
     }
-  audit_exec (opts, plan, proc, pid, opts->detach ? -1 : r);
+  if (r >= 0)
+    audit_exec (opts, plan, proc, &(ar_exec_outcome){ "exec", pid, opts->detach ? -1 : r, NULL });
   pid = 0;
 
 out:
+  if (r < 0 && err && *err)
+    audit_exec (opts, plan, proc, &(ar_exec_outcome){ "exec", pid, -1, (*err)->msg });
   if (pid > 0)
     {
       kill (pid, SIGKILL);

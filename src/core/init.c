@@ -5,6 +5,7 @@
 #include "mounts.h"
 #include "process.h"
 #include "privileges.h"
+#include "reaper.h"
 #include "sync.h"
 #include "sysctl.h"
 #include "terminal.h"
@@ -185,7 +186,8 @@ drop_privileges (const ar_init_config *cfg, ar_error_t **err)
 {
   const oci_seccomp *seccomp = cfg->spec->linux_cfg ? cfg->spec->linux_cfg->seccomp : NULL;
   cleanup_free char *state = seccomp && seccomp->listener_path ? state_json (cfg, "creating") : NULL;
-  return ar_privileges_drop (cfg->spec->process, cfg->seccomp, state, err);
+  return ar_privileges_drop (cfg->spec->process, cfg->seccomp, state,
+                             cfg->die_with_parent ? cfg->sync_fd : -1, err);
 }
 
 static void
@@ -301,6 +303,9 @@ ar_init_main (const ar_init_config *cfg)
 
   if (run_hooks_here (cfg, &spec->hooks.start_container, "startContainer",
                       "created", &err) < 0)
+    fail (cfg, err, false);
+  /* Only as PID 1: the reaper's kill(-1) must stay inside the namespace. */
+  if (cfg->reaper && getpid () == 1 && ar_reaper_fork_workload (&err) < 0)
     fail (cfg, err, false);
   execve (exe, spec->process->args.items, spec->process->env.items ? spec->process->env.items : (char *[]){ NULL });
   dprintf (STDERR_FILENO, "agentrun: exec `%s`: %s\n", exe, strerror (errno));

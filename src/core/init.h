@@ -23,6 +23,8 @@ typedef struct
   bool no_pivot;
   bool no_new_keyring;
   int preserve_fds;
+  bool die_with_parent; /* the runtime waits for us: die when it does */
+  bool reaper;          /* stay as PID 1 and fork the workload (reaper.h) */
 } ar_init_config;
 
 /* Never returns: execs the workload or _exits non-zero after sending the

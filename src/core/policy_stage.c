@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
@@ -67,13 +68,35 @@ ar_stage_prepare (const ar_agent_plan *plan, int state_fd,
   return ar_agent_prepare (plan, state_dir, rootfs, spec, err);
 }
 
+void
+ar_stage_keep_audit_head (ar_agent_plan *plan, const char *state_dir)
+{
+  if (plan == NULL || plan->audit_path == NULL)
+    return;
+  const char *slash = strrchr (state_dir, '/');
+  free (plan->audit_heads_dir);
+  plan->audit_heads_dir = xasprintf ("%.*s/" AR_AUDIT_HEADS_DIR,
+                                     (int) (slash ? slash - state_dir : 0), state_dir);
+}
+
 int
 ar_stage_load_plan (int state_fd, ar_agent_plan **plan, ar_error_t **err)
 {
   *plan = NULL;
   if (faccessat (state_fd, AR_AGENT_PLAN_FILE, F_OK, 0) < 0)
     return 0;
-  return ar_agent_plan_load (state_fd, plan, err);
+  if (ar_agent_plan_load (state_fd, plan, err) < 0)
+    return -1;
+  /* The state dir's own path, from the fd: every caller has that. */
+  char link[64], dir[PATH_MAX];
+  snprintf (link, sizeof link, "/proc/self/fd/%d", state_fd);
+  ssize_t n = readlink (link, dir, sizeof dir - 1);
+  if (n > 0)
+    {
+      dir[n] = '\0';
+      ar_stage_keep_audit_head (*plan, dir);
+    }
+  return 0;
 }
 
 void
@@ -83,7 +106,8 @@ ar_stage_audit (const ar_agent_plan *plan, const char *id, const char *event,
   if (plan == NULL || plan->audit_path == NULL)
     return;
   cleanup_error ar_error_t *err = NULL;
-  if (ar_audit_append (plan->audit_path, id, event, fields_json, &err) < 0)
+  if (ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir, id,
+                                 event, fields_json, &err) < 0)
     fprintf (stderr, "agentrun: warning: audit log: %s\n", err->msg);
 }
 
@@ -119,36 +143,92 @@ gen_argv_redacted (yajl_gen g, const oci_strv *args, const ar_secret_set *secret
   yajl_gen_array_close (g);
 }
 
-void
-ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
-                     const char *id, const oci_process *proc, pid_t pid,
-                     int status)
+static void
+gen_process (yajl_gen g, const oci_process *proc, const ar_secret_set *secrets)
 {
-  if (plan == NULL || plan->audit_path == NULL)
+  gen_key (g, "argv");
+  gen_argv_redacted (g, &proc->args, secrets);
+  gen_key (g, "uid");
+  yajl_gen_integer (g, proc->user.uid);
+  gen_key (g, "gid");
+  yajl_gen_integer (g, proc->user.gid);
+  const char *cwd = proc->cwd ? proc->cwd : "/";
+  gen_key (g, "cwd");
+  yajl_gen_string (g, (const unsigned char *) cwd, strlen (cwd));
+}
+
+/* A record about a process, its argv redacted against the secrets. */
+static void
+audit_process (const ar_agent_plan *plan, const char *state_dir,
+               const char *id, const char *event, const oci_process *proc,
+               void (*more) (yajl_gen, const void *, const ar_secret_set *),
+               const void *arg)
+{
+  if (plan == NULL || plan->audit_path == NULL || proc == NULL)
     return;
   ar_secret_set secrets = { 0 };
   cleanup_error ar_error_t *ignored = NULL;
   ar_secrets_load (plan, state_dir, &secrets, &ignored);
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
-  gen_key (g, "argv");
-  gen_argv_redacted (g, &proc->args, &secrets);
+  gen_process (g, proc, &secrets);
+  if (more)
+    more (g, arg, &secrets);
   ar_secret_set_clear (&secrets);
-  gen_key (g, "uid");
-  yajl_gen_integer (g, proc->user.uid);
-  gen_key (g, "gid");
-  yajl_gen_integer (g, proc->user.gid);
-  gen_key (g, "pid");
-  yajl_gen_integer (g, pid);
-  if (status >= 0)
-    {
-      gen_key (g, "status");
-      yajl_gen_integer (g, status);
-    }
   yajl_gen_map_close (g);
   cleanup_free char *fields = object_inside (g);
   yajl_gen_free (g);
-  ar_stage_audit (plan, id, "exec", fields);
+  ar_stage_audit (plan, id, event, fields);
+}
+
+static void
+gen_command_line (yajl_gen g, const void *arg, const ar_secret_set *secrets)
+{
+  char *const *argv = arg;
+  oci_strv view = { .items = (char **) argv, .len = 0 };
+  while (argv[view.len])
+    view.len++;
+  gen_key (g, "command");
+  gen_argv_redacted (g, &view, secrets);
+}
+
+void
+ar_stage_audit_create (const ar_agent_plan *plan, const char *state_dir,
+                       const char *id, const oci_process *proc,
+                       char *const *command_line)
+{
+  audit_process (plan, state_dir, id, "create", proc,
+                 command_line ? gen_command_line : NULL, command_line);
+}
+
+static void
+gen_exec_outcome (yajl_gen g, const void *arg, const ar_secret_set *secrets)
+{
+  (void) secrets;
+  const ar_exec_outcome *o = arg;
+  if (o->pid > 0)
+    {
+      gen_key (g, "pid");
+      yajl_gen_integer (g, o->pid);
+    }
+  if (o->status >= 0)
+    {
+      gen_key (g, "status");
+      yajl_gen_integer (g, o->status);
+    }
+  if (o->error)
+    {
+      gen_key (g, "error");
+      yajl_gen_string (g, (const unsigned char *) o->error, strlen (o->error));
+    }
+}
+
+void
+ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
+                     const char *id, const oci_process *proc,
+                     const ar_exec_outcome *outcome)
+{
+  audit_process (plan, state_dir, id, outcome->event, proc, gen_exec_outcome, outcome);
 }
 
 static char *
@@ -338,43 +418,24 @@ ar_stage_start_watchdog (const ar_agent_plan *plan, const char *id,
   return 0;
 }
 
-/* "key N" lines of a cgroup file (memory.events, pids.events, the v1
- * memory.oom_control): the count for `key`, 0 when absent. */
-static unsigned long long
-cgroup_counter (const char *dir, const char *file, const char *key)
-{
-  cleanup_free char *path = xasprintf ("%s/%s", dir, file);
-  cleanup_free char *data = NULL;
-  if (ar_read_file_at (AT_FDCWD, path, 65536, &data, NULL, NULL) < 0)
-    return 0;
-  size_t klen = strlen (key);
-  for (char *line = data; line && *line; line = strchr (line, '\n') ? strchr (line, '\n') + 1 : NULL)
-    if (strncmp (line, key, klen) == 0 && line[klen] == ' ')
-      return strtoull (line + klen + 1, NULL, 10);
-  return 0;
-}
-
 void
 ar_stage_audit_limits (const ar_agent_plan *plan, const char *id,
                        const ar_cgroup *cg)
 {
   if (plan == NULL || plan->audit_path == NULL || cg == NULL)
     return;
-  unsigned long long oom = 0, pids = 0;
-  for (size_t i = 0; i < cg->n_paths; i++)
+  ar_cgroup_limit_hits hits;
+  ar_cgroup_limit_hits_read (cg, &hits);
+  if (hits.oom_kills)
     {
-      oom += cgroup_counter (cg->paths[i], "memory.oom_control", "oom_kill");
-      oom += cgroup_counter (cg->paths[i], "memory.events", "oom_kill");
-      pids += cgroup_counter (cg->paths[i], "pids.events", "max");
-    }
-  if (oom)
-    {
-      cleanup_free char *f = xasprintf ("\"limit\":\"memory\",\"oomKills\":%llu", oom);
+      cleanup_free char *f = xasprintf ("\"limit\":\"memory\",\"oomKills\":%llu",
+                                        (unsigned long long) hits.oom_kills);
       ar_stage_audit (plan, id, "limit", f);
     }
-  if (pids)
+  if (hits.refused_forks)
     {
-      cleanup_free char *f = xasprintf ("\"limit\":\"pids\",\"refusedForks\":%llu", pids);
+      cleanup_free char *f = xasprintf ("\"limit\":\"pids\",\"refusedForks\":%llu",
+                                        (unsigned long long) hits.refused_forks);
       ar_stage_audit (plan, id, "limit", f);
     }
 }

@@ -30,6 +30,10 @@ int ar_stage_start_watchdog (const ar_agent_plan *plan, const char *id,
                              pid_t init_pid, const char *cgroup_text,
                              ar_error_t **err);
 
+/* Keep the audit log's head under the state root of `state_dir` (the
+ * container's state dir): ar_stage_load_plan does it for a loaded plan. */
+void ar_stage_keep_audit_head (ar_agent_plan *plan, const char *state_dir);
+
 /* The plan saved with a container; NULL (and 0) when it has none. */
 int ar_stage_load_plan (int state_fd, ar_agent_plan **plan, ar_error_t **err);
 
@@ -38,11 +42,27 @@ int ar_stage_load_plan (int state_fd, ar_agent_plan **plan, ar_error_t **err);
 void ar_stage_audit (const ar_agent_plan *plan, const char *id,
                      const char *event, const char *fields_json);
 
-/* An exec'd process: argv, user and, when known (status >= 0), how it
- * ended. */
+/* The container was made: its process (argv, user, cwd) and, for a
+ * sandbox, the runtime's own command line (NULL: none). */
+void ar_stage_audit_create (const ar_agent_plan *plan, const char *state_dir,
+                            const char *id, const oci_process *proc,
+                            char *const *command_line);
+
+/* How an exec went, in two records: "exec-start" (argv, user, cwd) before
+ * the process exists, "exec" when it ended (pid, and its status when
+ * known: status >= 0), or failed to start (`error`). A start without an
+ * end is the trace of an exec whose runtime was killed. */
+typedef struct
+{
+  const char *event;
+  pid_t pid;    /* 0: none */
+  int status;   /* -1: unknown (detached, or never started) */
+  const char *error;
+} ar_exec_outcome;
+
 void ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
-                          const char *id, const oci_process *proc, pid_t pid,
-                          int status);
+                          const char *id, const oci_process *proc,
+                          const ar_exec_outcome *outcome);
 
 /* Run one phase of OCI hooks and, when there are any, audit the outcome
  * ("hook" event: phase, count, ok, and the error when one failed). */

@@ -38,7 +38,8 @@ set_exec_labels (const oci_process *proc, ar_error_t **err)
 int
 ar_privileges_drop (const oci_process *proc,
                     const ar_seccomp_program *seccomp,
-                    const char *listener_state, ar_error_t **err)
+                    const char *listener_state, int parent_fd,
+                    ar_error_t **err)
 {
   if (set_exec_labels (proc, err) < 0)
     return -1;
@@ -54,6 +55,8 @@ ar_privileges_drop (const oci_process *proc,
     return -1;
   if (proc->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return ar_error_set (err, errno, "set no_new_privs");
+  if (parent_fd >= 0 && ar_process_die_with_parent (parent_fd, err) < 0)
+    return -1;
   if (seccomp && proc->no_new_privileges
       && ar_seccomp_load_program (seccomp, listener_state, err) < 0)
     return -1;

@@ -6,6 +6,8 @@
 #include "../util/fs.h"
 
 #include <ctype.h>
+#include <poll.h>
+#include <signal.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -644,4 +646,15 @@ ar_process_cloexec_fds (int first)
       if (flags >= 0 && !(flags & FD_CLOEXEC))
         fcntl (fd, F_SETFD, flags | FD_CLOEXEC);
     }
+}
+
+int
+ar_process_die_with_parent (int parent_fd, ar_error_t **err)
+{
+  if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
+    return ar_error_set (err, errno, "set the parent-death signal");
+  struct pollfd p = { .fd = parent_fd, .events = POLLRDHUP };
+  if (poll (&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP)))
+    return ar_error_set (err, 0, "the runtime died before the container started");
+  return 0;
 }

@@ -32,4 +32,11 @@ void ar_process_close_fds (int first, const int *keep, size_t n_keep);
 /* Mark every fd >= `first` close-on-exec. */
 void ar_process_cloexec_fds (int first);
 
+/* Foreground run, sandbox and exec: SIGKILL this process when the runtime
+ * that forked it dies. Called after the last change of credentials (which
+ * clears the setting). The parent may have died before the call; getppid()
+ * cannot tell (it is 0 across a pid namespace), but `parent_fd`, a socket
+ * whose other end only the parent holds, has hung up then. */
+int ar_process_die_with_parent (int parent_fd, ar_error_t **err);
+
 #endif

@@ -15,6 +15,11 @@
 #define AR_EXIT_LOGGED_FILE "exit-logged" /* run/sandbox audited the exit */
 /* A delete that failed part way did the agent's teardown already. */
 #define AR_AGENT_FINISHED_FILE "agent-finished"
+/* "PID START_TIME" of the run or sandbox that will delete the container
+ * when it ends: once that process is gone, nobody will. */
+#define AR_SUPERVISOR_FILE "supervisor"
+/* The bundle was made for this container (sandbox): delete removes it. */
+#define AR_OWNED_BUNDLE_FILE "bundle-owned"
 #define AR_CONFIG_MAX_SIZE (16u << 20) /* bytes of config.json we read */
 /* Under the state root, beside the containers: not a valid container id. */
 #define AR_SECCOMP_CACHE_DIR ".seccomp-cache"

@@ -987,7 +987,7 @@ tool_overlay (int argc, char **argv)
   if (strcmp (argv[1], "overlay-changes") == 0 && argc == 3)
     {
       cleanup_free char *fields = NULL;
-      if (ar_overlay_changes_json (argv[2], NULL, NULL, &fields, &err) < 0)
+      if (ar_overlay_changes_json (argv[2], NULL, NULL, NULL, &fields, &err) < 0)
         return tool_failed (err);
       printf ("{%s}\n", fields ? fields : "");
       return 0;

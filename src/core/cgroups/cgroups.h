@@ -157,6 +157,18 @@ int ar_cgroup_stats_read (const ar_cgroup *cg, ar_cgroup_stats *out,
                           ar_error_t **err);
 void ar_cgroup_stats_clear (ar_cgroup_stats *stats);
 
+/* The limits a container ran into, and what they were set to (0: none):
+ * for the one line that says why a run ended, and the audit log. */
+typedef struct
+{
+  uint64_t oom_kills;      /* v1 memory.oom_control, v2 memory.events */
+  uint64_t memory_limit;
+  uint64_t refused_forks;  /* pids.events "max" */
+  uint64_t pids_limit;
+} ar_cgroup_limit_hits;
+
+void ar_cgroup_limit_hits_read (const ar_cgroup *cg, ar_cgroup_limit_hits *out);
+
 /* OOM notification: v1 registers an eventfd for memory.oom_control through
  * cgroup.event_control; v2 watches memory.events with inotify and counts
  * oom_kill. `fd` becomes readable when something may have happened. */

@@ -514,3 +514,28 @@ ar_cgroup_oom_watch_close (ar_cgroup_oom_watch *w)
   w->memory_dir = NULL;
   w->version = 0;
 }
+
+/* ---- limits hit ------------------------------------------------------------ */
+
+void
+ar_cgroup_limit_hits_read (const ar_cgroup *cg, ar_cgroup_limit_hits *out)
+{
+  *out = (ar_cgroup_limit_hits){ 0 };
+  for (size_t i = 0; i < cg->n_paths; i++)
+    {
+      const char *dir = cg->paths[i];
+      out->oom_kills += keyed_file_value (dir, "memory.oom_control", "oom_kill");
+      out->oom_kills += keyed_file_value (dir, "memory.events", "oom_kill");
+      out->refused_forks += keyed_file_value (dir, "pids.events", "max");
+      /* v1's "no limit" is the largest page multiple of a signed 64 bits. */
+      if (out->memory_limit == 0 && ar_cg_exists (dir, "memory.limit_in_bytes"))
+        {
+          uint64_t v = read_value (dir, "memory.limit_in_bytes", 0);
+          out->memory_limit = v >= (UINT64_C (1) << 62) ? 0 : v;
+        }
+      if (out->memory_limit == 0 && ar_cg_exists (dir, "memory.max"))
+        out->memory_limit = read_value (dir, "memory.max", 0);
+      if (out->pids_limit == 0 && ar_cg_exists (dir, "pids.max"))
+        out->pids_limit = read_value (dir, "pids.max", 0);
+    }
+}

@@ -1,0 +1,114 @@
+#include "config.h"
+#include "reaper.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static bool
+ends_a_program (int sig)
+{
+  return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
+}
+
+/* Reap every child that ended; true (with *status) once `workload` did. */
+static bool
+reap_children (pid_t workload, int *status)
+{
+  bool done = false;
+  int st;
+  pid_t p;
+  while ((p = waitpid (-1, &st, WNOHANG)) > 0)
+    if (p == workload)
+      {
+        *status = st;
+        done = true;
+      }
+  return done;
+}
+
+static int64_t
+now_ms (void)
+{
+  struct timespec ts;
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait for the next signal; with a deadline (>= 0) 0 once it passed. */
+static int
+next_signal (const sigset_t *set, siginfo_t *info, int64_t deadline_ms)
+{
+  if (deadline_ms < 0)
+    return sigwaitinfo (set, info);
+  int64_t left = deadline_ms - now_ms ();
+  if (left <= 0)
+    return 0;
+  struct timespec ts = { .tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000 };
+  int sig = sigtimedwait (set, info, &ts);
+  return sig < 0 && errno == EAGAIN ? 0 : sig;
+}
+
+/* Signals from a process (the runtime passing on what it got) are passed
+ * on; those the kernel makes (a terminal's ^C, its hang-up) already
+ * reached the workload's process group. The first termination signal
+ * goes to every process of the namespace, the second one or the end of
+ * the grace period is SIGKILL to all. */
+static _Noreturn void
+reap_until_workload_ends (pid_t workload)
+{
+  sigset_t all;
+  sigfillset (&all);
+  int64_t deadline = -1;
+  for (;;)
+    {
+      siginfo_t info = { 0 };
+      int sig = next_signal (&all, &info, deadline);
+      if (sig == 0)
+        {
+          kill (-1, SIGKILL);
+          deadline = -1;
+          continue;
+        }
+      if (sig < 0)
+        continue;
+      int status;
+      if (sig == SIGCHLD && reap_children (workload, &status))
+        _exit (WIFSIGNALED (status) ? 128 + WTERMSIG (status) : WEXITSTATUS (status));
+      if (sig == SIGCHLD || info.si_code > 0)
+        continue;
+      if (!ends_a_program (sig))
+        kill (workload, sig);
+      else if (deadline >= 0)
+        kill (-1, SIGKILL);
+      else
+        {
+          kill (-1, sig);
+          deadline = now_ms () + AR_REAPER_GRACE_SECONDS * 1000;
+        }
+    }
+}
+
+int
+ar_reaper_fork_workload (ar_error_t **err)
+{
+  sigset_t all, old;
+  sigfillset (&all);
+  sigprocmask (SIG_BLOCK, &all, &old);
+  pid_t child = fork ();
+  if (child < 0)
+    {
+      int saved = errno;
+      sigprocmask (SIG_SETMASK, &old, NULL);
+      return ar_error_set (err, saved, "init: fork the command");
+    }
+  if (child == 0)
+    {
+      sigprocmask (SIG_SETMASK, &old, NULL);
+      return 0;
+    }
+  reap_until_workload_ends (child);
+}

@@ -1,0 +1,22 @@
+/* The sandbox's PID 1: the container init forks the workload instead of
+ * becoming it, and stays behind as a reaper that passes signals on to
+ * every process of the pid namespace and ends with the workload's status. */
+#ifndef AR_CORE_REAPER_H
+#define AR_CORE_REAPER_H
+
+#include "../util/error.h"
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Seconds between the first termination signal passed on and SIGKILL to
+ * every process of the namespace (a second signal does it at once). */
+#define AR_REAPER_GRACE_SECONDS 10
+
+/* Fork the workload. Returns 0 in the child (which goes on to exec with
+ * the signal mask it had), never returns in the parent, which reaps until
+ * the child ends and then exits as it did. -1 with *err when the fork
+ * fails. Only for PID 1 of a pid namespace: kill(-1) must not reach
+ * beyond the container. */
+int ar_reaper_fork_workload (ar_error_t **err);
+
+#endif
