@@ -597,7 +597,7 @@ nothing_outside_dest() {
 	check_chain_with_sha256sum
 	run "$RUNTIME" audit "$AUDIT"
 	assert_success
-	assert_output "ok 11 lines"
+	assert_output "ok 13 lines"
 }
 
 @test "audit: an exit event from run, and timestamps in order" {
