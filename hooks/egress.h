@@ -111,6 +111,10 @@ typedef struct
   bool has_gateway;
   struct in_addr gateway; /* an engine's bridge gateway */
   int nflog_group;        /* -1: no logging of refusals */
+  /* The netns is new: no older table to replace. Replacing one puts it
+   * on the kernel's destroy list, and closing the socket then waits for
+   * an RCU grace period (~10 ms here). */
+  bool fresh_netns;
 } egress_filter;
 /* The container's table, in the current netns (replacing an older one). */
 int egress_nft_container_filter (const egress_filter *f, ar_error_t **err);

@@ -350,6 +350,7 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
   if (o->mode == EGRESS_MODE_NONE && !c.engine_netns)
     {
       c.filter.nflog_group = -1;
+      c.filter.fresh_netns = o->netns_owned;
       r = install_filter (&c, err);
       goto out;
     }

@@ -160,6 +160,10 @@ egress_cleanup_host (const char *pool, const char *id, const char *state_dir,
   char hash[9];
   egress_id_hash (id, hash);
   cleanup_free char *dir = egress_state_dir (state_dir, id);
+  /* No lease given and no state dir: the create made nothing on the host
+   * (mode none in a fresh netns, or it failed before the dir existed). */
+  if (index < 0 && access (dir, F_OK) < 0)
+    return -1;
   bool netns_owned;
   long recorded = lease_index_of (dir, &netns_owned);
   if (index < 0)

@@ -407,8 +407,11 @@ egress_nft_container_filter (const egress_filter *f, ar_error_t **err)
   cleanup_batch egress_batch *b = egress_batch_new (NFPROTO_INET, EGRESS_CONTAINER_TABLE);
   /* Start from nothing: a second create in the same netns (an engine's
    * restart) replaces, never stacks. */
-  egress_batch_add_table (b);
-  egress_batch_delete_table (b);
+  if (!f->fresh_netns)
+    {
+      egress_batch_add_table (b);
+      egress_batch_delete_table (b);
+    }
   egress_batch_add_table (b);
   add_container_sets (b);
   add_refuse_chain (b, f);
