@@ -20,8 +20,12 @@ set_exec_labels (const oci_process *proc, ar_error_t **err)
     {
       if (is_selinux_enabled () <= 0)
         return ar_error_set (err, 0, "config.json: .process.selinuxLabel: SELinux is not enabled on this host");
-      if (setexeccon (proc->selinux_label) < 0)
-        return ar_error_set (err, errno, "set SELinux label `%s`", proc->selinux_label);
+      /* What setexeccon(3) writes, but through ar_proc_write: the file
+       * must be procfs, not something mounted over it. The context goes
+       * with its NUL, as libselinux sends it. */
+      if (ar_proc_write (AT_FDCWD, "/proc/thread-self/attr/exec", proc->selinux_label,
+                         strlen (proc->selinux_label) + 1, err) < 0)
+        return ar_error_prefix (err, "config.json: .process.selinuxLabel: `%s`", proc->selinux_label);
     }
   if (proc->apparmor_profile && proc->apparmor_profile[0])
     {
