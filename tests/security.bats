@@ -115,3 +115,13 @@ runtime_sha() {
 	run runtime run --bundle "$BUNDLE" "$CID"
 	pid_alive "$victim" || fail "host process $victim was killed from the container"
 }
+
+@test "an SELinux label on a host without SELinux is one line naming the JSON path, and nothing is left" {
+	[ -e /sys/fs/selinux/enforce ] && skip "SELinux is enabled here"
+	update_config '.process.selinuxLabel = "system_u:system_r:container_t:s0"'
+	set_args true
+	run --separate-stderr runtime run --bundle "$BUNDLE" "$CID"
+	assert_failure
+	[[ "$stderr" == *"config.json: .process.selinuxLabel: SELinux is not enabled on this host"* ]] || fail "wrong error: $stderr"
+	[ -z "$(state_entries)" ] || fail "state left: $(state_entries)"
+}
