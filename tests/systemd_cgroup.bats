@@ -76,6 +76,8 @@ sd() {
 	run runtime update --memory 134217728 "$CID"
 	assert_success
 	[ "$(cat "/sys/fs/cgroup/system.slice/$SCOPE/memory.max")" = 134217728 ] || fail "update"
+	# The unit says so too: systemd would otherwise restore the old limit.
+	[ "$(systemctl show -p MemoryMax --value "$SCOPE")" = 134217728 ] || fail "unit's MemoryMax not updated"
 	runtime kill --all "$CID" KILL
 	wait_for_state "$CID" stopped
 	runtime delete "$CID"

@@ -112,6 +112,10 @@ int ar_cg_systemd_check_running (ar_error_t **err);
  * properties for; returns once systemd's job is done. */
 int ar_cg_systemd_start (const ar_cg_systemd_unit *u, const char *id,
                          pid_t pid, const oci_resources *r, ar_error_t **err);
+/* SetUnitProperties (runtime) with the limits systemd has properties for:
+ * update keeps the unit's view the container's. */
+int ar_cg_systemd_set_resources (const char *unit, const oci_resources *r,
+                                 ar_error_t **err);
 /* Stop the unit (gone already is fine) and reset it if it failed. */
 int ar_cg_systemd_stop (const char *unit, ar_error_t **err);
 

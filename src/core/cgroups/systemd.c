@@ -333,6 +333,26 @@ ar_cg_systemd_start (const ar_cg_systemd_unit *u, const char *id, pid_t pid,
 }
 
 int
+ar_cg_systemd_set_resources (const char *unit, const oci_resources *r,
+                             ar_error_t **err)
+{
+  cleanup_conn systemd_conn c = { 0 };
+  cleanup_bus_message sd_bus_message *m = NULL;
+  cleanup_bus_message sd_bus_message *reply = NULL;
+  cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+  if (conn_open (&c, err) < 0 || new_manager_call (&c, "SetUnitProperties", &m, err) < 0)
+    return -1;
+  bool ok = c.api->append (m, "sb", unit, 1) >= 0
+            && c.api->open_container (m, 'a', "(sv)") >= 0
+            && append_resources (&c, m, r) == 0
+            && c.api->close_container (m) >= 0;
+  if (!ok)
+    return ar_error_set (err, 0, "systemd: build SetUnitProperties %s", unit);
+  int rc = manager_call (&c, m, &reply, &e);
+  return rc < 0 ? bus_error (&e, rc, "set properties of", unit, err) : 0;
+}
+
+int
 ar_cg_systemd_stop (const char *unit, ar_error_t **err)
 {
   cleanup_conn systemd_conn c = { 0 };

@@ -224,5 +224,9 @@ ar_cgroup_update (const ar_cgroup *cg, const oci_resources *r,
       if (ret < 0)
         return -1;
     }
+  /* The unit's own properties too, or systemd would put the old values
+   * back the next time it applies them (a daemon-reload, say). */
+  if (cg->unit)
+    return ar_cg_systemd_set_resources (cg->unit, r, err);
   return 0;
 }
