@@ -280,6 +280,14 @@ digest() {
 	[ "${lines[1]}" = 0 ]
 }
 
+@test "sandbox: the emptied home is writable (tools' caches work) and nothing written there reaches the host" {
+	local name=.agentrun-test-cache-$RANDOM$RANDOM
+	run sandbox -- sh -c "mkdir -p /root/$name && echo cached >/root/$name/x && cat /root/$name/x"
+	assert_success
+	assert_output cached
+	[ ! -e "/root/$name" ] || { rm -rf "/root/$name"; fail "the write reached the host's /root"; }
+}
+
 @test "sandbox: a --secret's source file is hidden, /run/secrets/NAME has the value" {
 	local secret=hidden-src-$RANDOM$RANDOM
 	printf '%s' "$secret" >"$TEST_DIR/secret"

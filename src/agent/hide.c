@@ -74,14 +74,25 @@ listed (const ar_hide_list *list, const char *path)
   return false;
 }
 
+static bool
+is_home_pattern (const char *pattern)
+{
+  for (size_t i = 0; i < sizeof home_patterns / sizeof *home_patterns; i++)
+    if (strcmp (pattern, home_patterns[i]) == 0)
+      return true;
+  return false;
+}
+
+/* A home is emptied but stays writable: the command's own $HOME (caches,
+ * ~/.config of the tools it runs) works, and goes with the sandbox. */
 static ar_hide_how
-how_to_hide (const char *path, const char *workspace)
+how_to_hide (const char *path, const char *pattern, const char *workspace)
 {
   if (workspace && strcmp (path, workspace) == 0)
     return AR_HIDE_KEEP;
   if (workspace && ar_path_is_within (workspace, path))
     return AR_HIDE_COVER;
-  return AR_HIDE_MASK;
+  return is_home_pattern (pattern) ? AR_HIDE_EMPTY : AR_HIDE_MASK;
 }
 
 typedef struct
@@ -111,7 +122,7 @@ add_match (expand_ctx *x, const char *match, ar_error_t **err)
   if (path == NULL || strcmp (path, "/") == 0 || unhidden (x->plan, path)
       || listed (x->out, path))
     return 0;
-  ar_hide_how how = how_to_hide (path, x->plan->workspace_host_dir);
+  ar_hide_how how = how_to_hide (path, x->entry->key, x->plan->workspace_host_dir);
   ar_hide_list *l = x->out;
   l->items = xrealloc (l->items, (l->n + 1) * sizeof *l->items);
   l->items[l->n++] = (ar_hide_target){
@@ -187,14 +198,12 @@ ar_hide_resolve (const ar_agent_plan *plan, const char *rootfs,
   return 0;
 }
 
-/* Writable until the final read-only remount (linux.readonlyPaths, after
- * every mount): the workspace's mount point has to be made in it first. */
 static void
-append_cover (oci_spec *spec, const char *path)
+append_tmpfs (oci_spec *spec, const char *path, const char *const *options)
 {
-  static const char *const options[]
-      = { "nosuid", "nodev", "noexec", "mode=0755", "size=64k", NULL };
-  size_t n = sizeof options / sizeof *options - 1;
+  size_t n = 0;
+  while (options[n])
+    n++;
   char **items = xcalloc (n + 1, sizeof *items);
   for (size_t i = 0; i < n; i++)
     items[i] = xstrdup (options[i]);
@@ -205,7 +214,25 @@ append_cover (oci_spec *spec, const char *path)
     .type = xstrdup ("tmpfs"),
     .options = { items, n },
   };
+}
+
+/* Writable until the final read-only remount (linux.readonlyPaths, after
+ * every mount): the workspace's mount point has to be made in it first. */
+static void
+append_cover (oci_spec *spec, const char *path)
+{
+  static const char *const options[]
+      = { "nosuid", "nodev", "noexec", "mode=0755", "size=64k", NULL };
+  append_tmpfs (spec, path, options);
   ar_strv_append_unique (&ar_spec_ensure_linux (spec)->readonly_paths, path);
+}
+
+/* Its pages count against the container's memory limit. */
+static void
+append_empty_home (oci_spec *spec, const char *path)
+{
+  static const char *const options[] = { "nosuid", "nodev", "mode=0700", NULL };
+  append_tmpfs (spec, path, options);
 }
 
 void
@@ -216,6 +243,8 @@ ar_hide_apply (const ar_hide_list *list, oci_spec *spec)
       ar_strv_append_unique (&ar_spec_ensure_linux (spec)->masked_paths, list->items[i].path);
     else if (list->items[i].how == AR_HIDE_COVER)
       append_cover (spec, list->items[i].path);
+    else if (list->items[i].how == AR_HIDE_EMPTY)
+      append_empty_home (spec, list->items[i].path);
 }
 
 void
@@ -225,6 +254,7 @@ ar_hide_gen_json (yajl_gen g, const ar_hide_list *list)
     [AR_HIDE_MASK] = "masked",
     [AR_HIDE_COVER] = "emptied (read-only tmpfs; the workspace inside stays)",
     [AR_HIDE_KEEP] = "visible (it is the workspace)",
+    [AR_HIDE_EMPTY] = "emptied (writable tmpfs, gone with the sandbox)",
   };
   yajl_gen_array_open (g);
   for (size_t i = 0; i < list->n; i++)

@@ -14,6 +14,7 @@ typedef enum
 {
   AR_HIDE_MASK,  /* linux.maskedPaths: an empty tmpfs, or /dev/null */
   AR_HIDE_COVER, /* holds the workspace: empty read-only tmpfs below it */
+  AR_HIDE_EMPTY, /* a home: an empty writable tmpfs ($HOME caches work) */
   AR_HIDE_KEEP,  /* the workspace itself: stays visible */
 } ar_hide_how;
 
