@@ -198,24 +198,6 @@ ar_hide_resolve (const ar_agent_plan *plan, const char *rootfs,
   return 0;
 }
 
-static void
-append_tmpfs (oci_spec *spec, const char *path, const char *const *options)
-{
-  size_t n = 0;
-  while (options[n])
-    n++;
-  char **items = xcalloc (n + 1, sizeof *items);
-  for (size_t i = 0; i < n; i++)
-    items[i] = xstrdup (options[i]);
-  spec->mounts = xrealloc (spec->mounts, (spec->n_mounts + 1) * sizeof *spec->mounts);
-  spec->mounts[spec->n_mounts++] = (oci_mount){
-    .destination = xstrdup (path),
-    .source = xstrdup ("tmpfs"),
-    .type = xstrdup ("tmpfs"),
-    .options = { items, n },
-  };
-}
-
 /* Writable until the final read-only remount (linux.readonlyPaths, after
  * every mount): the workspace's mount point has to be made in it first. */
 static void
@@ -223,7 +205,7 @@ append_cover (oci_spec *spec, const char *path)
 {
   static const char *const options[]
       = { "nosuid", "nodev", "noexec", "mode=0755", "size=64k", NULL };
-  append_tmpfs (spec, path, options);
+  ar_spec_append_mount (spec, "tmpfs", "tmpfs", path, options);
   ar_strv_append_unique (&ar_spec_ensure_linux (spec)->readonly_paths, path);
 }
 
@@ -232,7 +214,7 @@ static void
 append_empty_home (oci_spec *spec, const char *path)
 {
   static const char *const options[] = { "nosuid", "nodev", "mode=0700", NULL };
-  append_tmpfs (spec, path, options);
+  ar_spec_append_mount (spec, "tmpfs", "tmpfs", path, options);
 }
 
 void

@@ -9,32 +9,12 @@
 #include "hostfs.h"
 #include "output.h"
 #include "overlay.h"
+#include "policy_internal.h"
 #include "secrets.h"
 #include "workspace.h"
 #include "../util/cleanup.h"
 
 #include <string.h>
-
-static void
-append_bind_mount (oci_spec *spec, const char *source,
-                   const char *destination, const char *const options[])
-{
-  size_t n_options = 0;
-  while (options[n_options])
-    n_options++;
-  char **items = xcalloc (n_options + 1, sizeof *items);
-  for (size_t i = 0; i < n_options; i++)
-    items[i] = xstrdup (options[i]);
-
-  spec->mounts = xrealloc (spec->mounts,
-                           (spec->n_mounts + 1) * sizeof *spec->mounts);
-  spec->mounts[spec->n_mounts++] = (oci_mount){
-    .destination = xstrdup (destination),
-    .source = xstrdup (source),
-    .type = xstrdup ("bind"),
-    .options = { items, n_options },
-  };
-}
 
 static void
 undo_prepare (const char *state_dir)
@@ -109,7 +89,7 @@ rewrite_spec (const ar_agent_plan *plan, const char *state_dir,
   if (plan->n_secrets > 0)
     {
       cleanup_free char *source = ar_hostfs_join (state_dir, AR_SECRETS_DIR);
-      append_bind_mount (spec, source,
+      ar_spec_append_mount (spec, "bind", source,
                          plan->secrets_path ? plan->secrets_path
                                             : AR_SECRETS_DEFAULT_PATH,
                          secrets_options);
@@ -117,7 +97,7 @@ rewrite_spec (const ar_agent_plan *plan, const char *state_dir,
   if (plan->output_path && plan->output_host_dir)
     {
       cleanup_free char *source = ar_hostfs_join (state_dir, AR_OUTPUT_DIR);
-      append_bind_mount (spec, source, plan->output_path, output_options);
+      ar_spec_append_mount (spec, "bind", source, plan->output_path, output_options);
     }
   else if (plan->output_path)
     append_private_output (spec, plan, uid, gid);

@@ -2,6 +2,7 @@
 #include "hooks.h"
 #include "process.h"
 #include "../util/cleanup.h"
+#include "../util/clock.h"
 #include "../util/fs.h"
 
 #include <errno.h>
@@ -131,14 +132,6 @@ spawn_hook (const oci_hook *hook, running_hook *h, ar_error_t **err)
   return 0;
 }
 
-static int64_t
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Write what the pipe takes; close it once everything is written or the
  * hook has gone away (EPIPE: it may legitimately ignore its stdin). */
 static void
@@ -203,7 +196,7 @@ timeout_deadline (const oci_hook *hook)
   int64_t seconds = hook->timeout.value;
   if (seconds > max_seconds)
     seconds = max_seconds;
-  return now_ms () + seconds * 1000;
+  return ar_now_ms () + seconds * 1000;
 }
 
 static hook_outcome
@@ -220,7 +213,7 @@ wait_hook (running_hook *h, const oci_hook *hook, const char *state,
       int remaining = -1;
       if (deadline >= 0)
         {
-          int64_t left = deadline - now_ms ();
+          int64_t left = deadline - ar_now_ms ();
           if (left <= 0)
             {
               kill (h->pid, SIGKILL);

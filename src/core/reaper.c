@@ -1,5 +1,6 @@
 #include "config.h"
 #include "reaper.h"
+#include "../util/clock.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -30,21 +31,13 @@ reap_children (pid_t workload, int *status)
   return done;
 }
 
-static int64_t
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait for the next signal; with a deadline (>= 0) 0 once it passed. */
 static int
 next_signal (const sigset_t *set, siginfo_t *info, int64_t deadline_ms)
 {
   if (deadline_ms < 0)
     return sigwaitinfo (set, info);
-  int64_t left = deadline_ms - now_ms ();
+  int64_t left = deadline_ms - ar_now_ms ();
   if (left <= 0)
     return 0;
   struct timespec ts = { .tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000 };
@@ -87,7 +80,7 @@ reap_until_workload_ends (pid_t workload)
       else
         {
           kill (-1, sig);
-          deadline = now_ms () + AR_REAPER_GRACE_SECONDS * 1000;
+          deadline = ar_now_ms () + AR_REAPER_GRACE_SECONDS * 1000;
         }
     }
 }
