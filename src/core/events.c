@@ -3,6 +3,7 @@
 #include "container.h"
 #include "state.h"
 #include "../util/cleanup.h"
+#include "../util/clock.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -223,14 +224,6 @@ emit_ooms (const char *id, ar_cgroup_oom_watch *w, ar_error_t **err)
   return emit_line (finish (g), err);
 }
 
-static long long
-now_ms (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 oom_watch_closep (ar_cgroup_oom_watch *w)
 {
@@ -251,12 +244,12 @@ stream (const char *id, const ar_cgroup *cg, int pidfd, long interval_ms,
   __attribute__ ((cleanup (oom_watch_closep))) ar_cgroup_oom_watch w;
   if (ar_cgroup_oom_watch_open (cg, &w, err) < 0)
     return -1;
-  long long next_tick = now_ms () + interval_ms;
+  long long next_tick = ar_now_ms () + interval_ms;
   for (;;)
     {
       struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN },
                              { .fd = w.fd, .events = POLLIN } };
-      long long wait = next_tick - now_ms ();
+      long long wait = next_tick - ar_now_ms ();
       int n = poll (p, w.fd >= 0 ? 2 : 1, wait > 0 ? (int) wait : 0);
       if (n < 0 && errno != EINTR)
         return ar_error_set (err, errno, "poll");
@@ -264,7 +257,7 @@ stream (const char *id, const ar_cgroup *cg, int pidfd, long interval_ms,
         return -1;
       if (n > 0 && (p[0].revents & (POLLIN | POLLHUP)))
         return 0; /* the container stopped */
-      if (now_ms () >= next_tick)
+      if (ar_now_ms () >= next_tick)
         {
           if (emit_stats (id, cg, err) < 0)
             return -1;

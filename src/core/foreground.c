@@ -1,6 +1,7 @@
 #include "config.h"
 #include "foreground.h"
 #include "terminal.h"
+#include "../util/clock.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -38,13 +39,10 @@ ar_foreground_forward_signals (pid_t pid)
 static void
 enforce_deadline (int pidfd, int64_t seconds, bool *timed_out)
 {
-  struct timespec now;
-  clock_gettime (CLOCK_MONOTONIC, &now);
-  int64_t deadline_ms = (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000 + seconds * 1000;
+  int64_t deadline_ms = ar_now_ms () + seconds * 1000;
   for (;;)
     {
-      clock_gettime (CLOCK_MONOTONIC, &now);
-      int64_t left = deadline_ms - ((int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000);
+      int64_t left = deadline_ms - ar_now_ms ();
       if (left <= 0)
         break;
       struct pollfd p = { .fd = pidfd, .events = POLLIN };
