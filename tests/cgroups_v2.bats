@@ -149,3 +149,34 @@ check_oom() {
 	use_driver systemd
 	check_oom
 }
+
+check_io_hugetlb() {
+	local dev
+	dev=$(awk '$5 == "/" { print $3; exit }' /proc/self/mountinfo)
+	local major=${dev%%:*} minor=${dev##*:}
+	local huge=false
+	grep -qw hugetlb /sys/fs/cgroup/cgroup.controllers && [ -d /sys/kernel/mm/hugepages/hugepages-2048kB ] && huge=true
+	update_config '.linux.resources = {
+		"blockIO": {"weight": 500, "throttleReadBpsDevice": [{"major": ($ma | tonumber), "minor": ($mi | tonumber), "rate": 1048576}]}}
+		| if $huge then .linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 4194304}] else . end' \
+		--arg ma "$major" --arg mi "$minor" --argjson huge "$huge"
+	start_sleeper
+	grep -q "^$major:$minor rbps=1048576 " "$DIR/io.max" || fail "io.max: $(cat "$DIR/io.max")"
+	if [ -e "$DIR/io.weight" ]; then
+		grep -qx "default 4950" "$DIR/io.weight" || fail "io.weight: $(cat "$DIR/io.weight")"
+	fi
+	if [ "$huge" = true ]; then
+		assert_equal "$(cat "$DIR/hugetlb.2MB.max")" 4194304
+	fi
+	rt delete --force "$CID"
+}
+
+@test "cgroup v2, cgroupfs driver: io weight and max, hugetlb limits reach their files" {
+	use_driver cgroupfs
+	check_io_hugetlb
+}
+
+@test "cgroup v2, systemd driver: io weight and max, hugetlb limits reach their files" {
+	use_driver systemd
+	check_io_hugetlb
+}
