@@ -19,6 +19,9 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 AGENTRUN=${AGENTRUN:-$TOP/agentrun}
 WORK=$(mktemp -d /tmp/agentrun-bench.XXXXXX)
 MOUNTED_HUGETLB=""
+# runc is compared where it is installed (the test VM has only crun).
+RUNTIMES=(agentrun crun)
+command -v runc >/dev/null && RUNTIMES+=(runc)
 
 cleanup() {
 	local rt
@@ -41,6 +44,8 @@ runtime_bin() {
 }
 
 need_hugetlb_v1() {
+	# Only the hybrid layout needs it; a v2-only host (the test VM) has hugetlb.
+	[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && return 0
 	mountpoint -q /sys/fs/cgroup/hugetlb 2>/dev/null && return 0
 	mkdir -p /sys/fs/cgroup/hugetlb
 	mount -t cgroup -o hugetlb cgroup /sys/fs/cgroup/hugetlb
@@ -74,7 +79,7 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 bench_run() {
 	local i rt
 	for i in $(seq "$N"); do
-		for rt in agentrun crun runc; do
+		for rt in "${RUNTIMES[@]}"; do
 			time_ms runtime_bin "$rt" --root "$WORK/root-$rt" run -b "$WORK/bundle" "$rt-r$i" >>"$WORK/run-$rt"
 		done
 	done
@@ -85,15 +90,15 @@ bench_exec() {
 	jq '.process.args = ["sleep", "600"]' "$WORK/bundle/config.json" >"$WORK/bundle/sleep.json"
 	cp -a "$WORK/bundle" "$WORK/bundle-sleep"
 	mv "$WORK/bundle-sleep/sleep.json" "$WORK/bundle-sleep/config.json"
-	for rt in agentrun crun runc; do
+	for rt in "${RUNTIMES[@]}"; do
 		runtime_bin "$rt" --root "$WORK/root-$rt" run -d -b "$WORK/bundle-sleep" "sleeper-$rt" >/dev/null
 	done
 	for i in $(seq "$N"); do
-		for rt in agentrun crun runc; do
+		for rt in "${RUNTIMES[@]}"; do
 			time_ms runtime_bin "$rt" --root "$WORK/root-$rt" exec "sleeper-$rt" true >>"$WORK/exec-$rt"
 		done
 	done
-	for rt in agentrun crun runc; do
+	for rt in "${RUNTIMES[@]}"; do
 		runtime_bin "$rt" --root "$WORK/root-$rt" delete --force "sleeper-$rt" >/dev/null
 	done
 }
@@ -122,7 +127,7 @@ main() {
 	[ -x "$AGENTRUN" ] || { echo "bench/run.sh: build agentrun first ($AGENTRUN)" >&2; exit 1; }
 	need_hugetlb_v1
 	make_bundle
-	echo "median of $N interleaved runs each; $(uname -r); $(nproc) cores; $(crun --version | head -1); $(runc --version | head -1)"
+	echo "median of $N interleaved runs each; $(uname -r); $(nproc) cores; $(crun --version | head -1); $(runc --version 2>/dev/null | head -1 || echo no runc)"
 	bench_run
 	report run
 	bench_exec
