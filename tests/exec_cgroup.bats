@@ -50,7 +50,9 @@ make_sub() {
 		esac
 		[ -d "$dir" ] || continue
 		mkdir -p "$dir/$1"
-		if [ -e "$dir/cpuset.cpus" ]; then
+		# (v2: the new child has no cpuset files unless the container's
+		# cgroup passes the controller down, which it does not.)
+		if [ -e "$dir/$1/cpuset.cpus" ]; then
 			cat "$dir/cpuset.cpus" >"$dir/$1/cpuset.cpus"
 			cat "$dir/cpuset.mems" >"$dir/$1/cpuset.mems"
 		fi
