@@ -22,11 +22,13 @@ use_driver() {
 		FLAG=--systemd-cgroup
 		update_config '.linux.cgroupsPath = "system.slice:" + $p + ":" + $id' --arg p "$AR_RUN" --arg id "$CID"
 		DIR=/sys/fs/cgroup/system.slice/$AR_RUN-$CID.scope
+		PARENT=/sys/fs/cgroup/system.slice
 	else
 		FLAG=
 		CG_PATH=$(test_cgroups_path)
 		update_config '.linux.cgroupsPath = $p' --arg p "$CG_PATH"
 		DIR=/sys/fs/cgroup$CG_PATH
+		PARENT=/sys/fs/cgroup
 	fi
 }
 
@@ -154,29 +156,38 @@ check_io_hugetlb() {
 	local dev
 	dev=$(awk '$5 == "/" { print $3; exit }' /proc/self/mountinfo)
 	local major=${dev%%:*} minor=${dev##*:}
-	local huge=false
-	grep -qw hugetlb /sys/fs/cgroup/cgroup.controllers && [ -d /sys/kernel/mm/hugepages/hugepages-2048kB ] && huge=true
 	update_config '.linux.resources = {
-		"blockIO": {"weight": 500, "throttleReadBpsDevice": [{"major": ($ma | tonumber), "minor": ($mi | tonumber), "rate": 1048576}]}}
-		| if $huge then .linux.resources.hugepageLimits = [{"pageSize": "2MB", "limit": 4194304}] else . end' \
-		--arg ma "$major" --arg mi "$minor" --argjson huge "$huge"
+		"blockIO": {"weight": 500, "throttleReadBpsDevice": [{"major": ($ma | tonumber), "minor": ($mi | tonumber), "rate": 1048576}]}}' \
+		--arg ma "$major" --arg mi "$minor"
 	start_sleeper
 	grep -q "^$major:$minor rbps=1048576 " "$DIR/io.max" || fail "io.max: $(cat "$DIR/io.max")"
 	if [ -e "$DIR/io.weight" ]; then
 		grep -qx "default 4950" "$DIR/io.weight" || fail "io.weight: $(cat "$DIR/io.weight")"
 	fi
-	if [ "$huge" = true ]; then
-		assert_equal "$(cat "$DIR/hugetlb.2MB.max")" 4194304
-	fi
 	rt delete --force "$CID"
+	[ -d /sys/kernel/mm/hugepages/hugepages-2048kB ] || return 0
+	# hugetlb where the parent passes it down; a clear refusal where it
+	# does not (systemd enables no hugetlb in its slices by default).
+	update_config '.linux.resources = {"hugepageLimits": [{"pageSize": "2MB", "limit": 4194304}]}'
+	if grep -qw hugetlb "$PARENT/cgroup.subtree_control"; then
+		start_sleeper
+		assert_equal "$(cat "$DIR/hugetlb.2MB.max")" 4194304
+		rt delete --force "$CID"
+	else
+		set_args true
+		run rt run --bundle "$BUNDLE" "$CID"
+		assert_failure
+		assert_output_contains "the hugetlb controller is not available"
+		[ ! -d "$DIR" ] || fail "$DIR left after a refused create"
+	fi
 }
 
-@test "cgroup v2, cgroupfs driver: io weight and max, hugetlb limits reach their files" {
+@test "cgroup v2, cgroupfs driver: io weight and max reach their files; hugetlb limits, or a clear refusal where not delegated" {
 	use_driver cgroupfs
 	check_io_hugetlb
 }
 
-@test "cgroup v2, systemd driver: io weight and max, hugetlb limits reach their files" {
+@test "cgroup v2, systemd driver: io weight and max reach their files; hugetlb limits, or a clear refusal where not delegated" {
 	use_driver systemd
 	check_io_hugetlb
 }

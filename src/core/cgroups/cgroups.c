@@ -777,7 +777,9 @@ create_systemd_unit (const char *id, const char *cgroups_path,
   ar_cg_systemd_unit start = { .slice = slice, .unit = cg->unit, .dir = cg->paths[0] };
   if (ar_cg_systemd_start (&start, id, pid, r, err) < 0)
     return -1;
-  if (ar_cg_v2_apply (v2, cg->paths[0], r, err) < 0)
+  /* systemd delegates what its slices enable (hugetlb, say, often not). */
+  if (ar_cg_v2_check_available (v2, cg->paths[0], r, err) < 0
+      || ar_cg_v2_apply (v2, cg->paths[0], r, err) < 0)
     {
       cleanup_error ar_error_t *undo_err = NULL;
       ar_cgroup_destroy (cg, &undo_err);

@@ -75,6 +75,11 @@ int ar_cg_v2_prepare (const ar_cg_hierarchy *h, char *const *created,
                       size_t n_created, const oci_resources *r,
                       ar_error_t **err);
 
+/* v2: every controller `r` needs is available in `dir` (its
+ * cgroup.controllers), or a one-line error naming the first missing. */
+int ar_cg_v2_check_available (const ar_cg_hierarchy *h, const char *dir,
+                              const oci_resources *r, ar_error_t **err);
+
 /* v2: write linux.resources (for controllers this hierarchy has) and the
  * `unified` map into `dir`. */
 int ar_cg_v2_apply (const ar_cg_hierarchy *h, const char *dir,

@@ -79,9 +79,9 @@ check_delegated (const char *top, const char *needed, ar_error_t **err)
        w = strtok_r (NULL, " ", &save))
     if (!in_list (w + 1, available))
       return ar_error_set (err, 0,
-                           "the %s controller is not available in `%s`: the "
-                           "parent cgroup, which agentrun did not create, "
-                           "does not enable it in cgroup.subtree_control",
+                           "the %s controller is not available in `%s`: its "
+                           "parent, which agentrun did not create, does not "
+                           "enable it in cgroup.subtree_control",
                            w + 1, top);
   return 0;
 }
@@ -106,6 +106,14 @@ available_controllers (const char *top)
         list = longer;
       }
   return list;
+}
+
+int
+ar_cg_v2_check_available (const ar_cg_hierarchy *h, const char *dir,
+                          const oci_resources *r, ar_error_t **err)
+{
+  cleanup_free char *needed = needed_controllers (h, r);
+  return *needed ? check_delegated (dir, needed, err) : 0;
 }
 
 int
