@@ -68,10 +68,22 @@ test_systemd_paths_refused (void)
   check_refused ("system.slice:p:pod.slice", "a slice as the container's own unit");
 }
 
+static void
+test_scope_names (void)
+{
+  CHECK (ar_cg_systemd_is_scope_name ("docker-abc.scope"));
+  CHECK (ar_cg_systemd_is_scope_name ("cri-containerd-a_b:c@1.scope"));
+  CHECK (!ar_cg_systemd_is_scope_name (".scope"));
+  CHECK (!ar_cg_systemd_is_scope_name ("x.slice"));
+  CHECK (!ar_cg_systemd_is_scope_name ("a/b.scope"));
+  CHECK (!ar_cg_systemd_is_scope_name ("a b.scope"));
+}
+
 int
 main (void)
 {
   RUN (test_systemd_paths);
   RUN (test_systemd_paths_refused);
+  RUN (test_scope_names);
   return unit_finish ();
 }

@@ -754,16 +754,10 @@ create_systemd_unit (const char *id, const char *cgroups_path,
                      const oci_resources *r, pid_t pid, ar_cgroup **out,
                      ar_error_t **err)
 {
-  ar_cg_systemd_unit u = { 0 };
+  ar_cg_systemd_unit u __attribute__ ((cleanup (ar_cg_systemd_unit_clear))) = { 0 };
   if (ar_cg_systemd_check_running (err) < 0
       || ar_cg_systemd_parse_path (id, cgroups_path, &u, err) < 0)
     return -1;
-  cleanup_cgroup ar_cgroup *cg = xcalloc (1, sizeof *cg);
-  cg->unit = steal_pointer (&u.unit);
-  strv_append (&cg->paths, &cg->n_paths, steal_pointer (&u.dir));
-  cleanup_free char *slice = steal_pointer (&u.slice);
-  ar_cg_systemd_unit_clear (&u);
-
   cleanup_hierarchies ar_cg_hierarchies all = { 0 };
   if (ar_cg_discover (&all, err) < 0)
     return -1;
@@ -774,9 +768,11 @@ create_systemd_unit (const char *id, const char *cgroups_path,
     return -1;
   if (pid <= 0)
     return ar_error_set (err, EINVAL, "--systemd-cgroup: a scope needs a process");
-  ar_cg_systemd_unit start = { .slice = slice, .unit = cg->unit, .dir = cg->paths[0] };
-  if (ar_cg_systemd_start (&start, id, pid, r, err) < 0)
+  if (ar_cg_systemd_start (&u, id, pid, r, err) < 0)
     return -1;
+  cleanup_cgroup ar_cgroup *cg = xcalloc (1, sizeof *cg);
+  cg->unit = steal_pointer (&u.unit);
+  strv_append (&cg->paths, &cg->n_paths, steal_pointer (&u.dir));
   /* systemd delegates what its slices enable (hugetlb, say, often not). */
   if (ar_cg_v2_check_available (v2, cg->paths[0], r, err) < 0
       || ar_cg_v2_apply (v2, cg->paths[0], r, err) < 0)
@@ -1141,20 +1137,6 @@ safe_state_path (const char *path)
   return strstr (path, "//") == NULL && path[strlen (path) - 1] != '/';
 }
 
-/* A unit name from the state file goes to systemd's StopUnit: a scope's
- * name and nothing else. */
-static bool
-safe_unit_name (const char *name)
-{
-  size_t n = strlen (name);
-  if (n <= 6 || strcmp (name + n - 6, ".scope") != 0)
-    return false;
-  for (const char *p = name; *p; p++)
-    if (!isalnum ((unsigned char) *p) && !strchr (":-_.\\@", *p))
-      return false;
-  return true;
-}
-
 int
 ar_cgroup_deserialize (const char *text, ar_cgroup **out, ar_error_t **err)
 {
@@ -1166,7 +1148,7 @@ ar_cgroup_deserialize (const char *text, ar_cgroup **out, ar_error_t **err)
       const char *value = strchr (line, ' ');
       size_t key_len = value ? (size_t) (value - line) : 0;
       if (key_len == 4 && strncmp (line, "unit", 4) == 0
-          && safe_unit_name (value + 1) && cg->unit == NULL)
+          && ar_cg_systemd_is_scope_name (value + 1) && cg->unit == NULL)
         {
           cg->unit = xstrdup (value + 1);
           continue;

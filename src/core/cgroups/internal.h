@@ -111,6 +111,8 @@ typedef struct
 int ar_cg_systemd_parse_path (const char *id, const char *cgroups_path,
                               ar_cg_systemd_unit *out, ar_error_t **err);
 void ar_cg_systemd_unit_clear (ar_cg_systemd_unit *u);
+/* "name.scope" in unit-name characters (a state file's unit line). */
+bool ar_cg_systemd_is_scope_name (const char *name);
 /* The error for a host without systemd as its init. */
 int ar_cg_systemd_check_running (ar_error_t **err);
 /* A transient scope with `pid` in it, Delegate=yes, the limits systemd has

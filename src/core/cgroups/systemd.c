@@ -38,6 +38,15 @@ valid_unit_word (const char *s)
   return true;
 }
 
+/* A unit name from the state file goes to systemd's StopUnit: a scope's
+ * name and nothing else. */
+bool
+ar_cg_systemd_is_scope_name (const char *name)
+{
+  size_t n = strlen (name);
+  return n > 6 && strcmp (name + n - 6, ".scope") == 0 && valid_unit_word (name);
+}
+
 /* "a-b-c.slice" lives at a.slice/a-b.slice/a-b-c.slice; "-.slice" is the
  * root. NULL when it is no valid slice name. */
 static char *

@@ -37,6 +37,17 @@ in_list (const char *word, const char *list)
   return false;
 }
 
+/* Add "+controller" to a "+cpu +memory" list, once. */
+static void
+add_controller (char **list, const char *controller)
+{
+  if (in_list (controller, *list))
+    return;
+  char *longer = xasprintf ("%s%s+%s", *list, **list ? " " : "", controller);
+  free (*list);
+  *list = longer;
+}
+
 /* The controllers `r` needs from `h`, as "+cpu +memory" for
  * cgroup.subtree_control; empty when none. */
 static char *
@@ -47,21 +58,13 @@ needed_controllers (const ar_cg_hierarchy *h, const oci_resources *r)
     {
       const char *c = resource_controllers[i];
       if (ar_cg_wants (r, c) && ar_cg_has_controller (h, c))
-        {
-          char *longer = xasprintf ("%s%s+%s", list, *list ? " " : "", c);
-          free (list);
-          list = longer;
-        }
+        add_controller (&list, c);
     }
   for (size_t i = 0; r && i < r->unified.len; i++)
     {
       cleanup_free char *c = controller_of_key (r->unified.items[i].key);
-      if (c && ar_cg_has_controller (h, c) && !in_list (c, list))
-        {
-          char *longer = xasprintf ("%s%s+%s", list, *list ? " " : "", c);
-          free (list);
-          list = longer;
-        }
+      if (c && ar_cg_has_controller (h, c))
+        add_controller (&list, c);
     }
   return list;
 }
@@ -100,11 +103,7 @@ available_controllers (const char *top)
     return list;
   for (size_t i = 0; i < N_RESOURCE_CONTROLLERS; i++)
     if (in_list (resource_controllers[i], available))
-      {
-        char *longer = xasprintf ("%s%s+%s", list, *list ? " " : "", resource_controllers[i]);
-        free (list);
-        list = longer;
-      }
+      add_controller (&list, resource_controllers[i]);
   return list;
 }
 
@@ -130,12 +129,7 @@ ar_cg_v2_prepare (const ar_cg_hierarchy *h, char *const *created,
   cleanup_free char *list = available_controllers (created[0]);
   cleanup_free char *copy = xstrdup (needed);
   for (char *save = NULL, *w = strtok_r (copy, " ", &save); w; w = strtok_r (NULL, " ", &save))
-    if (!in_list (w + 1, list))
-      {
-        char *longer = xasprintf ("%s%s%s", list, *list ? " " : "", w);
-        free (list);
-        list = longer;
-      }
+    add_controller (&list, w + 1);
   if (*list == '\0')
     return 0;
   /* Every new directory but the leaf passes the controllers down. */
