@@ -180,6 +180,14 @@ find_command (const char *name)
   return -1;
 }
 
+/* exec's own failure (the process never ran) is 255, as runc exits, so a
+ * shim tells it from the process's exit status; every other verb fails 1. */
+static int
+failure_status (const char *verb)
+{
+  return verb && strcmp (verb, "exec") == 0 ? 255 : 1;
+}
+
 int
 main (int argc, char **argv, char **envp)
 {
@@ -224,7 +232,7 @@ main (int argc, char **argv, char **envp)
     {
       fprintf (stderr, "agentrun: %s\n", err->msg);
       log_line (&g, "error", err->msg);
-      return 1;
+      return failure_status (r == 0 ? argv[command_index] : NULL);
     }
   return status;
 }

@@ -186,7 +186,7 @@ wait_for_exit() {
 
 	run runtime events --stats "$CID"
 	assert_failure
-	assert_output_contains 'is not running'
+	assert_output_contains 'container not running'
 
 	run runtime update --pids-limit 10 nosuch-"$CID"
 	assert_failure

@@ -25,6 +25,7 @@ static const ar_option options[] = {
   { "apparmor", 0, true, "AppArmor profile" },
   { "process-label", 0, true, "SELinux label" },
   { "cgroup", 0, true, "run in this existing sub-cgroup of the container's: [<controller>:]<path>", true },
+  { "ignore-paused", 0, false, "exec even if the container is paused" },
   { 0 }
 };
 enum
@@ -43,7 +44,8 @@ enum
   OPT_PRESERVE_FDS,
   OPT_APPARMOR,
   OPT_LABEL,
-  OPT_CGROUP
+  OPT_CGROUP,
+  OPT_IGNORE_PAUSED
 };
 
 static const ar_command_doc doc = {
@@ -169,6 +171,7 @@ ar_cmd_exec (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     .console_socket = p.value[OPT_CONSOLE_SOCKET],
     .pid_file = p.value[OPT_PID_FILE],
     .detach = ar_flag (&p, OPT_DETACH),
+    .ignore_paused = ar_flag (&p, OPT_IGNORE_PAUSED),
     .cgroups = p.multi[OPT_CGROUP],
     .n_cgroups = p.n_multi[OPT_CGROUP],
   };

@@ -42,7 +42,7 @@ parse_signal (const char *s, ar_error_t **err)
   long n = strtol (s, &end, 10);
   if (*s && *end == '\0')
     {
-      if (n <= 0 || n > SIGRTMAX)
+      if (n < 0 || n > SIGRTMAX) /* 0: runc's liveness check */
         return ar_error_set (err, 0, "kill: invalid signal number `%s`", s);
       return (int) n;
     }

@@ -32,7 +32,7 @@ ar_container_open_dir (const char *root, const char *id, ar_error_t **err)
   cleanup_free char *path = xasprintf ("%s/%s", root, id);
   int fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT)
-    return ar_error_set (err, 0, "container `%s` does not exist", id);
+    return ar_error_set (err, 0, "container does not exist: `%s`", id);
   if (fd < 0)
     return ar_error_set (err, errno, "open `%s`", path);
   return fd;
@@ -228,9 +228,14 @@ ar_container_start (const char *root, const char *id, ar_error_t **err)
   if (ar_container_load (root, id, &state_fd, &st, err) < 0)
     return -1;
   ar_status status = ar_state_status (state_fd, st);
+  /* runc's words: shims and scripts match them */
+  if (status == AR_STATUS_RUNNING || status == AR_STATUS_PAUSED)
+    return ar_error_set (err, 0, "cannot start an already running container: `%s`", id);
+  if (status == AR_STATUS_STOPPED)
+    return ar_error_set (err, 0, "cannot start a container that has stopped: `%s`", id);
   if (status != AR_STATUS_CREATED)
-    return ar_error_set (err, 0, "cannot start a container in the %s state",
-                         ar_status_name (status));
+    return ar_error_set (err, 0, "cannot start a container in the %s state: `%s`",
+                         ar_status_name (status), id);
   if (release_through_fifo (state_fd, st, err) < 0)
     return -1;
   audit_event (state_fd, id, "start", NULL);
@@ -260,7 +265,7 @@ kill_init (const ar_state *st, const char *id, int signal, ar_error_t **err)
   /* The pidfd pins the process: check it is still our init, then signal
    * through the pidfd so a recycled pid can never be hit. */
   if (pidfd < 0 || !ar_state_init_alive (st))
-    return ar_error_set (err, 0, "container `%s` is not running", id);
+    return ar_error_set (err, 0, "container not running: `%s`", id);
   if (syscall (SYS_pidfd_send_signal, pidfd, signal, NULL, 0) < 0)
     return ar_error_set (err, errno, "kill container `%s`", id);
   return 0;
@@ -422,7 +427,7 @@ ar_container_delete (const char *root, const char *id, bool force,
     }
   ar_status status = ar_state_status (state_fd, st);
   if (!force && (status == AR_STATUS_RUNNING || status == AR_STATUS_PAUSED))
-    return ar_error_set (err, 0, "cannot delete container `%s` that is not stopped: %s",
+    return ar_error_set (err, 0, "cannot delete container %s that is not stopped: %s",
                          id, ar_status_name (status));
 
   cleanup_free char *state_dir = ar_container_state_path (root, id, err);
@@ -481,8 +486,9 @@ ar_container_pause (const char *root, const char *id, bool pause,
   ar_status status = ar_state_status (state_fd, st);
   ar_status wanted = pause ? AR_STATUS_RUNNING : AR_STATUS_PAUSED;
   if (status != wanted && !(pause && status == AR_STATUS_CREATED))
-    return ar_error_set (err, 0, "container `%s` is %s, not %s", id,
-                         ar_status_name (status), ar_status_name (wanted));
+    return ar_error_set (err, 0, "container not %s: `%s` is %s",
+                         pause ? "running" : "paused", id,
+                         ar_status_name (status));
   ar_cgroup *cg = NULL;
   if (ar_container_cgroup (st, &cg, err) < 0)
     return -1;

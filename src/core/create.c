@@ -201,7 +201,7 @@ make_state_dir (const char *root, const char *id, create_undo *u,
   if (mkdirat (u->root_fd, id, 0700) < 0)
     {
       if (errno == EEXIST)
-        return ar_error_set (err, 0, "container `%s` already exists", id);
+        return ar_error_set (err, 0, "container with given ID already exists: `%s`", id);
       return ar_error_set (err, errno, "create state dir `%s/%s`", root, id);
     }
   u->id = xstrdup (id);

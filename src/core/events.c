@@ -278,7 +278,7 @@ ar_container_events (const char *root, const char *id, bool stats_once,
   cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
   ar_status status = ar_state_status (state_fd, st);
   if (pidfd < 0 || status == AR_STATUS_STOPPED || !ar_state_init_alive (st))
-    return ar_error_set (err, 0, "container `%s` is not running", id);
+    return ar_error_set (err, 0, "container not running: `%s`", id);
   __attribute__ ((cleanup (cgroup_freep))) ar_cgroup *cg = NULL;
   if (ar_container_cgroup (st, &cg, err) < 0)
     return -1;

@@ -149,6 +149,13 @@ enter_init_root (int root_fd, ar_error_t **err)
 
 /* Opened before the fork and checked against the init after it, so a
  * recycled pid cannot hand us someone else's root. */
+/* runc's words: shims match them */
+static int
+exec_stopped_error (const char *id, ar_error_t **err)
+{
+  return ar_error_set (err, 0, "cannot exec in a stopped container: `%s`", id);
+}
+
 static int
 open_init_root (const ar_state *st, int join_flags, int *root_fd,
                 ar_error_t **err)
@@ -161,13 +168,13 @@ open_init_root (const ar_state *st, int join_flags, int *root_fd,
   if (fd < 0)
     return ar_error_set (err, errno, "open `%s`", path);
   if (!ar_state_init_alive (st))
-    return ar_error_set (err, 0, "cannot exec in a stopped container `%s`", st->id);
+    return exec_stopped_error (st->id, err);
   *root_fd = steal_fd (&fd);
   return 0;
 }
 
 static int
-child_setup (const exec_child *c, char **exe, ar_error_t **err)
+child_setup (const exec_child *c, char **exe, char ***envp, ar_error_t **err)
 {
   /* Nothing of the parent's (its state dir fd above all) may be reachable
    * through /proc/self/fd from inside, not even as the cwd. */
@@ -209,6 +216,7 @@ child_setup (const exec_child *c, char **exe, ar_error_t **err)
   *exe = ar_process_find_executable (c->proc, err);
   if (*exe == NULL)
     return -1;
+  *envp = ar_process_exec_env (c->proc);
   if (ar_privileges_drop (c->proc, c->seccomp, NULL,
                           c->die_with_parent ? c->sync_fd : -1, err) < 0)
     return -1;
@@ -221,13 +229,13 @@ child_main (const exec_child *c)
 {
   ar_error_t *err = NULL;
   char *exe = NULL;
-  if (child_setup (c, &exe, &err) < 0)
+  char **envp = NULL;
+  if (child_setup (c, &exe, &envp, &err) < 0)
     {
       ar_sync_send (c->sync_fd, AR_SYNC_ERROR, 0, -1, err->msg, NULL);
       _exit (1);
     }
-  execve (exe, c->proc->args.items,
-          c->proc->env.items ? c->proc->env.items : (char *[]){ NULL });
+  execve (exe, c->proc->args.items, envp);
   cleanup_free char *msg = xasprintf ("exec `%s`: %s", exe, strerror (errno));
   ar_sync_send (c->sync_fd, AR_SYNC_ERROR, 0, -1, msg, NULL);
   _exit (127);
@@ -270,14 +278,15 @@ wait_child_ready (const ar_exec_options *opts, int sync_fd, int *pty,
 }
 
 static int
-check_runnable (int state_fd, const ar_state *st, const char *id,
+check_runnable (int state_fd, const ar_state *st, const ar_exec_options *opts,
                 ar_error_t **err)
 {
   ar_status status = ar_state_status (state_fd, st);
   if (status == AR_STATUS_STOPPED)
-    return ar_error_set (err, 0, "cannot exec in a stopped container `%s`", id);
-  if (status == AR_STATUS_PAUSED)
-    return ar_error_set (err, 0, "cannot exec in a paused container `%s`", id);
+    return exec_stopped_error (opts->id, err);
+  if (status == AR_STATUS_PAUSED && !opts->ignore_paused)
+    return ar_error_set (err, 0, "cannot exec in a paused container (use --ignore-paused to override): `%s`",
+                         opts->id);
   return 0;
 }
 
@@ -339,7 +348,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
   if (state_fd < 0)
     return -1;
   cleanup_state ar_state *st = NULL;
-  if (ar_state_load (state_fd, &st, err) < 0 || check_runnable (state_fd, st, opts->id, err) < 0)
+  if (ar_state_load (state_fd, &st, err) < 0 || check_runnable (state_fd, st, opts, err) < 0)
     return -1;
   if (ar_process_validate (proc, err) < 0)
     return -1;
@@ -362,7 +371,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
   init_pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
   if (init_pidfd < 0 || !ar_state_init_alive (st))
     {
-      ar_error_set (err, 0, "cannot exec in a stopped container `%s`", opts->id);
+      exec_stopped_error (opts->id, err);
       goto out;
     }
   if (spec->linux_cfg && spec->linux_cfg->seccomp)

@@ -14,6 +14,7 @@ typedef struct
   const char *console_socket;
   const char *pid_file;
   bool detach;
+  bool ignore_paused; /* runc's --ignore-paused: the process starts frozen */
   int preserve_fds;
   /* --cgroup "[<controller>:]<sub>": sub-cgroups of the container's cgroup
    * to run in instead of the cgroup itself. */

@@ -44,9 +44,11 @@ static _Noreturn void
 exec_hook (const oci_hook *hook, int stdin_fd, int exec_error_fd)
 {
   char *default_argv[] = { hook->path, NULL };
-  char *empty_env[] = { NULL };
+  /* runc hands a hook without env its own environment; ours may hold
+   * what the agent must not see, so such a hook gets a PATH only. */
+  char *default_env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL };
   char *const *argv = hook->args.len > 0 ? hook->args.items : default_argv;
-  char *const *envp = hook->env.items ? hook->env.items : empty_env;
+  char *const *envp = hook->env.len > 0 ? hook->env.items : default_env;
 
   /* Hook chatter goes to our stderr: our stdout may be parsed by the
    * caller (`agentrun state`, the containerd shim). */

@@ -289,6 +289,8 @@ ar_init_main (const ar_init_config *cfg)
     fail (cfg, err, true);
   if (finish_setup (cfg, pty_slave, &proc_sys, &exe, &err) < 0)
     fail (cfg, err, true);
+  /* Before seccomp and the uid change: it reads the container's passwd. */
+  char **envp = ar_process_exec_env (spec->process);
   die_on_termination_signals ();
   if (drop_privileges (cfg, &err) < 0)
     fail (cfg, err, true);
@@ -307,7 +309,7 @@ ar_init_main (const ar_init_config *cfg)
   /* Only as PID 1: the reaper's kill(-1) must stay inside the namespace. */
   if (cfg->reaper && getpid () == 1 && ar_reaper_fork_workload (&err) < 0)
     fail (cfg, err, false);
-  execve (exe, spec->process->args.items, spec->process->env.items ? spec->process->env.items : (char *[]){ NULL });
+  execve (exe, spec->process->args.items, envp);
   dprintf (STDERR_FILENO, "agentrun: exec `%s`: %s\n", exe, strerror (errno));
   _exit (127);
 }

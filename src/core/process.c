@@ -21,6 +21,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -326,6 +328,48 @@ ar_process_find_executable (const oci_process *process, ar_error_t **err)
     ar_error_set (err, 0, "exec: \"%s\": executable file not found in $PATH",
                   arg0);
   return found;
+}
+
+/* ---- environment ------------------------------------------------------ */
+
+static bool
+env_has (const oci_strv *env, const char *key)
+{
+  size_t len = strlen (key);
+  for (size_t i = 0; i < env->len && env->items[i]; i++)
+    if (strncmp (env->items[i], key, len) == 0 && env->items[i][len] == '=')
+      return true;
+  return false;
+}
+
+/* The user's home from the container's own /etc/passwd, read as a file:
+ * getpwuid would load NSS modules, and those would be the container's. */
+static char *
+home_of (uid_t uid)
+{
+  cleanup_file FILE *f = fopen ("/etc/passwd", "re");
+  if (f == NULL)
+    return NULL;
+  struct passwd *pw;
+  while ((pw = fgetpwent (f)) != NULL)
+    if (pw->pw_uid == uid && pw->pw_dir && pw->pw_dir[0])
+      return xstrdup (pw->pw_dir);
+  return NULL;
+}
+
+char **
+ar_process_exec_env (const oci_process *process)
+{
+  size_t n = process->env.items ? process->env.len : 0;
+  char **env = xcalloc (n + 2, sizeof *env);
+  for (size_t i = 0; i < n; i++)
+    env[i] = process->env.items[i];
+  if (!env_has (&process->env, "HOME"))
+    {
+      cleanup_free char *home = home_of (process->user.uid);
+      env[n] = xasprintf ("HOME=%s", home ? home : "/");
+    }
+  return env;
 }
 
 /* ---- rlimits ---------------------------------------------------------- */
