@@ -200,18 +200,24 @@ host_dir() {
 	echo "$d"
 }
 
-# The console-socket receiver (tests/tools/recvtty.c), built once per run
-# into the scratch dir so the source tree stays clean.
-recvtty_bin() {
-	local bin=$AR_BASE/recvtty
+# tool_bin NAME [CC FLAGS...]: tests/tools/NAME.c, built once per run into
+# the scratch dir so the source tree stays clean; prints its path.
+tool_bin() {
+	local name=$1 bin=$AR_BASE/$1
+	shift
 	if [ ! -x "$bin" ]; then
 		(
 			flock 9
-			[ -x "$bin" ] || cc -O2 -Wall -Wextra -Werror -o "$bin.tmp" \
-				"$AR_TOP/tests/tools/recvtty.c" && mv "$bin.tmp" "$bin"
-		) 9>"$AR_BASE/.recvtty.lock"
+			[ -x "$bin" ] || cc -O2 -Wall -Wextra -Werror "$@" -o "$bin.tmp" \
+				"$AR_TOP/tests/tools/$name.c" && mv "$bin.tmp" "$bin"
+		) 9>"$AR_BASE/.$name.lock"
 	fi
 	echo "$bin"
+}
+
+# The console-socket receiver (tests/tools/recvtty.c).
+recvtty_bin() {
+	tool_bin recvtty
 }
 
 # run_with_terminal ARG...: run ARGs with process.terminal and a console

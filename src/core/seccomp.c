@@ -1,5 +1,6 @@
 #include "config.h"
 #include "seccomp.h"
+#include "seccomp_enosys.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/sha256.h"
@@ -574,6 +575,29 @@ export_bpf (scmp_filter_ctx ctx, ar_seccomp_program *prog, ar_error_t **err)
   return 0;
 }
 
+/* A profile that denies by default would deny a syscall newer than
+ * itself with its errno (EPERM), and libc falls back only on ENOSYS. */
+static int
+add_enosys_stub (const oci_seccomp *seccomp, ar_seccomp_program *prog,
+                 ar_error_t **err)
+{
+  action_kind kind;
+  if (lookup_action (seccomp->default_action, &kind) == 0
+      && (kind == ACTION_ALLOW || kind == ACTION_LOG))
+    return 0;
+  uint32_t arches[1 + N_ELEMENTS (arch_names)];
+  size_t n = 0;
+  arches[n++] = seccomp_arch_native ();
+  for (size_t i = 0; i < seccomp->architectures.len && n < N_ELEMENTS (arches); i++)
+    {
+      uint32_t token;
+      if (lookup_arch (seccomp->architectures.items[i], &token) == 0 && token != arches[0])
+        arches[n++] = token;
+    }
+  return ar_seccomp_enosys_stub (seccomp, arches, n, &prog->insns, &prog->n_insns,
+                                 BPF_MAX_INSNS, err);
+}
+
 /* ---- on-disk cache ------------------------------------------------------
  * Generating BPF for a Docker-size profile over three architectures costs
  * libseccomp ~10 ms, on every container start. The cache maps the exact
@@ -820,7 +844,8 @@ ar_seccomp_compile (const oci_seccomp *seccomp, const char *cache_dir,
     }
 
   cleanup_filter scmp_filter_ctx ctx = NULL;
-  if (build_filter (seccomp, &ctx, err) < 0 || export_bpf (ctx, prog, err) < 0)
+  if (build_filter (seccomp, &ctx, err) < 0 || export_bpf (ctx, prog, err) < 0
+      || add_enosys_stub (seccomp, prog, err) < 0)
     return -1;
   if (cache_dir)
     cache_store (cache_dir, key, key_len, prog);
