@@ -162,3 +162,16 @@ try_create_and_run() {
 	assert_output_contains 'config.json: .annotations["org.example.first"]: duplicate key'
 	assert_equal "$(wc -l <<<"$output")" 1
 }
+
+@test "a kernel.hostname or kernel.domainname sysctl that contradicts hostname/domainname is refused; an agreeing one runs" {
+	update_config '.hostname = "box" | .linux.sysctl = {"kernel.hostname": "other"}'
+	try_create_and_run
+	assert_output_contains 'linux.sysctl["kernel.hostname"]: "other" conflicts with the hostname'
+	update_config '.hostname = "box" | .domainname = "example" | .linux.sysctl = {"kernel.domainname": "elsewhere"}'
+	try_create_and_run
+	assert_output_contains 'linux.sysctl["kernel.domainname"]: "elsewhere" conflicts with the domainname'
+	update_config '.linux.sysctl = {"kernel.hostname": "box"}'
+	run ctr_run hostname
+	assert_success
+	assert_output "box"
+}

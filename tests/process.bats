@@ -323,10 +323,15 @@ flip_byte() {
 	build=${name%%-*}
 	grep -q "^agentrun-seccomp-bpf 2 $build " "$file" || fail "header does not name the build $build"
 	if [ "$RUNTIME" = "$AR_TOP/agentrun" ]; then
-		# The build id is the hash of the translation code and the version.
-		local version want
+		# The build id is the hash of the version and the translation code,
+		# the files Makefile.am lists as SECCOMP_TRANSLATION_FILES.
+		local version want files
 		version=$(sed -n 's/^AC_INIT(\[agentrun\], \[\([^]]*\)\].*/\1/p' "$AR_TOP/configure.ac")
-		want=$({ echo "$version"; cat "$AR_TOP/src/core/seccomp.c" "$AR_TOP/src/core/seccomp.h"; } | sha256sum | cut -c1-16)
+		files=$(sed -n 's/^SECCOMP_TRANSLATION_FILES = //p' "$AR_TOP/Makefile.am")
+		files=${files//\$(srcdir)/$AR_TOP}
+		[ -n "$files" ] || fail "SECCOMP_TRANSLATION_FILES not found in Makefile.am"
+		# shellcheck disable=SC2086 # a list of paths without spaces
+		want=$({ echo "$version"; cat $files; } | sha256sum | cut -c1-16)
 		assert_equal "$build" "$want"
 	fi
 	# 70 older programs of this build: after the next store, at most 64

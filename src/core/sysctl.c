@@ -52,6 +52,17 @@ has_own_namespace (const oci_spec *spec, oci_ns_type type)
   return ns->path == NULL || !same_as_ours (ns->path, proc_names[type]);
 }
 
+/* Both set the same name, and which one wins would be an accident of the
+ * order they are applied in: runc refuses such a config too. */
+static bool
+conflicts_with_name (const oci_spec *spec, const char *key, const char *value)
+{
+  const char *name = strcmp (key, "kernel.hostname") == 0     ? spec->hostname
+                     : strcmp (key, "kernel.domainname") == 0 ? spec->domainname
+                                                              : NULL;
+  return name && value && strcmp (name, value) != 0;
+}
+
 int
 ar_sysctl_validate (const oci_spec *spec, ar_error_t **err)
 {
@@ -65,6 +76,9 @@ ar_sysctl_validate (const oci_spec *spec, ar_error_t **err)
       if (!has_own_namespace (spec, ns))
         return ar_error_set (err, 0, "config.json: .linux.sysctl[\"%s\"]: needs a %s namespace of the container's own, not the host's",
                              key, oci_ns_type_name (ns));
+      if (conflicts_with_name (spec, key, lnx->sysctl.items[i].value))
+        return ar_error_set (err, 0, "config.json: .linux.sysctl[\"%s\"]: \"%s\" conflicts with the %s set in config.json",
+                             key, lnx->sysctl.items[i].value, strchr (key, '.') + 1);
     }
   return 0;
 }
