@@ -179,12 +179,15 @@ ar_container_release (const char *root, const char *id, ar_created *created,
 static int
 release_through_fifo (int state_fd, const ar_state *st, ar_error_t **err)
 {
-  cleanup_close int fifo = openat (state_fd, AR_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fifo < 0)
-    return ar_error_set (err, errno, "open exec fifo");
+  /* The pidfd first: opening the fifo releases the init, and a short
+   * program can exit and be reaped by the engine's shim before a pidfd
+   * opened after it would find the pid. */
   cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
   if (pidfd < 0)
     return ar_error_set (err, errno, "pidfd_open %d", (int) st->pid);
+  cleanup_close int fifo = openat (state_fd, AR_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fifo < 0)
+    return ar_error_set (err, errno, "open exec fifo");
   bool released = false;
   for (;;)
     {
