@@ -147,8 +147,6 @@ enter_init_root (int root_fd, ar_error_t **err)
   return 0;
 }
 
-/* Opened before the fork and checked against the init after it, so a
- * recycled pid cannot hand us someone else's root. */
 /* runc's words: shims match them */
 static int
 exec_stopped_error (const char *id, ar_error_t **err)
@@ -156,6 +154,8 @@ exec_stopped_error (const char *id, ar_error_t **err)
   return ar_error_set (err, 0, "cannot exec in a stopped container: `%s`", id);
 }
 
+/* Opened before the fork and checked against the init after it, so a
+ * recycled pid cannot hand us someone else's root. */
 static int
 open_init_root (const ar_state *st, int join_flags, int *root_fd,
                 ar_error_t **err)

@@ -12,13 +12,13 @@ int ar_process_validate (const oci_process *process, ar_error_t **err);
 /* Find args[0] using the PATH of process->env (as seen from the current
  * root), as execvp would; errors like runc: `exec: "foo": executable file
  * not found in $PATH`. Returns a malloc'd path. */
+char *ar_process_find_executable (const oci_process *process,
+                                  ar_error_t **err);
+
 /* The environment to execve with: the process's own, plus HOME from the
  * container's /etc/passwd (or "/") when it has none, as runc sets it.
  * Call inside the container root, in the child about to exec. */
 char **ar_process_exec_env (const oci_process *process);
-
-char *ar_process_find_executable (const oci_process *process,
-                                  ar_error_t **err);
 
 /* setrlimit for each process.rlimits entry. */
 int ar_process_set_rlimits (const oci_process *process, ar_error_t **err);

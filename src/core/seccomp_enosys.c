@@ -16,8 +16,13 @@
 #define ARCH_OFFSET offsetof (struct seccomp_data, arch)
 #define NR_OFFSET offsetof (struct seccomp_data, nr)
 
-/* Per architecture at most: load arch, compare, load nr, x32 test, compare. */
-#define INSNS_PER_ARCH 5
+/* Per architecture: load arch, compare, load nr, compare; x86_64 also
+ * tests the x32 bit. */
+static size_t
+block_len (uint32_t arch)
+{
+  return arch == SCMP_ARCH_X86_64 ? 5 : 4;
+}
 
 /* The highest number of a syscall the profile names on this arch, or -1. */
 static int
@@ -54,15 +59,13 @@ ar_seccomp_enosys_stub (const oci_seccomp *seccomp, const uint32_t *arches,
 {
   /* Blocks first, then "ja main", "ret ENOSYS", then the program. Every
    * jump is forward and short (a few blocks), within the 8-bit offsets. */
-  size_t cap = n_arches * INSNS_PER_ARCH + 2;
-  cleanup_free struct sock_filter *stub = xcalloc (cap, sizeof *stub);
   int highest[n_arches > 0 ? n_arches : 1];
   size_t len = 0;
   for (size_t a = 0; a < n_arches; a++)
     {
       highest[a] = arches[a] == SCMP_ARCH_X32 ? -1 : highest_known (seccomp, arches[a]);
       if (highest[a] >= 0)
-        len += arches[a] == SCMP_ARCH_X86_64 ? 5 : 4;
+        len += block_len (arches[a]);
     }
   if (len == 0)
     return 0;
@@ -70,13 +73,14 @@ ar_seccomp_enosys_stub (const oci_seccomp *seccomp, const uint32_t *arches,
   if (main_start + *n_insns > max_insns)
     return ar_error_set (err, 0, "seccomp: filter too large for the ENOSYS check (%zu instructions)",
                          main_start + *n_insns);
+  cleanup_free struct sock_filter *stub = xcalloc (main_start, sizeof *stub);
 
   size_t i = 0;
   for (size_t a = 0; a < n_arches; a++)
     {
       if (highest[a] < 0)
         continue;
-      size_t next = i + (arches[a] == SCMP_ARCH_X86_64 ? 5 : 4);
+      size_t next = i + block_len (arches[a]);
       stub[i] = stmt (BPF_LD | BPF_W | BPF_ABS, ARCH_OFFSET);
       i++;
       stub[i] = jump (BPF_JMP | BPF_JEQ | BPF_K, arches[a], i, i + 1, next);
