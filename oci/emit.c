@@ -379,6 +379,24 @@ emit_network (yajl_gen g, const oci_resources *r)
 }
 
 static void
+emit_rdma (yajl_gen g, const oci_rdma_limit *l, size_t n)
+{
+  if (l == NULL)
+    return;
+  oj_gen_key (g, "rdma");
+  yajl_gen_map_open (g);
+  for (size_t i = 0; i < n; i++)
+    {
+      oj_gen_key (g, l[i].device);
+      yajl_gen_map_open (g);
+      oj_gen_kv_opt_u32 (g, "hcaHandles", l[i].hca_handles);
+      oj_gen_kv_opt_u32 (g, "hcaObjects", l[i].hca_objects);
+      yajl_gen_map_close (g);
+    }
+  yajl_gen_map_close (g);
+}
+
+static void
 emit_resources (yajl_gen g, const oci_resources *r)
 {
   if (r == NULL)
@@ -398,6 +416,7 @@ emit_resources (yajl_gen g, const oci_resources *r)
   emit_blkio (g, r->block_io);
   emit_hugepage_limits (g, r->hugepage_limits, r->n_hugepage_limits);
   emit_network (g, r);
+  emit_rdma (g, r->rdma, r->n_rdma);
   oj_gen_kv_map (g, "unified", &r->unified);
   yajl_gen_map_close (g);
 }

@@ -148,6 +148,9 @@ free_resources (oci_resources *r)
   for (size_t i = 0; i < r->n_net_priorities; i++)
     free (r->net_priorities[i].name);
   free (r->net_priorities);
+  for (size_t i = 0; i < r->n_rdma; i++)
+    free (r->rdma[i].device);
+  free (r->rdma);
   oj_map_clear (&r->unified);
   free (r);
 }

@@ -434,6 +434,39 @@ read_network (oj_ctx *c, const oj_value *v, void *out)
 }
 
 static int
+read_rdma_limit (oj_ctx *c, const oj_member *m, oci_rdma_limit *l)
+{
+  if (memchr (m->key, '\0', m->key_len) != NULL || m->key_len == 0)
+    return oj_fail (c, "expected a device name");
+  l->device = xstrdup (m->key);
+  if (oj_expect_object (c, &m->value) < 0
+      || oj_field (c, &m->value, "hcaHandles", oj_read_opt_u32, &l->hca_handles) < 0
+      || oj_field (c, &m->value, "hcaObjects", oj_read_opt_u32, &l->hca_objects) < 0)
+    return -1;
+  return 0;
+}
+
+/* An object keyed by device name: {"mlx5_1": {"hcaHandles": 3}}. */
+static int
+read_rdma (oj_ctx *c, const oj_value *v, void *out)
+{
+  oci_resources *r = out;
+  if (oj_expect_object (c, v) < 0)
+    return -1;
+  r->rdma = xcalloc (v->len ? v->len : 1, sizeof *r->rdma);
+  for (size_t i = 0; i < v->len; i++)
+    {
+      size_t mark = oj_path_push_key (&c->path, v->members[i].key,
+                                      v->members[i].key_len);
+      int ret = read_rdma_limit (c, &v->members[i], &r->rdma[r->n_rdma++]);
+      oj_path_pop (&c->path, mark);
+      if (ret < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static int
 read_resources_fields (oj_ctx *c, const oj_value *v, oci_resources *r)
 {
   if (ARRAY_FIELD (c, v, "devices", read_device_rule, &r->devices,
@@ -445,6 +478,7 @@ read_resources_fields (oj_ctx *c, const oj_value *v, oci_resources *r)
       || ARRAY_FIELD (c, v, "hugepageLimits", read_hugepage_limit,
                       &r->hugepage_limits, &r->n_hugepage_limits) < 0
       || oj_field (c, v, "network", read_network, r) < 0
+      || oj_field (c, v, "rdma", read_rdma, r) < 0
       || oj_field (c, v, "unified", oj_read_map, &r->unified) < 0)
     return -1;
   return 0;

@@ -219,6 +219,13 @@ typedef struct
   uint32_t priority;
 } oci_net_priority;
 
+/* linux.resources.rdma["mlx5_1"]: limits on one RDMA device. */
+typedef struct
+{
+  char *device;
+  oci_opt_u32 hca_handles, hca_objects;
+} oci_rdma_limit;
+
 typedef struct
 {
   oci_device_rule *devices;
@@ -232,6 +239,8 @@ typedef struct
   oci_opt_u32 net_class_id;
   oci_net_priority *net_priorities;
   size_t n_net_priorities;
+  oci_rdma_limit *rdma; /* in the order of the JSON object */
+  size_t n_rdma;
   oci_map unified;
 } oci_resources;
 

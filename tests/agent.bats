@@ -677,6 +677,11 @@ nothing_outside_dest() {
 	[ -d "$ROOT/$CID" ] || fail "no half-made state dir: $output"
 	[ ! -e "$ROOT/$CID/state.json" ] || fail "state.json was written"
 	grep -q " $ROOT/$CID/" /proc/self/mountinfo || fail "it made no mounts"
+	# The cgroup exists before the init (clone3 puts the init in it).
+	local cgroups
+	cgroups=$(sed -n 's/^path //p' "$ROOT/$CID/cgroup")
+	[ -n "$cgroups" ] || fail "no cgroup recorded: $(ls -A "$ROOT/$CID")"
+	for d in $cgroups; do [ -d "$d" ] || fail "recorded cgroup $d does not exist"; done
 
 	# A create still running holds the state dir's lock.
 	flock "$ROOT/$CID" sleep 3 &
@@ -694,4 +699,5 @@ nothing_outside_dest() {
 	assert_success
 	[ ! -e "$ROOT/$CID" ] || fail "state dir left: $(ls -A "$ROOT/$CID")"
 	! grep -q " $ROOT/$CID" /proc/self/mountinfo
+	for d in $cgroups; do [ ! -d "$d" ] || fail "cgroup $d left"; done
 }

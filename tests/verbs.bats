@@ -279,7 +279,7 @@ wait_for_exit() {
 	jq -e '.linux.capabilities | index("CAP_SYS_ADMIN") and index("CAP_CHOWN") and all(startswith("CAP_"))' <<<"$f" >/dev/null \
 		|| fail "capabilities"
 	assert_equal "$(jq -c .linux.cgroup <<<"$f")" \
-		'{"v1":true,"v2":true,"systemd":false,"systemdUser":false,"rdma":false}'
+		'{"v1":true,"v2":true,"systemd":true,"systemdUser":false,"rdma":true}'
 	jq -e '.linux.seccomp.enabled and (.linux.seccomp.actions | index("SCMP_ACT_NOTIFY") and index("SCMP_ACT_ERRNO"))
 		and (.linux.seccomp.operators | index("SCMP_CMP_MASKED_EQ"))
 		and (.linux.seccomp.archs | index("SCMP_ARCH_X86_64"))

@@ -83,7 +83,7 @@ ar_container_remove_state_dir (int root_fd, const char *id, int state_fd)
                                        AR_AGENT_PLAN_FILE, AR_EXIT_LOGGED_FILE,
                                        AR_HOST_MOUNTS_FILE, AR_AGENT_FINISHED_FILE,
                                        AR_SUPERVISOR_FILE, AR_OWNED_BUNDLE_FILE,
-                                       NULL };
+                                       AR_CGROUP_FILE, NULL };
   for (size_t i = 0; files[i]; i++)
     unlinkat (state_fd, files[i], 0);
   unlinkat (root_fd, id, AT_REMOVEDIR);
@@ -369,11 +369,26 @@ tear_down (int state_fd, const ar_state *st, const char *state_dir,
   return ar_error_pass (err, first);
 }
 
+static int
+remove_half_made_cgroup (int state_fd, ar_error_t **err)
+{
+  cleanup_free char *text = NULL;
+  if (ar_read_file_at (state_fd, AR_CGROUP_FILE, AR_CONFIG_MAX_SIZE, &text,
+                       NULL, NULL) < 0)
+    return 0; /* none made yet */
+  ar_cgroup *cg = NULL;
+  if (ar_cgroup_deserialize (text, &cg, err) < 0)
+    return -1;
+  int r = ar_cgroup_destroy (cg, err);
+  ar_cgroup_free (cg);
+  return r;
+}
+
 /* A state dir without a state record: a create that died before it wrote
  * one (the runtime SIGKILLed). Its init died with it (it waits for the
  * runtime's go-ahead on a socket that then closes), so what is left is
- * what the dir records: the agent plan's host resources and the mounts of
- * a container without a mount namespace. A create still running holds
+ * what the dir records: the agent plan's host resources, the cgroup and the
+ * mounts of a container without a mount namespace. A create still running holds
  * the dir's lock. */
 static int
 remove_half_made (const char *root, const char *id, int state_fd,
@@ -388,7 +403,8 @@ remove_half_made (const char *root, const char *id, int state_fd,
     return -1;
   ar_stage_release_unstarted (plan, state_dir, id);
   ar_agent_plan_free (plan);
-  if (ar_host_mounts_undo (state_fd, err) < 0)
+  if (remove_half_made_cgroup (state_fd, err) < 0
+      || ar_host_mounts_undo (state_fd, err) < 0)
     return -1;
   cleanup_close int root_fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (root_fd < 0)

@@ -38,20 +38,32 @@
 #endif
 
 
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
 /* Our own copy: glibc has no clone3 wrapper and <linux/sched.h> clashes
- * with <sched.h>. Layout of the kernel's struct clone_args (v0). */
+ * with <sched.h>. Layout of the kernel's struct clone_args (v2). */
 struct ar_clone_args
 {
   uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack,
-      stack_size, tls;
+      stack_size, tls, set_tid, set_tid_size, cgroup;
 };
 
+/* With cgroup_fd >= 0 the child is born in that cgroup v2 directory
+ * (Linux 5.7): no migration afterwards, which on v2 waits for the
+ * threadgroup lock every fork in the system takes. */
 static pid_t
-clone3_fork (uint64_t flags, int *pidfd)
+clone3_fork (uint64_t flags, int *pidfd, int cgroup_fd)
 {
   struct ar_clone_args args = { .flags = flags | CLONE_PIDFD,
                                 .pidfd = (uint64_t) (uintptr_t) pidfd,
                                 .exit_signal = SIGCHLD };
+  if (cgroup_fd >= 0)
+    {
+      args.flags |= CLONE_INTO_CGROUP;
+      args.cgroup = (uint64_t) cgroup_fd;
+    }
   return (pid_t) syscall (SYS_clone3, &args, sizeof args);
 }
 
@@ -64,6 +76,7 @@ typedef struct
   pid_t pid;
   int pidfd;
   ar_cgroup *cgroup;
+  bool in_cgroup_v2;          /* the init was cloned into cgroup's v2 dir */
   char *state_dir;            /* absolute */
   const ar_agent_plan *plan;  /* host resources to release */
 } create_undo;
@@ -374,11 +387,18 @@ spawn_init (const ar_create_options *opts, const oci_spec *spec,
   cfg->new_userns = (new_flags & CLONE_NEWUSER) != 0;
   (void) opts;
 
+  cleanup_close int cgroup_fd = u->cgroup ? ar_cgroup_open_v2_dir (u->cgroup) : -1;
   ns_restore saved;
   int r = enter_child_namespaces (spec, joins, &saved, err);
   if (r == 0)
     {
-      u->pid = clone3_fork ((uint64_t) clone_flags, &u->pidfd);
+      u->pid = clone3_fork ((uint64_t) clone_flags, &u->pidfd, cgroup_fd);
+      /* Older kernels, or a leaf that cannot take a process (one with
+       * controllers enabled below it): clone, then move it as before, so
+       * that the move reports what is wrong. */
+      u->in_cgroup_v2 = cgroup_fd >= 0 && u->pid >= 0;
+      if (u->pid < 0 && cgroup_fd >= 0)
+        u->pid = clone3_fork ((uint64_t) clone_flags, &u->pidfd, -1);
       if (u->pid == 0)
         ar_init_main (cfg);
       if (u->pid < 0)
@@ -544,6 +564,35 @@ prepare_host (create_ctx *c, ar_error_t **err)
   return ar_sync_pair (c->sync, err);
 }
 
+/* cgroupfs: the container's cgroup, limits and all, exists before its
+ * init does, so clone3 can put the init straight into it; the record lets
+ * a delete --force of a create that died half-way remove it. The systemd
+ * driver's scope needs a process: it comes after the clone. */
+static int
+prepare_cgroup (create_ctx *c, ar_error_t **err)
+{
+  if (c->opts->systemd_cgroup)
+    return 0;
+  if (ar_cgroup_create (c->opts->id, c->spec, AR_CGROUP_CGROUPFS, 0,
+                        &c->undo.cgroup, err) < 0)
+    return -1;
+  cleanup_free char *text = ar_cgroup_serialize (c->undo.cgroup);
+  return ar_write_file_atomic_at (c->undo.state_fd, AR_CGROUP_FILE, text,
+                                  strlen (text), 0600, err);
+}
+
+/* The init joins the cgroup before it may proceed. */
+static int
+enter_cgroup (create_ctx *c, ar_error_t **err)
+{
+  create_undo *u = &c->undo;
+  if (c->opts->systemd_cgroup)
+    return ar_cgroup_create (c->opts->id, c->spec, AR_CGROUP_SYSTEMD, u->pid,
+                             &u->cgroup, err);
+  return u->in_cgroup_v2 ? ar_cgroup_enter_v1 (u->cgroup, u->pid, err)
+                         : ar_cgroup_enter (u->cgroup, u->pid, err);
+}
+
 static int
 start_init (create_ctx *c, bool *new_userns, ar_error_t **err)
 {
@@ -592,10 +641,8 @@ static int
 settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
 {
   create_undo *u = &c->undo;
-  if (new_userns && ar_ns_write_id_mappings (u->pid, c->spec->linux_cfg, err) < 0)
-    return -1;
-  ar_cgroup_driver driver = c->opts->systemd_cgroup ? AR_CGROUP_SYSTEMD : AR_CGROUP_CGROUPFS;
-  if (ar_cgroup_create (c->opts->id, c->spec, driver, u->pid, &u->cgroup, err) < 0)
+  if ((new_userns && ar_ns_write_id_mappings (u->pid, c->spec->linux_cfg, err) < 0)
+      || enter_cgroup (c, err) < 0)
     return -1;
   c->st = (ar_state){
     .id = (char *) c->opts->id,
@@ -643,7 +690,7 @@ ar_container_create (const ar_create_options *opts, ar_created *out,
   bool new_userns = false;
   int r = -1;
   if (load_bundle (&c, err) == 0 && prepare_host (&c, err) == 0
-      && start_init (&c, &new_userns, err) == 0
+      && prepare_cgroup (&c, err) == 0 && start_init (&c, &new_userns, err) == 0
       && settle_init (&c, new_userns, out, err) == 0)
     r = 0;
 

@@ -135,6 +135,8 @@ ar_features_json (void)
     .capabilities = as_names (&caps),
     .cgroup_v1 = true,
     .cgroup_v2 = true,
+    .cgroup_systemd = true, /* --systemd-cgroup */
+    .cgroup_rdma = true,
     .seccomp_enabled = true,
     .seccomp_actions = as_names (&actions),
     .seccomp_operators = as_names (&operators),

@@ -12,6 +12,7 @@
 #define AR_STATE_FILE "state.json"
 #define AR_CONFIG_FILE "config.json"
 #define AR_EXEC_FIFO "exec.fifo"
+#define AR_CGROUP_FILE "cgroup" /* the cgroup a create made, before state.json */
 #define AR_EXIT_LOGGED_FILE "exit-logged" /* run/sandbox audited the exit */
 /* A delete that failed part way did the agent's teardown already. */
 #define AR_AGENT_FINISHED_FILE "agent-finished"

@@ -147,6 +147,7 @@ static const char full_config[] =
   "'hugepageLimits':[{'pageSize':'2MB','limit':209715200}],"
   "'network':{'classID':1048577,'priorities':[{'name':'eth0',"
   "'priority':500}]},"
+  "'rdma':{'mlx5_1':{'hcaHandles':3,'hcaObjects':10000},'rxe0':{'hcaObjects':5}},"
   "'unified':{'memory.high':'400M','io.weight':'default 100'}},"
   "'cgroupsPath':'/agentrun/test',"
   "'namespaces':[{'type':'pid'},{'type':'network',"
@@ -267,6 +268,10 @@ check_full_fields (const oci_spec *s)
   CHECK (r->net_class_id.set && r->net_class_id.value == 1048577);
   CHECK_STR (r->net_priorities[0].name, "eth0");
   CHECK_STR (oci_map_get (&r->unified, "io.weight"), "default 100");
+  CHECK_INT (r->n_rdma, 2);
+  CHECK_STR (r->rdma[1].device, "rxe0");
+  CHECK (r->rdma[0].hca_handles.set && r->rdma[0].hca_handles.value == 3);
+  CHECK (!r->rdma[1].hca_handles.set && r->rdma[1].hca_objects.value == 5);
   CHECK_STR (l->cgroups_path, "/agentrun/test");
   CHECK_INT (l->n_namespaces, 8);
   CHECK_INT (l->namespaces[7].type, OCI_NS_TIME);
@@ -467,6 +472,15 @@ test_type_errors (void)
   CHECK_FIELD_ERROR ("'linux':{'resources':{'unified':{'cpu.max':5}}}",
                      "config.json: .linux.resources.unified[\"cpu.max\"]: "
                      "expected string, got number 5");
+  CHECK_FIELD_ERROR ("'linux':{'resources':{'rdma':[]}}",
+                     "config.json: .linux.resources.rdma: expected object, "
+                     "got array");
+  CHECK_FIELD_ERROR ("'linux':{'resources':{'rdma':{'mlx5_1':{'hcaHandles':-1}}}}",
+                     "config.json: .linux.resources.rdma.mlx5_1.hcaHandles: "
+                     "expected uint32, got number -1");
+  CHECK_FIELD_ERROR ("'linux':{'resources':{'rdma':{'':{}}}}",
+                     "config.json: .linux.resources.rdma[\"\"]: expected a "
+                     "device name");
   CHECK_FIELD_ERROR ("'linux':{'namespaces':['pid']}",
                      "config.json: .linux.namespaces[0]: expected object, got "
                      "string \"pid\"");

@@ -11,7 +11,9 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 
 /* cgroup knobs and /proc files are small; this bounds a hostile one. */
@@ -511,6 +513,8 @@ ar_cg_wants (const oci_resources *r, const char *controller)
     return wants_blkio (r->block_io);
   if (strcmp (controller, "hugetlb") == 0)
     return r->n_hugepage_limits > 0;
+  if (strcmp (controller, "rdma") == 0)
+    return r->n_rdma > 0;
   if (strcmp (controller, "devices") == 0)
     return r->n_devices > 0;
   if (strcmp (controller, "net_cls") == 0)
@@ -551,22 +555,16 @@ static int
 check_controllers (const ar_cg_hierarchies *all, const oci_resources *r,
                    ar_error_t **err)
 {
-  static const struct
-  {
-    const char *v1, *v2, *what;
-  } needs[] = {
-    { "memory", "memory", "memory" }, { "cpu", "cpu", "cpu" },
-    { "cpuset", "cpuset", "cpuset" }, { "pids", "pids", "pids" },
-    { "blkio", "io", "blockIO" },     { "hugetlb", "hugetlb", "hugepageLimits" },
-  };
-  for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++)
-    if (ar_cg_wants (r, needs[i].v1)
-        && ar_cg_find_controller (all, needs[i].v1) == NULL
-        && ar_cg_find_controller (all, needs[i].v2) == NULL)
-      return ar_error_set (err, 0,
-                           "linux.resources.%s: no cgroup hierarchy has the "
-                           "%s controller",
-                           needs[i].what, needs[i].v1);
+  for (size_t i = 0; i < ar_cg_n_resource_controllers; i++)
+    {
+      const ar_cg_resource_controller *c = &ar_cg_resource_controllers[i];
+      if (ar_cg_wants (r, c->v1) && ar_cg_find_controller (all, c->v1) == NULL
+          && ar_cg_find_controller (all, c->v2) == NULL)
+        return ar_error_set (err, 0,
+                             "linux.resources.%s: no cgroup hierarchy has the "
+                             "%s controller",
+                             c->what, c->v1);
+    }
   if (check_network_controllers (all, r, err) < 0)
     return -1;
 
@@ -704,6 +702,23 @@ make_directories (const char *mount_point, const char *leaf, ar_cgroup *cg,
     }
 }
 
+/* A process put in a frozen cgroup stops in the kernel's freezer before
+ * it runs a single instruction, and create would wait for it forever. */
+static int
+refuse_frozen (const char *leaf, ar_error_t **err)
+{
+  const char *file = ar_cg_exists (leaf, "freezer.state") ? "freezer.state"
+                                                           : "cgroup.freeze";
+  cleanup_free char *value = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_cg_read (leaf, file, &value, &ignored) < 0
+      || strcmp (value, "THAWED") == 0 || strcmp (value, "0") == 0)
+    return 0;
+  return ar_error_set (err, 0, "cgroup `%s` is frozen (%s: %s): thaw it "
+                               "before putting a container in it",
+                       leaf, file, value);
+}
+
 static int
 setup_hierarchy (const ar_cg_hierarchy *h, const char *leaf,
                  const oci_resources *r, ar_cgroup *cg, ar_error_t **err)
@@ -716,7 +731,7 @@ setup_hierarchy (const ar_cg_hierarchy *h, const char *leaf,
   /* An existing leaf is joined as is: its knobs are not ours to change. */
   size_t n_new = cg->n_created - first_new;
   if (n_new == 0 || strcmp (cg->created[cg->n_created - 1], leaf) != 0)
-    return 0;
+    return refuse_frozen (leaf, err);
 
   char *const *created = cg->created + first_new;
   if (h->version == AR_CG_V1)
@@ -735,6 +750,32 @@ ar_cgroup_enter (const ar_cgroup *cg, pid_t pid, ar_error_t **err)
 {
   for (size_t i = 0; i < cg->n_paths; i++)
     if (ar_cg_writef (cg->paths[i], "cgroup.procs", err, "%d", (int) pid) < 0)
+      return -1;
+  return 0;
+}
+
+static bool
+on_cgroup2 (const char *dir)
+{
+  struct statfs fs;
+  return statfs (dir, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+int
+ar_cgroup_open_v2_dir (const ar_cgroup *cg)
+{
+  for (size_t i = 0; i < cg->n_paths; i++)
+    if (on_cgroup2 (cg->paths[i]))
+      return open (cg->paths[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+  return -1;
+}
+
+int
+ar_cgroup_enter_v1 (const ar_cgroup *cg, pid_t pid, ar_error_t **err)
+{
+  for (size_t i = 0; i < cg->n_paths; i++)
+    if (!on_cgroup2 (cg->paths[i])
+        && ar_cg_writef (cg->paths[i], "cgroup.procs", err, "%d", (int) pid) < 0)
       return -1;
   return 0;
 }
@@ -1192,3 +1233,35 @@ ar_cg_apply_pids (const char *dir, const oci_resources *r, ar_error_t **err)
     return ar_cg_write (dir, "pids.max", "max", err);
   return ar_cg_writef (dir, "pids.max", err, "%" PRId64, r->pids_limit.value);
 }
+
+/* One "DEVICE hca_handle=N hca_object=M" line per device, as the kernel
+ * takes it; a limit the spec leaves out is "max". */
+int
+ar_cg_apply_rdma (const char *dir, const oci_resources *r, ar_error_t **err)
+{
+  for (size_t i = 0; i < r->n_rdma; i++)
+    {
+      const oci_rdma_limit *l = &r->rdma[i];
+      if (strpbrk (l->device, " \t\n=") != NULL)
+        return ar_error_set (err, 0, "linux.resources.rdma[\"%s\"]: invalid "
+                                     "device name", l->device);
+      char handles[16] = "max", objects[16] = "max";
+      if (l->hca_handles.set)
+        snprintf (handles, sizeof handles, "%" PRIu32, l->hca_handles.value);
+      if (l->hca_objects.set)
+        snprintf (objects, sizeof objects, "%" PRIu32, l->hca_objects.value);
+      if (ar_cg_writef (dir, "rdma.max", err, "%s hca_handle=%s hca_object=%s",
+                        l->device, handles, objects) < 0)
+        return ar_error_prefix (err, "linux.resources.rdma[\"%s\"]", l->device);
+    }
+  return 0;
+}
+
+const ar_cg_resource_controller ar_cg_resource_controllers[] = {
+  { "memory", "memory", "memory" }, { "cpu", "cpu", "cpu" },
+  { "cpuset", "cpuset", "cpuset" }, { "pids", "pids", "pids" },
+  { "blkio", "io", "blockIO" },     { "hugetlb", "hugetlb", "hugepageLimits" },
+  { "rdma", "rdma", "rdma" },
+};
+const size_t ar_cg_n_resource_controllers
+    = sizeof ar_cg_resource_controllers / sizeof ar_cg_resource_controllers[0];

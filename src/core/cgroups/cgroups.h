@@ -38,8 +38,8 @@ typedef enum
 
 /* Resolve cgroupsPath (absent: "/<id>"; relative: under the caller's own
  * cgroup), create the directories in every mounted hierarchy, apply
- * linux.resources, and move `pid` in. On failure everything created is
- * removed again. With the systemd driver, cgroupsPath is
+ * linux.resources, and move `pid` in (none when 0). An existing leaf that
+ * is frozen is refused. On failure everything created is removed again. With the systemd driver, cgroupsPath is
  * "slice:prefix:name" and the cgroup is a transient scope unit. */
 int ar_cgroup_create (const char *id, const oci_spec *spec,
                       ar_cgroup_driver driver, pid_t pid, ar_cgroup **out,
@@ -47,6 +47,14 @@ int ar_cgroup_create (const char *id, const oci_spec *spec,
 
 /* Move pid into an existing container cgroup (exec). */
 int ar_cgroup_enter (const ar_cgroup *cg, pid_t pid, ar_error_t **err);
+
+/* For clone3's CLONE_INTO_CGROUP: an O_PATH descriptor of the container's
+ * cgroup v2 directory, or -1 when it has none. */
+int ar_cgroup_open_v2_dir (const ar_cgroup *cg);
+
+/* Move pid into the container's cgroups other than cgroup v2 (a process
+ * cloned into that one already); on a v2-only host, nothing to do. */
+int ar_cgroup_enter_v1 (const ar_cgroup *cg, pid_t pid, ar_error_t **err);
 
 /* Move pid into the existing sub-cgroup `sub` (relative, no "..") of the
  * container's cgroup, in the hierarchies that have `controller_or_null`

@@ -56,6 +56,17 @@ int ar_cg_read (const char *dir, const char *file, char **out,
 int ar_cg_apply_cpuset (const char *dir, const oci_cpu *c, ar_error_t **err);
 int ar_cg_apply_pids (const char *dir, const oci_resources *r,
                       ar_error_t **err);
+int ar_cg_apply_rdma (const char *dir, const oci_resources *r,
+                      ar_error_t **err);
+
+/* The controllers linux.resources can ask for: the v1 and v2 name, and the
+ * spec's word for it in errors. One table for create and update. */
+typedef struct
+{
+  const char *v1, *v2, *what;
+} ar_cg_resource_controller;
+extern const ar_cg_resource_controller ar_cg_resource_controllers[];
+extern const size_t ar_cg_n_resource_controllers;
 
 bool ar_cg_exists (const char *dir, const char *file);
 
@@ -86,7 +97,7 @@ int ar_cg_v2_apply (const ar_cg_hierarchy *h, const char *dir,
                     const oci_resources *r, ar_error_t **err);
 
 /* Whether `r` asks for something from `controller` (v1 and v2 names:
- * "memory", "cpu", "cpuset", "pids", "blkio", "io", "hugetlb", "devices",
+ * "memory", "cpu", "cpuset", "pids", "blkio", "io", "hugetlb", "rdma", "devices",
  * "net_cls", "net_prio"). */
 bool ar_cg_wants (const oci_resources *r, const char *controller);
 

@@ -109,20 +109,14 @@ target_with (const targets *t, const char *v1_name, const char *v2_name)
 static int
 check_enforceable (const targets *t, const oci_resources *r, ar_error_t **err)
 {
-  static const struct
-  {
-    const char *v1, *v2, *what;
-  } needs[] = {
-    { "memory", "memory", "memory" }, { "cpu", "cpu", "cpu" },
-    { "cpuset", "cpuset", "cpuset" }, { "pids", "pids", "pids" },
-    { "blkio", "io", "blockIO" },     { "hugetlb", "hugetlb", "hugepageLimits" },
-  };
-  for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++)
-    if (ar_cg_wants (r, needs[i].v1)
-        && target_with (t, needs[i].v1, needs[i].v2) == NULL)
-      return ar_error_set (err, 0,
-                           "%s: the container's cgroup has no %s controller",
-                           needs[i].what, needs[i].v1);
+  for (size_t i = 0; i < ar_cg_n_resource_controllers; i++)
+    {
+      const ar_cg_resource_controller *c = &ar_cg_resource_controllers[i];
+      if (ar_cg_wants (r, c->v1) && target_with (t, c->v1, c->v2) == NULL)
+        return ar_error_set (err, 0,
+                             "%s: the container's cgroup has no %s controller",
+                             c->what, c->v1);
+    }
   if (r->unified.len > 0)
     for (size_t i = 0;; i++)
       {

@@ -353,6 +353,7 @@ ar_cg_v1_apply (const ar_cg_hierarchy *h, const char *dir,
     int (*apply) (const char *, const oci_resources *, ar_error_t **);
   } steps[] = {
     { "pids", ar_cg_apply_pids },       { "hugetlb", apply_hugetlb },
+    { "rdma", ar_cg_apply_rdma },
     { "net_cls", apply_net_cls }, { "net_prio", apply_net_prio },
     { "devices", apply_devices },
   };

@@ -12,7 +12,7 @@
 /* v2 controllers that linux.resources can ask for, in the order the kernel
  * lists them. */
 static const char *const resource_controllers[]
-    = { "cpuset", "cpu", "io", "memory", "hugetlb", "pids" };
+    = { "cpuset", "cpu", "io", "memory", "hugetlb", "pids", "rdma" };
 #define N_RESOURCE_CONTROLLERS                                                \
   (sizeof resource_controllers / sizeof resource_controllers[0])
 
@@ -430,6 +430,8 @@ ar_cg_v2_apply (const ar_cg_hierarchy *h, const char *dir,
   if (ar_cg_has_controller (h, "io") && apply_io (dir, r->block_io, err) < 0)
     return -1;
   if (ar_cg_has_controller (h, "hugetlb") && apply_hugetlb (dir, r, err) < 0)
+    return -1;
+  if (ar_cg_has_controller (h, "rdma") && ar_cg_apply_rdma (dir, r, err) < 0)
     return -1;
   if (apply_devices (dir, r, err) < 0)
     return -1;
