@@ -134,3 +134,32 @@ start_sleeper() {
 	assert_failure
 	[ -z "$(cgroups_named "$CID")" ] || fail "left: $(cgroups_named "$CID")"
 }
+
+@test "run in an existing frozen cgroup is refused at once, not left hanging in the freezer" {
+	[ -d "$AR_CGROUP_V1/freezer" ] || skip "needs the v1 freezer"
+	local dir
+	dir=$(cgroup_v1_dir freezer "$CG_PATH")
+	mkdir -p "$dir"
+	echo FROZEN >"$dir/freezer.state"
+	set_args true
+	run runtime run --bundle "$BUNDLE" "$CID"
+	echo THAWED >"$dir/freezer.state"
+	assert_failure 1
+	assert_output_contains "cgroup \`$dir\` is frozen"
+	rmdir "$dir"
+	[ -z "$(cgroups_named "$CID")" ] || fail "cgroups left: $(cgroups_named "$CID")"
+	[ -z "$(state_entries)" ] || fail "state left"
+}
+
+@test "the init is cloned into its cgroup v2 directory and moved into the v1 ones" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	local unified=/sys/fs/cgroup/unified
+	[ "$(stat -f -c %T "$unified" 2>/dev/null)" = cgroup2fs ] || skip "no cgroup2 at $unified"
+	set_args true
+	run strace -f -o "$TEST_DIR/trace" -e trace=clone3,openat \
+		"$RUNTIME" --root "$ROOT" run --bundle "$BUNDLE" "$CID"
+	assert_success
+	grep -q 'clone3(.*CLONE_INTO_CGROUP' "$TEST_DIR/trace" || fail "no CLONE_INTO_CGROUP: $(grep clone3 "$TEST_DIR/trace")"
+	! grep -q "openat(.*$unified.*/cgroup.procs\", O_WRONLY" "$TEST_DIR/trace" || fail "the init was moved in v2 afterwards"
+	grep -q "openat(.*/memory$CG_PATH/cgroup.procs\", O_WRONLY" "$TEST_DIR/trace" || fail "not moved into the v1 memory cgroup"
+}

@@ -14,6 +14,26 @@ setup() {
 	is_cgroup_v2_only || skip "needs a cgroup v2-only host (tests/vm/)"
 }
 
+teardown() {
+	remove_rdma_device
+	common_teardown
+}
+
+# A soft-RoCE device on a dummy link, so rdma.max has a device to limit:
+# $RXE, empty when the kernel has no rdma_rxe.
+make_rdma_device() {
+	RXE=""
+	modprobe rdma_rxe 2>/dev/null && command -v rdma >/dev/null || return 0
+	ip link add "arrxe$$" type dummy || return 0
+	ip link set "arrxe$$" up
+	rdma link add "arxe$$" type rxe netdev "arrxe$$" && RXE=arxe$$
+}
+
+remove_rdma_device() {
+	[ -z "${RXE:-}" ] || rdma link delete "$RXE" 2>/dev/null || true
+	ip link del "arrxe$$" 2>/dev/null || true
+}
+
 # use_driver cgroupfs|systemd: the cgroupsPath, the flag and $DIR, the
 # container's cgroup directory.
 use_driver() {
@@ -190,4 +210,68 @@ check_io_hugetlb() {
 @test "cgroup v2, systemd driver: io weight and max reach their files; hugetlb limits, or a clear refusal where not delegated" {
 	use_driver systemd
 	check_io_hugetlb
+}
+
+check_rdma() {
+	make_rdma_device
+	[ -n "$RXE" ] || skip "no soft-RoCE device: the kernel has no rdma_rxe"
+	update_config '.linux.resources = {"rdma": {($d): {"hcaHandles": 2}}}' --arg d "$RXE"
+	if ! grep -qw rdma "$PARENT/cgroup.subtree_control"; then
+		# systemd enables no rdma in its slices.
+		set_args true
+		run rt run --bundle "$BUNDLE" "$CID"
+		assert_failure
+		assert_output_contains "the rdma controller is not available"
+		[ ! -d "$DIR" ] || fail "$DIR left after a refused create"
+		return 0
+	fi
+	start_sleeper
+	grep -qE "^$RXE hca_handle=2 hca_object=max *$" "$DIR/rdma.max" || fail "rdma.max: $(cat "$DIR/rdma.max")"
+	echo '{"rdma": {"'"$RXE"'": {"hcaHandles": 3, "hcaObjects": 100}}}' >"$TEST_DIR/r.json"
+	rt update -r "$TEST_DIR/r.json" "$CID"
+	grep -qE "^$RXE hca_handle=3 hca_object=100 *$" "$DIR/rdma.max" || fail "after update: $(cat "$DIR/rdma.max")"
+	rt delete --force "$CID"
+	# A device the kernel does not have: one line naming it, nothing left.
+	update_config '.linux.resources = {"rdma": {"nosuchdev0": {"hcaHandles": 1}}}'
+	set_args true
+	run rt run --bundle "$BUNDLE" "$CID"
+	assert_failure
+	assert_output_contains 'linux.resources.rdma["nosuchdev0"]'
+	[ "${#lines[@]}" -eq 1 ] || fail "more than one line: $output"
+	[ ! -d "$DIR" ] || fail "$DIR left after a refused create"
+}
+
+@test "cgroup v2, cgroupfs driver: rdma limits reach rdma.max and update; an unknown device is refused" {
+	use_driver cgroupfs
+	check_rdma
+}
+
+@test "cgroup v2, systemd driver: rdma limits, or a clear refusal where not delegated" {
+	use_driver systemd
+	check_rdma
+}
+
+@test "cgroup v2, cgroupfs driver: run in an existing frozen cgroup is refused at once" {
+	use_driver cgroupfs
+	mkdir -p "$DIR"
+	echo 1 >"$DIR/cgroup.freeze"
+	set_args true
+	run rt run --bundle "$BUNDLE" "$CID"
+	echo 0 >"$DIR/cgroup.freeze"
+	assert_failure 1
+	assert_output_contains "cgroup \`$DIR\` is frozen"
+	rmdir "$DIR"
+	[ -z "$(state_entries)" ] || fail "state left"
+}
+
+@test "cgroup v2, cgroupfs driver: the init is born in its cgroup (CLONE_INTO_CGROUP), never moved" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	use_driver cgroupfs
+	set_args cat /proc/self/cgroup
+	run strace -f -o "$TEST_DIR/trace" -e trace=clone3,openat \
+		"$RUNTIME" --root "$ROOT" run --bundle "$BUNDLE" "$CID"
+	assert_success
+	assert_output "0::/"
+	grep -q 'clone3(.*CLONE_INTO_CGROUP' "$TEST_DIR/trace" || fail "no CLONE_INTO_CGROUP: $(grep clone3 "$TEST_DIR/trace")"
+	! grep -q 'cgroup.procs", O_WRONLY' "$TEST_DIR/trace" || fail "a process was moved: $(grep cgroup.procs "$TEST_DIR/trace")"
 }

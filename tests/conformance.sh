@@ -123,10 +123,12 @@ trap cleanup EXIT
 
 # ------------------------------------------------------------ known failures
 
+# A hugetlb hierarchy a container's cgroup gets the controller from: v1,
+# or a cgroup2 root that passes it down (cgroup.subtree_control).
 host_has_hugetlb() {
 	cgroup_mounts | awk '$2 ~ /(^|,)hugetlb(,|$)/ { f = 1 } END { exit !f }' \
-		|| grep -qsw hugetlb /sys/fs/cgroup/cgroup.controllers \
-		|| grep -qsw hugetlb /sys/fs/cgroup/unified/cgroup.controllers
+		|| grep -qsw hugetlb /sys/fs/cgroup/cgroup.subtree_control \
+		|| grep -qsw hugetlb /sys/fs/cgroup/unified/cgroup.subtree_control
 }
 
 # Lines "[cond] NAME | DESCRIPTION-GLOB | reason"; cond is optional:

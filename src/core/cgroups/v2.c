@@ -119,11 +119,11 @@ int
 ar_cg_v2_prepare (const ar_cg_hierarchy *h, char *const *created,
                   size_t n_created, const oci_resources *r, ar_error_t **err)
 {
-  if (n_created < 2)
-    return 0;
   cleanup_free char *needed = needed_controllers (h, r);
   if (*needed && check_delegated (created[0], needed, err) < 0)
     return -1;
+  if (n_created < 2)
+    return 0;
   /* What the spec needs is available (checked above); unified keys may
    * name controllers beyond the resource ones. */
   cleanup_free char *list = available_controllers (created[0]);
