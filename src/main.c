@@ -1,7 +1,9 @@
 /* agentrun: global flags, then one subcommand. */
 #include "config.h"
+#include "build_commit.h"
 #include "cmd/cmd.h"
 #include "core/container.h"
+#include "core/seccomp.h"
 #include "core/state.h"
 #include "util/cleanup.h"
 #include "util/sealed_exe.h"
@@ -34,6 +36,8 @@ static const struct
   { "events", ar_cmd_events, false, "print container statistics and OOM events" },
   { "features", ar_cmd_features, false, "print the features this build supports" },
   { "audit", ar_cmd_audit, false, "verify the hash chain of an audit log" },
+  { "checkpoint", ar_cmd_checkpoint, false, "checkpoint a container (no CRIU support yet)" },
+  { "restore", ar_cmd_restore, false, "restore a container (no CRIU support yet)" },
 };
 
 static const ar_option global_options[] = {
@@ -73,12 +77,18 @@ usage (void)
   for (int i = 0; global_options[i].long_name; i++)
     printf ("  --%-18s %s\n", global_options[i].long_name, global_options[i].help);
   printf ("  --%-18s %s\n", "help", "show this help");
+  printf ("\n`agentrun help COMMAND` (or `agentrun COMMAND --help`) shows a "
+          "command's options.\n");
 }
 
 static void
 version (void)
 {
-  printf ("agentrun version %s\nspec: %s\n", PACKAGE_VERSION, AR_OCI_VERSION);
+  /* runc's lines, which tools parse: version, commit, spec, then the
+   * libraries. */
+  printf ("agentrun version %s\ncommit: %s\nspec: %s\nlibseccomp: %s\n",
+          PACKAGE_VERSION, AR_BUILD_COMMIT, AR_OCI_VERSION,
+          ar_seccomp_library_version ());
 #ifdef AR_SANITIZERS
   /* Tests read this: some seccomp profiles starve the sanitizers' own
    * runtime (it needs futex after the filter is loaded). */
@@ -86,20 +96,45 @@ version (void)
 #endif
 }
 
-/* One log line: text "level: msg" or runc's JSON {"level","msg","time"},
- * which containerd's shim reads back from the --log file. */
+/* logrus's text form of a value: quoted, with \ and " escaped. */
+static void
+put_logrus_value (FILE *f, const char *v)
+{
+  fputc ('"', f);
+  for (; *v; v++)
+    {
+      if (*v == '"' || *v == '\\')
+        fputc ('\\', f);
+      if (*v == '\n')
+        fputs ("\\n", f);
+      else
+        fputc (*v, f);
+    }
+  fputc ('"', f);
+}
+
+/* One log line as runc writes it: logrus text (time="..." level=debug
+ * msg="...") or JSON {"level","msg","time"}, which containerd's shim
+ * reads back from the --log file. Without --log, debug lines go to
+ * stderr as runc's do; errors are printed there anyway. */
 static void
 log_line (const ar_globals *g, const char *level, const char *msg)
 {
-  if (g->log_path == NULL)
+  bool to_stderr = g->log_path == NULL;
+  if (to_stderr && strcmp (level, "debug") != 0)
     return;
-  cleanup_file FILE *f = fopen (g->log_path, "ae");
+  cleanup_file FILE *file = to_stderr ? NULL : fopen (g->log_path, "ae");
+  FILE *f = to_stderr ? stderr : file;
   if (f == NULL)
     return;
   cleanup_free char *now = ar_now_rfc3339 ();
   if (!g->log_json)
     {
-      fprintf (f, "%s %s: %s\n", now, level, msg);
+      fputs ("time=", f);
+      put_logrus_value (f, now);
+      fprintf (f, " level=%s msg=", level);
+      put_logrus_value (f, msg);
+      fputc ('\n', f);
       return;
     }
   yajl_gen gen = yajl_gen_alloc (NULL);
@@ -151,7 +186,7 @@ parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
     end = argc;
   cleanup_parsed ar_parsed p = { 0 };
   char *saved = argv[0];
-  if (ar_parse_options ("agentrun", global_options, end, argv, false, &p, err) < 0)
+  if (ar_parse_options (NULL, global_options, end, argv, false, &p, err) < 0)
     return -1;
   argv[0] = saved;
   if (p.help)
@@ -178,6 +213,22 @@ find_command (const char *name)
     if (strcmp (commands[i].name, name) == 0)
       return (int) i;
   return -1;
+}
+
+/* `help` alone is --help; `help VERB` is `VERB --help`. */
+static int
+help (const ar_globals *g, int argc, char **argv, ar_error_t **err)
+{
+  if (argc < 2)
+    {
+      usage ();
+      return 0;
+    }
+  int c = find_command (argv[1]);
+  if (c < 0)
+    return ar_error_set (err, 0, "help: unknown command `%s` (see agentrun --help)", argv[1]);
+  char *args[] = { argv[1], (char *) "--help", NULL };
+  return commands[c].fn (g, 2, args, err);
 }
 
 /* exec's own failure (the process never ran) is 255, as runc exits, so a
@@ -211,7 +262,9 @@ main (int argc, char **argv, char **envp)
     {
       const char *name = argv[command_index];
       int c = find_command (name);
-      if (c < 0)
+      if (strcmp (name, "help") == 0)
+        status = help (&g, argc - command_index, argv + command_index, &err);
+      else if (c < 0)
         ar_error_set (&err, 0, "unknown command `%s` (see agentrun --help)", name);
       else if (!commands[c].enters_container
                || ar_ensure_sealed_exe (argv, envp, &err) == 0)

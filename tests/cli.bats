@@ -3,14 +3,17 @@
 
 load helpers
 
-@test "--version prints the version and the runtime-spec version" {
+@test "--version prints runc's lines: version, commit, spec, then libseccomp" {
 	run "$RUNTIME" --version
 	assert_success
-	assert_output_contains "version"
-	assert_output_contains "spec: 1."
+	[[ "${lines[0]}" =~ ^agentrun\ version\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "line 1: ${lines[0]}"
+	[[ "${lines[1]}" =~ ^commit:\ [0-9a-f]+(-dirty)?$|^commit:\ unknown$ ]] || fail "line 2: ${lines[1]}"
+	[[ "${lines[2]}" =~ ^spec:\ 1\.[0-9]+\.[0-9]+$ ]] || fail "line 3: ${lines[2]}"
+	[[ "${lines[3]}" =~ ^libseccomp:\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "line 4: ${lines[3]}"
+	local long=$output
 	run "$RUNTIME" -v
 	assert_success
-	assert_output_contains "version"
+	assert_equal "$output" "$long"
 }
 
 @test "--help lists the commands" {
@@ -29,14 +32,59 @@ load helpers
 	assert_output_contains "no-such-verb"
 }
 
-@test "an unknown flag fails" {
+@test "an unknown flag fails, said once" {
 	run "$RUNTIME" --root "$ROOT" --no-such-global-flag list
 	assert_failure
+	assert_output "agentrun: unknown flag \`--no-such-global-flag\`"
 	run runtime create --no-such-flag --bundle "$BUNDLE" "$CID"
 	assert_failure
+	assert_output "agentrun: create: unknown flag \`--no-such-flag\`"
 	run runtime list
 	assert_success
 	refute_output_contains "$CID"
+}
+
+@test "every command has -h and --help, and help COMMAND says the same" {
+	local verbs verb
+	verbs=$("$RUNTIME" --help | awk '/^Commands:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }')
+	[ "$(wc -w <<<"$verbs")" -ge 19 ] || fail "commands listed: $verbs"
+	for verb in $verbs; do
+		run "$RUNTIME" "$verb" -h
+		assert_success
+		[[ "${lines[0]}" == "Usage: agentrun $verb "* ]] || fail "$verb -h: ${lines[0]}"
+		local short=$output
+		run "$RUNTIME" "$verb" --help
+		assert_equal "$output" "$short"
+		run "$RUNTIME" help "$verb"
+		assert_success
+		assert_equal "$output" "$short"
+	done
+	run "$RUNTIME" help
+	assert_success
+	assert_output_contains "Usage: agentrun [GLOBAL OPTIONS] COMMAND"
+	run "$RUNTIME" help no-such-verb
+	assert_failure
+	assert_output_contains "no-such-verb"
+}
+
+@test "checkpoint and restore exist, take runc's flags, and say they are not supported" {
+	run runtime checkpoint --image-path "$TEST_DIR/img" --leave-running "$CID"
+	assert_failure
+	assert_output_contains "container does not exist"
+	set_args sleep 1000
+	ctr_run_bg
+	run runtime checkpoint --image-path "$TEST_DIR/img" --work-path "$TEST_DIR/w" --leave-running --tcp-established --file-locks "$CID"
+	assert_failure 1
+	assert_output "agentrun: checkpoint: not supported: this build of agentrun has no CRIU checkpoint/restore"
+	[ ! -e "$TEST_DIR/img" ] || fail "an image dir was made"
+	run runtime state "$CID"
+	assert_output_contains '"status": "running"'
+	run runtime restore --image-path "$TEST_DIR/img" --bundle "$BUNDLE" --detach "$CID-r"
+	assert_failure 1
+	assert_output_contains "restore: not supported"
+	run runtime checkpoint --no-such-flag "$CID"
+	assert_failure
+	assert_output_contains "unknown flag"
 }
 
 @test "a verb missing its container id fails" {
@@ -177,14 +225,26 @@ load helpers
 		"$log" >/dev/null || fail "no error entry: $(cat "$log")"
 }
 
-@test "--log with text format writes the error as text" {
+@test "--log with text format writes the error in logrus's text form" {
 	local log=$TEST_DIR/runtime.log
 	run "$RUNTIME" --root "$ROOT" --log "$log" --log-format text state "$CID-missing"
 	assert_failure
-	# runc's logrus says level=error; any text naming the error will do.
-	grep -q 'error' "$log" || fail "no error in: $(cat "$log")"
-	grep -q 'does not exist' "$log" || fail "message lacks the cause: $(cat "$log")"
-	! jq -e . "$log" >/dev/null 2>&1 || fail "text log is JSON"
+	grep -qE '^time="[^"]+" level=error msg="container does not exist: `'"$CID"'-missing`"$' "$log" \
+		|| fail "not logrus text: $(cat "$log")"
+}
+
+@test "--debug writes logrus debug lines: to stderr, or to --log as text or JSON" {
+	run "$RUNTIME" --root "$ROOT" --debug list -q
+	assert_success
+	assert_output_contains 'level=debug msg="list"'
+	local log=$TEST_DIR/debug.log
+	run "$RUNTIME" --root "$ROOT" --debug --log "$log" list -q
+	assert_success
+	refute_output_contains "level=debug"
+	grep -qE '^time="[^"]+" level=debug msg="list: exit status 0"$' "$log" || fail "log: $(cat "$log")"
+	run "$RUNTIME" --root "$ROOT" --debug --log "$log.json" --log-format json list -q
+	jq -se 'map(select(.level == "debug" and .msg == "list")) | length == 1' "$log.json" >/dev/null \
+		|| fail "json log: $(cat "$log.json")"
 }
 
 @test "--log-format rejects unknown formats" {

@@ -118,5 +118,7 @@ int ar_cmd_update (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 int ar_cmd_events (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_features (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_audit (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_checkpoint (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_restore (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 
 #endif

@@ -85,7 +85,8 @@ ar_parse_options (const char *verb, const ar_option *opts, int argc,
           continue;
         }
       if (o < 0)
-        return ar_error_set (err, 0, "%s: unknown flag `%s`", verb, w);
+        return ar_error_set (err, 0, "%s%sunknown flag `%s`", verb ? verb : "",
+                             verb ? ": " : "", w);
       out->present[o] = true;
       if (!opts[o].takes_value)
         out->value[o] = inline_value ? inline_value : "true";
@@ -94,7 +95,8 @@ ar_parse_options (const char *verb, const ar_option *opts, int argc,
       else if (i + 1 < argc)
         out->value[o] = argv[++i];
       else
-        return ar_error_set (err, 0, "%s: flag `%s` needs a value", verb, w);
+        return ar_error_set (err, 0, "%s%sflag `%s` needs a value",
+                             verb ? verb : "", verb ? ": " : "", w);
       if (opts[o].repeatable)
         keep_value (out, o, out->value[o]);
     }

@@ -952,3 +952,14 @@ ar_seccomp_load (const oci_seccomp *seccomp, const char *state_json,
     return -1;
   return ar_seccomp_load_program (prog, state_json, err);
 }
+
+const char *
+ar_seccomp_library_version (void)
+{
+  static char text[48];
+  const struct scmp_version *v = seccomp_version ();
+  if (v == NULL)
+    return "unknown";
+  snprintf (text, sizeof text, "%u.%u.%u", v->major, v->minor, v->micro);
+  return text;
+}

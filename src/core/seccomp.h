@@ -53,4 +53,7 @@ size_t ar_seccomp_names (ar_seccomp_vocabulary which, const char **out,
 /* Whether the running kernel accepts a filter flag named in `flags`. */
 bool ar_seccomp_flag_supported (const char *name);
 
+/* libseccomp's version at run time, "2.5.4". */
+const char *ar_seccomp_library_version (void);
+
 #endif
