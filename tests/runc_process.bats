@@ -51,3 +51,43 @@ setup() {
 	assert_success
 	grep -q '^path=.*/usr/bin' "$TEST_DIR/hook.out" || fail "hook env: $(cat "$TEST_DIR/hook.out")"
 }
+
+@test "socket activation: LISTEN_FDS fds reach the process before the preserved ones, with LISTEN_FDS and LISTEN_PID" {
+	echo listen >"$TEST_DIR/f3"
+	echo preserved >"$TEST_DIR/f4"
+	set_args sh -c 'echo "$LISTEN_FDS $LISTEN_PID"; cat <&3; cat <&4'
+	# LISTEN_PID names the runtime itself (sh execs it): systemd's rule.
+	run timeout -k 5 "$AR_TIMEOUT" sh -c 'exec 3<"$1" 4<"$2"; export LISTEN_FDS=1 LISTEN_PID=$$; shift 2; exec "$@"' \
+		sh "$TEST_DIR/f3" "$TEST_DIR/f4" "$RUNTIME" --root "$ROOT" run --preserve-fds 1 --bundle "$BUNDLE" "$CID"
+	assert_success
+	assert_equal "${lines[0]}" "1 1"
+	assert_equal "${lines[1]}" "listen"
+	assert_equal "${lines[2]}" "preserved"
+	# Meant for another process (LISTEN_PID is not ours): not passed on.
+	set_args sh -c 'echo "fds=${LISTEN_FDS:-none}"; test ! -e /proc/self/fd/3'
+	run timeout -k 5 "$AR_TIMEOUT" sh -c 'exec 3<"$1"; export LISTEN_FDS=1 LISTEN_PID=1; shift; exec "$@"' \
+		sh "$TEST_DIR/f3" "$RUNTIME" --root "$ROOT" run --bundle "$BUNDLE" "$CID"
+	assert_success
+	assert_output "fds=none"
+}
+
+@test "exec: noNewPrivileges comes from the exec'd process, not from the container's init" {
+	update_config '.process.noNewPrivileges = true'
+	set_args sleep 1000
+	ctr_run_bg
+	run runtime exec "$CID" grep NoNewPrivs /proc/self/status
+	assert_output "NoNewPrivs:	1"
+	jq '.process | .args = ["grep", "NoNewPrivs", "/proc/self/status"] | .noNewPrivileges = false' \
+		"$BUNDLE/config.json" >"$TEST_DIR/process.json"
+	run runtime exec --process "$TEST_DIR/process.json" "$CID"
+	assert_success
+	assert_output "NoNewPrivs:	0"
+	runtime delete --force "$CID"
+
+	update_config '.process.noNewPrivileges = false'
+	ctr_run_bg
+	run runtime exec "$CID" grep NoNewPrivs /proc/self/status
+	assert_output "NoNewPrivs:	0"
+	run runtime exec --no-new-privs "$CID" grep NoNewPrivs /proc/self/status
+	assert_output "NoNewPrivs:	1"
+}

@@ -4,6 +4,7 @@
 #include "../util/cleanup.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 static const ar_option options[] = { AR_CREATE_OPTIONS, { 0 } };
 
@@ -11,6 +12,24 @@ static const ar_command_doc doc = {
   "create", "[OPTIONS] CONTAINER_ID",
   "Create a container from a bundle; it waits, set up, until `start`."
 };
+
+/* systemd's socket activation: LISTEN_FDS counts the fds from 3 that are
+ * meant for this process, when LISTEN_PID names it (runc reads it so). */
+static int
+listen_fds (void)
+{
+  const char *fds = getenv ("LISTEN_FDS"), *pid = getenv ("LISTEN_PID");
+  if (fds == NULL || pid == NULL)
+    return 0;
+  char *end;
+  long n = strtol (fds, &end, 10);
+  if (end == fds || *end || n <= 0 || n > 4096)
+    return 0;
+  long owner = strtol (pid, &end, 10);
+  if (end == pid || *end || owner != (long) getpid ())
+    return 0;
+  return (int) n;
+}
 
 int
 ar_create_options_fill (const ar_globals *g, const ar_parsed *p,
@@ -36,6 +55,7 @@ ar_create_options_fill (const ar_globals *g, const ar_parsed *p,
                              p->value[AR_OPT_PRESERVE_FDS]);
       opts->preserve_fds = (int) n;
     }
+  opts->listen_fds = listen_fds ();
   return 0;
 }
 

@@ -26,6 +26,10 @@ typedef struct ar_create_options
   bool no_pivot;
   bool no_new_keyring;
   int preserve_fds;
+  /* Socket activation: fds 3.. from systemd (LISTEN_FDS), passed on before
+   * the preserved ones, with LISTEN_FDS and LISTEN_PID set for the
+   * process as runc does. */
+  int listen_fds;
   /* run: the parent starts the init through the sync channel instead of
    * exec.fifo, and keeps the pty master instead of sending it away. */
   bool started_by_parent;

@@ -607,7 +607,8 @@ start_init (create_ctx *c, bool *new_userns, ar_error_t **err)
     .seccomp = c->seccomp,
     .no_pivot = c->opts->no_pivot,
     .no_new_keyring = c->opts->no_new_keyring,
-    .preserve_fds = c->opts->preserve_fds,
+    .preserve_fds = c->opts->listen_fds + c->opts->preserve_fds,
+    .listen_fds = c->opts->listen_fds,
     .die_with_parent = c->opts->started_by_parent && c->opts->caller_waits,
     .reaper = c->opts->init_reaper,
   };

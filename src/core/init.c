@@ -309,6 +309,9 @@ ar_init_main (const ar_init_config *cfg)
   /* Only as PID 1: the reaper's kill(-1) must stay inside the namespace. */
   if (cfg->reaper && getpid () == 1 && ar_reaper_fork_workload (&err) < 0)
     fail (cfg, err, false);
+  /* After the reaper's fork: LISTEN_PID is the workload's own pid. */
+  if (cfg->listen_fds > 0)
+    envp = ar_process_env_add_listen_fds (envp, cfg->listen_fds);
   execve (exe, spec->process->args.items, envp);
   dprintf (STDERR_FILENO, "agentrun: exec `%s`: %s\n", exe, strerror (errno));
   _exit (127);

@@ -22,7 +22,8 @@ typedef struct
   bool new_userns;
   bool no_pivot;
   bool no_new_keyring;
-  int preserve_fds;
+  int preserve_fds;     /* listen_fds included */
+  int listen_fds;       /* LISTEN_FDS for the workload, 0: none */
   bool die_with_parent; /* the runtime waits for us: die when it does */
   bool reaper;          /* stay as PID 1 and fork the workload (reaper.h) */
 } ar_init_config;

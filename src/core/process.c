@@ -372,6 +372,23 @@ ar_process_exec_env (const oci_process *process)
   return env;
 }
 
+char **
+ar_process_env_add_listen_fds (char **envp, int n)
+{
+  size_t len = 0, kept = 0;
+  while (envp[len])
+    len++;
+  char **out = xcalloc (len + 3, sizeof *out);
+  for (size_t i = 0; i < len; i++)
+    if (strncmp (envp[i], "LISTEN_FDS=", 11) != 0
+        && strncmp (envp[i], "LISTEN_PID=", 11) != 0)
+      out[kept++] = envp[i];
+  out[kept++] = xasprintf ("LISTEN_FDS=%d", n);
+  out[kept] = xasprintf ("LISTEN_PID=%d", (int) getpid ());
+  free (envp);
+  return out;
+}
+
 /* ---- rlimits ---------------------------------------------------------- */
 
 static void

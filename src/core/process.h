@@ -20,6 +20,11 @@ char *ar_process_find_executable (const oci_process *process,
  * Call inside the container root, in the child about to exec. */
 char **ar_process_exec_env (const oci_process *process);
 
+/* envp (from ar_process_exec_env) without LISTEN_FDS/LISTEN_PID, plus
+ * LISTEN_FDS=n and LISTEN_PID=getpid(): socket activation for the process
+ * about to exec. */
+char **ar_process_env_add_listen_fds (char **envp, int n);
+
 /* setrlimit for each process.rlimits entry. */
 int ar_process_set_rlimits (const oci_process *process, ar_error_t **err);
 
