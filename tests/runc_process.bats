@@ -91,3 +91,25 @@ setup() {
 	run runtime exec --no-new-privs "$CID" grep NoNewPrivs /proc/self/status
 	assert_output "NoNewPrivs:	1"
 }
+
+@test "stdio: a non-root process owns its pipes (it can reopen /proc/self/fd/1) and its terminal" {
+	update_config '.process.user = {"uid": 1234, "gid": 1234}'
+	run ctr_run sh -c 'echo via-proc >/proc/self/fd/1 && stat -c %u /proc/self/fd/1'
+	assert_success
+	assert_equal "${lines[0]}" via-proc
+	assert_equal "${lines[1]}" 1234
+	[ -n "${RUNTIME_IS_RUNC:-}" ] && return 0
+	run_with_terminal sh -c 'stat -c "%u %g" $(tty); echo ok >$(tty)'
+	assert_success
+	assert_equal "${lines[0]}" "1234 5"
+	assert_equal "${lines[1]}" ok
+}
+
+@test "stdio: a terminal or file the caller passed in keeps its owner" {
+	update_config '.process.user = {"uid": 1234, "gid": 1234}'
+	: >"$TEST_DIR/out"
+	set_args sh -c 'echo written'
+	runtime run --bundle "$BUNDLE" "$CID" >"$TEST_DIR/out"
+	assert_equal "$(cat "$TEST_DIR/out")" written
+	assert_equal "$(stat -c %u "$TEST_DIR/out")" 0
+}

@@ -10,6 +10,8 @@
 #include <selinux/selinux.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 /* Labels apply at the next execve. Asking for one on a host without that
  * LSM is an error: silently running unconfined would be a lie. */
@@ -39,6 +41,30 @@ set_exec_labels (const oci_process *proc, ar_error_t **err)
   return 0;
 }
 
+/* runc hands the stdio to the process's user, so that a non-root process
+ * can reopen /proc/self/fd/N (a pipe or socket is mode 0600 of whoever
+ * made it) and own its terminal. Unlike runc, stdio the caller passed in
+ * that is neither a pipe nor a socket (its own terminal, a file) is left
+ * alone: chowning it would hand a host tty to a container uid. The group
+ * stays (devpts makes a terminal the tty group's). */
+static void
+hand_stdio_to_user (const oci_process *proc)
+{
+  for (int fd = 0; fd <= 2; fd++)
+    {
+      struct stat st;
+      if (fstat (fd, &st) < 0 || st.st_uid == proc->user.uid)
+        continue;
+      bool own_terminal = proc->terminal && S_ISCHR (st.st_mode)
+                          && st.st_rdev != makedev (1, 3);
+      if (!S_ISFIFO (st.st_mode) && !S_ISSOCK (st.st_mode) && !own_terminal)
+        continue;
+      /* EINVAL or EPERM: an id not mapped in the user namespace. Better
+       * to leave the stdio as it is than to fail the container. */
+      (void) fchown (fd, proc->user.uid, (gid_t) -1);
+    }
+}
+
 int
 ar_privileges_drop (const oci_process *proc,
                     const ar_seccomp_program *seccomp,
@@ -53,6 +79,7 @@ ar_privileges_drop (const oci_process *proc,
   if (seccomp && !proc->no_new_privileges
       && ar_seccomp_load_program (seccomp, listener_state, err) < 0)
     return -1;
+  hand_stdio_to_user (proc);
   if (ar_process_set_user (proc, err) < 0)
     return -1;
   if (ar_caps_apply (proc->capabilities, err) < 0)
