@@ -348,3 +348,13 @@ dev_link_refused() {
 	assert_success
 	assert_output_contains agentrun-busybox
 }
+
+@test "a read-only /dev tmpfs: pts, shm and the device nodes are made first, then it is read-only" {
+	update_config '(.mounts[] | select(.destination == "/dev") | .options) += ["ro"]'
+	run ctr_run sh -c 'ls -d /dev/pts /dev/shm /dev/null /dev/ptmx; echo x >/dev/null && echo null-ok; touch /dev/x'
+	assert_failure
+	assert_output_contains "/dev/pts"
+	assert_output_contains "/dev/shm"
+	assert_output_contains "null-ok"
+	assert_output_contains "/dev/x: Read-only file system"
+}

@@ -749,23 +749,54 @@ is_bind_mount (const oci_mount *m, const mount_options *o)
   return (o->flags & MS_BIND) || streq (m->type, "bind");
 }
 
-bool
-ar_mounts_dev_is_bind (const oci_spec *spec)
+/* The spec's (last) mount on /dev and its parsed options; NULL when none
+ * or its options do not parse (mount_one reports that). */
+static const oci_mount *
+find_dev_mount (const oci_spec *spec, mount_options *o)
 {
+  const oci_mount *found = NULL;
   for (size_t i = 0; i < spec->n_mounts; i++)
     {
       const oci_mount *m = &spec->mounts[i];
       cleanup_free char *dest
           = m->destination ? ar_path_clean (m->destination) : NULL;
-      if (!streq (dest, "/dev"))
-        continue;
-      cleanup_mount_options mount_options o = { 0 };
-      cleanup_error ar_error_t *ignored = NULL;
-      if (parse_mount_options (&m->options, &o, &ignored) == 0
-          && is_bind_mount (m, &o))
-        return true;
+      if (streq (dest, "/dev"))
+        found = m;
     }
-  return false;
+  if (found == NULL)
+    return NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  return parse_mount_options (&found->options, o, &ignored) == 0 ? found : NULL;
+}
+
+bool
+ar_mounts_dev_is_bind (const oci_spec *spec)
+{
+  cleanup_mount_options mount_options o = { 0 };
+  const oci_mount *m = find_dev_mount (spec, &o);
+  return m && is_bind_mount (m, &o);
+}
+
+/* A read-only /dev (not a bind) is mounted writable first: the runtime
+ * makes pts, shm, the device nodes and links in it, and ar_mounts_finalize
+ * makes it read-only afterwards, as runc does. */
+static bool
+is_readonly_dev (const oci_mount *m, const mount_options *o)
+{
+  cleanup_free char *dest = m->destination ? ar_path_clean (m->destination) : NULL;
+  return streq (dest, "/dev") && !is_bind_mount (m, o) && (o->flags & MS_RDONLY);
+}
+
+static int
+remount_dev_readonly (const oci_spec *spec, ar_error_t **err)
+{
+  cleanup_mount_options mount_options o = { 0 };
+  const oci_mount *m = find_dev_mount (spec, &o);
+  if (m == NULL || !is_readonly_dev (m, &o))
+    return 0;
+  if (mount (NULL, "/dev", NULL, (o.flags & ~MS_REC) | MS_REMOUNT, o.data) < 0)
+    return ar_error_set (err, errno, "remount \"/dev\" read-only");
+  return 0;
 }
 
 /* The /dev the runtime sets up: a mount there, of any type, goes on the
@@ -809,6 +840,8 @@ mount_one (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
     return -1;
   if (is_bind_mount (m, &o))
     return mount_bind (rootfs_fd, m, &o, err);
+  if (is_readonly_dev (m, &o))
+    o.flags &= ~MS_RDONLY;
   if (streq (m->type, "cgroup") || streq (m->type, "cgroup2"))
     return mount_cgroup (spec, rootfs_fd, m, &o, err);
   return mount_filesystem (rootfs_fd, m, &o, err);
@@ -1113,6 +1146,8 @@ ar_mounts_finalize (const oci_spec *spec, ar_error_t **err)
 
   if (spec->root_readonly && readonly_root (err) < 0)
     return ar_error_prefix (err, ".root.readonly");
+  if (remount_dev_readonly (spec, err) < 0)
+    return -1;
 
   for (size_t i = 0; l && i < l->readonly_paths.len; i++)
     if (readonly_path (root_fd, l->readonly_paths.items[i], err) < 0)
