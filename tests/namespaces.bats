@@ -213,3 +213,18 @@ start_netns_holder() {
 	assert_equal "${lines[0]}" 1
 	[ "${lines[1]}" != "$(host_ns ipc)" ] || fail "ipc namespace is the host's"
 }
+
+@test "user: the device nodes bound from the host are nosuid and noexec like the rest of /dev" {
+	with_ns user
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .root.readonly = true'
+	run ctr_run sh -c 'for d in null zero full tty random urandom; do grep " /dev/$d " /proc/self/mountinfo | cut -d" " -f5,6; done; echo x >/dev/null && echo null-writable'
+	assert_success
+	assert_equal "${#lines[@]}" 7
+	local line
+	for line in "${lines[@]:0:6}"; do
+		[[ "$line" =~ ^/dev/[a-z]+\ [a-z,]*nosuid ]] && [[ "$line" =~ noexec ]] || fail "not nosuid,noexec: $line"
+	done
+	assert_equal "${lines[6]}" null-writable
+}

@@ -98,7 +98,7 @@ bind_host_device (int dir_fd, const char *name, const oci_device *d,
       = openat (dir_fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
   if (target < 0)
     return ar_error_set (err, errno, "open `%s`", d->path);
-  return ar_mounts_bind_fd (d->path, target, false, err);
+  return ar_mounts_bind_device_fd (d->path, target, err);
 }
 
 static int

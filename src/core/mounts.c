@@ -333,14 +333,19 @@ apply_recursive_attrs (int mnt_fd, const char *display, const mount_options *o,
   return 0;
 }
 
+/* A detached copy of the node's mount gets nosuid and noexec before it is
+ * attached: a bind keeps the source mount's flags, not the /dev tmpfs's,
+ * and the fd of the target would not reach the new mount to remount it. */
 int
-ar_mounts_bind_fd (const char *source, int target_fd, bool recursive,
-                   ar_error_t **err)
+ar_mounts_bind_device_fd (const char *source, int target_fd, ar_error_t **err)
 {
-  char target[AR_FD_PATH_MAX];
-  ar_fd_path (target_fd, target);
-  unsigned long flags = MS_BIND | (recursive ? MS_REC : 0);
-  if (mount (source, target, NULL, flags, NULL) < 0)
+  cleanup_close int tree = open_tree (AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (tree < 0)
+    return ar_error_set (err, errno, "bind \"%s\"", source);
+  struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC };
+  if (mount_setattr (tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
+    return ar_error_set (err, errno, "make the bind of \"%s\" nosuid,noexec", source);
+  if (move_mount (tree, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
     return ar_error_set (err, errno, "bind \"%s\"", source);
   return 0;
 }
@@ -970,7 +975,7 @@ ar_mounts_setup_console (const char *rootfs, const char *slave_path,
       = ar_path_create_in_root (rootfs_fd, "/dev/console", false, err);
   if (console_fd < 0)
     return -1;
-  if (ar_mounts_bind_fd (slave_path, console_fd, false, err) < 0)
+  if (ar_mounts_bind_device_fd (slave_path, console_fd, err) < 0)
     return ar_error_prefix (err, "mount console on \"/dev/console\"");
   return 0;
 }
