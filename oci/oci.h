@@ -65,6 +65,12 @@ typedef struct
 
 char *oci_state_to_json (const oci_state *state, bool pretty);
 
+/* The runtime-spec's container process state, what a seccomp listener
+ * receives with the notify fd: {ociVersion, fds: ["seccompFd"], pid (the
+ * process the filter is on), metadata, state}. */
+char *oci_container_process_state_to_json (const oci_state *state, pid_t pid,
+                                           const char *metadata);
+
 /* features.json (runtime-spec features.md): what a runtime build
  * supports. The caller fills it in; oci/ only writes it out. */
 typedef struct

@@ -45,12 +45,9 @@ oci_map_get (const oci_map *map, const char *key)
   return NULL;
 }
 
-/* Key order and two-space indent follow `runc state`. Annotations are
- * left out when there are none, as runc does. */
-char *
-oci_state_to_json (const oci_state *state, bool pretty)
+static void
+gen_state (yajl_gen g, const oci_state *state)
 {
-  yajl_gen g = oj_gen_new (pretty, "  ");
   yajl_gen_map_open (g);
   oj_gen_kv_string (g, "ociVersion",
                     state->oci_version ? state->oci_version : AR_OCI_VERSION);
@@ -64,6 +61,35 @@ oci_state_to_json (const oci_state *state, bool pretty)
   oj_gen_kv_string (g, "owner", state->owner);
   if (state->annotations && state->annotations->len > 0)
     oj_gen_kv_map (g, "annotations", state->annotations);
+  yajl_gen_map_close (g);
+}
+
+/* Key order and two-space indent follow `runc state`. Annotations are
+ * left out when there are none, as runc does. */
+char *
+oci_state_to_json (const oci_state *state, bool pretty)
+{
+  yajl_gen g = oj_gen_new (pretty, "  ");
+  gen_state (g, state);
+  return oj_gen_finish (g);
+}
+
+char *
+oci_container_process_state_to_json (const oci_state *state, pid_t pid,
+                                     const char *metadata)
+{
+  yajl_gen g = oj_gen_new (false, "");
+  yajl_gen_map_open (g);
+  oj_gen_kv_string (g, "ociVersion",
+                    state->oci_version ? state->oci_version : AR_OCI_VERSION);
+  oj_gen_key (g, "fds");
+  yajl_gen_array_open (g);
+  yajl_gen_string (g, (const unsigned char *) "seccompFd", strlen ("seccompFd"));
+  yajl_gen_array_close (g);
+  oj_gen_kv_i64 (g, "pid", pid);
+  oj_gen_kv_string (g, "metadata", metadata ? metadata : "");
+  oj_gen_key (g, "state");
+  gen_state (g, state);
   yajl_gen_map_close (g);
   return oj_gen_finish (g);
 }

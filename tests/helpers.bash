@@ -182,6 +182,17 @@ wait_for_file() {
 	done
 }
 
+# wait_for_file_content PATH PATTERN [SECONDS]: until a line of PATH
+# matches the grep PATTERN.
+wait_for_file_content() {
+	local path=$1 pattern=$2 limit=${3:-10}
+	local deadline=$((SECONDS + limit))
+	until grep -q -- "$pattern" "$path" 2>/dev/null; do
+		[ "$SECONDS" -le "$deadline" ] || { echo "no \"$pattern\" in $path after ${limit}s" >&2; return 1; }
+		sleep 0.05
+	done
+}
+
 # track_pid PID: a host process this test started; teardown kills it.
 track_pid() {
 	echo "$1" >>"$TEST_DIR/pids"

@@ -9,6 +9,7 @@
 #include "init.h"
 #include "namespaces.h"
 #include "policy_stage.h"
+#include "privileges.h"
 #include "process.h"
 #include "seccomp.h"
 #include "state.h"
@@ -356,6 +357,14 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
           if (ar_sync_send (sync_fd, AR_SYNC_HOOKS_DONE, 0, -1, NULL, err) < 0)
             return -1;
           break;
+        case AR_SYNC_SECCOMP:
+          {
+            oci_state state = ar_state_to_oci (st, AR_STATUS_CREATING);
+            if (ar_privileges_pass_listener (sync_fd, msg.fd, spec->linux_cfg->seccomp,
+                                             st->pid, &state, err) < 0)
+              return -1;
+            break;
+          }
         case AR_SYNC_READY:
           return 0;
         case AR_SYNC_ERROR:

@@ -217,8 +217,7 @@ child_setup (const exec_child *c, char **exe, char ***envp, ar_error_t **err)
   if (*exe == NULL)
     return -1;
   *envp = ar_process_exec_env (c->proc);
-  if (ar_privileges_drop (c->proc, c->seccomp, NULL,
-                          c->die_with_parent ? c->sync_fd : -1, err) < 0)
+  if (ar_privileges_drop (c->proc, c->seccomp, c->sync_fd, c->die_with_parent, err) < 0)
     return -1;
   ar_process_cloexec_fds (3 + c->preserve_fds);
   return 0;
@@ -243,9 +242,18 @@ child_main (const exec_child *c)
 
 /* The child's sync end closes on a successful execve (it is CLOEXEC):
  * EOF means the process runs, an ERROR message means it does not. */
+/* What the runtime needs to pass a seccomp listener fd on for the
+ * exec'd process. */
+typedef struct
+{
+  const oci_seccomp *seccomp;
+  const ar_state *st;
+  pid_t pid;
+} listener_ctx;
+
 static int
-wait_child_ready (const ar_exec_options *opts, int sync_fd, int *pty,
-                  ar_error_t **err)
+wait_child_ready (const ar_exec_options *opts, int sync_fd,
+                  const listener_ctx *l, int *pty, ar_error_t **err)
 {
   for (;;)
     {
@@ -257,6 +265,14 @@ wait_child_ready (const ar_exec_options *opts, int sync_fd, int *pty,
         {
           cleanup_free char *text = msg.text;
           return ar_error_set (err, 0, "%s", text ? text : "exec failed");
+        }
+      if (msg.type == AR_SYNC_SECCOMP)
+        {
+          oci_state state = ar_state_to_oci (l->st, AR_STATUS_RUNNING);
+          if (ar_privileges_pass_listener (sync_fd, msg.fd, l->seccomp, l->pid,
+                                           &state, err) < 0)
+            return -1;
+          continue;
         }
       if (msg.type != AR_SYNC_PTY)
         continue;
@@ -400,7 +416,9 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
   ar_closep (&sync[1]);
   if (enter_cgroup (opts, st, pid, err) < 0
       || ar_sync_send (sync[0], AR_SYNC_GO, 0, -1, NULL, err) < 0
-      || wait_child_ready (opts, sync[0], &pty, err) < 0
+      || wait_child_ready (opts, sync[0],
+                           &(listener_ctx){ spec->linux_cfg ? spec->linux_cfg->seccomp : NULL, st, pid },
+                           &pty, err) < 0
       || ar_write_pid_file (opts->pid_file, pid, err) < 0)
     goto out;
   if (opts->detach)

@@ -184,10 +184,8 @@ finish_setup (const ar_init_config *cfg, const char *pty_slave,
 static int
 drop_privileges (const ar_init_config *cfg, ar_error_t **err)
 {
-  const oci_seccomp *seccomp = cfg->spec->linux_cfg ? cfg->spec->linux_cfg->seccomp : NULL;
-  cleanup_free char *state = seccomp && seccomp->listener_path ? state_json (cfg, "creating") : NULL;
-  return ar_privileges_drop (cfg->spec->process, cfg->seccomp, state,
-                             cfg->die_with_parent ? cfg->sync_fd : -1, err);
+  return ar_privileges_drop (cfg->spec->process, cfg->seccomp, cfg->sync_fd,
+                             cfg->die_with_parent, err);
 }
 
 static void

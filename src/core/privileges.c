@@ -2,6 +2,7 @@
 #include "privileges.h"
 #include "caps.h"
 #include "process.h"
+#include "sync.h"
 #include "../util/cleanup.h"
 #include "../util/proc.h"
 
@@ -12,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 /* Labels apply at the next execve. Asking for one on a host without that
  * LSM is an error: silently running unconfined would be a lie. */
@@ -65,19 +67,35 @@ hand_stdio_to_user (const oci_process *proc)
     }
 }
 
+/* The fd goes to the runtime, which connects to listenerPath: a path of
+ * the host's, not of the container's root we are in now. */
+static int
+load_seccomp (const ar_seccomp_program *seccomp, int sync_fd, ar_error_t **err)
+{
+  int notify_fd;
+  if (ar_seccomp_load_program (seccomp, &notify_fd, err) < 0)
+    return -1;
+  if (notify_fd < 0)
+    return 0;
+  int r = ar_sync_send (sync_fd, AR_SYNC_SECCOMP, 0, notify_fd, NULL, err);
+  close (notify_fd);
+  ar_sync_msg msg;
+  if (r < 0 || ar_sync_expect (sync_fd, AR_SYNC_SECCOMP_DONE, &msg, err) < 0)
+    return -1;
+  return 0;
+}
+
 int
 ar_privileges_drop (const oci_process *proc,
-                    const ar_seccomp_program *seccomp,
-                    const char *listener_state, int parent_fd,
-                    ar_error_t **err)
+                    const ar_seccomp_program *seccomp, int sync_fd,
+                    bool die_with_parent, ar_error_t **err)
 {
   if (set_exec_labels (proc, err) < 0)
     return -1;
   /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: do it
    * while we still have it. With it, load last so the filter need not
    * allow the set-up syscalls. */
-  if (seccomp && !proc->no_new_privileges
-      && ar_seccomp_load_program (seccomp, listener_state, err) < 0)
+  if (seccomp && !proc->no_new_privileges && load_seccomp (seccomp, sync_fd, err) < 0)
     return -1;
   hand_stdio_to_user (proc);
   if (ar_process_set_user (proc, err) < 0)
@@ -86,10 +104,22 @@ ar_privileges_drop (const oci_process *proc,
     return -1;
   if (proc->no_new_privileges && prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return ar_error_set (err, errno, "set no_new_privs");
-  if (parent_fd >= 0 && ar_process_die_with_parent (parent_fd, err) < 0)
+  if (die_with_parent && ar_process_die_with_parent (sync_fd, err) < 0)
     return -1;
-  if (seccomp && proc->no_new_privileges
-      && ar_seccomp_load_program (seccomp, listener_state, err) < 0)
+  if (seccomp && proc->no_new_privileges && load_seccomp (seccomp, sync_fd, err) < 0)
     return -1;
   return 0;
+}
+
+int
+ar_privileges_pass_listener (int sync_fd, int notify_fd,
+                             const oci_seccomp *seccomp, pid_t pid,
+                             const oci_state *state, ar_error_t **err)
+{
+  cleanup_close int fd = notify_fd;
+  if (seccomp == NULL || seccomp->listener_path == NULL)
+    return ar_error_set (err, 0, "seccomp: a listener fd, but no .linux.seccomp.listenerPath");
+  if (ar_seccomp_send_to_listener (seccomp, fd, pid, state, err) < 0)
+    return -1;
+  return ar_sync_send (sync_fd, AR_SYNC_SECCOMP_DONE, 0, -1, NULL, err);
 }

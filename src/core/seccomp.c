@@ -1,5 +1,6 @@
 #include "config.h"
 #include "seccomp.h"
+#include "../util/fdpass.h"
 #include "seccomp_enosys.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -855,64 +856,22 @@ ar_seccomp_compile (const oci_seccomp *seccomp, const char *cache_dir,
 
 /* ---- loading ------------------------------------------------------------ */
 
-/* Hand the listener fd to the agent at listenerPath, with the container
- * state as the message body so it knows whose fd this is. */
-static int
-send_notify_fd (const char *listener_path, int notify_fd,
-                const char *state_json, ar_error_t **err)
+int
+ar_seccomp_send_to_listener (const oci_seccomp *seccomp, int notify_fd,
+                             pid_t pid, const oci_state *state, ar_error_t **err)
 {
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  if (strlen (listener_path) >= sizeof addr.sun_path)
-    return ar_error_set (err, 0,
-                         JSON_PREFIX ".listenerPath: `%s` is too long",
-                         listener_path);
-  strcpy (addr.sun_path, listener_path);
-
-  cleanup_close int sock = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (sock < 0)
-    return ar_error_set (err, errno, "seccomp: socket");
-  if (connect (sock, (struct sockaddr *) &addr, sizeof addr) < 0)
-    return ar_error_set (err, errno, "seccomp: connect to listener `%s`",
-                         listener_path);
-
-  const char *payload = state_json && *state_json ? state_json : "{}";
-  struct iovec iov = { .iov_base = (void *) payload,
-                       .iov_len = strlen (payload) };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } control;
-  memset (&control, 0, sizeof control);
-  struct msghdr msg = { .msg_iov = &iov,
-                        .msg_iovlen = 1,
-                        .msg_control = control.buf,
-                        .msg_controllen = sizeof control.buf };
-  struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (c), &notify_fd, sizeof notify_fd);
-
-  ssize_t n;
-  do
-    n = sendmsg (sock, &msg, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
-    return ar_error_set (err, errno, "seccomp: send listener fd to `%s`",
-                         listener_path);
-  /* The fd went out with the first byte; the rest is plain stream data. */
-  if ((size_t) n < iov.iov_len
-      && ar_write_all (sock, payload + n, iov.iov_len - (size_t) n) < 0)
-    return ar_error_set (err, errno, "seccomp: send state to `%s`",
-                         listener_path);
+  cleanup_free char *payload
+      = oci_container_process_state_to_json (state, pid, seccomp->listener_metadata);
+  if (ar_fd_send_to_path (seccomp->listener_path, notify_fd, payload, err) < 0)
+    return ar_error_prefix (err, JSON_PREFIX ".listenerPath");
   return 0;
 }
 
 int
-ar_seccomp_load_program (const ar_seccomp_program *prog,
-                         const char *state_json, ar_error_t **err)
+ar_seccomp_load_program (const ar_seccomp_program *prog, int *notify_fd,
+                         ar_error_t **err)
 {
+  *notify_fd = -1;
   if (prog == NULL)
     return 0;
   struct sock_fprog fprog = { .len = (unsigned short) prog->n_insns,
@@ -935,22 +894,9 @@ ar_seccomp_load_program (const ar_seccomp_program *prog,
   long r = syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
   if (r < 0)
     return ar_error_set (err, errno, "seccomp: load filter");
-  if (prog->listener_path == NULL)
-    return 0;
-
-  /* Sent, then closed: the container keeps no listener fd. */
-  cleanup_close int notify_fd = (int) r;
-  return send_notify_fd (prog->listener_path, notify_fd, state_json, err);
-}
-
-int
-ar_seccomp_load (const oci_seccomp *seccomp, const char *state_json,
-                 ar_error_t **err)
-{
-  cleanup_program ar_seccomp_program *prog = NULL;
-  if (ar_seccomp_compile (seccomp, NULL, &prog, err) < 0)
-    return -1;
-  return ar_seccomp_load_program (prog, state_json, err);
+  if (prog->listener_path)
+    *notify_fd = (int) r;
+  return 0;
 }
 
 const char *

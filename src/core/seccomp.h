@@ -2,6 +2,7 @@
 #ifndef AR_CORE_SECCOMP_H
 #define AR_CORE_SECCOMP_H
 
+#include "../../oci/oci.h"
 #include "../../oci/spec.h"
 #include "../util/error.h"
 #include <stdbool.h>
@@ -12,14 +13,7 @@
  * exists. Unknown syscall names are ignored, as runc does. */
 int ar_seccomp_validate (const oci_seccomp *seccomp, ar_error_t **err);
 
-/* Build and load the filter into the calling process (the container init,
- * just before exec). When the profile uses SCMP_ACT_NOTIFY the listener fd
- * is sent to listenerPath with the container state, as the spec says;
- * `state_json` is that state. */
-int ar_seccomp_load (const oci_seccomp *seccomp, const char *state_json,
-                     ar_error_t **err);
-
-/* The same in two steps, so the costly part (libseccomp generating BPF,
+/* Compiled ahead, so the costly part (libseccomp generating BPF,
  * ~10 ms for a Docker-size profile over three architectures) can run in
  * the runtime before the container init starts, and be skipped entirely
  * through a cache: when `cache_dir` is not NULL, programs are kept there
@@ -32,9 +26,17 @@ int ar_seccomp_compile (const oci_seccomp *seccomp, const char *cache_dir,
                         ar_seccomp_program **out, ar_error_t **err);
 
 /* Load a compiled program into the calling process with seccomp(2) (a NULL
- * program is a no-op); sends the listener fd as ar_seccomp_load does. */
-int ar_seccomp_load_program (const ar_seccomp_program *prog,
-                             const char *state_json, ar_error_t **err);
+ * program is a no-op). When the profile has SCMP_ACT_NOTIFY rules,
+ * *notify_fd is the new listener fd, for the runtime to pass on; else -1. */
+int ar_seccomp_load_program (const ar_seccomp_program *prog, int *notify_fd,
+                             ar_error_t **err);
+
+/* Hand a listener fd to the agent at the profile's listenerPath with the
+ * container process state, as runc does (from the runtime, so the path is
+ * the host's). */
+int ar_seccomp_send_to_listener (const oci_seccomp *seccomp, int notify_fd,
+                                 pid_t pid, const oci_state *state,
+                                 ar_error_t **err);
 
 void ar_seccomp_program_free (ar_seccomp_program *prog);
 

@@ -231,10 +231,10 @@ ar_state_status (int state_dirfd, const ar_state *s)
   return AR_STATUS_RUNNING;
 }
 
-char *
-ar_state_to_oci_json (const ar_state *s, ar_status status, bool pretty)
+oci_state
+ar_state_to_oci (const ar_state *s, ar_status status)
 {
-  oci_state st = {
+  return (oci_state){
     .oci_version = AR_OCI_VERSION,
     .id = s->id,
     .status = ar_status_name (status),
@@ -245,6 +245,12 @@ ar_state_to_oci_json (const ar_state *s, ar_status status, bool pretty)
     .owner = "",
     .annotations = &s->annotations,
   };
+}
+
+char *
+ar_state_to_oci_json (const ar_state *s, ar_status status, bool pretty)
+{
+  oci_state st = ar_state_to_oci (s, status);
   return oci_state_to_json (&st, pretty);
 }
 

@@ -4,6 +4,7 @@
 #ifndef AR_CORE_STATE_H
 #define AR_CORE_STATE_H
 
+#include "../../oci/oci.h"
 #include "../../oci/spec.h"
 #include "../util/error.h"
 #include <stdbool.h>
@@ -67,6 +68,9 @@ bool ar_state_init_alive (const ar_state *state);
 /* created / running / paused / stopped, from the process, the exec fifo
  * and the freezer. */
 ar_status ar_state_status (int state_dirfd, const ar_state *state);
+
+/* The OCI state of the container in `status` (pid omitted once stopped). */
+oci_state ar_state_to_oci (const ar_state *state, ar_status status);
 
 /* The OCI state JSON `agentrun state` prints (and hooks receive). */
 char *ar_state_to_oci_json (const ar_state *state, ar_status status,

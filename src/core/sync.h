@@ -14,6 +14,8 @@ typedef enum
   AR_SYNC_PTY,        /* init: the pty master, as the attached fd */
   AR_SYNC_READY,      /* init: set up, waiting to be started */
   AR_SYNC_START,      /* parent (run): exec now, no fifo involved */
+  AR_SYNC_SECCOMP,    /* child: the seccomp listener fd, for listenerPath */
+  AR_SYNC_SECCOMP_DONE, /* parent: the listener has it */
   AR_SYNC_ERROR,      /* either side: text is a one-line error */
 } ar_sync_type;
 

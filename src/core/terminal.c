@@ -1,5 +1,6 @@
 #include "config.h"
 #include "terminal.h"
+#include "../util/fdpass.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 
@@ -69,83 +70,10 @@ ar_terminal_become_stdio (const char *slave_path, unsigned rows,
 }
 
 int
-ar_fd_send (int sock, int fd, const char *msg, ar_error_t **err)
-{
-  char control[CMSG_SPACE (sizeof (int))];
-  memset (control, 0, sizeof control);
-  /* At least one byte of data must go along, or the peer may not notice
-   * the message at all. */
-  const char *payload = msg && *msg ? msg : "\0";
-  struct iovec iov = { .iov_base = (void *) payload,
-                       .iov_len = msg && *msg ? strlen (msg) : 1 };
-  struct msghdr mh = { .msg_iov = &iov,
-                       .msg_iovlen = 1,
-                       .msg_control = control,
-                       .msg_controllen = sizeof control };
-  struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (cm), &fd, sizeof (int));
-
-  ssize_t r;
-  do
-    r = sendmsg (sock, &mh, MSG_NOSIGNAL);
-  while (r < 0 && errno == EINTR);
-  if (r < 0)
-    return ar_error_set (err, errno, "send fd");
-  return 0;
-}
-
-int
-ar_fd_recv (int sock, int *fd, ar_error_t **err)
-{
-  char data[256];
-  char control[CMSG_SPACE (sizeof (int))];
-  memset (control, 0, sizeof control);
-  struct iovec iov = { .iov_base = data, .iov_len = sizeof data };
-  struct msghdr mh = { .msg_iov = &iov,
-                       .msg_iovlen = 1,
-                       .msg_control = control,
-                       .msg_controllen = sizeof control };
-  ssize_t r;
-  do
-    r = recvmsg (sock, &mh, MSG_CMSG_CLOEXEC);
-  while (r < 0 && errno == EINTR);
-  if (r < 0)
-    return ar_error_set (err, errno, "receive fd");
-  if (r == 0)
-    return ar_error_set (err, 0, "receive fd: peer closed the socket");
-
-  for (struct cmsghdr *cm = CMSG_FIRSTHDR (&mh); cm;
-       cm = CMSG_NXTHDR (&mh, cm))
-    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS
-        && cm->cmsg_len == CMSG_LEN (sizeof (int)))
-      {
-        memcpy (fd, CMSG_DATA (cm), sizeof (int));
-        return 0;
-      }
-  return ar_error_set (err, 0, "receive fd: message carried no fd%s",
-                       (mh.msg_flags & MSG_CTRUNC) ? " (truncated)" : "");
-}
-
-int
 ar_terminal_send_to_socket (const char *socket_path, int fd, ar_error_t **err)
 {
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
-  if (strlen (socket_path) >= sizeof addr.sun_path)
-    return ar_error_set (err, ENAMETOOLONG, "console socket `%s`",
-                         socket_path);
-  strcpy (addr.sun_path, socket_path);
-
-  cleanup_close int sock = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (sock < 0)
-    return ar_error_set (err, errno, "socket");
-  if (connect (sock, (struct sockaddr *) &addr, sizeof addr) < 0)
-    return ar_error_set (err, errno, "connect to console socket `%s`",
-                         socket_path);
-  if (ar_fd_send (sock, fd, CONSOLE_SOCKET_PAYLOAD, err) < 0)
-    return ar_error_prefix (err, "console socket `%s`", socket_path);
+  if (ar_fd_send_to_path (socket_path, fd, CONSOLE_SOCKET_PAYLOAD, err) < 0)
+    return ar_error_prefix (err, "console socket");
   return 0;
 }
 

@@ -21,9 +21,6 @@ int ar_terminal_become_stdio (const char *slave_path, unsigned rows,
 int ar_terminal_send_to_socket (const char *socket_path, int fd,
                                 ar_error_t **err);
 
-/* Send / receive one fd plus a short message over a connected socket. */
-int ar_fd_send (int sock, int fd, const char *msg, ar_error_t **err);
-int ar_fd_recv (int sock, int *fd, ar_error_t **err);
 
 /* For `run` in the foreground with a terminal: copy stdin to the master and
  * the master to stdout (raw mode when stdin is a tty, window size

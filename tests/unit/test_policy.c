@@ -1050,8 +1050,9 @@ static void
 run_filter_probes (const ar_seccomp_program *prog, int report_fd)
 {
   ar_error_t *err = NULL;
+  int notify_fd;
   if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0
-      || ar_seccomp_load_program (prog, NULL, &err) < 0)
+      || ar_seccomp_load_program (prog, &notify_fd, &err) < 0)
     _exit (3);
   int null_fd = open ("/dev/null", O_RDONLY);
   unsigned char results[] = {

@@ -1,0 +1,61 @@
+#include "config.h"
+#include "fdpass.h"
+#include "cleanup.h"
+#include "fs.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+int
+ar_fd_send (int sock, int fd, const char *payload, ar_error_t **err)
+{
+  union
+  {
+    char buf[CMSG_SPACE (sizeof (int))];
+    struct cmsghdr align;
+  } control;
+  memset (&control, 0, sizeof control);
+  size_t len = payload && *payload ? strlen (payload) : 1;
+  const char *data = payload && *payload ? payload : "\0";
+  struct iovec iov = { .iov_base = (void *) data, .iov_len = len };
+  struct msghdr mh = { .msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = control.buf,
+                       .msg_controllen = sizeof control.buf };
+  struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN (sizeof (int));
+  memcpy (CMSG_DATA (cm), &fd, sizeof (int));
+
+  ssize_t n;
+  do
+    n = sendmsg (sock, &mh, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return ar_error_set (err, errno, "send fd");
+  /* The fd went with the first bytes; the rest is plain stream data. */
+  if ((size_t) n < len && ar_write_all (sock, data + n, len - (size_t) n) < 0)
+    return ar_error_set (err, errno, "send fd: the data after the fd");
+  return 0;
+}
+
+int
+ar_fd_send_to_path (const char *path, int fd, const char *payload,
+                    ar_error_t **err)
+{
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  if (strlen (path) >= sizeof addr.sun_path)
+    return ar_error_set (err, ENAMETOOLONG, "socket `%s`", path);
+  strcpy (addr.sun_path, path);
+  cleanup_close int sock = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (sock < 0)
+    return ar_error_set (err, errno, "socket");
+  if (connect (sock, (struct sockaddr *) &addr, sizeof addr) < 0)
+    return ar_error_set (err, errno, "connect to `%s`", path);
+  if (ar_fd_send (sock, fd, payload, err) < 0)
+    return ar_error_prefix (err, "`%s`", path);
+  return 0;
+}
