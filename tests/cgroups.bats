@@ -163,3 +163,22 @@ start_sleeper() {
 	! grep -q "openat(.*$unified.*/cgroup.procs\", O_WRONLY" "$TEST_DIR/trace" || fail "the init was moved in v2 afterwards"
 	grep -q "openat(.*/memory$CG_PATH/cgroup.procs\", O_WRONLY" "$TEST_DIR/trace" || fail "not moved into the v1 memory cgroup"
 }
+
+@test "run in an existing cgroup that has processes warns, as runc does, and leaves them alone at delete" {
+	local dir
+	dir=$(cgroup_v1_dir pids "$CG_PATH")
+	mkdir -p "$dir"
+	sleep 1000 &
+	local other=$!
+	track_pid "$other"
+	echo "$other" >"$dir/cgroup.procs"
+	set_args true
+	run runtime run --bundle "$BUNDLE" "$CID"
+	assert_success
+	assert_output_contains "agentrun: warning: cgroup \`$dir\` already has processes"
+	kill -0 "$other" || fail "delete killed a process that was not the container's"
+	grep -qx "$other" "$dir/cgroup.procs" || fail "the other process was moved"
+	kill "$other"
+	wait "$other" 2>/dev/null || true
+	rmdir "$dir"
+}

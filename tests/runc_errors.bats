@@ -105,3 +105,15 @@ setup() {
 	assert_success
 	assert_output_contains "ran"
 }
+
+@test "a namespace type given twice is refused, with or without a path (runc 1.1.5 refuses it too)" {
+	update_config '.linux.namespaces += [{"type": "pid"}]'
+	run runtime run --bundle "$BUNDLE" "$CID"
+	assert_failure
+	assert_output_contains "pid"
+	update_config '.linux.namespaces[-1].path = "/proc/1/ns/pid"'
+	run runtime run --bundle "$BUNDLE" "$CID"
+	assert_failure
+	assert_output_contains "pid"
+	[ -z "$(state_entries)" ] || fail "state left"
+}

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
@@ -702,6 +703,18 @@ make_directories (const char *mount_point, const char *leaf, ar_cgroup *cg,
     }
 }
 
+/* runc warns and goes on: processes sharing a cgroup share its limits.
+ * (delete leaves a cgroup it did not create, and what runs in it, alone.) */
+static void
+warn_if_populated (const char *leaf)
+{
+  cleanup_free char *procs = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_cg_read (leaf, "cgroup.procs", &procs, &ignored) == 0 && procs[0])
+    fprintf (stderr, "agentrun: warning: cgroup `%s` already has processes: "
+                     "the container shares it and its limits\n", leaf);
+}
+
 /* A process put in a frozen cgroup stops in the kernel's freezer before
  * it runs a single instruction, and create would wait for it forever. */
 static int
@@ -731,7 +744,10 @@ setup_hierarchy (const ar_cg_hierarchy *h, const char *leaf,
   /* An existing leaf is joined as is: its knobs are not ours to change. */
   size_t n_new = cg->n_created - first_new;
   if (n_new == 0 || strcmp (cg->created[cg->n_created - 1], leaf) != 0)
-    return refuse_frozen (leaf, err);
+    {
+      warn_if_populated (leaf);
+      return refuse_frozen (leaf, err);
+    }
 
   char *const *created = cg->created + first_new;
   if (h->version == AR_CG_V1)
