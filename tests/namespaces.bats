@@ -228,3 +228,22 @@ start_netns_holder() {
 	done
 	assert_equal "${lines[6]}" null-writable
 }
+
+@test "user: a bind source the mapped root cannot reach (under a mode 000 dir of host root) mounts, as under runc" {
+	with_ns user
+	mkdir -p "$TEST_DIR/locked/data"
+	echo secret-ok >"$TEST_DIR/locked/data/f"
+	chmod 000 "$TEST_DIR/locked"
+	chmod 755 "$TEST_DIR"
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .root.readonly = true
+		| .mounts += [{"destination": "/mnt", "type": "bind", "source": $src, "options": ["rbind", "ro"]}]' \
+		--arg src "$TEST_DIR/locked/data"
+	run ctr_run sh -c 'cat /mnt/f; grep " /mnt " /proc/self/mountinfo'
+	chmod 755 "$TEST_DIR/locked"
+	assert_success
+	assert_equal "${lines[0]}" secret-ok
+	# Not a peer of the host's mount: a slave at most.
+	[[ "${lines[1]}" != *shared:* ]] || fail "the bind is shared with the host: ${lines[1]}"
+}

@@ -7,6 +7,7 @@
 #include "hooks.h"
 #include "host_mounts.h"
 #include "init.h"
+#include "mounts.h"
 #include "namespaces.h"
 #include "policy_stage.h"
 #include "privileges.h"
@@ -621,7 +622,18 @@ start_init (create_ctx *c, bool *new_userns, ar_error_t **err)
     .die_with_parent = c->opts->started_by_parent && c->opts->caller_waits,
     .reaper = c->opts->init_reaper,
   };
+  /* The mapped root may not reach what host root can: open them now. */
+  int *bind_fds = NULL;
+  if (oci_spec_find_namespace (c->spec, OCI_NS_USER))
+    {
+      cleanup_close int bundle_fd = open (c->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (bundle_fd < 0)
+        return ar_error_set (err, errno, "open bundle `%s`", c->bundle);
+      bind_fds = ar_mounts_open_bind_sources (c->spec, bundle_fd);
+    }
+  cfg.bind_source_fds = bind_fds;
   int r = spawn_init (c->opts, c->spec, &cfg, &c->joins, &c->undo, c->sync[1], err);
+  ar_mounts_close_bind_sources (bind_fds, c->spec->n_mounts);
   c->sync[1] = -1;
   ar_ns_close_joins (&c->joins);
   *new_userns = cfg.new_userns;

@@ -107,7 +107,12 @@ prepare_root (const ar_init_config *cfg, int *pty_master, char **pty_slave,
     return -1;
   if (chdir (cfg->bundle) < 0)
     return ar_error_set (err, errno, "chdir to bundle `%s`", cfg->bundle);
-  if (ar_mounts_setup_rootfs (spec, cfg->rootfs, err) < 0)
+  int r = ar_mounts_setup_rootfs (spec, cfg->rootfs, cfg->bind_source_fds, err);
+  /* Host paths, no longer needed: gone before anything else runs here. */
+  for (size_t i = 0; cfg->bind_source_fds && i < spec->n_mounts; i++)
+    if (cfg->bind_source_fds[i] >= 0)
+      close (cfg->bind_source_fds[i]);
+  if (r < 0)
     return -1;
   if (spec->process && spec->process->terminal)
     {
@@ -257,7 +262,8 @@ ar_init_main (const ar_init_config *cfg)
   /* The parent's fds (state dir, state root, ...) must not survive into
    * the container even until exec: a cwd like /proc/self/fd/N would lead
    * straight back to the host. Keep only what the init itself uses. */
-  int keep[2 + OCI_NS_COUNT];
+  size_t n_mounts = cfg->bind_source_fds ? spec->n_mounts : 0;
+  cleanup_free int *keep = xcalloc (2 + OCI_NS_COUNT + n_mounts, sizeof *keep);
   size_t n_keep = 0;
   keep[n_keep++] = cfg->sync_fd;
   if (cfg->fifo_fd >= 0)
@@ -265,6 +271,9 @@ ar_init_main (const ar_init_config *cfg)
   for (int t = 0; t < OCI_NS_COUNT; t++)
     if (cfg->joins->fd[t] >= 0)
       keep[n_keep++] = cfg->joins->fd[t];
+  for (size_t i = 0; i < n_mounts; i++)
+    if (cfg->bind_source_fds[i] >= 0)
+      keep[n_keep++] = cfg->bind_source_fds[i];
   ar_process_close_fds (3 + cfg->preserve_fds, keep, n_keep);
 
   if (ar_sync_expect (cfg->sync_fd, AR_SYNC_GO, &msg, &err) < 0)

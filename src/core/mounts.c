@@ -429,20 +429,23 @@ finish_mount (int rootfs_fd, const oci_mount *m, const mount_options *o,
   return apply_recursive_attrs (mnt_fd, m->destination, o, err);
 }
 
+/* `tree_fd` >= 0: a detached copy of the source the runtime made before
+ * the clone (ar_mounts_open_bind_sources), attached here; else the source
+ * is opened and bound here. */
 static int
 mount_bind (int rootfs_fd, const oci_mount *m, const mount_options *o,
-            ar_error_t **err)
+            int tree_fd, ar_error_t **err)
 {
   if (m->source == NULL)
     return ar_error_set (err, 0, "bind mount on \"%s\": no source",
                          m->destination);
   /* The source is the host's (relative ones from the bundle, our cwd). */
-  cleanup_close int src_fd = open (m->source, O_PATH | O_CLOEXEC);
-  if (src_fd < 0)
+  cleanup_close int src_fd = tree_fd >= 0 ? -1 : open (m->source, O_PATH | O_CLOEXEC);
+  if (tree_fd < 0 && src_fd < 0)
     return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", m->source,
                          m->destination);
   struct stat st;
-  if (fstat (src_fd, &st) < 0)
+  if (fstat (tree_fd >= 0 ? tree_fd : src_fd, &st) < 0)
     return ar_error_set (err, errno, "stat \"%s\"", m->source);
 
   cleanup_close int dst_fd = ar_path_create_in_root (
@@ -450,6 +453,14 @@ mount_bind (int rootfs_fd, const oci_mount *m, const mount_options *o,
   if (dst_fd < 0)
     return -1;
 
+  if (tree_fd >= 0)
+    {
+      if (move_mount (tree_fd, "", dst_fd, "",
+                      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", m->source,
+                             m->destination);
+      return finish_mount (rootfs_fd, m, o, true, err);
+    }
   char src[AR_FD_PATH_MAX], dst[AR_FD_PATH_MAX];
   ar_fd_path (src_fd, src);
   ar_fd_path (dst_fd, dst);
@@ -472,7 +483,7 @@ mount_sysfs_fallback (int rootfs_fd, const oci_mount *m, const mount_options *o,
   /* The host's /sys comes with submounts; read-only must reach them too. */
   if (o->flags & MS_RDONLY)
     rbind.attr_set |= MOUNT_ATTR_RDONLY;
-  return mount_bind (rootfs_fd, &bind, &rbind, err);
+  return mount_bind (rootfs_fd, &bind, &rbind, -1, err);
 }
 
 static int
@@ -828,7 +839,7 @@ check_dev_destination (int rootfs_fd, const char *dest, ar_error_t **err)
 
 static int
 mount_one (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
-           ar_error_t **err)
+           int src_fd, ar_error_t **err)
 {
   if (m->destination == NULL)
     return ar_error_set (err, 0, "no destination");
@@ -844,7 +855,7 @@ mount_one (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
       && add_propagation (&o, MS_SLAVE | MS_REC, true, err) < 0)
     return -1;
   if (is_bind_mount (m, &o))
-    return mount_bind (rootfs_fd, m, &o, err);
+    return mount_bind (rootfs_fd, m, &o, src_fd, err);
   if (is_readonly_dev (m, &o))
     o.flags &= ~MS_RDONLY;
   if (streq (m->type, "cgroup") || streq (m->type, "cgroup2"))
@@ -940,9 +951,52 @@ bind_rootfs (const oci_spec *spec, const char *real, ar_error_t **err)
   return 0;
 }
 
+/* A copy of a shared host mount would be its peer, and what the container
+ * mounts under it would show on the host: a slave, as a bind made in the
+ * container's (rslave) namespace would be. */
+static int
+detached_copy (int dir_fd, const char *source, bool recursive)
+{
+  int rec = recursive ? AT_RECURSIVE : 0;
+  int fd = open_tree (dir_fd, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
+  struct mount_attr slave = { .propagation = MS_SLAVE };
+  if (fd >= 0 && mount_setattr (fd, "", AT_EMPTY_PATH | rec, &slave, sizeof slave) < 0)
+    {
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
+int *
+ar_mounts_open_bind_sources (const oci_spec *spec, int bundle_fd)
+{
+  int *fds = xcalloc (spec->n_mounts + 1, sizeof *fds);
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    {
+      const oci_mount *m = &spec->mounts[i];
+      cleanup_mount_options mount_options o = { 0 };
+      cleanup_error ar_error_t *ignored = NULL;
+      fds[i] = -1;
+      if (m->source && parse_mount_options (&m->options, &o, &ignored) == 0
+          && is_bind_mount (m, &o))
+        fds[i] = detached_copy (bundle_fd, m->source, (o.flags & MS_REC) != 0);
+    }
+  return fds;
+}
+
+void
+ar_mounts_close_bind_sources (int *fds, size_t n)
+{
+  for (size_t i = 0; fds && i < n; i++)
+    if (fds[i] >= 0)
+      close (fds[i]);
+  free (fds);
+}
+
 int
 ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
-                        ar_error_t **err)
+                        const int *bind_source_fds, ar_error_t **err)
 {
   cleanup_free char *real = realpath (rootfs, NULL);
   if (real == NULL)
@@ -955,7 +1009,8 @@ ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
     return ar_error_set (err, errno, "open rootfs `%s`", real);
 
   for (size_t i = 0; i < spec->n_mounts; i++)
-    if (mount_one (spec, rootfs_fd, &spec->mounts[i], err) < 0)
+    if (mount_one (spec, rootfs_fd, &spec->mounts[i],
+                   bind_source_fds ? bind_source_fds[i] : -1, err) < 0)
       return ar_error_prefix (err, ".mounts[%zu]", i);
 
   if (ar_mounts_dev_is_bind (spec))

@@ -7,7 +7,8 @@
 #include "../util/error.h"
 #include <stdbool.h>
 
-/* Before pivot_root, with `rootfs` the absolute host path of the root:
+/* Before pivot_root, with `rootfs` the absolute host path of the root
+ * (`bind_source_fds`: NULL, or ar_mounts_open_bind_sources's):
  * - make "/" rslave (or rootfsPropagation) so nothing leaks to the host;
  *   without a mount namespace (ar_ns_host_mounts) no host mount is
  *   touched: the binds below are made slaves instead;
@@ -21,7 +22,17 @@
  *   symlinks (fd, stdin, stdout, stderr, core), /dev/ptmx -> pts/ptmx,
  *   /dev/shm when missing. */
 int ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
-                            ar_error_t **err);
+                            const int *bind_source_fds, ar_error_t **err);
+
+/* A container with a user namespace may not reach a bind source that the
+ * host's root can (a directory of mode 0700 on the way, owned by an
+ * unmapped uid): the runtime makes a detached copy of every bind source
+ * (open_tree, relative ones from `bundle_fd`) before the clone, and the
+ * init attaches the inherited copies, so they mount as under runc. One fd
+ * per spec->mounts entry, -1 where that is not a bind or the copy failed
+ * (the init then tries itself and reports the error). */
+int *ar_mounts_open_bind_sources (const oci_spec *spec, int bundle_fd);
+void ar_mounts_close_bind_sources (int *fds, size_t n);
 
 /* Bind the pty slave `slave_path` (a path valid before pivot_root, e.g.
  * "<rootfs>/dev/pts/0") onto <rootfs>/dev/console. */
