@@ -1,5 +1,6 @@
 #include "config.h"
 #include "host_mounts.h"
+#include "../util/mountinfo.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/path.h"
@@ -57,31 +58,8 @@ record_free (record *r)
 }
 #define cleanup_record __attribute__ ((cleanup (record_free)))
 
-/* mountinfo writes space, tab, newline and backslash as \ooo; the record
- * stores the rootfs the same way, so it stays one line. */
-static bool
-is_octal_escape (const char *s)
-{
-  return s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0'
-         && s[2] <= '7' && s[3] >= '0' && s[3] <= '7';
-}
-
-static char *
-decode_octal (const char *s)
-{
-  char *out = xmalloc (strlen (s) + 1), *o = out;
-  while (*s)
-    if (is_octal_escape (s))
-      {
-        *o++ = (char) (((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
-        s += 4;
-      }
-    else
-      *o++ = *s++;
-  *o = '\0';
-  return out;
-}
-
+/* The record stores the rootfs as mountinfo writes paths (\ooo for space,
+ * tab, newline and backslash), so it stays one line. */
 static char *
 encode_octal (const char *s)
 {
@@ -115,7 +93,7 @@ parse_mountinfo_line (char *line, uint64_t *id, char **mountpoint)
   *id = strtoull (field[0], &end, 10);
   if (*end != '\0')
     return false;
-  *mountpoint = decode_octal (field[4]);
+  *mountpoint = ar_mountinfo_decode (field[4]);
   return true;
 }
 
@@ -167,7 +145,7 @@ parse_record (char *data, record *r, ar_error_t **err)
   char *line = strtok_r (data, "\n", &save);
   if (line == NULL || line[0] != '/')
     return ar_error_set (err, 0, "`%s`: no rootfs", AR_HOST_MOUNTS_FILE);
-  r->rootfs = decode_octal (line);
+  r->rootfs = ar_mountinfo_decode (line);
   while ((line = strtok_r (NULL, "\n", &save)) != NULL)
     {
       char *end;

@@ -3,6 +3,7 @@
 #include "../../util/cleanup.h"
 #include "../../util/clock.h"
 #include "../../util/fs.h"
+#include "../../util/mountinfo.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -161,26 +162,6 @@ ar_cg_hierarchies_clear (ar_cg_hierarchies *h)
 }
 #define cleanup_hierarchies __attribute__ ((cleanup (ar_cg_hierarchies_clear)))
 
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static char *
-unescape_mountinfo (const char *s)
-{
-  char *out = xmalloc (strlen (s) + 1), *o = out;
-  while (*s)
-    {
-      if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0'
-          && s[2] <= '7' && s[3] >= '0' && s[3] <= '7')
-        {
-          *o++ = (char) ((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-          s += 4;
-        }
-      else
-        *o++ = *s++;
-    }
-  *o = '\0';
-  return out;
-}
-
 static bool
 under_cgroup_root (const char *path)
 {
@@ -297,22 +278,18 @@ mount_entry_clear (mount_entry *m)
   ar_strv_freep (&m->super_opts);
 }
 
-/* "id parent dev root mountpoint opts [optional...] - fstype source super" */
 static bool
 parse_mount_line (const char *line, mount_entry *m)
 {
-  cleanup_strv char **f = split (line, ' ');
-  size_t n = 0, dash = 0;
-  for (; f[n]; n++)
-    if (dash == 0 && n >= 6 && strcmp (f[n], "-") == 0)
-      dash = n;
-  if (dash == 0 || n < dash + 4)
+  ar_mountinfo_entry e;
+  if (!ar_mountinfo_parse (line, &e))
     return false;
-  m->dev = xstrdup (f[2]);
-  m->root = unescape_mountinfo (f[3]);
-  m->mount_point = unescape_mountinfo (f[4]);
-  m->fstype = xstrdup (f[dash + 1]);
-  m->super_opts = split (f[dash + 3], ',');
+  m->dev = steal_pointer (&e.dev);
+  m->root = steal_pointer (&e.root);
+  m->mount_point = steal_pointer (&e.mount_point);
+  m->fstype = steal_pointer (&e.fstype);
+  m->super_opts = split (e.super_opts, ',');
+  ar_mountinfo_entry_clear (&e);
   return true;
 }
 
