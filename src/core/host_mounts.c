@@ -73,14 +73,6 @@ encode_octal (const char *s)
   return out;
 }
 
-static bool
-at_or_under (const char *path, const char *dir)
-{
-  size_t len = strlen (dir);
-  return strncmp (path, dir, len) == 0
-         && (path[len] == '\0' || path[len] == '/');
-}
-
 /* "id parent major:minor root mountpoint ...": the id and mount point. */
 static bool
 parse_mountinfo_line (char *line, uint64_t *id, char **mountpoint)
@@ -110,7 +102,7 @@ read_mounts_under (const char *rootfs, mount_list *out, ar_error_t **err)
       mount_entry e;
       if (!parse_mountinfo_line (line, &e.id, &e.path))
         continue;
-      if (!at_or_under (e.path, rootfs))
+      if (!ar_path_at_or_under (e.path, rootfs))
         {
           free (e.path);
           continue;

@@ -236,3 +236,12 @@ ar_path_clean (const char *path)
   out[used] = '\0';
   return out;
 }
+
+bool
+ar_path_at_or_under (const char *path, const char *dir)
+{
+  size_t len = strlen (dir);
+  if (len == 1 && dir[0] == '/')
+    return path[0] == '/';
+  return strncmp (path, dir, len) == 0 && (path[len] == '\0' || path[len] == '/');
+}

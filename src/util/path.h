@@ -33,4 +33,8 @@ void ar_fd_path (int fd, char buf[AR_FD_PATH_MAX]);
  * "a/c"); leading ".." components are dropped at the root. Caller frees. */
 char *ar_path_clean (const char *path);
 
+/* `path` is `dir` or below it, by its components ("/a/bc" is not under
+ * "/a/b"). Both absolute and clean. */
+bool ar_path_at_or_under (const char *path, const char *dir);
+
 #endif
