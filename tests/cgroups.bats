@@ -182,3 +182,31 @@ start_sleeper() {
 	wait "$other" 2>/dev/null || true
 	rmdir "$dir"
 }
+
+@test "update of cpu period and quota inside a pod cgroup with a cpu limit: the order that the pod's limit allows" {
+	local pod=/$AR_RUN/$CID-pod cpu
+	cpu=$(cgroup_v1_dir cpu "$pod")
+	[ -e "$(cgroup_v1_dir cpu /)/cpu.cfs_quota_us" ] || skip "no v1 cpu controller with CFS quota"
+	mkdir -p "$cpu"
+	# The pod: half a CPU.
+	echo 100000 >"$cpu/cpu.cfs_period_us"
+	echo 50000 >"$cpu/cpu.cfs_quota_us"
+	update_config '.linux.cgroupsPath = $p | .linux.resources.cpu = {"quota": 25000, "period": 100000}' --arg p "$pod/$CID"
+	set_args sleep 1000
+	ctr_run_bg
+	wait_for_state "$CID" running
+	# A quarter CPU still, over a 10 ms period: period first would ask
+	# for 25000/10000 (2.5 CPUs) under the pod's half.
+	echo '{"cpu": {"quota": 2500, "period": 10000}}' >"$TEST_DIR/r.json"
+	run runtime update -r "$TEST_DIR/r.json" "$CID"
+	assert_success
+	assert_equal "$(cat "$cpu/$CID/cpu.cfs_period_us")" 10000
+	assert_equal "$(cat "$cpu/$CID/cpu.cfs_quota_us")" 2500
+	# And back: a longer period with a larger quota.
+	echo '{"cpu": {"quota": 40000, "period": 100000}}' >"$TEST_DIR/r.json"
+	run runtime update -r "$TEST_DIR/r.json" "$CID"
+	assert_success
+	assert_equal "$(cat "$cpu/$CID/cpu.cfs_quota_us")" 40000
+	runtime delete --force "$CID"
+	rmdir "$cpu"
+}

@@ -133,6 +133,27 @@ apply_memory (const char *dir, const oci_memory *m, ar_error_t **err)
 
 /* ---- cpu, cpuset ------------------------------------------------------- */
 
+/* The kernel checks quota/period against the parent's (a pod's) limit at
+ * each write: a shorter period under the old quota, or a larger quota
+ * under the old period, can be refused on the way to an allowed pair.
+ * Period first, as most changes need; if refused, quota first. */
+static int
+set_period_and_quota (const char *dir, const oci_cpu *c, ar_error_t **err)
+{
+  bool set_period = c->period.set && c->period.value != 0;
+  bool set_quota = c->quota.set && c->quota.value != 0;
+  int64_t quota = set_quota && c->quota.value > 0 ? c->quota.value : -1;
+  cleanup_error ar_error_t *first_try = NULL;
+  if (!set_period
+      || ar_cg_writef (dir, "cpu.cfs_period_us", &first_try, "%" PRIu64, c->period.value) == 0)
+    return set_quota ? ar_cg_writef (dir, "cpu.cfs_quota_us", err, "%" PRId64, quota) : 0;
+  if (!set_quota)
+    return ar_error_pass (err, steal_pointer (&first_try));
+  if (ar_cg_writef (dir, "cpu.cfs_quota_us", err, "%" PRId64, quota) < 0)
+    return -1;
+  return ar_cg_writef (dir, "cpu.cfs_period_us", err, "%" PRIu64, c->period.value);
+}
+
 static int
 apply_cpu (const char *dir, const oci_cpu *c, ar_error_t **err)
 {
@@ -141,16 +162,7 @@ apply_cpu (const char *dir, const oci_cpu *c, ar_error_t **err)
   if (c->shares.set && c->shares.value != 0
       && ar_cg_writef (dir, "cpu.shares", err, "%" PRIu64, c->shares.value) < 0)
     return -1;
-  /* The period first: a quota is checked against the current period. */
-  if (c->period.set && c->period.value != 0
-      && ar_cg_writef (dir, "cpu.cfs_period_us", err, "%" PRIu64,
-                       c->period.value)
-             < 0)
-    return -1;
-  if (c->quota.set && c->quota.value != 0
-      && ar_cg_writef (dir, "cpu.cfs_quota_us", err, "%" PRId64,
-                       c->quota.value > 0 ? c->quota.value : -1)
-             < 0)
+  if (set_period_and_quota (dir, c, err) < 0)
     return -1;
   if (c->burst.set
       && ar_cg_writef (dir, "cpu.cfs_burst_us", err, "%" PRIu64,
