@@ -210,3 +210,20 @@ start_sleeper() {
 	runtime delete --force "$CID"
 	rmdir "$cpu"
 }
+
+@test "update: a device deny rule takes effect for the running container" {
+	[ -d "$AR_CGROUP_V1/devices" ] || skip "no v1 devices controller"
+	set_args sh -c 'while :; do if echo x >/dev/null 2>/dev/null; then echo ok >/tmp/probe; else echo denied >/tmp/probe; fi; sleep 0.1; done'
+	update_config '.mounts += [{"destination": "/tmp", "type": "tmpfs", "source": "tmpfs"}]'
+	ctr_run_bg
+	wait_for_state "$CID" running
+	run runtime exec "$CID" sh -c 'sleep 0.3; cat /tmp/probe'
+	assert_output ok
+	echo '{"devices": [{"allow": false, "type": "c", "major": 1, "minor": 3, "access": "rw"}]}' >"$TEST_DIR/r.json"
+	runtime update -r "$TEST_DIR/r.json" "$CID"
+	# The container's own loop, already running, sees the rule.
+	run runtime exec "$CID" sh -c 'sleep 0.3; cat /tmp/probe'
+	assert_output denied
+	! grep -qE "^c 1:3 [a-z]*[rw]" "$(cgroup_v1_dir devices "$CG_PATH")/devices.list" \
+		|| fail "1:3 still readable or writable: $(grep '^c 1:3' "$(cgroup_v1_dir devices "$CG_PATH")/devices.list")"
+}
