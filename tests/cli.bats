@@ -183,7 +183,7 @@ load helpers
 	assert_equal "$(sort <<<"$output")" "$(printf '%s\n' "$CID-a" "$CID-b")"
 }
 
-@test "list --format json gives id, pid, status and bundle" {
+@test "list --format json has runc's keys: id, pid, status, bundle, rootfs, created and the owner's name" {
 	set_args sleep 1000
 	ctr_create
 	local pid
@@ -192,7 +192,9 @@ load helpers
 	assert_success
 	jq -e --arg id "$CID" --arg b "$BUNDLE" --argjson pid "$pid" \
 		'length == 1 and .[0].id == $id and .[0].pid == $pid
-		and .[0].status == "created" and .[0].bundle == $b' <<<"$output" >/dev/null \
+		and .[0].status == "created" and .[0].bundle == $b
+		and .[0].rootfs == $b + "/rootfs" and (.[0].created | test("^[0-9]{4}-"))
+		and .[0].owner == "root"' <<<"$output" >/dev/null \
 		|| fail "unexpected list json"
 	run runtime list -f json
 	assert_success

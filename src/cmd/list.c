@@ -19,14 +19,31 @@ static const ar_option options[] = {
 static const ar_command_doc doc = { "list", "[OPTIONS]",
                                     "List the containers under the state root." };
 
+/* runc's column and JSON key: the owner's name, "#UID" when it has none. */
+static char *
+owner_name (uid_t uid)
+{
+  struct passwd *pw = getpwuid (uid);
+  return pw ? xstrdup (pw->pw_name) : xasprintf ("#%u", (unsigned) uid);
+}
+
 static void
 print_row (const ar_state *st, ar_status status)
 {
-  struct passwd *pw = getpwuid (st->owner);
+  cleanup_free char *owner = owner_name (st->owner);
   printf ("%-12s %-8d %-10s %-40s %-32s %s\n", st->id,
           status == AR_STATUS_STOPPED ? 0 : (int) st->pid,
-          ar_status_name (status), st->bundle, st->created,
-          pw ? pw->pw_name : "#");
+          ar_status_name (status), st->bundle, st->created, owner);
+}
+
+static void
+print_json (const ar_state *st, ar_status status, bool first)
+{
+  cleanup_free char *owner = owner_name (st->owner);
+  oci_state s = ar_state_to_oci (st, status);
+  s.owner = owner;
+  cleanup_free char *json = oci_state_to_json (&s, false);
+  printf ("%s%s", first ? "" : ",", json);
 }
 
 int
@@ -65,10 +82,7 @@ ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
       if (quiet)
         puts (st->id);
       else if (json)
-        {
-          cleanup_free char *s = ar_state_to_oci_json (st, status, false);
-          printf ("%s%s", first ? "" : ",", s);
-        }
+        print_json (st, status, first);
       else
         print_row (st, status);
       first = false;
