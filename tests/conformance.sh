@@ -16,6 +16,8 @@
 #          unlisted failure is run again up to CONFORMANCE_RETRIES times
 #          (default 1) first: killsig races the program's own trap set-up.
 # --out    keep each validation's TAP output and stderr in DIR.
+# --systemd-cgroup  run the runtime with that global flag (the systemd
+#          cgroup driver); entries marked [systemd] in the known list apply.
 #
 # The suite runs containers under the runtime's default --root with random
 # ids, makes its bundles under TMPDIR and cgroups named cgrouptest and
@@ -30,11 +32,13 @@ per_test_timeout=${CONFORMANCE_TIMEOUT:-300}
 known=$top/tests/conformance-known-failures.txt
 check=false
 out=""
+driver=cgroupfs
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--check) check=true; shift ;;
 	--out) out=$2; shift 2 ;;
+	--systemd-cgroup) driver=systemd; shift ;;
 	--) shift; break ;;
 	-*) echo "conformance.sh: unknown option $1" >&2; exit 2 ;;
 	*) break ;;
@@ -62,6 +66,13 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/conformance.XXXXXX")
 [ -n "$out" ] || out=$work/out
 mkdir -p "$out" "$work/tmp"
+# The validations take a runtime path only: the driver flag goes in a
+# wrapper.
+if [ "$driver" = systemd ]; then
+	printf '#!/bin/sh\nexec %q --systemd-cgroup "$@"\n' "$RUNTIME" >"$work/runtime"
+	chmod 755 "$work/runtime"
+	RUNTIME=$work/runtime
+fi
 # mktemp's 0700 would keep out a container whose root is mapped to another
 # host uid (linux_uid_mappings, linux_ns_nopath).
 chmod 0755 "$work" "$work/tmp"
@@ -131,8 +142,14 @@ host_has_hugetlb() {
 		|| grep -qsw hugetlb /sys/fs/cgroup/unified/cgroup.subtree_control
 }
 
+is_v2_only() {
+	[ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]
+}
+
 # Lines "[cond] NAME | DESCRIPTION-GLOB | reason"; cond is optional:
-# [no-hugetlb] applies only when this host has no hugetlb hierarchy.
+# [no-hugetlb] applies only when this host has no hugetlb hierarchy;
+# [v2] only on a cgroup v2-only host, [v1] only on a v1 or hybrid one;
+# [systemd] only with --systemd-cgroup.
 known_patterns() {
 	local line cond name glob
 	[ -f "$known" ] || return 0
@@ -146,6 +163,9 @@ known_patterns() {
 		case $cond in
 		"") ;;
 		no-hugetlb) host_has_hugetlb && continue ;;
+		v2) is_v2_only || continue ;;
+		v1) is_v2_only && continue ;;
+		systemd) [ "$driver" = systemd ] || continue ;;
 		*) continue ;;
 		esac
 		name=$(sed 's/[[:space:]]*|.*//' <<<"$line")

@@ -7,9 +7,9 @@
 #
 # --systemd-cgroup runs both runtimes with that global flag (the systemd
 # cgroup driver). REFERENCE names the other runtime (default: crun).
-# Prints each runtime's totals and ends with "N passed, N failed": a
-# validation passes when agentrun has no failure there that the reference
-# lacks. Needs root and a runtime-tools build, as tests/conformance.sh.
+# Prints each runtime's totals and failures and ends with "N passed, N
+# failed": a validation fails when agentrun fails it and the reference
+# passes it. Needs root and a runtime-tools build, as tests/conformance.sh.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,18 +23,10 @@ reference=$(command -v "${REFERENCE:-crun}") || { echo "conformance_compare: no 
 work=$(mktemp -d "${TMPDIR:-/tmp}/conformance-compare.XXXXXX")
 trap 'rm -rf --one-file-system "$work"' EXIT
 
-# wrapper NAME BINARY: a runtime path that adds the driver flag.
-wrapper() {
-	printf '#!/bin/sh\nexec %q %s "$@"\n' "$2" "$flag" >"$work/$1"
-	chmod 755 "$work/$1"
-	echo "$work/$1"
-}
-
 # suite NAME BINARY: its "VALIDATION: description" failure lines.
 suite() {
-	local name=$1 runtime
-	runtime=$(wrapper "$name" "$2")
-	RUNTIME=$runtime "$top/tests/conformance.sh" --out "$work/$name.out" "${@:3}" >"$work/$name.log" 2>&1 || true
+	local name=$1
+	RUNTIME=$2 "$top/tests/conformance.sh" ${flag:+"$flag"} --out "$work/$name.out" "${@:3}" >"$work/$name.log" 2>&1 || true
 	grep -E '^# (ok|not ok):' "$work/$name.log" | sed "s/^# /$name $flag: /"
 	sed -n 's/^# failed: //p' "$work/$name.log" | sort -u >"$work/$name.failed"
 }
@@ -42,21 +34,22 @@ suite() {
 suite agentrun "$top/agentrun" "$@"
 suite reference "$reference" "$@"
 
-# Validations with a failure only agentrun has. A validation that stops
-# early under the reference (exit status) hides its later checks, so it
-# counts as failing there as a whole.
+# A validation counts against agentrun when it fails there and passes
+# under the reference. Where both fail it, the checks each gets to may
+# differ (one refuses at create what the other runs and then misses):
+# those lines are printed for the record, not counted.
 passed=0 failed=0
 for tap in "$work"/agentrun.out/*.tap; do
 	n=$(basename "$tap" .tap)
-	extra=$({ grep "^$n: " "$work/agentrun.failed" || true; } | while IFS= read -r line; do
-		grep -qxF "$line" "$work/reference.failed" || grep -q "^$n: exit status" "$work/reference.failed" || echo "$line"
-	done)
-	if [ -n "$extra" ]; then
+	ours=$(grep "^$n: " "$work/agentrun.failed" || true)
+	theirs=$(grep "^$n: " "$work/reference.failed" || true)
+	if [ -n "$ours" ] && [ -z "$theirs" ]; then
 		failed=$((failed + 1))
-		echo "# only agentrun fails: $extra"
-	else
-		passed=$((passed + 1))
+		echo "# only agentrun fails: $ours"
+		continue
 	fi
+	passed=$((passed + 1))
+	[ "$ours" = "$theirs" ] || [ -z "$ours" ] || echo "# both fail $n, differently: agentrun: ${ours//$'\n'/; } | reference: ${theirs//$'\n'/; }"
 done
 sed 's/^/# agentrun failed: /' "$work/agentrun.failed"
 sed 's/^/# reference failed: /' "$work/reference.failed"
