@@ -189,8 +189,8 @@ failures() {
 is_known() {
 	local name=$1 desc=$2 kn kg
 	while IFS=$'\t' read -r kn kg; do
-		# shellcheck disable=SC2053 # the description is a glob
-		[ "$kn" = "$name" ] && [[ "$desc" == $kg ]] && return 0
+		# shellcheck disable=SC2053 # the name and the description are globs
+		[[ "$name" == $kn ]] && [[ "$desc" == $kg ]] && return 0
 	done < <(known_patterns)
 	return 1
 }
