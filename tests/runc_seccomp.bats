@@ -127,3 +127,17 @@ start_agent() {
 	[ "${#lines[@]}" -eq 1 ] || fail "$output"
 	[ -z "$(state_entries)" ] || fail "state left"
 }
+
+@test "seccomp: an unknown syscall name is skipped as runc does; with crun's run.oci.seccomp_fail_unknown_syscall it is refused" {
+	update_config '.linux.seccomp = {"defaultAction": "SCMP_ACT_ALLOW",
+		"syscalls": [{"names": ["mkdir", "mkdirat", "no_such_syscall_x"], "action": "SCMP_ACT_ERRNO"}]}'
+	run ctr_run sh -c 'mkdir /d 2>&1; echo done'
+	assert_success
+	assert_output_contains "Operation not permitted"
+	[ -n "${RUNTIME_IS_RUNC:-}" ] && return 0
+	update_config '.annotations["run.oci.seccomp_fail_unknown_syscall"] = "1"'
+	run ctr_run true
+	assert_failure
+	assert_output 'agentrun: config.json: .linux.seccomp.syscalls[0].names[2]: unknown syscall "no_such_syscall_x" (the annotation run.oci.seccomp_fail_unknown_syscall asks to refuse it)'
+	[ -z "$(state_entries)" ] || fail "state left"
+}

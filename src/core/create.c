@@ -184,8 +184,11 @@ validate_spec (const oci_spec *spec, ar_error_t **err)
     return ar_error_set (err, 0, "config.json: .process: missing");
   if (ar_process_validate (spec->process, err) < 0)
     return -1;
-  if (spec->linux_cfg && spec->linux_cfg->seccomp
-      && ar_seccomp_validate (spec->linux_cfg->seccomp, err) < 0)
+  const oci_seccomp *seccomp = spec->linux_cfg ? spec->linux_cfg->seccomp : NULL;
+  if (seccomp && ar_seccomp_validate (seccomp, err) < 0)
+    return -1;
+  if (seccomp && oci_map_get (&spec->annotations, AR_SECCOMP_FAIL_UNKNOWN)
+      && ar_seccomp_check_names_known (seccomp, err) < 0)
     return -1;
   if (ar_sysctl_validate (spec, err) < 0)
     return -1;

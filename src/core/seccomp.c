@@ -294,6 +294,24 @@ kernel_flags (const oci_seccomp *seccomp, unsigned long *flags,
 }
 
 int
+ar_seccomp_check_names_known (const oci_seccomp *seccomp, ar_error_t **err)
+{
+  for (size_t i = 0; seccomp && i < seccomp->n_syscalls; i++)
+    for (size_t n = 0; n < seccomp->syscalls[i].names.len; n++)
+      {
+        const char *name = seccomp->syscalls[i].names.items[n];
+        if (seccomp_syscall_resolve_name (name) == __NR_SCMP_ERROR)
+          return ar_error_set (err, 0,
+                               JSON_PREFIX ".syscalls[%zu].names[%zu]: "
+                                           "unknown syscall \"%s\" (the "
+                                           "annotation " AR_SECCOMP_FAIL_UNKNOWN
+                                           " asks to refuse it)",
+                               i, n, name);
+      }
+  return 0;
+}
+
+int
 ar_seccomp_validate (const oci_seccomp *seccomp, ar_error_t **err)
 {
   if (seccomp == NULL)

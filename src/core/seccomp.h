@@ -13,6 +13,12 @@
  * exists. Unknown syscall names are ignored, as runc does. */
 int ar_seccomp_validate (const oci_seccomp *seccomp, ar_error_t **err);
 
+/* Unknown syscall names are skipped, as runc does (profiles list newer
+ * kernels' calls); with this annotation (crun's) on the container, the
+ * first one is an error instead. */
+#define AR_SECCOMP_FAIL_UNKNOWN "run.oci.seccomp_fail_unknown_syscall"
+int ar_seccomp_check_names_known (const oci_seccomp *seccomp, ar_error_t **err);
+
 /* Compiled ahead, so the costly part (libseccomp generating BPF,
  * ~10 ms for a Docker-size profile over three architectures) can run in
  * the runtime before the container init starts, and be skipped entirely
