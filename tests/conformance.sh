@@ -156,7 +156,7 @@ known_patterns() {
 	while IFS= read -r line; do
 		[[ "$line" =~ ^[[:space:]]*(#|$) ]] && continue
 		cond=""
-		if [[ "$line" =~ ^\[([a-z-]+)\][[:space:]]*(.*)$ ]]; then
+		if [[ "$line" =~ ^\[([a-z0-9-]+)\][[:space:]]*(.*)$ ]]; then
 			cond=${BASH_REMATCH[1]}
 			line=${BASH_REMATCH[2]}
 		fi
