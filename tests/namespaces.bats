@@ -23,6 +23,15 @@ with_ns() {
 	fi
 }
 
+# A new user namespace with root mapped to host 100000 (65536 ids), and a
+# read-only root: the image is host root's, unmapped, so nobody inside.
+with_mapped_userns() {
+	with_ns user
+	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
+		| .root.readonly = true'
+}
+
 # A host process in a fresh network namespace that this test owns (no
 # named netns: nothing under /run/netns to leak).
 start_netns_holder() {
@@ -150,10 +159,7 @@ start_netns_holder() {
 }
 
 @test "user: inside, the mapped root is uid 0" {
-	with_ns user
-	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-		| .root.readonly = true'
+	with_mapped_userns
 	run ctr_run sh -c 'id -u; id -g; cat /proc/self/uid_map'
 	assert_success
 	assert_equal "${lines[0]}" 0
@@ -215,10 +221,7 @@ start_netns_holder() {
 }
 
 @test "user: the device nodes bound from the host are nosuid and noexec like the rest of /dev" {
-	with_ns user
-	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-		| .root.readonly = true'
+	with_mapped_userns
 	run ctr_run sh -c 'for d in null zero full tty random urandom; do grep " /dev/$d " /proc/self/mountinfo | cut -d" " -f5,6; done; echo x >/dev/null && echo null-writable'
 	assert_success
 	assert_equal "${#lines[@]}" 7
@@ -230,15 +233,12 @@ start_netns_holder() {
 }
 
 @test "user: a bind source the mapped root cannot reach (under a mode 000 dir of host root) mounts, as under runc" {
-	with_ns user
+	with_mapped_userns
 	mkdir -p "$TEST_DIR/locked/data"
 	echo secret-ok >"$TEST_DIR/locked/data/f"
 	chmod 000 "$TEST_DIR/locked"
 	chmod 755 "$TEST_DIR"
-	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
-		| .root.readonly = true
-		| .mounts += [{"destination": "/mnt", "type": "bind", "source": $src, "options": ["rbind", "ro"]}]' \
+	update_config '.mounts += [{"destination": "/mnt", "type": "bind", "source": $src, "options": ["rbind", "ro"]}]' \
 		--arg src "$TEST_DIR/locked/data"
 	run ctr_run sh -c 'cat /mnt/f; grep " /mnt " /proc/self/mountinfo'
 	chmod 755 "$TEST_DIR/locked"
