@@ -333,19 +333,42 @@ apply_recursive_attrs (int mnt_fd, const char *display, const mount_options *o,
   return 0;
 }
 
-/* A detached copy of the node's mount gets nosuid and noexec before it is
- * attached: a bind keeps the source mount's flags, not the /dev tmpfs's,
- * and the fd of the target would not reach the new mount to remount it. */
+/* A detached copy (open_tree) of `source`, relative to `dir_fd`, with
+ * `attr` set on it before anyone can see it: binds keep the source
+ * mount's flags and propagation, and a copy is changed most simply before
+ * it is attached. -1 with errno on failure. */
+static int
+detached_copy (int dir_fd, const char *source, bool recursive,
+               const struct mount_attr *attr)
+{
+  int rec = recursive ? AT_RECURSIVE : 0;
+  struct mount_attr a = *attr;
+  int fd = open_tree (dir_fd, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
+  if (fd >= 0 && mount_setattr (fd, "", AT_EMPTY_PATH | rec, &a, sizeof a) < 0)
+    {
+      int saved = errno;
+      close (fd);
+      errno = saved;
+      return -1;
+    }
+  return fd;
+}
+
+static int
+attach (int tree_fd, int target_fd)
+{
+  return move_mount (tree_fd, "", target_fd, "",
+                     MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+}
+
+/* nosuid and noexec like the rest of /dev: the fd of the target would not
+ * reach a new bind mount to remount it, so they go on the copy. */
 int
 ar_mounts_bind_device_fd (const char *source, int target_fd, ar_error_t **err)
 {
-  cleanup_close int tree = open_tree (AT_FDCWD, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-  if (tree < 0)
-    return ar_error_set (err, errno, "bind \"%s\"", source);
-  struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC };
-  if (mount_setattr (tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
-    return ar_error_set (err, errno, "make the bind of \"%s\" nosuid,noexec", source);
-  if (move_mount (tree, "", target_fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+  static const struct mount_attr device = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC };
+  cleanup_close int tree = detached_copy (AT_FDCWD, source, false, &device);
+  if (tree < 0 || attach (tree, target_fd) < 0)
     return ar_error_set (err, errno, "bind \"%s\"", source);
   return 0;
 }
@@ -453,18 +476,11 @@ mount_bind (int rootfs_fd, const oci_mount *m, const mount_options *o,
   if (dst_fd < 0)
     return -1;
 
-  if (tree_fd >= 0)
-    {
-      if (move_mount (tree_fd, "", dst_fd, "",
-                      MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-        return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", m->source,
-                             m->destination);
-      return finish_mount (rootfs_fd, m, o, true, err);
-    }
   char src[AR_FD_PATH_MAX], dst[AR_FD_PATH_MAX];
   ar_fd_path (src_fd, src);
   ar_fd_path (dst_fd, dst);
-  if (mount (src, dst, NULL, MS_BIND | (o->flags & MS_REC), NULL) < 0)
+  if (tree_fd >= 0 ? attach (tree_fd, dst_fd) < 0
+                   : mount (src, dst, NULL, MS_BIND | (o->flags & MS_REC), NULL) < 0)
     return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", m->source,
                          m->destination);
   return finish_mount (rootfs_fd, m, o, true, err);
@@ -799,8 +815,10 @@ ar_mounts_dev_is_bind (const oci_spec *spec)
 static bool
 is_readonly_dev (const oci_mount *m, const mount_options *o)
 {
-  cleanup_free char *dest = m->destination ? ar_path_clean (m->destination) : NULL;
-  return streq (dest, "/dev") && !is_bind_mount (m, o) && (o->flags & MS_RDONLY);
+  if (!(o->flags & MS_RDONLY) || is_bind_mount (m, o) || m->destination == NULL)
+    return false;
+  cleanup_free char *dest = ar_path_clean (m->destination);
+  return streq (dest, "/dev");
 }
 
 static int
@@ -951,26 +969,13 @@ bind_rootfs (const oci_spec *spec, const char *real, ar_error_t **err)
   return 0;
 }
 
-/* A copy of a shared host mount would be its peer, and what the container
- * mounts under it would show on the host: a slave, as a bind made in the
- * container's (rslave) namespace would be. */
-static int
-detached_copy (int dir_fd, const char *source, bool recursive)
-{
-  int rec = recursive ? AT_RECURSIVE : 0;
-  int fd = open_tree (dir_fd, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
-  struct mount_attr slave = { .propagation = MS_SLAVE };
-  if (fd >= 0 && mount_setattr (fd, "", AT_EMPTY_PATH | rec, &slave, sizeof slave) < 0)
-    {
-      close (fd);
-      return -1;
-    }
-  return fd;
-}
-
 int *
 ar_mounts_open_bind_sources (const oci_spec *spec, int bundle_fd)
 {
+  /* A copy of a shared host mount would be its peer, and what the
+   * container mounts under it would show on the host: a slave, as a bind
+   * made in the container's (rslave) namespace would be. */
+  static const struct mount_attr slave = { .propagation = MS_SLAVE };
   int *fds = xcalloc (spec->n_mounts + 1, sizeof *fds);
   for (size_t i = 0; i < spec->n_mounts; i++)
     {
@@ -980,7 +985,7 @@ ar_mounts_open_bind_sources (const oci_spec *spec, int bundle_fd)
       fds[i] = -1;
       if (m->source && parse_mount_options (&m->options, &o, &ignored) == 0
           && is_bind_mount (m, &o))
-        fds[i] = detached_copy (bundle_fd, m->source, (o.flags & MS_REC) != 0);
+        fds[i] = detached_copy (bundle_fd, m->source, (o.flags & MS_REC) != 0, &slave);
     }
   return fds;
 }
