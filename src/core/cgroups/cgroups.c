@@ -738,14 +738,6 @@ setup_hierarchy (const ar_cg_hierarchy *h, const char *leaf,
              : 0;
 }
 
-int
-ar_cgroup_enter (const ar_cgroup *cg, pid_t pid, ar_error_t **err)
-{
-  for (size_t i = 0; i < cg->n_paths; i++)
-    if (ar_cg_writef (cg->paths[i], "cgroup.procs", err, "%d", (int) pid) < 0)
-      return -1;
-  return 0;
-}
 
 static bool
 on_cgroup2 (const char *dir)
@@ -763,14 +755,26 @@ ar_cgroup_open_v2_dir (const ar_cgroup *cg)
   return -1;
 }
 
-int
-ar_cgroup_enter_v1 (const ar_cgroup *cg, pid_t pid, ar_error_t **err)
+static int
+enter_paths (const ar_cgroup *cg, pid_t pid, bool skip_v2, ar_error_t **err)
 {
   for (size_t i = 0; i < cg->n_paths; i++)
-    if (!on_cgroup2 (cg->paths[i])
+    if (!(skip_v2 && on_cgroup2 (cg->paths[i]))
         && ar_cg_writef (cg->paths[i], "cgroup.procs", err, "%d", (int) pid) < 0)
       return -1;
   return 0;
+}
+
+int
+ar_cgroup_enter (const ar_cgroup *cg, pid_t pid, ar_error_t **err)
+{
+  return enter_paths (cg, pid, false, err);
+}
+
+int
+ar_cgroup_enter_v1 (const ar_cgroup *cg, pid_t pid, ar_error_t **err)
+{
+  return enter_paths (cg, pid, true, err);
 }
 
 /* The systemd driver needs the unified hierarchy, alone, at the root. */

@@ -39,8 +39,9 @@ typedef enum
 /* Resolve cgroupsPath (absent: "/<id>"; relative: under the caller's own
  * cgroup), create the directories in every mounted hierarchy, apply
  * linux.resources, and move `pid` in (none when 0). An existing leaf that
- * is frozen is refused. On failure everything created is removed again. With the systemd driver, cgroupsPath is
- * "slice:prefix:name" and the cgroup is a transient scope unit. */
+ * is frozen is refused. On failure everything created is removed again.
+ * With the systemd driver, cgroupsPath is "slice:prefix:name" and the
+ * cgroup is a transient scope unit. */
 int ar_cgroup_create (const char *id, const oci_spec *spec,
                       ar_cgroup_driver driver, pid_t pid, ar_cgroup **out,
                       ar_error_t **err);
