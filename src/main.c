@@ -7,9 +7,13 @@
 #include "core/state.h"
 #include "util/cleanup.h"
 #include "util/sealed_exe.h"
+#include "util/userns.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <yajl/yajl_gen.h>
 
 static const struct
@@ -41,13 +45,14 @@ static const struct
 };
 
 static const ar_option global_options[] = {
-  { "root", 0, true, "state directory (default " AR_DEFAULT_ROOT ")" },
+  { "root", 0, true, "state directory (default " AR_DEFAULT_ROOT ", without root $XDG_RUNTIME_DIR/agentrun)" },
   { "profile", 0, true, "agent policy profile: oci, agent, or /etc/agentrun/profiles/NAME.json" },
   { "log", 0, true, "also write errors and debug output to this file" },
   { "log-format", 0, true, "text (default) or json" },
   { "debug", 0, false, "verbose log" },
   { "systemd-cgroup", 0, false, "make cgroups as systemd transient units (cgroupsPath slice:prefix:name)" },
-  { "rootless", 0, true, "accepted for runc compatibility (true|false|auto)" },
+  { "rootless", 0, true, "run as an unprivileged user: true, false or auto (default: not real root)" },
+  { "rootless-limits", 0, true, "without root and without a delegated cgroup: refuse (default) or ignore (warn and run without) linux.resources limits" },
   { "criu", 0, true, "accepted for runc compatibility; unused" },
   { "version", 'v', false, "print the version" },
   { 0 }
@@ -61,6 +66,7 @@ enum
   G_DEBUG,
   G_SYSTEMD_CGROUP,
   G_ROOTLESS,
+  G_ROOTLESS_LIMITS,
   G_CRIU,
   G_VERSION
 };
@@ -165,9 +171,39 @@ profile_of_name (const char *argv0)
   return base + strlen (prefix);
 }
 
+/* runc's --rootless: "auto" (the default) is rootless unless this is real
+ * root, i.e. uid 0 of the initial user namespace. */
+static int
+parse_rootless (const char *mode, const char *limits, ar_globals *g,
+                ar_error_t **err)
+{
+  if (mode == NULL || strcmp (mode, "auto") == 0)
+    g->rootless = ar_userns_unprivileged ();
+  else if (strcmp (mode, "true") == 0 || strcmp (mode, "false") == 0)
+    g->rootless = strcmp (mode, "true") == 0;
+  else
+    return ar_error_set (err, 0, "--rootless: `%s` is not true, false or auto", mode);
+  if (limits && strcmp (limits, "refuse") != 0 && strcmp (limits, "ignore") != 0)
+    return ar_error_set (err, 0, "--rootless-limits: `%s` is not refuse or ignore", limits);
+  g->ignore_unenforced_limits = limits && strcmp (limits, "ignore") == 0;
+  return 0;
+}
+
+/* An ordinary user cannot write /run: state goes where the user's other
+ * runtime state lives, as runc and crun keep it. */
+static const char *
+default_root (const ar_globals *g, char *buf, size_t len)
+{
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  if (!g->rootless || geteuid () == 0 || xdg == NULL || xdg[0] != '/'
+      || (size_t) snprintf (buf, len, "%s/agentrun", xdg) >= len)
+    return AR_DEFAULT_ROOT;
+  return buf;
+}
+
 static int
 parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
-               ar_error_t **err)
+               char *root_buf, size_t root_len, ar_error_t **err)
 {
   /* Find the command word: skip flags and the values of those that take
    * one, so `--root /x create` finds `create`, not `/x`. */
@@ -194,7 +230,9 @@ parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
   if (ar_flag (&p, G_VERSION))
     return 2;
   g->systemd_cgroup = ar_flag (&p, G_SYSTEMD_CGROUP);
-  g->root = p.value[G_ROOT] ? p.value[G_ROOT] : AR_DEFAULT_ROOT;
+  if (parse_rootless (p.value[G_ROOTLESS], p.value[G_ROOTLESS_LIMITS], g, err) < 0)
+    return -1;
+  g->root = p.value[G_ROOT] ? p.value[G_ROOT] : default_root (g, root_buf, root_len);
   g->log_path = p.value[G_LOG];
   g->profile = p.value[G_PROFILE] ? p.value[G_PROFILE] : profile_of_name (argv[0]);
   g->debug = ar_flag (&p, G_DEBUG);
@@ -247,7 +285,8 @@ main (int argc, char **argv, char **envp)
   int command_index = 0;
   int status = 1;
 
-  int r = parse_globals (argc, argv, &g, &command_index, &err);
+  char root_buf[PATH_MAX];
+  int r = parse_globals (argc, argv, &g, &command_index, root_buf, sizeof root_buf, &err);
   if (r == 1 || (r == 0 && command_index >= argc))
     {
       usage ();

@@ -16,6 +16,11 @@
 #   AGENTRUN_TEST_BASE per-run scratch dir (default: inside BATS_RUN_TMPDIR,
 #                      which bats removes at the end).
 #   AR_TIMEOUT         seconds a single runtime call may take (default 30).
+#   AR_TEST_USER       run the runtime as this unprivileged uid (rootless):
+#                      the bundle maps it to root in a user namespace, the
+#                      state root and XDG_RUNTIME_DIR are the uid's own. A
+#                      suite named rootless_*.bats (a link to another suite)
+#                      sets it to 1500 unless given.
 
 bats_require_minimum_version 1.5.0
 
@@ -33,6 +38,10 @@ AR_BASE=${AGENTRUN_TEST_BASE:-$BATS_RUN_TMPDIR/agentrun}
 AR_LEAKS=$AR_BASE/leaks
 AR_ROOTFS=${AGENTRUN_TEST_ROOTFS:-$AR_TOP/images/out/busybox/rootfs}
 AR_CGROUP_V1=/sys/fs/cgroup
+case $(basename "$BATS_TEST_FILENAME") in
+rootless_*) AR_TEST_USER=${AR_TEST_USER:-1500} ;;
+esac
+AR_TEST_USER=${AR_TEST_USER:-}
 
 # ---------------------------------------------------------------- asserts
 
@@ -88,12 +97,27 @@ assert_equal() {
 # a container whose process reads stdin sees EOF instead of hanging on the
 # terminal bats was started from; timeout bounds a hung runtime.
 runtime() {
-	timeout -k 5 "$AR_TIMEOUT" "$RUNTIME" --root "$ROOT" "$@" </dev/null
+	timeout -k 5 "$AR_TIMEOUT" "${AR_AS_USER[@]}" "$RUNTIME" --root "$ROOT" "$@" </dev/null
 }
 
 # Same, keeping the caller's stdin (for tests that feed the container).
 runtime_stdin() {
-	timeout -k 5 "$AR_TIMEOUT" "$RUNTIME" --root "$ROOT" "$@"
+	timeout -k 5 "$AR_TIMEOUT" "${AR_AS_USER[@]}" "$RUNTIME" --root "$ROOT" "$@"
+}
+
+# The bundle, state root and runtime dir of a rootless test: the user's
+# own, the bundle mapping it to root in a user namespace, as `agentrun spec
+# --rootless` run by that user makes it.
+ar_setup_test_user() {
+	AR_AS_USER=(setpriv --reuid="$AR_TEST_USER" --regid="$AR_TEST_USER" --clear-groups
+		env XDG_RUNTIME_DIR="$TEST_DIR/xdg" HOME="$TEST_DIR")
+	mkdir -p "$TEST_DIR/xdg"
+	chown "$AR_TEST_USER:$AR_TEST_USER" "$TEST_DIR" "$ROOT" "$TEST_DIR/xdg"
+	chown -R "$AR_TEST_USER:$AR_TEST_USER" "$BUNDLE/rootfs"
+	chmod 0700 "$TEST_DIR/xdg"
+	update_config '.linux.namespaces |= (map(select(.type != "user")) + [{type: "user"}])
+		| .linux.uidMappings = [{containerID: 0, hostID: $u, size: 1}]
+		| .linux.gidMappings = [{containerID: 0, hostID: $u, size: 1}]' --argjson u "$AR_TEST_USER"
 }
 
 # For commands that leave a container behind (create, run --detach): the
@@ -314,6 +338,8 @@ common_setup() {
 	cp -a "$AR_BASE/template" "$BUNDLE"
 	update_config '.root.readonly = false
 		| .process.env += ["AGENTRUN_TEST_ID=" + $id]' --arg id "$CID"
+	AR_AS_USER=()
+	[ -z "$AR_TEST_USER" ] || ar_setup_test_user
 }
 
 # ---------------------------------------------------------------- teardown

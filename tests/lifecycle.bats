@@ -349,7 +349,7 @@ wait_for_lines() {
 @test "create without --bundle uses the current directory" {
 	set_args sleep 1000
 	run bash -c 'cd "$1" && shift && "$@" >/dev/null 2>&1' _ "$BUNDLE" \
-		timeout 30 "$RUNTIME" --root "$ROOT" create "$CID"
+		timeout 30 "${AR_AS_USER[@]}" "$RUNTIME" --root "$ROOT" create "$CID"
 	assert_success
 	run runtime state "$CID"
 	assert_equal "$(jq -r .bundle <<<"$output")" "$BUNDLE"
@@ -358,7 +358,7 @@ wait_for_lines() {
 @test "a relative --bundle is recorded as an absolute path" {
 	set_args sleep 1000
 	run bash -c 'cd "$1" && shift && "$@" >/dev/null 2>&1' _ "$TEST_DIR" \
-		timeout 30 "$RUNTIME" --root "$ROOT" create --bundle bundle "$CID"
+		timeout 30 "${AR_AS_USER[@]}" "$RUNTIME" --root "$ROOT" create --bundle bundle "$CID"
 	assert_success
 	run runtime state "$CID"
 	assert_equal "$(jq -r .bundle <<<"$output")" "$BUNDLE"

@@ -14,6 +14,8 @@ typedef struct
   bool log_json;
   bool debug;
   bool systemd_cgroup; /* --systemd-cgroup: cgroups as systemd units */
+  bool rootless;       /* --rootless, resolved: not real root */
+  bool ignore_unenforced_limits; /* --rootless-limits=ignore */
 } ar_globals;
 
 /* Returns the process exit status, or -1 with *err set. */

@@ -3,6 +3,7 @@
 #include "container_internal.h"
 #include "../../oci/oci.h"
 #include "cgroups/cgroups.h"
+#include "pidns.h"
 #include "hooks.h"
 #include "host_mounts.h"
 #include "foreground.h"
@@ -274,6 +275,17 @@ kill_init (const ar_state *st, const char *id, int signal, ar_error_t **err)
   return 0;
 }
 
+/* kill --all without a cgroup (rootless, none delegated): the init's pid
+ * namespace holds the container's processes. */
+static int
+kill_pid_namespace (const ar_state *st, const char *id, int signal,
+                    ar_error_t **err)
+{
+  if (!ar_state_init_alive (st))
+    return ar_error_set (err, 0, "container not running: `%s`", id);
+  return ar_pidns_kill_all (st->pid, signal, err);
+}
+
 int
 ar_container_kill (const char *root, const char *id, int signal, bool all,
                    ar_error_t **err)
@@ -286,8 +298,9 @@ ar_container_kill (const char *root, const char *id, int signal, bool all,
   ar_cgroup *cg = NULL;
   if (all && ar_container_cgroup (st, &cg, err) < 0)
     return -1;
-  int r = cg ? ar_cgroup_kill_all (cg, signal, err)
-             : kill_init (st, id, signal, err);
+  int r = cg    ? ar_cgroup_kill_all (cg, signal, err)
+          : all ? kill_pid_namespace (st, id, signal, err)
+                : kill_init (st, id, signal, err);
   ar_cgroup_free (cg);
   if (r == 0)
     thaw_after_kill (st, status, signal, all);
@@ -531,10 +544,11 @@ ar_container_pids (const char *root, const char *id, pid_t **pids,
     return -1;
   if (cg == NULL)
     {
-      /* No cgroup: the init is all we can vouch for. */
-      *n = ar_state_init_alive (st) ? 1 : 0;
+      /* No cgroup (rootless): the init's pid namespace, if it has one. */
+      if (ar_state_init_alive (st))
+        return ar_pidns_members (st->pid, pids, n, err);
+      *n = 0;
       *pids = xcalloc (1, sizeof (pid_t));
-      (*pids)[0] = st->pid;
       return 0;
     }
   int r = ar_cgroup_pids (cg, pids, n, err);

@@ -15,6 +15,11 @@ typedef struct ar_create_options
   const char *id;
   const char *profile; /* agent policy profile (--profile); NULL: default */
   bool systemd_cgroup; /* --systemd-cgroup: the cgroup is a systemd unit */
+  /* --rootless: a cgroup this user may not make is no error unless the
+   * spec asks for limits; those are refused, or with
+   * ignore_unenforced_limits dropped with a warning that names them. */
+  bool rootless;
+  bool ignore_unenforced_limits;
   bool trust_caller;   /* sandbox: annotations come from the host user */
   /* run and sandbox in the foreground: the caller waits for the init and
    * enforces the wall-clock limit itself (see ar_created), so no watchdog

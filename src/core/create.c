@@ -5,6 +5,7 @@
 #include "cgroups/cgroups.h"
 #include "device_rules.h"
 #include "hooks.h"
+#include "idmap.h"
 #include "host_mounts.h"
 #include "init.h"
 #include "mounts.h"
@@ -25,6 +26,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -577,6 +579,30 @@ prepare_host (create_ctx *c, ar_error_t **err)
   return ar_sync_pair (c->sync, err);
 }
 
+static bool
+is_permission_error (const ar_error_t *e)
+{
+  return e->errno_value == EACCES || e->errno_value == EPERM
+         || e->errno_value == EROFS;
+}
+
+/* Without root, a host that delegates no cgroup to the user still runs
+ * containers, as runc and crun do, but a limit is never dropped unsaid:
+ * refused, or with --rootless-limits=ignore warned about by name. */
+static int
+run_without_cgroup (const create_ctx *c, const ar_error_t *why, ar_error_t **err)
+{
+  cleanup_free char *limits = ar_cgroup_requested_limits (c->spec->linux_cfg ? c->spec->linux_cfg->resources : NULL);
+  if (limits == NULL)
+    return 0;
+  if (!c->opts->ignore_unenforced_limits)
+    return ar_error_set (err, 0, "config.json: .linux.resources (%s): no cgroup to enforce them in without root (%s): use a delegated cgroup (--systemd-cgroup under a systemd user session, or a cgroupsPath you own), or --rootless-limits=ignore to run without them",
+                         limits, why->msg);
+  fprintf (stderr, "agentrun: warning: linux.resources (%s) not enforced: no cgroup without root (%s)\n",
+           limits, why->msg);
+  return 0;
+}
+
 /* cgroupfs: the container's cgroup, limits and all, exists before its
  * init does, so clone3 can put the init straight into it; the record lets
  * a delete --force of a create that died half-way remove it. The systemd
@@ -586,9 +612,12 @@ prepare_cgroup (create_ctx *c, ar_error_t **err)
 {
   if (c->opts->systemd_cgroup)
     return 0;
+  cleanup_error ar_error_t *refused = NULL;
   if (ar_cgroup_create (c->opts->id, c->spec, AR_CGROUP_CGROUPFS, 0,
-                        &c->undo.cgroup, err) < 0)
-    return -1;
+                        &c->undo.cgroup, &refused) < 0)
+    return c->opts->rootless && is_permission_error (refused)
+               ? run_without_cgroup (c, refused, err)
+               : ar_error_pass (err, steal_pointer (&refused));
   cleanup_free char *text = ar_cgroup_serialize (c->undo.cgroup);
   return ar_write_file_atomic_at (c->undo.state_fd, AR_CGROUP_FILE, text,
                                   strlen (text), 0600, err);
@@ -602,6 +631,8 @@ enter_cgroup (create_ctx *c, ar_error_t **err)
   if (c->opts->systemd_cgroup)
     return ar_cgroup_create (c->opts->id, c->spec, AR_CGROUP_SYSTEMD, u->pid,
                              &u->cgroup, err);
+  if (u->cgroup == NULL) /* rootless, none delegated */
+    return 0;
   return u->in_cgroup_v2 ? ar_cgroup_enter_v1 (u->cgroup, u->pid, err)
                          : ar_cgroup_enter (u->cgroup, u->pid, err);
 }
@@ -666,7 +697,7 @@ static int
 settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
 {
   create_undo *u = &c->undo;
-  if ((new_userns && ar_ns_write_id_mappings (u->pid, c->spec->linux_cfg, err) < 0)
+  if ((new_userns && ar_idmap_write (u->pid, c->spec->linux_cfg, err) < 0)
       || enter_cgroup (c, err) < 0)
     return -1;
   c->st = (ar_state){

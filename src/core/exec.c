@@ -12,6 +12,7 @@
 #include "sync.h"
 #include "terminal.h"
 #include "../util/cleanup.h"
+#include "../util/userns.h"
 #include "../util/fs.h"
 
 #include <errno.h>
@@ -340,11 +341,21 @@ audit_exec (const ar_exec_options *opts, const ar_agent_plan *plan,
 }
 
 /* pid and time namespaces take effect for children: the parent enters
- * them before forking, the child joins the rest itself. */
+ * them before forking, the child joins the rest itself. Without root the
+ * parent may join them only from inside the container's user namespace
+ * (they belong to it), so it enters that too, first made undumpable: a
+ * process of the container could otherwise ptrace it, and it still sees
+ * the host's files. */
 static int
 fork_in_container (exec_child *c, int pidfd_init, pid_t *pid, ar_error_t **err)
 {
   int for_children = c->join_flags & (CLONE_NEWPID | CLONE_NEWTIME);
+  if (for_children && (c->join_flags & CLONE_NEWUSER) && ar_userns_unprivileged ())
+    {
+      if (prctl (PR_SET_DUMPABLE, 0) < 0)
+        return ar_error_set (err, errno, "exec: make the runtime undumpable");
+      for_children |= CLONE_NEWUSER;
+    }
   if (for_children && setns (pidfd_init, for_children) < 0)
     return ar_error_set (err, errno, "join the container's pid namespace");
   c->join_flags &= ~for_children;

@@ -502,6 +502,35 @@ mount_sysfs_fallback (int rootfs_fd, const oci_mount *m, const mount_options *o,
   return mount_bind (rootfs_fd, &bind, &rbind, -1, err);
 }
 
+/* `data` without its "gid=N" option (malloc'd). */
+static char *
+without_gid_option (const char *data)
+{
+  cleanup_free char *copy = xstrdup (data);
+  char *out = xstrdup (""), *save = NULL;
+  for (char *tok = strtok_r (copy, ",", &save); tok; tok = strtok_r (NULL, ",", &save))
+    if (strncmp (tok, "gid=", 4) != 0)
+      {
+        char *joined = xasprintf ("%s%s%s", out, *out ? "," : "", tok);
+        free (out);
+        out = joined;
+      }
+  return out;
+}
+
+/* devpts refuses a gid= its user namespace does not map (EINVAL): a
+ * rootless map has one gid, and specs ask for the host's tty group (5).
+ * As crun does, the terminals are then owned by the mapped root's group. */
+static int
+mount_devpts_unmapped_gid (const char *source, const char *dst,
+                           const mount_options *o)
+{
+  if (o->data == NULL || strstr (o->data, "gid=") == NULL)
+    return -1;
+  cleanup_free char *data = without_gid_option (o->data);
+  return mount (source, dst, "devpts", o->flags, data);
+}
+
 static int
 mount_filesystem (int rootfs_fd, const oci_mount *m, const mount_options *o,
                   ar_error_t **err)
@@ -520,7 +549,9 @@ mount_filesystem (int rootfs_fd, const oci_mount *m, const mount_options *o,
   char dst[AR_FD_PATH_MAX];
   ar_fd_path (dst_fd, dst);
   const char *source = m->source ? m->source : type;
-  if (mount (source, dst, type, o->flags, o->data) < 0)
+  if (mount (source, dst, type, o->flags, o->data) < 0
+      && !(errno == EINVAL && streq (type, "devpts")
+           && mount_devpts_unmapped_gid (source, dst, o) == 0))
     {
       if (errno == EPERM && streq (type, "sysfs"))
         return mount_sysfs_fallback (rootfs_fd, m, o, err);

@@ -113,33 +113,6 @@ ar_ns_join_in_child (ar_ns_joins *joins, ar_error_t **err)
   return 0;
 }
 
-static int
-write_mappings (pid_t pid, const char *file, const oci_id_mapping *m,
-                size_t n, ar_error_t **err)
-{
-  if (n == 0)
-    return 0;
-  size_t cap = n * 40 + 1, used = 0;
-  cleanup_free char *buf = xmalloc (cap);
-  for (size_t i = 0; i < n; i++)
-    used += (size_t) snprintf (buf + used, cap - used, "%u %u %u\n",
-                               m[i].container_id, m[i].host_id, m[i].size);
-  cleanup_free char *path = xasprintf ("/proc/%d/%s", (int) pid, file);
-  if (ar_proc_write (AT_FDCWD, path, buf, used, err) < 0)
-    return ar_error_prefix (err, "write %s", file);
-  return 0;
-}
-
-int
-ar_ns_write_id_mappings (pid_t pid, const oci_linux *lnx, ar_error_t **err)
-{
-  if (lnx->n_uid_mappings == 0 || lnx->n_gid_mappings == 0)
-    return ar_error_set (err, 0, "config.json: .linux: a new user namespace needs uidMappings and gidMappings");
-  if (write_mappings (pid, "uid_map", lnx->uid_mappings, lnx->n_uid_mappings, err) < 0)
-    return -1;
-  return write_mappings (pid, "gid_map", lnx->gid_mappings, lnx->n_gid_mappings, err);
-}
-
 int
 ar_ns_write_time_offsets (const oci_linux *lnx, ar_error_t **err)
 {

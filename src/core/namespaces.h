@@ -35,10 +35,6 @@ void ar_ns_close_joins (ar_ns_joins *joins);
  * parent before clone, as they only affect children). */
 int ar_ns_join_in_child (ar_ns_joins *joins, ar_error_t **err);
 
-/* Write uid_map/gid_map of `pid` from linux.uidMappings/gidMappings. */
-int ar_ns_write_id_mappings (pid_t pid, const oci_linux *lnx,
-                             ar_error_t **err);
-
 /* In a new network namespace: bring the loopback interface up, as a
  * container expects 127.0.0.1 to work. */
 int ar_ns_loopback_up (ar_error_t **err);

@@ -46,6 +46,11 @@ int ar_cgroup_create (const char *id, const oci_spec *spec,
                       ar_cgroup_driver driver, pid_t pid, ar_cgroup **out,
                       ar_error_t **err);
 
+/* The limits linux.resources asks for, as their JSON names joined by ", "
+ * ("memory, pids"; malloc'd), or NULL when it asks for none. Device rules
+ * do not count: they limit nothing a user namespace could reach. */
+char *ar_cgroup_requested_limits (const oci_resources *r);
+
 /* Move pid into an existing container cgroup (exec). */
 int ar_cgroup_enter (const ar_cgroup *cg, pid_t pid, ar_error_t **err);
 

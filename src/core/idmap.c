@@ -1,0 +1,136 @@
+#include "config.h"
+#include "idmap.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/proc.h"
+#include "../util/userns.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+typedef struct
+{
+  const char *file;   /* "uid_map" */
+  const char *helper; /* "newuidmap" */
+  const char *json;   /* "uidMappings" */
+  const char *ranges; /* "/etc/subuid" */
+} id_kind;
+
+static const id_kind uid_kind = { "uid_map", "newuidmap", "uidMappings", "/etc/subuid" };
+static const id_kind gid_kind = { "gid_map", "newgidmap", "gidMappings", "/etc/subgid" };
+
+static int
+write_map_file (pid_t pid, const id_kind *k, const oci_id_mapping *m, size_t n,
+                ar_error_t **err)
+{
+  size_t cap = n * 40 + 1, used = 0;
+  cleanup_free char *buf = xmalloc (cap);
+  for (size_t i = 0; i < n; i++)
+    used += (size_t) snprintf (buf + used, cap - used, "%u %u %u\n",
+                               m[i].container_id, m[i].host_id, m[i].size);
+  cleanup_free char *path = xasprintf ("/proc/%d/%s", (int) pid, k->file);
+  if (ar_proc_write (AT_FDCWD, path, buf, used, err) < 0)
+    return ar_error_prefix (err, "write %s", k->file);
+  return 0;
+}
+
+/* The first line the helper wrote to stderr, for the one-line error. */
+static char *
+first_line (int fd)
+{
+  char buf[512];
+  ssize_t n = read (fd, buf, sizeof buf - 1);
+  buf[n > 0 ? n : 0] = '\0';
+  buf[strcspn (buf, "\n")] = '\0';
+  return xstrdup (buf);
+}
+
+static int
+run_helper (pid_t pid, const id_kind *k, const oci_id_mapping *m, size_t n,
+            ar_error_t **err)
+{
+  size_t argc = 2 + 3 * n + 1;
+  cleanup_free char **argv = xcalloc (argc, sizeof *argv);
+  cleanup_free char *numbers = xmalloc ((1 + 3 * n) * 12);
+  char *o = numbers;
+  argv[0] = (char *) k->helper;
+  argv[1] = o;
+  o += sprintf (o, "%d", (int) pid) + 1;
+  for (size_t i = 0; i < n; i++)
+    {
+      uint32_t v[3] = { m[i].container_id, m[i].host_id, m[i].size };
+      for (int j = 0; j < 3; j++)
+        {
+          argv[2 + 3 * i + (size_t) j] = o;
+          o += sprintf (o, "%u", v[j]) + 1;
+        }
+    }
+  int errpipe[2];
+  if (pipe2 (errpipe, O_CLOEXEC) < 0)
+    return ar_error_set (err, errno, "%s: pipe", k->helper);
+  cleanup_close int rd = errpipe[0];
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init (&fa);
+  posix_spawn_file_actions_adddup2 (&fa, errpipe[1], STDERR_FILENO);
+  pid_t child;
+  int r = posix_spawnp (&child, k->helper, &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy (&fa);
+  close (errpipe[1]);
+  if (r != 0)
+    return ar_error_set (err, r, "config.json: .linux.%s: mapping more than your own id needs %s (Debian: apt-get install uidmap) and a range in %s",
+                         k->json, k->helper, k->ranges);
+  cleanup_free char *msg = first_line (rd);
+  int status;
+  while (waitpid (child, &status, 0) < 0)
+    if (errno != EINTR)
+      return ar_error_set (err, errno, "%s: wait", k->helper);
+  if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
+    return 0;
+  return ar_error_set (err, 0, "config.json: .linux.%s: %s refused the mapping (%s): is it within your range in %s?",
+                       k->json, k->helper, msg[0] ? msg : "no message", k->ranges);
+}
+
+/* The one mapping the kernel lets an unprivileged process write itself. */
+static bool
+is_own_id_only (const oci_id_mapping *m, size_t n, unsigned own)
+{
+  return n == 1 && m[0].size == 1 && m[0].host_id == own;
+}
+
+static int
+map_ids (pid_t pid, const id_kind *k, const oci_id_mapping *m, size_t n,
+         unsigned own, ar_error_t **err)
+{
+  if (!ar_userns_unprivileged ())
+    return write_map_file (pid, k, m, n, err);
+  if (!is_own_id_only (m, n, own))
+    return run_helper (pid, k, m, n, err);
+  if (k == &gid_kind)
+    {
+      /* Else a process that dropped a group could setgroups it back. */
+      cleanup_free char *path = xasprintf ("/proc/%d/setgroups", (int) pid);
+      if (ar_proc_write (AT_FDCWD, path, "deny", 4, err) < 0)
+        return ar_error_prefix (err, "write setgroups");
+    }
+  return write_map_file (pid, k, m, n, err);
+}
+
+int
+ar_idmap_write (pid_t pid, const oci_linux *lnx, ar_error_t **err)
+{
+  if (lnx->n_uid_mappings == 0 || lnx->n_gid_mappings == 0)
+    return ar_error_set (err, 0, "config.json: .linux: a new user namespace needs uidMappings and gidMappings");
+  if (map_ids (pid, &uid_kind, lnx->uid_mappings, lnx->n_uid_mappings,
+               geteuid (), err) < 0)
+    return -1;
+  return map_ids (pid, &gid_kind, lnx->gid_mappings, lnx->n_gid_mappings,
+                  getegid (), err);
+}

@@ -1,0 +1,18 @@
+/* Who the runtime is running as: the facts rootless mode is decided from. */
+#ifndef AR_UTIL_USERNS_H
+#define AR_UTIL_USERNS_H
+
+#include <stdbool.h>
+
+/* The initial user namespace maps all 2^32 ids onto themselves
+ * ("0 0 4294967295"); any other map is a user namespace someone made
+ * (rootless Podman runs its runtime as uid 0 in one). */
+bool ar_userns_is_initial (void);
+
+/* Not real root: an unprivileged uid, or uid 0 of a user namespace that is
+ * not the initial one. Such a caller owns no host-wide cgroups, talks to
+ * the systemd user instance rather than the system one, and maps no ids
+ * it was not given. */
+bool ar_userns_unprivileged (void);
+
+#endif

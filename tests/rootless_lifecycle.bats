@@ -1,0 +1,1 @@
+lifecycle.bats
