@@ -10,6 +10,7 @@
 #include "config.h"
 #include "internal.h"
 #include "sdbus.h"
+#include "../../util/userns.h"
 #include "../../util/cleanup.h"
 #include "../../util/clock.h"
 
@@ -170,7 +171,12 @@ conn_open (systemd_conn *c, ar_error_t **err)
     return -1;
   if (ar_sdbus_load (&c->api, err) < 0)
     return -1;
-  int r = c->api->open_system (&c->bus);
+  /* Without root, units are the user's own, in its systemd instance
+   * (user@UID.service, which delegates cgroups to it), as runc does. */
+  bool user = ar_userns_unprivileged ();
+  int r = user ? c->api->open_user (&c->bus) : c->api->open_system (&c->bus);
+  if (r < 0 && user)
+    return ar_error_set (err, -r, "--systemd-cgroup: cannot reach the systemd user instance on the user bus ($XDG_RUNTIME_DIR/bus): without root it needs a login session or lingering (loginctl enable-linger)");
   if (r < 0)
     return ar_error_set (err, -r, "--systemd-cgroup: cannot reach systemd on the system bus");
   /* Before any job exists, so its JobRemoved cannot be missed. */
