@@ -88,6 +88,14 @@ bool egress_name_allowed (const egress_allowlist *list, const char *name,
 void egress_id_hash (const char *id, char out[9]);
 int egress_open_netns (pid_t pid, int *fd, ar_error_t **err);
 int egress_enter_netns (int fd, const char *what, ar_error_t **err);
+
+/* Run fn(arg, err) in the network namespace `netns_fd` on a thread of its
+ * own (a thread's netns is its own) and wait for it: the caller never
+ * leaves its namespace, so it never needs to setns back into one it may
+ * not enter (the host's, from the user namespace of a sandbox without
+ * root). fn's result is returned, its error passed on. */
+typedef int (*egress_netns_fn) (void *arg, ar_error_t **err);
+int egress_in_netns (int netns_fd, egress_netns_fn fn, void *arg, ar_error_t **err);
 int egress_link_up (const char *ifname, ar_error_t **err);
 /* Interfaces other than lo in the current netns: an engine made it. */
 bool egress_netns_has_links (void);

@@ -194,17 +194,20 @@ same_netns (int a, int b)
 
 /* lo up for every mode; note whether an engine already wired the netns. */
 static int
-inspect_container_netns (create_ctx *c, ar_error_t **err)
+inspect_in_netns (void *arg, ar_error_t **err)
 {
-  if (egress_enter_netns (c->ctr_ns, "container's", err) < 0)
-    return -1;
+  create_ctx *c = arg;
   int r = egress_link_up ("lo", err);
   c->engine_netns = egress_netns_has_links ();
   if (c->engine_netns)
     c->filter.has_gateway = egress_default_gateway (&c->filter.gateway);
-  if (egress_enter_netns (c->host_ns, "host's", err) < 0)
-    return -1;
   return r;
+}
+
+static int
+inspect_container_netns (create_ctx *c, ar_error_t **err)
+{
+  return egress_in_netns (c->ctr_ns, inspect_in_netns, c, err);
 }
 
 static int
@@ -218,18 +221,20 @@ enable_forwarding (ar_error_t **err)
 }
 
 static int
+configure_in_netns (void *arg, ar_error_t **err)
+{
+  const create_ctx *c = arg;
+  return egress_addr_add ("eth0", c->lease.container, 30, err) == 0
+                 && egress_link_up ("eth0", err) == 0
+                 && egress_route_default ("eth0", c->lease.host, err) == 0
+             ? 0
+             : -1;
+}
+
+static int
 configure_container_side (create_ctx *c, ar_error_t **err)
 {
-  if (egress_enter_netns (c->ctr_ns, "container's", err) < 0)
-    return -1;
-  int r = egress_addr_add ("eth0", c->lease.container, 30, err) == 0
-                  && egress_link_up ("eth0", err) == 0
-                  && egress_route_default ("eth0", c->lease.host, err) == 0
-              ? 0
-              : -1;
-  if (egress_enter_netns (c->host_ns, "host's", err) < 0)
-    return -1;
-  return r;
+  return egress_in_netns (c->ctr_ns, configure_in_netns, c, err);
 }
 
 /* A veth to the host, addressed from the pool, NAT and forwarding. */
@@ -256,14 +261,16 @@ connect_to_host (create_ctx *c, ar_error_t **err)
 }
 
 static int
+filter_in_netns (void *arg, ar_error_t **err)
+{
+  const create_ctx *c = arg;
+  return egress_nft_container_filter (&c->filter, err);
+}
+
+static int
 install_filter (create_ctx *c, ar_error_t **err)
 {
-  if (egress_enter_netns (c->ctr_ns, "container's", err) < 0)
-    return -1;
-  int r = egress_nft_container_filter (&c->filter, err);
-  if (egress_enter_netns (c->host_ns, "host's", err) < 0)
-    return -1;
-  return r;
+  return egress_in_netns (c->ctr_ns, filter_in_netns, c, err);
 }
 
 static int

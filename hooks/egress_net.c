@@ -9,6 +9,7 @@
 #include "../src/util/sha256.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <linux/if_link.h>
@@ -45,6 +46,41 @@ egress_enter_netns (int fd, const char *what, ar_error_t **err)
   if (setns (fd, CLONE_NEWNET) < 0)
     return ar_error_set (err, errno, "setns into the %s network namespace", what);
   return 0;
+}
+
+typedef struct
+{
+  int netns_fd;
+  egress_netns_fn fn;
+  void *arg;
+  int result;
+  ar_error_t *err;
+} netns_call;
+
+static void *
+netns_call_main (void *data)
+{
+  netns_call *call = data;
+  call->result = egress_enter_netns (call->netns_fd, "container's", &call->err) < 0
+                     ? -1
+                     : call->fn (call->arg, &call->err);
+  return NULL;
+}
+
+int
+egress_in_netns (int netns_fd, egress_netns_fn fn, void *arg, ar_error_t **err)
+{
+  netns_call call = { .netns_fd = netns_fd, .fn = fn, .arg = arg };
+  pthread_t thread;
+  int r = pthread_create (&thread, NULL, netns_call_main, &call);
+  if (r != 0)
+    return ar_error_set (err, r, "start a thread for the container's network namespace");
+  pthread_join (thread, NULL);
+  if (call.result >= 0)
+    ar_error_free (call.err);
+  else if (ar_error_pass (err, call.err) == 0)
+    ar_error_set (err, 0, "in the container's network namespace: failed");
+  return call.result;
 }
 
 /* One request, one acknowledgement. Returns 0 or -errno. */

@@ -769,6 +769,19 @@ egress_resolver_stop_thread (const char *id)
 
 /* ---- start ------------------------------------------------------------ */
 
+/* The listening sockets belong to the container's netns: opened there. */
+static int
+open_sockets_in_netns (void *arg, ar_error_t **err)
+{
+  resolver *r = arg;
+  if (listening_socket (SOCK_DGRAM, &r->udp_fd, err) < 0
+      || listening_socket (SOCK_STREAM, &r->tcp_fd, err) < 0)
+    return -1;
+  if (r->cfg->log_refusals && r->cfg->audit_path)
+    return egress_nflog_open (&r->nflog_fd, err);
+  return 0;
+}
+
 int
 egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
 {
@@ -779,24 +792,14 @@ egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
                    .pidfd = -1, .nflog_fd = -1, .stop_fd = -1 };
   for (size_t i = 0; i < MAX_TCP; i++)
     r->tcp[i].fd = -1;
-  cleanup_close int host_ns = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
   cleanup_free char *upstream = cfg->upstream ? xstrdup (cfg->upstream) : egress_host_nameserver ();
   int ret = -1;
-  if (host_ns < 0)
-    ret = ar_error_set (err, errno, "open /proc/self/ns/net");
-  else if ((r->pidfd = (int) syscall (SYS_pidfd_open, cfg->container_pid, 0)) < 0)
+  if ((r->pidfd = (int) syscall (SYS_pidfd_open, cfg->container_pid, 0)) < 0)
     ret = ar_error_set (err, errno, "pidfd_open of the container's init");
   else if (upstream_socket (upstream, &r->upstream_fd, err) == 0
-           && egress_enter_netns (cfg->container_netns_fd, "container's", err) == 0)
-    {
-      int a = listening_socket (SOCK_DGRAM, &r->udp_fd, err);
-      int b = a == 0 ? listening_socket (SOCK_STREAM, &r->tcp_fd, err) : -1;
-      if (b == 0 && cfg->log_refusals && cfg->audit_path)
-        b = egress_nflog_open (&r->nflog_fd, err);
-      if (egress_enter_netns (host_ns, "host's", err) == 0 && a == 0 && b == 0)
-        ret = cfg->in_thread ? spawn_thread (r, cfg, err)
-                             : spawn_daemon (r, cfg->container_netns_fd, cfg->state_dir, err);
-    }
+           && egress_in_netns (cfg->container_netns_fd, open_sockets_in_netns, r, err) == 0)
+    ret = cfg->in_thread ? spawn_thread (r, cfg, err)
+                         : spawn_daemon (r, cfg->container_netns_fd, cfg->state_dir, err);
   /* The daemon has its own copies; a thread keeps these. */
   if (ret < 0 || !cfg->in_thread)
     close_resolver (r);

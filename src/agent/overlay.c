@@ -3,10 +3,14 @@
 #include "hostfs.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/mountinfo.h"
+#include "../util/userns.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -27,6 +31,14 @@ static const char *const overlay_option_sets[] = {
   "",
 };
 
+/* In a user namespace overlayfs keeps its own attributes in user.*
+ * xattrs (trusted.* are out of reach) and refuses redirect_dir, which
+ * it cannot follow there anyway. */
+static const char *const userns_option_sets[] = {
+  ",userxattr,index=off,xino=off,metacopy=off",
+  ",userxattr",
+};
+
 static int
 make_layer_dirs (const char *dir, const struct stat *root_st,
                  ar_error_t **err)
@@ -41,7 +53,10 @@ make_layer_dirs (const char *dir, const struct stat *root_st,
   /* The merged root takes its owner and mode from the upper root: give it
    * the rootfs root's, so "/" looks as the image says. */
   cleanup_free char *upper = ar_hostfs_join (dir, "upper");
-  if (chown (upper, root_st->st_uid, root_st->st_gid) < 0
+  /* Without root an owner outside the user namespace's map (the host's
+   * root, seen as the overflow id) cannot be given (EINVAL): the runtime's
+   * mapped root keeps it. */
+  if ((chown (upper, root_st->st_uid, root_st->st_gid) < 0 && errno != EINVAL)
       || chmod (upper, root_st->st_mode & 07777) < 0)
     return ar_error_set (err, errno, "set owner and mode of `%s`", upper);
   return 0;
@@ -51,24 +66,25 @@ make_layer_dirs (const char *dir, const struct stat *root_st,
  * the rootfs path, and nothing swapped in between the checks and the
  * mount. */
 static int
-mount_overlay (const char *dir, int lower_fd, ar_error_t **err)
+mount_layers (int lower_fd, const char *upper, const char *work,
+              const char *merged, ar_error_t **err)
 {
-  cleanup_free char *upper = ar_hostfs_join (dir, "upper");
-  cleanup_free char *work = ar_hostfs_join (dir, "work");
-  cleanup_free char *merged = ar_hostfs_join (dir, "merged");
   cleanup_close int upper_fd = ar_hostfs_open_dir (upper, err);
   cleanup_close int work_fd = upper_fd < 0 ? -1 : ar_hostfs_open_dir (work, err);
   if (upper_fd < 0 || work_fd < 0)
     return -1;
 
+  bool userns = ar_userns_unprivileged ();
+  const char *const *sets = userns ? userns_option_sets : overlay_option_sets;
+  size_t n_sets = userns ? sizeof userns_option_sets / sizeof *userns_option_sets
+                         : sizeof overlay_option_sets / sizeof *overlay_option_sets;
   int saved = 0;
-  for (size_t i = 0;
-       i < sizeof overlay_option_sets / sizeof overlay_option_sets[0]; i++)
+  for (size_t i = 0; i < n_sets; i++)
     {
       cleanup_free char *data = xasprintf (
           "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,"
           "workdir=/proc/self/fd/%d%s",
-          lower_fd, upper_fd, work_fd, overlay_option_sets[i]);
+          lower_fd, upper_fd, work_fd, sets[i]);
       if (mount ("overlay", merged, "overlay", 0, data) == 0)
         {
           if (mount (NULL, merged, NULL, MS_PRIVATE, NULL) < 0)
@@ -80,6 +96,112 @@ mount_overlay (const char *dir, int lower_fd, ar_error_t **err)
         break;
     }
   return ar_error_set (err, saved, "mount overlay on `%s`", merged);
+}
+
+/* Top-level names of the mount points below "/" (malloc'd, NULL-ended). */
+static char **
+mounted_top_level_names (void)
+{
+  cleanup_file FILE *f = fopen ("/proc/self/mountinfo", "re");
+  char **names = xcalloc (1, sizeof *names);
+  size_t n = 0;
+  cleanup_free char *line = NULL;
+  size_t cap = 0;
+  while (f && getline (&line, &cap, f) > 0)
+    {
+      ar_mountinfo_entry e;
+      if (!ar_mountinfo_parse (line, &e))
+        continue;
+      const char *top = e.mount_point + 1;
+      size_t len = strcspn (top, "/");
+      if (e.mount_point[0] == '/' && len > 0)
+        {
+          names = xrealloc (names, (n + 2) * sizeof *names);
+          names[n++] = xasprintf ("%.*s", (int) len, top);
+          names[n] = NULL;
+        }
+      ar_mountinfo_entry_clear (&e);
+    }
+  return names;
+}
+
+static bool
+strv_has (char *const *v, const char *s)
+{
+  for (; *v; v++)
+    if (strcmp (*v, s) == 0)
+      return true;
+  return false;
+}
+
+/* One top-level entry of the split root: its own overlay, or, with mounts
+ * at or below it, an empty directory. Those mounts are not part of the
+ * root file system, which is all a root sandbox shows either; what is
+ * under them cannot be reached from here, and they would bring the host's
+ * sockets in /run along (a read-only mount does not stop a connect). The
+ * container mounts its own /proc, /sys and /dev there; /tmp and /run are
+ * then empty and writable, inside the overlay's tmpfs. */
+static int
+split_entry (const char *dir, int lower_fd, const char *name,
+             char *const *mounted, ar_error_t **err)
+{
+  struct stat st;
+  if (fstatat (lower_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return 0; /* gone meanwhile */
+  cleanup_free char *merged = xasprintf ("%s/merged/%s", dir, name);
+  if (S_ISLNK (st.st_mode))
+    {
+      char target[PATH_MAX];
+      ssize_t len = readlinkat (lower_fd, name, target, sizeof target - 1);
+      if (len < 0)
+        return ar_error_set (err, errno, "read link `/%s`", name);
+      target[len] = '\0';
+      return symlink (target, merged) < 0
+                 ? ar_error_set (err, errno, "symlink `%s`", merged) : 0;
+    }
+  if (!S_ISDIR (st.st_mode))
+    return 0; /* a file at the top of / is no place a command looks */
+  if (mkdir (merged, st.st_mode & 07777) < 0)
+    return ar_error_set (err, errno, "mkdir `%s`", merged);
+  if (strv_has (mounted, name))
+    return 0;
+  cleanup_close int sub_fd = openat (lower_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (sub_fd < 0)
+    return ar_error_set (err, errno, "open `/%s`", name);
+  cleanup_free char *upper = xasprintf ("%s/upper/%s", dir, name);
+  cleanup_free char *work = xasprintf ("%s/work/%s", dir, name);
+  if (mkdir (upper, st.st_mode & 07777) < 0 || mkdir (work, 0700) < 0)
+    return ar_error_set (err, errno, "mkdir `%s`", upper);
+  return mount_layers (sub_fd, upper, work, merged, err);
+}
+
+/* Without root a lower layer may have no mounts below it (the kernel
+ * keeps a user namespace from looking under mounts it inherited), and the
+ * host's / always has some. Its root is then assembled from one overlay
+ * per top-level directory, whose upper and work dirs sit side by side in
+ * the same tmpfs: upper/ still reads as one layer for the change list. */
+static int
+mount_split_overlay (const char *dir, int lower_fd, ar_error_t **err)
+{
+  cleanup_strv char **mounted = mounted_top_level_names ();
+  cleanup_dir DIR *d = fdopendir (openat (lower_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (d == NULL)
+    return ar_error_set (err, errno, "list `/`");
+  for (struct dirent *e; (e = readdir (d)) != NULL;)
+    if (strcmp (e->d_name, ".") != 0 && strcmp (e->d_name, "..") != 0
+        && split_entry (dir, lower_fd, e->d_name, mounted, err) < 0)
+      return -1;
+  return 0;
+}
+
+static int
+mount_overlay (const char *dir, int lower_fd, bool split, ar_error_t **err)
+{
+  cleanup_free char *upper = ar_hostfs_join (dir, "upper");
+  cleanup_free char *work = ar_hostfs_join (dir, "work");
+  cleanup_free char *merged = ar_hostfs_join (dir, "merged");
+  return split ? mount_split_overlay (dir, lower_fd, err)
+               : mount_layers (lower_fd, upper, work, merged, err);
 }
 
 static int
@@ -118,7 +240,8 @@ overlay_prepare_in (const char *dir, const char *rootfs, uint64_t size_bytes,
           < 0
       || make_layer_dirs (dir, &root_st, err) < 0)
     return -1;
-  return mount_overlay (dir, lower_fd, err);
+  bool split = strcmp (rootfs, "/") == 0 && ar_userns_unprivileged ();
+  return mount_overlay (dir, lower_fd, split, err);
 }
 
 int
@@ -141,7 +264,9 @@ ar_overlay_teardown (const char *state_dir, ar_error_t **err)
 {
   cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
   cleanup_free char *merged = ar_hostfs_join (dir, "merged");
-  if (ar_hostfs_is_mountpoint (dir)
+  /* A split root (mount_split_overlay) is no mount itself: its overlays
+   * go with the tmpfs below them. */
+  if (ar_hostfs_is_mountpoint (merged)
       && ar_hostfs_unmount_and_remove (merged, err) < 0)
     return ar_error_prefix (err, "ephemeral overlay");
   if (ar_hostfs_unmount_and_remove (dir, err) < 0)

@@ -9,6 +9,7 @@
 #include "../core/container.h"
 #include "../core/foreground.h"
 #include "../core/policy_stage.h"
+#include "../core/rootless.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const ar_option options[] = {
   { "rootfs", 0, true, "root filesystem (default: the host's /, read-only under the overlay)" },
@@ -286,7 +288,11 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
     .profile = g->profile ? g->profile : "agent",
     .systemd_cgroup = g->systemd_cgroup,
     .rootless = g->rootless,
-    .ignore_unenforced_limits = g->ignore_unenforced_limits,
+    /* The profile's own default limits cannot stop a sandbox that has no
+     * cgroup to put them in: they are named in a warning. Those asked for
+     * with --memory or --pids are refused unless --rootless-limits=ignore. */
+    .ignore_unenforced_limits = g->ignore_unenforced_limits
+                                || (!p->value[OPT_MEMORY] && !p->value[OPT_PIDS]),
     .trust_caller = true,
     .started_by_parent = true,
     .caller_waits = true,
@@ -347,6 +353,8 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
       oci_spec_free (spec);
       return r;
     }
+  if (g->rootless && geteuid () != 0 && ar_rootless_unshare_self (err) < 0)
+    return -1;
   cleanup_free char *id = new_sandbox_id ();
   cleanup_free char *bundle = NULL;
   int status = write_bundle (g->root, id, spec, &bundle, err);
