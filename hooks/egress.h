@@ -89,6 +89,11 @@ void egress_id_hash (const char *id, char out[9]);
 int egress_open_netns (pid_t pid, int *fd, ar_error_t **err);
 int egress_enter_netns (int fd, const char *what, ar_error_t **err);
 
+/* Without root: link the container's netns to the host's through pasta
+ * (its pid file in `dir`), and stop it again. */
+int egress_pasta_connect (pid_t container_pid, const char *dir, ar_error_t **err);
+void egress_pasta_stop (const char *dir);
+
 /* Run fn(arg, err) in the network namespace `netns_fd` on a thread of its
  * own (a thread's netns is its own) and wait for it: the caller never
  * leaves its namespace, so it never needs to setns back into one it may

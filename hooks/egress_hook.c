@@ -13,6 +13,7 @@
 #include "config.h"
 #include "egress.h"
 #include "../src/util/cleanup.h"
+#include "../src/util/userns.h"
 #include "../src/util/fs.h"
 #include "../src/util/proc.h"
 
@@ -20,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <yajl/yajl_tree.h>
@@ -50,6 +52,10 @@ typedef struct
 char *
 egress_state_dir (const char *base, const char *id)
 {
+  /* Without root, beside the user's other runtime state. */
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  if (base == NULL && ar_userns_unprivileged () && xdg && xdg[0] == '/')
+    return xasprintf ("%s/agentrun-egress/%s", xdg, id);
   return base ? xstrdup (base) : xasprintf ("%s/%s", EGRESS_RUN_DIR, id);
 }
 
@@ -304,13 +310,24 @@ write_resolv_conf (const create_ctx *c, ar_error_t **err)
                                   strlen (EGRESS_RESOLV_CONF), 0644, err);
 }
 
+/* A fresh netns gets a way out: a veth to the host, or without root (no
+ * veth, no NAT, no shared lease pool) pasta. */
+static int
+connect_fresh_netns (create_ctx *c, ar_error_t **err)
+{
+  if (ar_userns_unprivileged ())
+    return egress_pasta_connect (c->st->pid, c->dir, err);
+  if (ar_mkdir_p (EGRESS_RUN_DIR, 0711, err) < 0)
+    return -1;
+  return connect_to_host (c, err);
+}
+
 static int
 set_up (create_ctx *c, ar_error_t **err)
 {
-  if (ar_mkdir_p (EGRESS_RUN_DIR, 0711, err) < 0
-      || ar_mkdir_p (c->dir, 0711, err) < 0)
+  if (ar_mkdir_p (c->dir, 0711, err) < 0)
     return -1;
-  if (!c->engine_netns && connect_to_host (c, err) < 0)
+  if (!c->engine_netns && connect_fresh_netns (c, err) < 0)
     return -1;
   if (install_filter (c, err) < 0 || start_resolver (c, err) < 0)
     return -1;

@@ -172,6 +172,7 @@ egress_cleanup_host (const char *pool, const char *id, const char *state_dir,
    * and the kernel starts taking the netns and its veth away while we
    * do the rest. */
   stop_resolver (id, dir);
+  egress_pasta_stop (dir);
   detach_host (pool, hash, index);
   cleanup_free char *link = xasprintf ("ar%s", hash);
   if (!netns_owned)

@@ -246,7 +246,7 @@ write_bundle (const char *root, const char *id, const oci_spec *spec,
               char **bundle, ar_error_t **err)
 {
   cleanup_free char *dir = xasprintf ("%s/.sandbox", root);
-  if (ar_mkdir_p (dir, 0700, err) < 0)
+  if (ar_container_make_root (dir, err) < 0)
     return -1;
   *bundle = xasprintf ("%s/%s", dir, id);
   if (mkdir (*bundle, 0700) < 0)

@@ -60,6 +60,10 @@ typedef struct
   int64_t wall_clock_seconds; /* > 0: the caller must kill the init then */
 } ar_created;
 
+/* mkdir -p the state root (--root) or a directory in it; a caller without
+ * root that may not is told where its state belongs. */
+int ar_container_make_root (const char *root, ar_error_t **err);
+
 int ar_container_create (const ar_create_options *opts, ar_created *out,
                          ar_error_t **err);
 /* Close the descriptors a create handed over (a cleanup attribute's job:

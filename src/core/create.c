@@ -20,6 +20,7 @@
 #include "terminal.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/userns.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -209,11 +210,21 @@ validate_spec (const oci_spec *spec, ar_error_t **err)
   return 0;
 }
 
+int
+ar_container_make_root (const char *root, ar_error_t **err)
+{
+  if (ar_mkdir_p (root, 0700, err) == 0)
+    return 0;
+  if (ar_userns_unprivileged () && ((*err)->errno_value == EACCES || (*err)->errno_value == EPERM))
+    return ar_error_prefix (err, "state root (without root, agentrun keeps state in $XDG_RUNTIME_DIR/agentrun: set XDG_RUNTIME_DIR, or pass --root DIR)");
+  return -1;
+}
+
 static int
 make_state_dir (const char *root, const char *id, create_undo *u,
                 ar_error_t **err)
 {
-  if (ar_mkdir_p (root, 0700, err) < 0)
+  if (ar_container_make_root (root, err) < 0)
     return -1;
   u->root_fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (u->root_fd < 0)
@@ -579,11 +590,13 @@ prepare_host (create_ctx *c, ar_error_t **err)
   return ar_sync_pair (c->sync, err);
 }
 
+/* No cgroup this user may make: none writable, or none mounted at all
+ * (a user's own mount of /sys, as `ip netns exec` makes). */
 static bool
-is_permission_error (const ar_error_t *e)
+is_no_cgroup_for_user (const ar_error_t *e)
 {
   return e->errno_value == EACCES || e->errno_value == EPERM
-         || e->errno_value == EROFS;
+         || e->errno_value == EROFS || e->errno_value == ENOENT;
 }
 
 /* Without root, a host that delegates no cgroup to the user still runs
@@ -615,7 +628,7 @@ prepare_cgroup (create_ctx *c, ar_error_t **err)
   cleanup_error ar_error_t *refused = NULL;
   if (ar_cgroup_create (c->opts->id, c->spec, AR_CGROUP_CGROUPFS, 0,
                         &c->undo.cgroup, &refused) < 0)
-    return c->opts->rootless && is_permission_error (refused)
+    return c->opts->rootless && is_no_cgroup_for_user (refused)
                ? run_without_cgroup (c, refused, err)
                : ar_error_pass (err, steal_pointer (&refused));
   cleanup_free char *text = ar_cgroup_serialize (c->undo.cgroup);

@@ -409,8 +409,8 @@ ar_cg_parse_hierarchies (const char *mountinfo, const char *proc_cgroup,
   mounts_clear (mounts, n_mounts);
   free_proc_lines (lines, n_lines);
   if (out->len == 0)
-    return ar_error_set (err, 0, "no cgroup hierarchy is mounted under "
-                                 "`" AR_CGROUP_ROOT "`");
+    return ar_error_set (err, ENOENT, "no cgroup hierarchy is mounted under "
+                                      "`" AR_CGROUP_ROOT "`");
   return 0;
 }
 
