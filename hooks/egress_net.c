@@ -131,11 +131,12 @@ egress_netns_has_links (void)
   return found;
 }
 
-/* /proc/self/net is the current netns's view: its route table in hex. */
+/* /proc/thread-self/net is the calling thread's netns (egress_in_netns
+ * runs this on a thread of its own): its route table in hex. */
 bool
 egress_default_gateway (struct in_addr *gw)
 {
-  cleanup_file FILE *f = fopen ("/proc/self/net/route", "re");
+  cleanup_file FILE *f = fopen ("/proc/thread-self/net/route", "re");
   char line[256];
   while (f && fgets (line, sizeof line, f))
     {

@@ -124,7 +124,7 @@ egress_pasta_stop (const char *dir)
   cleanup_free char *comm_path = xasprintf ("/proc/%d/comm", pid);
   cleanup_free char *comm = NULL;
   if (ar_read_file_at (AT_FDCWD, comm_path, 32, &comm, NULL, NULL) == 0
-      && strncmp (comm, "pasta", 5) == 0)
+      && (strncmp (comm, "pasta", 5) == 0 || strncmp (comm, "passt", 5) == 0))
     kill (pid, SIGKILL);
   unlink (pid_file);
 }

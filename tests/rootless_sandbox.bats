@@ -1,0 +1,193 @@
+#!/usr/bin/env bats
+# `agentrun sandbox` run by an ordinary user (uid 1500, no groups, no
+# capabilities): the same sandbox as root gets, from a user namespace of
+# its own. Every test ends by checking the user's sandbox left nothing:
+# no state or bundle dir, no mount on the host, no process.
+
+load helpers
+
+setup() {
+	common_setup
+	WS=$TEST_DIR/ws
+	mkdir -p "$WS"
+	echo original >"$WS/a.txt"
+	chown -R "$AR_TEST_USER:$AR_TEST_USER" "$WS"
+	export AGENTRUN_CONFIG_DIR=$TEST_DIR/cfg
+	mkdir -p "$AGENTRUN_CONFIG_DIR"
+}
+
+teardown() {
+	local left=""
+	[ -n "${TEST_DIR:-}" ] && left=$(user_sandbox_leftovers)
+	[ -z "${NETNS_PREFIX:-}" ] || remove_test_netns
+	common_teardown
+	[ -z "$left" ] || { echo "sandbox left: $left" >&2; return 1; }
+}
+
+user_sandbox_leftovers() {
+	[ -d "$ROOT" ] || return 0
+	find "$ROOT" -mindepth 1 -maxdepth 1 ! -name .seccomp-cache ! -name .sandbox ! -name .audit-heads -printf 'state %p\n'
+	[ ! -d "$ROOT/.sandbox" ] || find "$ROOT/.sandbox" -mindepth 1 -printf 'bundle %p\n'
+	[ ! -d "$TEST_DIR/xdg/agentrun-egress" ] || find "$TEST_DIR/xdg/agentrun-egress" -mindepth 1 -printf 'egress %p\n'
+	mounts_under "$TEST_DIR" | sed 's/^/mount /'
+	local p
+	for p in $(pgrep -u "$AR_TEST_USER" | live_pids); do
+		echo "process $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+	done
+}
+
+# wait_for_port ADDR PORT: until a TCP server listens there (5 s).
+wait_for_port() {
+	local i
+	for i in $(seq 1 100); do
+		(exec 3<>"/dev/tcp/$1/$2") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "nothing listens on $1:$2" >&2
+	return 1
+}
+
+# user_sandbox ARGS...: `agentrun sandbox` as the test user, in $WS.
+user_sandbox() {
+	(cd "$WS" && timeout -k 5 "$AR_TIMEOUT" "${AR_AS_USER[@]}" "$RUNTIME" --root "$ROOT" sandbox --no-tty "$@" </dev/null)
+}
+
+@test "user sandbox: the command runs as the user's mapped root and its status comes back" {
+	run user_sandbox -- sh -c 'echo "uid:$(id -u)"; cat /proc/self/uid_map; exit 7'
+	assert_failure 7
+	assert_output_contains "0       1500          1"
+	assert_output_contains "uid:0"
+	# Its default limits have no cgroup here: said, by name.
+	assert_output_contains "not enforced"
+	assert_output_contains "memory"
+}
+
+@test "user sandbox: the host's root and the workspace are writable, ephemeral, and --diff has the workspace's changes" {
+	run user_sandbox --diff "$TEST_DIR/ch.diff" -- sh -c 'echo changed >a.txt; echo new >b.txt
+		touch /usr/agentrun-probe && echo root-write-ok; cat /etc/os-release | head -1'
+	assert_success
+	assert_output_contains root-write-ok
+	assert_output_contains "PRETTY_NAME"
+	[ ! -e /usr/agentrun-probe ] || fail "a write reached the host's /usr"
+	assert_equal "$(cat "$WS/a.txt")" original
+	[ ! -e "$WS/b.txt" ] || fail "the real workspace was written"
+	grep -q '^+changed' "$TEST_DIR/ch.diff" || fail "no change of a.txt in the diff"
+	grep -q '^+new' "$TEST_DIR/ch.diff" || fail "no b.txt in the diff"
+}
+
+@test "user sandbox: a secret at /run/secrets, its host file hidden; /output exported to the user; the audit log verifies" {
+	echo s3cr3t >"$TEST_DIR/token"
+	mkdir -p "$TEST_DIR/out"
+	chown "$AR_TEST_USER:$AR_TEST_USER" "$TEST_DIR/token" "$TEST_DIR/out"
+	chmod 0600 "$TEST_DIR/token"
+	run user_sandbox -s "tok=$TEST_DIR/token" -o "$TEST_DIR/out" --audit "$TEST_DIR/audit.log" -- \
+		sh -c "cat /run/secrets/tok; cat '$TEST_DIR/token' || echo source-hidden; echo artifact >/output/r.txt"
+	assert_success
+	assert_output_contains s3cr3t
+	assert_output_contains source-hidden
+	local got
+	got=$(find "$TEST_DIR/out" -name r.txt)
+	[ -n "$got" ] || fail "no r.txt exported"
+	assert_equal "$(cat "$got")" artifact
+	assert_equal "$(stat -c %u "$got")" "$AR_TEST_USER"
+	run "$RUNTIME" audit "$TEST_DIR/audit.log"
+	assert_success
+	grep -q '"event":"create"' "$TEST_DIR/audit.log" || fail "no create in the audit log"
+	! grep -q s3cr3t "$TEST_DIR/audit.log" || fail "the secret reached the audit log"
+}
+
+@test "user sandbox: /root and /etc/shadow are hidden; seccomp and no_new_privs are on" {
+	run user_sandbox -- sh -c 'echo "root:$(ls -A /root | wc -l)"; echo "shadow:$(wc -c </etc/shadow)"; grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status'
+	assert_success
+	assert_output_contains "root:0"
+	assert_output_contains "shadow:0"
+	assert_output_contains $'NoNewPrivs:\t1'
+	assert_output_contains $'Seccomp:\t2'
+}
+
+@test "user sandbox: the wall-clock limit ends the command" {
+	run user_sandbox --timeout 1s -- sleep 30
+	assert_failure 137
+	assert_output_contains "wall-clock limit"
+}
+
+@test "user sandbox: no network by default; the host's loopback is out of reach" {
+	python3 -m http.server --bind 127.0.0.1 18931 --directory "$TEST_DIR" >/dev/null 2>&1 &
+	track_pid $!
+	wait_for_port 127.0.0.1 18931
+	run user_sandbox -- sh -c 'echo "links:$(ip -o link | grep -cv " lo:")"; wget -q -T 2 -O /dev/null http://127.0.0.1:18931/ && echo reached || echo refused'
+	assert_output_contains refused
+	refute_output_contains reached
+	assert_output_contains "links:0"
+}
+
+# Test hosts in namespaces of the test's own: the sandbox runs in CLIENT,
+# which reaches HOST1 (10.77.1.2) and HOST2 (10.77.2.2), each serving its
+# name over HTTP; CLIENT's own loopback serves "client-loopback".
+make_test_network() {
+	NETNS_PREFIX=ar$$
+	local c=${NETNS_PREFIX}c h
+	ip netns add "$c"
+	ip -n "$c" link set lo up
+	for h in 1 2; do
+		ip netns add "${NETNS_PREFIX}h$h"
+		ip link add "v$h" netns "$c" type veth peer name e0 netns "${NETNS_PREFIX}h$h"
+		ip -n "$c" addr add "10.77.$h.1/24" dev "v$h"
+		ip -n "$c" link set "v$h" up
+		ip -n "${NETNS_PREFIX}h$h" addr add "10.77.$h.2/24" dev e0
+		ip -n "${NETNS_PREFIX}h$h" link set e0 up
+		ip -n "${NETNS_PREFIX}h$h" link set lo up
+		mkdir -p "$TEST_DIR/www$h"
+		echo "host$h" >"$TEST_DIR/www$h/index.html"
+		ip netns exec "${NETNS_PREFIX}h$h" busybox httpd -f -p 80 -h "$TEST_DIR/www$h" &
+		track_pid $!
+	done
+	ip -n "$c" route add default via 10.77.1.2
+	mkdir -p "$TEST_DIR/wwwc"
+	echo client-loopback >"$TEST_DIR/wwwc/index.html"
+	ip netns exec "$c" busybox httpd -f -p 127.0.0.1:80 -h "$TEST_DIR/wwwc" &
+	track_pid $!
+	sleep 0.3
+}
+
+remove_test_netns() {
+	kill_tracked_pids
+	local n
+	for n in c h1 h2; do ip netns del "$NETNS_PREFIX$n" 2>/dev/null || true; done
+}
+
+@test "user sandbox: --allow-net reaches the allowed test host through pasta, not another, nor the host's loopback" {
+	command -v pasta >/dev/null || skip "no pasta (apt-get install passt)"
+	make_test_network
+	run ip netns exec "${NETNS_PREFIX}c" bash -c 'cd "$1" && shift && "$@"' _ "$WS" \
+		timeout 30 "${AR_AS_USER[@]}" "$RUNTIME" --root "$ROOT" sandbox --no-tty --allow-net 10.77.1.2 -- \
+		sh -c 'for a in 10.77.1.2 10.77.2.2 127.0.0.1; do echo "$a: $(wget -q -T 2 -O- http://$a/ || echo refused)"; done
+			gw=$(ip route | sed -n "s/^default via \([^ ]*\).*/\1/p"); echo "gateway $gw: $(wget -q -T 2 -O- http://$gw/ || echo refused)"' </dev/null
+	assert_output_contains "10.77.1.2: host1"
+	assert_output_contains "10.77.2.2: refused"
+	assert_output_contains "127.0.0.1: refused"
+	# The gateway is the real one (host1), never the client's loopback.
+	refute_output_contains client-loopback
+	[ -z "$(pgrep -u "$AR_TEST_USER" 'pasta|passt' | live_pids)" ] || fail "pasta outlived the sandbox"
+}
+
+@test "user sandbox: --memory without a delegated cgroup is refused by name, and runs with --rootless-limits=ignore" {
+	run user_sandbox --memory 64m -- true
+	assert_failure
+	assert_output_contains "memory"
+	assert_output_contains "--rootless-limits=ignore"
+	[ "${#lines[@]}" -eq 1 ] || fail "more than one line"
+	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" \
+		timeout 30 "${AR_AS_USER[@]}" "$RUNTIME" --root "$ROOT" --rootless-limits=ignore sandbox --no-tty --memory 64m -- echo ran </dev/null
+	assert_success
+	assert_output_contains ran
+	assert_output_contains "not enforced"
+}
+
+@test "user sandbox: without XDG_RUNTIME_DIR or --root, one line says where state goes" {
+	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" \
+		setpriv --reuid="$AR_TEST_USER" --regid="$AR_TEST_USER" --clear-groups env -u XDG_RUNTIME_DIR "$RUNTIME" sandbox --no-tty -- true </dev/null
+	assert_failure
+	assert_output_contains "XDG_RUNTIME_DIR"
+	[ "${#lines[@]}" -eq 1 ] || fail "more than one line"
+}
