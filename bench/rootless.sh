@@ -1,0 +1,57 @@
+#!/bin/bash
+# An unprivileged sandbox against bubblewrap, as an ordinary user:
+#
+#   bench/rootless.sh [N] [ROUNDS]     (default 30 runs of each, 3 rounds)
+#
+#   agentrun  `agentrun sandbox --no-tty -- true` (the host's / under the
+#             ephemeral overlay, workspace overlay, hidden paths, seccomp,
+#             no network, the audit head; delete included)
+#   bwrap     `bwrap --unshare-all --ro-bind / / true` (Debian's
+#             bubblewrap: a read-only bind of /, new namespaces)
+#
+# Runs as BENCH_USER (default uid 1500) through setpriv, from a workspace
+# and XDG_RUNTIME_DIR of its own under a temp dir; the two commands
+# alternate run by run. Wall time of each whole command (fork to exit),
+# medians in milliseconds per round, and agentrun/bwrap per round.
+set -euo pipefail
+
+N=${1:-30}
+ROUNDS=${2:-3}
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+AGENTRUN=${AGENTRUN:-$TOP/agentrun}
+U=${BENCH_USER:-1500}
+command -v bwrap >/dev/null || { echo "bench/rootless: no bwrap (apt-get install bubblewrap)" >&2; exit 1; }
+WORK=$(mktemp -d /tmp/agentrun-bench-rootless.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$WORK/ws" "$WORK/xdg"
+chown -R "$U:$U" "$WORK"
+chmod 0711 "$WORK"
+
+as_user() {
+	(cd "$WORK/ws" && setpriv --reuid="$U" --regid="$U" --clear-groups \
+		env XDG_RUNTIME_DIR="$WORK/xdg" HOME="$WORK" "$@")
+}
+
+# ms of one run of the command, on stdout.
+time_ms() {
+	local t0 t1
+	t0=$(date +%s%N)
+	as_user "$@" >/dev/null 2>&1 || { echo "bench/rootless: failed: $*" >&2; exit 1; }
+	t1=$(date +%s%N)
+	echo $(((t1 - t0) / 1000))
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f", m / 1000 }'; }
+
+echo "# $(date -u +%F) $(uname -r), $(nproc) cpus, uid $U; $N runs each, interleaved, $ROUNDS rounds"
+echo "# round  agentrun_ms  bwrap_ms  ratio"
+for r in $(seq 1 "$ROUNDS"); do
+	: >"$WORK/a" && : >"$WORK/b"
+	for i in $(seq 1 "$N"); do
+		time_ms "$AGENTRUN" sandbox --no-tty -- true >>"$WORK/a"
+		time_ms bwrap --unshare-all --ro-bind / / true >>"$WORK/b"
+	done
+	a=$(median <"$WORK/a")
+	b=$(median <"$WORK/b")
+	echo "$r $a $b $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
+done
