@@ -14,15 +14,19 @@ BUILD_DEPS=(
 # busybox-static for the test rootfs, crun and runc as reference runtimes,
 # clang and its runtime libraries for the sanitizer build; nft, dnsmasq,
 # openssl and curl for the egress suite's test host; strace to kill the
-# runtime at an exact point (a create that dies half-way).
+# runtime at an exact point (a create that dies half-way); for the suites
+# run without root, newuidmap (uidmap) and pasta (passt), and bubblewrap
+# for bench/rootless.sh.
 TEST_DEPS=(
 	bats busybox-static crun runc jq iproute2 util-linux procps
 	coreutils findutils clang libclang-rt-14-dev hyperfine git ca-certificates bc
-	nftables dnsmasq-base openssl curl strace
+	nftables dnsmasq-base openssl curl strace uidmap passt bubblewrap
 )
 
-# The engines tests/engines/ starts itself, on private sockets and roots.
-ENGINE_DEPS=(docker.io podman containerd tini)
+# The engines tests/engines/ starts itself, on private sockets and roots;
+# rootless Podman (podman_rootless.bats) also needs newuidmap/newgidmap
+# and its default network, slirp4netns (Recommends, not pulled in here).
+ENGINE_DEPS=(docker.io podman containerd tini uidmap slirp4netns)
 
 # Optional, for images/agent-image.sh only (which installs them itself
 # when missing): AGENT_IMAGE=1 installs them here too.
