@@ -29,6 +29,7 @@ static const struct
   { "sd_bus_slot_unref", offsetof (ar_sdbus_api, slot_unref) },
   { "sd_bus_process", offsetof (ar_sdbus_api, process) },
   { "sd_bus_wait", offsetof (ar_sdbus_api, wait) },
+  { "sd_bus_get_property_string", offsetof (ar_sdbus_api, get_property_string) },
 };
 
 static ar_sdbus_api loaded;

@@ -32,6 +32,10 @@ typedef struct
   sd_bus_slot *(*slot_unref) (sd_bus_slot *slot);
   int (*process) (sd_bus *bus, sd_bus_message **r);
   int (*wait) (sd_bus *bus, uint64_t timeout_usec);
+  int (*get_property_string) (sd_bus *bus, const char *destination,
+                              const char *path, const char *interface,
+                              const char *member, sd_bus_error *ret_error,
+                              char **ret);
 } ar_sdbus_api;
 
 /* The functions above, from libsystemd.so.0; loaded once per process. */

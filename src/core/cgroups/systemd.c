@@ -27,6 +27,14 @@
 
 /* ---- cgroupsPath ------------------------------------------------------ */
 
+/* Without root the units are the user's systemd instance's, and its slices
+ * sit below its own cgroup (user.slice/user-UID.slice/user@UID.service),
+ * not at the root of the hierarchy. ar_cg_systemd_check_running looks the
+ * manager's ControlGroup up once (as runc does); the directories
+ * ar_cg_systemd_parse_path works out are below it. NULL: the root (the
+ * system manager's, or no lookup made: parse_path alone stays pure). */
+static char *manager_cgroup;
+
 static bool
 valid_unit_word (const char *s)
 {
@@ -103,8 +111,9 @@ ar_cg_systemd_parse_path (const char *id, const char *cgroups_path,
   out->slice = xstrdup (slice);
   /* runc writes "prefix-name.scope"; with no prefix, "name.scope". */
   out->unit = *prefix ? xasprintf ("%s-%s.scope", prefix, name) : xasprintf ("%s.scope", name);
-  out->dir = *dir ? xasprintf ("%s/%s/%s", AR_CGROUP_ROOT, dir, out->unit)
-                  : xasprintf ("%s/%s", AR_CGROUP_ROOT, out->unit);
+  const char *root = manager_cgroup ? manager_cgroup : "";
+  out->dir = *dir ? xasprintf ("%s%s/%s/%s", AR_CGROUP_ROOT, root, dir, out->unit)
+                  : xasprintf ("%s%s/%s", AR_CGROUP_ROOT, root, out->unit);
   return 0;
 }
 
@@ -156,8 +165,8 @@ on_job_removed (sd_bus_message *m, void *data, sd_bus_error *unused)
   return 0;
 }
 
-int
-ar_cg_systemd_check_running (ar_error_t **err)
+static int
+systemd_running (ar_error_t **err)
 {
   if (access ("/run/systemd/system", F_OK) < 0)
     return ar_error_set (err, 0, "--systemd-cgroup: systemd is not running on this host (no /run/systemd/system): use the cgroupfs driver");
@@ -165,11 +174,9 @@ ar_cg_systemd_check_running (ar_error_t **err)
 }
 
 static int
-conn_open (systemd_conn *c, ar_error_t **err)
+bus_open (systemd_conn *c, ar_error_t **err)
 {
-  if (ar_cg_systemd_check_running (err) < 0)
-    return -1;
-  if (ar_sdbus_load (&c->api, err) < 0)
+  if (systemd_running (err) < 0 || ar_sdbus_load (&c->api, err) < 0)
     return -1;
   /* Without root, units are the user's own, in its systemd instance
    * (user@UID.service, which delegates cgroups to it), as runc does. */
@@ -179,9 +186,54 @@ conn_open (systemd_conn *c, ar_error_t **err)
     return ar_error_set (err, -r, "--systemd-cgroup: cannot reach the systemd user instance on the user bus ($XDG_RUNTIME_DIR/bus): without root it needs a login session or lingering (loginctl enable-linger)");
   if (r < 0)
     return ar_error_set (err, -r, "--systemd-cgroup: cannot reach systemd on the system bus");
+  return 0;
+}
+
+/* The user instance's own cgroup, its ControlGroup property. */
+static int
+find_manager_cgroup (ar_error_t **err)
+{
+  cleanup_conn systemd_conn c = { 0 };
+  cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
+  char *found = NULL;
+  if (bus_open (&c, err) < 0)
+    return -1;
+  int r = c.api->get_property_string (c.bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
+                                      "ControlGroup", &e, &found);
+  if (r < 0)
+    return ar_error_set (err, -r, "systemd: the user instance's ControlGroup: %s",
+                         e.message ? e.message : strerror (-r));
+  /* No "." or ".." components (unit names never start with a dot). */
+  if (found[0] != '/' || strstr (found, "/."))
+    {
+      ar_error_set (err, 0, "systemd: the user instance's ControlGroup `%s` is no cgroup path", found);
+      free (found);
+      return -1;
+    }
+  if (strcmp (found, "/") == 0)
+    found[0] = '\0';
+  manager_cgroup = found;
+  return 0;
+}
+
+int
+ar_cg_systemd_check_running (ar_error_t **err)
+{
+  if (systemd_running (err) < 0)
+    return -1;
+  if (manager_cgroup || !ar_userns_unprivileged ())
+    return 0;
+  return find_manager_cgroup (err);
+}
+
+static int
+conn_open (systemd_conn *c, ar_error_t **err)
+{
+  if (bus_open (c, err) < 0)
+    return -1;
   /* Before any job exists, so its JobRemoved cannot be missed. */
-  r = c->api->match_signal (c->bus, &c->jobs, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                            "JobRemoved", on_job_removed, c);
+  int r = c->api->match_signal (c->bus, &c->jobs, SYSTEMD_DEST, SYSTEMD_PATH,
+                                SYSTEMD_MANAGER, "JobRemoved", on_job_removed, c);
   if (r < 0)
     return ar_error_set (err, -r, "--systemd-cgroup: subscribe to systemd's JobRemoved");
   return 0;
