@@ -93,7 +93,7 @@ run_d() {
 # A detached container that exits 3 on SIGTERM; prints its id.
 start_sleeper() {
 	dk run -d --runtime=agentrun --name "$1" "${@:2}" "$I" \
-		sh -c 'echo started; trap "echo stopping; exit 3" TERM; while :; do sleep 0.2; done'
+		sh -c "$ENG_SLEEPER"
 }
 
 logs_have() {

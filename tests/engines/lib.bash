@@ -89,6 +89,10 @@ else
 		/sys/fs/cgroup/cpu/cpu.cfs_period_us /sys/fs/cgroup/pids/pids.max
 fi'
 
+# A container process for the lifecycle tests: says "started", and on
+# SIGTERM "stopping" and exit status 3.
+ENG_SLEEPER='echo started; trap "echo stopping; exit 3" TERM; while :; do sleep 0.2; done'
+
 # Whether the process PID is frozen: its v1 freezer, or v2's cgroup.freeze.
 eng_frozen() {
 	local cg

@@ -95,7 +95,7 @@ run_p() {
 
 start_sleeper() {
 	pm run "${ENG_PM_PARENT[@]}" -d --name "$1" "${@:2}" "$I" \
-		sh -c 'echo started; trap "echo stopping; exit 3" TERM; while :; do sleep 0.2; done'
+		sh -c "$ENG_SLEEPER"
 }
 
 state_of() {
