@@ -1,13 +1,13 @@
 #!/bin/bash
 # Run the engine suites: Docker, Podman and containerd driving agentrun.
 #
-#   tests/engines/run.sh [SUITE...]      (default: docker podman containerd)
+#   tests/engines/run.sh [SUITE...]      (default: docker podman podman_rootless containerd)
 #
 # Each suite starts its engine on private sockets and roots under a temp
 # dir and stops exactly what it started; a suite whose engine is not
 # installed is skipped with the reason. Needs root and a built ./agentrun
 # (or AGENTRUN=/path). Install the engines with:
-#   apt-get install -y docker.io podman containerd
+#   apt-get install -y docker.io podman containerd uidmap slirp4netns
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -18,7 +18,7 @@ main() {
 	command -v bats >/dev/null || die "bats is not installed (apt-get install bats)"
 	[ "$(id -u)" -eq 0 ] || die "run as root: the engines need it"
 	local suites=("$@") files=() s
-	[ ${#suites[@]} -gt 0 ] || suites=(docker podman containerd)
+	[ ${#suites[@]} -gt 0 ] || suites=(docker podman podman_rootless containerd)
 	for s in "${suites[@]}"; do
 		[ -f "$HERE/$s.bats" ] || die "no suite $s"
 		files+=("$HERE/$s.bats")
