@@ -1,0 +1,84 @@
+#!/usr/bin/env bats
+# OCI containers run by an ordinary user (uid 1500 unless AR_TEST_USER):
+# what the rootless lifecycle suite (rootless_lifecycle.bats) does not
+# cover on its own.
+
+load helpers
+
+# as_user CMD...: CMD as the test user, in the bundle, with its own state.
+as_user() {
+	(cd "$BUNDLE" && timeout -k 5 "$AR_TIMEOUT" "${AR_AS_USER[@]}" "$@" </dev/null)
+}
+
+@test "rootless: a bundle from 'agentrun spec --rootless', made and run by its owner" {
+	rm "$BUNDLE/config.json"
+	chown "$AR_TEST_USER:$AR_TEST_USER" "$BUNDLE"
+	run as_user "$RUNTIME" spec --rootless
+	assert_success
+	update_config '.process.terminal = false | .process.args = ["sh", "-c", "id -u; cat /proc/self/uid_map; ls /sys/kernel >/dev/null && echo sys-ok; ls /dev/null /dev/zero"]'
+	run as_user "$RUNTIME" --root "$ROOT" run "$CID"
+	assert_success
+	assert_output_contains "0       $AR_TEST_USER          1"
+	assert_output_contains sys-ok
+	assert_output_contains /dev/zero
+	[ "${lines[0]}" = 0 ] || fail "not root in the container"
+}
+
+@test "rootless: cgroup limits without a delegated cgroup are refused by name, or run with --rootless-limits=ignore" {
+	update_config '.linux.resources.memory = {limit: 67108864} | .linux.resources.pids = {limit: 50}'
+	set_args true
+	run as_user "$RUNTIME" --root "$ROOT" run "$CID"
+	assert_failure
+	assert_output_contains "memory, pids"
+	assert_output_contains "--rootless-limits=ignore"
+	[ "${#lines[@]}" -eq 1 ] || fail "more than one line"
+	[ -z "$(state_entries)" ] || fail "state left behind"
+	run as_user "$RUNTIME" --root "$ROOT" --rootless-limits=ignore run "$CID"
+	assert_success
+	assert_output_contains "not enforced"
+}
+
+@test "rootless: --rootless takes true, false or auto, nothing else" {
+	run "$RUNTIME" --rootless maybe list
+	assert_failure
+	assert_output_contains "--rootless: \`maybe\`"
+	run "$RUNTIME" --rootless-limits sometimes list
+	assert_failure
+	assert_output_contains "--rootless-limits"
+}
+
+@test "rootless: without XDG_RUNTIME_DIR the state defaults to it; a map wider than the own id needs newuidmap" {
+	update_config '.linux.uidMappings = [{containerID: 0, hostID: $u, size: 1}, {containerID: 1, hostID: 3900000000, size: 10}]' --argjson u "$AR_TEST_USER"
+	set_args true
+	run as_user "$RUNTIME" run "$CID"
+	assert_failure
+	# The default root is $XDG_RUNTIME_DIR/agentrun: the state dir was made
+	# there, and removed again with the failed create.
+	[ -d "$TEST_DIR/xdg/agentrun" ] || fail "no state root under XDG_RUNTIME_DIR"
+	[ -z "$(find "$TEST_DIR/xdg/agentrun" -mindepth 1 -maxdepth 1 ! -name '.*')" ] || fail "state left behind"
+	# No /etc/subuid range holds 3900000000: newuidmap
+	# refuses, and the error names the mapping and the file.
+	assert_output_contains "uidMappings"
+	assert_output_contains "/etc/subuid"
+	[ "${#lines[@]}" -eq 1 ] || fail "more than one line"
+}
+
+@test "rootless: a map of the user's /etc/subuid range goes through newuidmap and newgidmap" {
+	local name range_start
+	name=$(getent passwd "$AR_TEST_USER" | cut -d: -f1)
+	range_start=$(awk -F: -v n="$name" '$1 == n { print $2; exit }' /etc/subuid 2>/dev/null)
+	[ -n "$name" ] && [ -n "$range_start" ] && grep -q "^$name:" /etc/subgid \
+		|| skip "uid $AR_TEST_USER has no name with /etc/subuid and /etc/subgid ranges here (the VM's tester has)"
+	command -v newuidmap >/dev/null || skip "no newuidmap (apt-get install uidmap)"
+	update_config '.linux.uidMappings = [{containerID: 0, hostID: $u, size: 1}, {containerID: 1, hostID: $s, size: 1000}]
+		| .linux.gidMappings = .linux.uidMappings
+		| .process.user = {uid: 5, gid: 5, additionalGids: [7]}' --argjson u "$AR_TEST_USER" --argjson s "$range_start"
+	# Only a mapped id can be switched to: uid 5 and the extra group 7 are
+	# the range's, and setgroups stays allowed under newgidmap.
+	set_args sh -c 'cat /proc/self/uid_map /proc/self/setgroups; echo "ids:$(id -u):$(id -g):$(id -G)"'
+	run as_user "$RUNTIME" --root "$ROOT" run "$CID"
+	assert_success
+	assert_output_contains "1     $range_start       1000"
+	assert_output_contains allow
+	assert_output_contains "ids:5:5:5 7"
+}
