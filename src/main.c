@@ -189,13 +189,14 @@ parse_rootless (const char *mode, const char *limits, ar_globals *g,
   return 0;
 }
 
-/* An ordinary user cannot write /run: state goes where the user's other
- * runtime state lives, as runc and crun keep it. */
+/* An ordinary user cannot write /run, nor can uid 0 of a user namespace
+ * (rootless Podman's runtime): state goes where the user's other runtime
+ * state lives, as runc keeps it. */
 static const char *
 default_root (const ar_globals *g, char *buf, size_t len)
 {
   const char *xdg = getenv ("XDG_RUNTIME_DIR");
-  if (!g->rootless || geteuid () == 0 || xdg == NULL || xdg[0] != '/'
+  if (!g->rootless || !ar_userns_unprivileged () || xdg == NULL || xdg[0] != '/'
       || (size_t) snprintf (buf, len, "%s/agentrun", xdg) >= len)
     return AR_DEFAULT_ROOT;
   return buf;
