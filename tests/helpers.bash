@@ -109,6 +109,20 @@ runtime_stdin() {
 # own, the bundle mapping it to root in a user namespace, as `agentrun spec
 # --rootless` run by that user makes it.
 ar_setup_test_user() {
+	# A tree under root's home (the VM copies it to /root) is out of the
+	# user's reach: it runs copies of the binaries (the egress hook beside).
+	if ! setpriv --reuid="$AR_TEST_USER" --regid="$AR_TEST_USER" --clear-groups test -x "$RUNTIME"; then
+		local bin=$AR_BASE/user-bin
+		(
+			flock 9
+			if [ ! -x "$bin/agentrun" ]; then
+				mkdir -p "$bin" && chmod 0755 "$bin"
+				cp "$(dirname "$RUNTIME")/agentrun" "$(dirname "$RUNTIME")/agentrun-egress" "$bin/"
+				chmod 0755 "$bin"/*
+			fi
+		) 9>"$AR_BASE/.user-bin.lock"
+		RUNTIME=$bin/agentrun
+	fi
 	AR_AS_USER=(setpriv --reuid="$AR_TEST_USER" --regid="$AR_TEST_USER" --clear-groups
 		env XDG_RUNTIME_DIR="$TEST_DIR/xdg" HOME="$TEST_DIR")
 	mkdir -p "$TEST_DIR/xdg"

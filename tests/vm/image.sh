@@ -17,7 +17,7 @@ VM_DIR=${AGENTRUN_VM_DIR:-/var/cache/agentrun-vm}
 # What the guest gets on top of debootstrap's minbase.
 BASE_PKGS=systemd,systemd-sysv,dbus,udev,iproute2,kmod,procps,libpam-systemd,dbus-user-session,ca-certificates
 GUEST_PKGS=(
-	crun podman conmon uidmap fuse-overlayfs slirp4netns containernetworking-plugins
+	crun podman conmon uidmap passt fuse-overlayfs slirp4netns containernetworking-plugins
 	golang-github-containers-common catatonit iptables docker.io containerd apparmor
 	busybox-static strace bats jq nftables dnsmasq-base curl openssl util-linux
 	patch python3-minimal git bsdextrautils file
