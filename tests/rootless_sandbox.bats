@@ -112,7 +112,7 @@ user_sandbox() {
 }
 
 @test "user sandbox: no network by default; the host's loopback is out of reach" {
-	python3 -m http.server --bind 127.0.0.1 18931 --directory "$TEST_DIR" >/dev/null 2>&1 &
+	busybox httpd -f -p 127.0.0.1:18931 -h "$TEST_DIR" &
 	track_pid $!
 	wait_for_port 127.0.0.1 18931
 	run user_sandbox -- sh -c 'echo "links:$(ip -o link | grep -cv " lo:")"; wget -q -T 2 -O /dev/null http://127.0.0.1:18931/ && echo reached || echo refused'
