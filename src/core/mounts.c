@@ -3,6 +3,7 @@
 #include "mounts_internal.h"
 #include "namespaces.h"
 #include "../util/cleanup.h"
+#include "../util/userns.h"
 #include "../util/path.h"
 
 #include <errno.h>
@@ -714,10 +715,14 @@ mount_one_hierarchy (int rootfs_fd, const char *dest,
   unsigned long mflags = flags & ~(MS_BIND | MS_REC | MS_REMOUNT);
   if (cgroupns)
     {
-      if (mount (h->fstype, path, h->fstype, mflags, h->controllers) < 0)
+      if (mount (h->fstype, path, h->fstype, mflags, h->controllers) == 0)
+        return 0;
+      /* From a user namespace a fresh cgroup2 is refused (EPERM, or EBUSY
+       * when no cgroup was delegated to the container): bind the one it
+       * is in instead, as runc does. */
+      if (!((errno == EPERM || errno == EBUSY) && ar_userns_unprivileged ()))
         return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", h->fstype,
                              dest);
-      return 0;
     }
 
   cleanup_free char *own = own_cgroup_path (h);
