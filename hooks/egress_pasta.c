@@ -9,18 +9,15 @@
 #include "egress.h"
 #include "../src/util/cleanup.h"
 #include "../src/util/fs.h"
+#include "../src/util/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #define PASTA_PID_FILE "pasta.pid"
 #define PASTA_NETNS_FILE "pasta.netns"
@@ -48,17 +45,6 @@ unbind_netns_file (const char *file)
   unlink (file);
 }
 
-/* The first line pasta wrote to stderr, for the one-line error. */
-static char *
-first_line (int fd)
-{
-  char buf[512];
-  ssize_t n = read (fd, buf, sizeof buf - 1);
-  buf[n > 0 ? n : 0] = '\0';
-  buf[strcspn (buf, "\n")] = '\0';
-  return xstrdup (buf);
-}
-
 /* pasta daemonizes once the tap is up and configured (--config-net). */
 static int
 run_pasta (const char *netns_file, const char *pid_file, ar_error_t **err)
@@ -69,25 +55,12 @@ run_pasta (const char *netns_file, const char *pid_file, ar_error_t **err)
                    (char *) "-T", (char *) "none", (char *) "-U", (char *) "none",
                    (char *) "--netns", (char *) netns_file, (char *) "-P", (char *) pid_file,
                    NULL };
-  int errpipe[2];
-  if (pipe2 (errpipe, O_CLOEXEC) < 0)
-    return ar_error_set (err, errno, "pasta: pipe");
-  cleanup_close int rd = errpipe[0];
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init (&fa);
-  posix_spawn_file_actions_adddup2 (&fa, errpipe[1], STDERR_FILENO);
-  pid_t child;
-  int r = posix_spawnp (&child, "pasta", &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy (&fa);
-  close (errpipe[1]);
-  if (r != 0)
-    return ar_error_set (err, r, "egress without root needs pasta (Debian: apt-get install passt)");
-  int status;
-  while (waitpid (child, &status, 0) < 0)
-    if (errno != EINTR)
-      return ar_error_set (err, errno, "pasta: wait");
-  cleanup_free char *msg = first_line (rd);
-  if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
+  cleanup_free char *msg = NULL;
+  cleanup_error ar_error_t *not_run = NULL;
+  int r = ar_spawn_wait (argv, &msg, &not_run);
+  if (r < 0)
+    return ar_error_set (err, not_run->errno_value, "egress without root needs pasta (Debian: apt-get install passt)");
+  if (r == 0)
     return 0;
   return ar_error_set (err, 0, "pasta failed: %s", msg[0] ? msg : "no message");
 }

@@ -3,18 +3,15 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/proc.h"
+#include "../util/spawn.h"
 #include "../util/userns.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 typedef struct
 {
@@ -42,17 +39,6 @@ write_map_file (pid_t pid, const id_kind *k, const oci_id_mapping *m, size_t n,
   return 0;
 }
 
-/* The first line the helper wrote to stderr, for the one-line error. */
-static char *
-first_line (int fd)
-{
-  char buf[512];
-  ssize_t n = read (fd, buf, sizeof buf - 1);
-  buf[n > 0 ? n : 0] = '\0';
-  buf[strcspn (buf, "\n")] = '\0';
-  return xstrdup (buf);
-}
-
 static int
 run_helper (pid_t pid, const id_kind *k, const oci_id_mapping *m, size_t n,
             ar_error_t **err)
@@ -73,26 +59,13 @@ run_helper (pid_t pid, const id_kind *k, const oci_id_mapping *m, size_t n,
           o += sprintf (o, "%u", v[j]) + 1;
         }
     }
-  int errpipe[2];
-  if (pipe2 (errpipe, O_CLOEXEC) < 0)
-    return ar_error_set (err, errno, "%s: pipe", k->helper);
-  cleanup_close int rd = errpipe[0];
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init (&fa);
-  posix_spawn_file_actions_adddup2 (&fa, errpipe[1], STDERR_FILENO);
-  pid_t child;
-  int r = posix_spawnp (&child, k->helper, &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy (&fa);
-  close (errpipe[1]);
-  if (r != 0)
-    return ar_error_set (err, r, "config.json: .linux.%s: mapping more than your own id needs %s (Debian: apt-get install uidmap) and a range in %s",
+  cleanup_free char *msg = NULL;
+  cleanup_error ar_error_t *not_run = NULL;
+  int r = ar_spawn_wait (argv, &msg, &not_run);
+  if (r < 0)
+    return ar_error_set (err, not_run->errno_value, "config.json: .linux.%s: mapping more than your own id needs %s (Debian: apt-get install uidmap) and a range in %s",
                          k->json, k->helper, k->ranges);
-  cleanup_free char *msg = first_line (rd);
-  int status;
-  while (waitpid (child, &status, 0) < 0)
-    if (errno != EINTR)
-      return ar_error_set (err, errno, "%s: wait", k->helper);
-  if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
+  if (r == 0)
     return 0;
   return ar_error_set (err, 0, "config.json: .linux.%s: %s refused the mapping (%s): is it within your range in %s?",
                        k->json, k->helper, msg[0] ? msg : "no message", k->ranges);
