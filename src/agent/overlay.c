@@ -197,11 +197,12 @@ mount_split_overlay (const char *dir, int lower_fd, ar_error_t **err)
 static int
 mount_overlay (const char *dir, int lower_fd, bool split, ar_error_t **err)
 {
+  if (split)
+    return mount_split_overlay (dir, lower_fd, err);
   cleanup_free char *upper = ar_hostfs_join (dir, "upper");
   cleanup_free char *work = ar_hostfs_join (dir, "work");
   cleanup_free char *merged = ar_hostfs_join (dir, "merged");
-  return split ? mount_split_overlay (dir, lower_fd, err)
-               : mount_layers (lower_fd, upper, work, merged, err);
+  return mount_layers (lower_fd, upper, work, merged, err);
 }
 
 static int

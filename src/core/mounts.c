@@ -718,8 +718,11 @@ mount_one_hierarchy (int rootfs_fd, const char *dest,
       if (mount (h->fstype, path, h->fstype, mflags, h->controllers) == 0)
         return 0;
       /* From a user namespace a fresh cgroup2 is refused (EPERM, or EBUSY
-       * when no cgroup was delegated to the container): bind the one it
-       * is in instead, as runc does. */
+       * when no cgroup was delegated to the container): bind the host's
+       * instead. Its own cgroup is this namespace's root, so the path
+       * read below is "/" and the whole hierarchy is bound (read-only as
+       * the mount asks), which is what the user sees on the host anyway;
+       * runc binds the container's cgroup only. */
       if (!((errno == EPERM || errno == EBUSY) && ar_userns_unprivileged ()))
         return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", h->fstype,
                              dest);

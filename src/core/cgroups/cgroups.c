@@ -505,8 +505,6 @@ ar_cg_wants (const oci_resources *r, const char *controller)
 static void
 append_name (char **names, const char *name)
 {
-  if (*names && strstr (*names, name))
-    return;
   char *more = *names ? xasprintf ("%s, %s", *names, name) : xstrdup (name);
   free (*names);
   *names = more;
