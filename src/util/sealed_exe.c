@@ -10,13 +10,32 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
-#define ALL_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010
+#endif
+
+#define SIZE_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW)
 
 static bool
 running_sealed (int self_fd)
 {
   int seals = fcntl (self_fd, F_GET_SEALS);
-  return seals >= 0 && (seals & ALL_SEALS) == ALL_SEALS;
+  return seals >= 0 && (seals & SIZE_SEALS) == SIZE_SEALS
+         && (seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)) != 0;
+}
+
+/* F_SEAL_WRITE waits for every page of the copy to drop its extra
+   references, and fails with EBUSY when a page still sits in another
+   CPU's LRU batch after the write.  Nothing maps the copy, so
+   F_SEAL_FUTURE_WRITE (5.1) forbids the same writes without that wait.  */
+static int
+seal_copy (int fd)
+{
+  if (fcntl (fd, F_ADD_SEALS, SIZE_SEALS | F_SEAL_WRITE) == 0)
+    return 0;
+  if (errno != EBUSY)
+    return -1;
+  return fcntl (fd, F_ADD_SEALS, SIZE_SEALS | F_SEAL_FUTURE_WRITE);
 }
 
 static int
@@ -52,7 +71,7 @@ ar_ensure_sealed_exe (char **argv, char **envp, ar_error_t **err)
     return ar_error_set (err, errno, "memfd_create");
   if (copy_all (self, copy, st.st_size) < 0)
     return ar_error_set (err, errno, "copy the runtime binary");
-  if (fcntl (copy, F_ADD_SEALS, ALL_SEALS) < 0)
+  if (seal_copy (copy) < 0)
     return ar_error_set (err, errno, "seal the runtime binary copy");
   syscall (SYS_execveat, copy, "", argv, envp, AT_EMPTY_PATH);
   return ar_error_set (err, errno, "re-exec the sealed runtime binary");
