@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -21,6 +22,22 @@ first_line (int fd)
   return xstrdup (buf);
 }
 
+/* The helper starts with every signal at its default and none blocked,
+   whatever the runtime inherited: started from a systemd service, whose
+   SIGPIPE is ignored, Debian 12's pasta takes the SIG_IGN that
+   signal(SIGPIPE, SIG_IGN) returns for an error and exits.  */
+static void
+default_signals (posix_spawnattr_t *attr)
+{
+  sigset_t all, none;
+  sigfillset (&all);
+  sigemptyset (&none);
+  posix_spawnattr_init (attr);
+  posix_spawnattr_setsigdefault (attr, &all);
+  posix_spawnattr_setsigmask (attr, &none);
+  posix_spawnattr_setflags (attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+}
+
 int
 ar_spawn_wait (char *const argv[], char **message, ar_error_t **err)
 {
@@ -32,8 +49,11 @@ ar_spawn_wait (char *const argv[], char **message, ar_error_t **err)
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init (&fa);
   posix_spawn_file_actions_adddup2 (&fa, errpipe[1], STDERR_FILENO);
+  posix_spawnattr_t attr;
+  default_signals (&attr);
   pid_t child;
-  int r = posix_spawnp (&child, argv[0], &fa, NULL, argv, environ);
+  int r = posix_spawnp (&child, argv[0], &fa, &attr, argv, environ);
+  posix_spawnattr_destroy (&attr);
   posix_spawn_file_actions_destroy (&fa);
   close (errpipe[1]);
   if (r != 0)
