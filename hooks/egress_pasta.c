@@ -13,31 +13,51 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <unistd.h>
 
-#define PASTA_PID_FILE "pasta.pid"
-#define PASTA_NETNS_FILE "pasta.netns"
+/* In the egress state dir, a symlink to the namespace file pasta is given. */
+#define PASTA_NETNS_LINK "pasta.netns"
 
-/* pasta opens a namespace file by path (it does not take a descriptor),
- * and a /proc/PID/ns path is refused to it once it has dropped to the
- * caller's ids: a bind mount of the namespace in this (private) mount
- * namespace is a file it can open. */
+/* pasta opens a namespace file by path (it takes no descriptor), and a
+ * /proc/PID/ns path of the container is refused to it once it has dropped
+ * its capabilities: a bind mount of the namespace, in this (private) mount
+ * namespace, is a file it can open. It goes where Podman puts its own,
+ * $XDG_RUNTIME_DIR/netns/, the one place (besides /proc) that the AppArmor
+ * profile Debian and Ubuntu ship for pasta lets it read namespaces from. */
+static char *
+netns_file_path (const char *dir, ar_error_t **err)
+{
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  if (xdg == NULL || xdg[0] != '/')
+    return xasprintf ("%s/netns", dir);
+  cleanup_free char *netns_dir = xasprintf ("%s/netns", xdg);
+  if (ar_mkdir_p (netns_dir, 0700, err) < 0)
+    return NULL;
+  const char *slash = strrchr (dir, '/');
+  return xasprintf ("%s/agentrun-%s", netns_dir, slash ? slash + 1 : dir);
+}
+
 static int
 bind_netns_file (pid_t pid, const char *file, ar_error_t **err)
 {
-  cleanup_close int fd = open (file, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  cleanup_close int fd = open (file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0)
     return ar_error_set (err, errno, "create `%s`", file);
   cleanup_free char *ns = xasprintf ("/proc/%d/ns/net", (int) pid);
   if (mount (ns, file, NULL, MS_BIND, NULL) < 0)
-    return ar_error_set (err, errno, "bind %s on `%s`", ns, file);
+    {
+      ar_error_set (err, errno, "bind %s on `%s`", ns, file);
+      unlink (file);
+      return -1;
+    }
   return 0;
 }
 
+/* pasta watches the file's directory and exits when the file goes. */
 static void
 unbind_netns_file (const char *file)
 {
@@ -47,14 +67,13 @@ unbind_netns_file (const char *file)
 
 /* pasta daemonizes once the tap is up and configured (--config-net). */
 static int
-run_pasta (const char *netns_file, const char *pid_file, ar_error_t **err)
+run_pasta (const char *netns_file, ar_error_t **err)
 {
   char *argv[] = { (char *) "pasta", (char *) "--quiet", (char *) "--runas", (char *) "0:0",
                    (char *) "--config-net", (char *) "--no-map-gw",
                    (char *) "-t", (char *) "none", (char *) "-u", (char *) "none",
                    (char *) "-T", (char *) "none", (char *) "-U", (char *) "none",
-                   (char *) "--netns", (char *) netns_file, (char *) "-P", (char *) pid_file,
-                   NULL };
+                   (char *) "--netns", (char *) netns_file, NULL };
   cleanup_free char *msg = NULL;
   cleanup_error ar_error_t *not_run = NULL;
   int r = ar_spawn_wait (argv, &msg, &not_run);
@@ -68,36 +87,33 @@ run_pasta (const char *netns_file, const char *pid_file, ar_error_t **err)
 int
 egress_pasta_connect (pid_t container_pid, const char *dir, ar_error_t **err)
 {
-  cleanup_free char *netns_file = xasprintf ("%s/" PASTA_NETNS_FILE, dir);
-  cleanup_free char *pid_file = xasprintf ("%s/" PASTA_PID_FILE, dir);
+  cleanup_free char *netns_file = netns_file_path (dir, err);
+  if (netns_file == NULL)
+    return -1;
+  cleanup_free char *link = xasprintf ("%s/" PASTA_NETNS_LINK, dir);
+  if (symlink (netns_file, link) < 0)
+    return ar_error_set (err, errno, "create `%s`", link);
   if (bind_netns_file (container_pid, netns_file, err) < 0)
     {
-      unlink (netns_file);
+      unlink (link);
       return -1;
     }
   /* Kept while the container lives: pasta ends when it goes away. */
-  int r = run_pasta (netns_file, pid_file, err);
+  int r = run_pasta (netns_file, err);
   if (r < 0)
-    unbind_netns_file (netns_file);
+    egress_pasta_stop (dir);
   return r;
 }
 
 void
 egress_pasta_stop (const char *dir)
 {
-  cleanup_free char *netns_file = xasprintf ("%s/" PASTA_NETNS_FILE, dir);
-  unbind_netns_file (netns_file);
-  cleanup_free char *pid_file = xasprintf ("%s/" PASTA_PID_FILE, dir);
-  cleanup_free char *text = NULL;
-  int pid;
-  if (ar_read_file_at (AT_FDCWD, pid_file, 32, &text, NULL, NULL) < 0
-      || sscanf (text, "%d", &pid) != 1 || pid <= 0)
+  cleanup_free char *link = xasprintf ("%s/" PASTA_NETNS_LINK, dir);
+  char target[PATH_MAX];
+  ssize_t n = readlink (link, target, sizeof target - 1);
+  if (n <= 0)
     return;
-  /* Only the pasta it names: the pid may have been reused since. */
-  cleanup_free char *comm_path = xasprintf ("/proc/%d/comm", pid);
-  cleanup_free char *comm = NULL;
-  if (ar_read_file_at (AT_FDCWD, comm_path, 32, &comm, NULL, NULL) == 0
-      && (strncmp (comm, "pasta", 5) == 0 || strncmp (comm, "passt", 5) == 0))
-    kill (pid, SIGKILL);
-  unlink (pid_file);
+  target[n] = '\0';
+  unbind_netns_file (target);
+  unlink (link);
 }

@@ -414,7 +414,7 @@ sandbox() {
 	# network set-up is one) keeps the hook at its createRuntime place.
 	local hook="pid=\$(jq .pid); nsenter -t \$pid -n nft list table inet agentrun >/dev/null 2>&1 && echo filter >$TEST_DIR/prestart || echo nofilter >$TEST_DIR/prestart"
 	update_config '.annotations["run.agentrun.egress.allow"] = $allowed
-		| .process.args = ["sh", "-c", "wget -q -T 3 -O- http://" + $other + "/ && echo reached || echo refused"]
+		| .process.args = ["sh", "-c", "printf \"GET / HTTP/1.0\\r\\n\\r\\n\" | nc -w 3 " + $other + " 80 | grep -q HTTP && echo reached || echo refused"]
 		| .hooks.prestart = [{"path": "/bin/sh", "args": ["sh", "-c", $hook], "env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}]' \
 		--arg allowed "$EG_NET.2" --arg other "$EG_NET.3" --arg hook "$hook"
 	run runtime --profile egresstest run --bundle "$BUNDLE" "$CID"

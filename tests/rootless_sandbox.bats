@@ -29,6 +29,7 @@ user_sandbox_leftovers() {
 	find "$ROOT" -mindepth 1 -maxdepth 1 ! -name .seccomp-cache ! -name .sandbox ! -name .audit-heads -printf 'state %p\n'
 	[ ! -d "$ROOT/.sandbox" ] || find "$ROOT/.sandbox" -mindepth 1 -printf 'bundle %p\n'
 	[ ! -d "$TEST_DIR/xdg/agentrun-egress" ] || find "$TEST_DIR/xdg/agentrun-egress" -mindepth 1 -printf 'egress %p\n'
+	[ ! -d "$TEST_DIR/xdg/netns" ] || find "$TEST_DIR/xdg/netns" -mindepth 1 -printf 'netns %p\n'
 	mounts_under "$TEST_DIR" | sed 's/^/mount /'
 	local p
 	for p in $(pgrep -u "$AR_TEST_USER" | live_pids); do
@@ -115,7 +116,7 @@ user_sandbox() {
 	busybox httpd -f -p 127.0.0.1:18931 -h "$TEST_DIR" &
 	track_pid $!
 	wait_for_port 127.0.0.1 18931
-	run user_sandbox -- sh -c 'echo "links:$(ip -o link | grep -cv " lo:")"; wget -q -T 2 -O /dev/null http://127.0.0.1:18931/ && echo reached || echo refused'
+	run user_sandbox -- sh -c 'echo "links:$(ip -o link | grep -cv " lo:")"; timeout 3 busybox wget -q -O /dev/null http://127.0.0.1:18931/ && echo reached || echo refused'
 	assert_output_contains refused
 	refute_output_contains reached
 	assert_output_contains "links:0"
@@ -159,17 +160,32 @@ remove_test_netns() {
 @test "user sandbox: --allow-net reaches the allowed test host through pasta, not another, nor the host's loopback" {
 	command -v pasta >/dev/null || skip "no pasta (apt-get install passt)"
 	make_test_network
-	# SIGPIPE ignored, as a systemd service starts it: the pasta it spawns
+	# As a user runs it: XDG_RUNTIME_DIR is /run/user/UID, on a tmpfs of the
+	# netns's own mount namespace here, so nothing of it reaches the host.
+	# SIGPIPE is ignored, as under a systemd service: the pasta it spawns
 	# must still get default signals (Debian 12's pasta exits otherwise).
-	run ip netns exec "${NETNS_PREFIX}c" bash -c 'trap "" PIPE; cd "$1" && shift && "$@"' _ "$WS" \
-		timeout 30 "${AR_AS_USER[@]}" "$RUNTIME" --root "$ROOT" sandbox --no-tty --allow-net 10.77.1.2 -- \
-		sh -c 'for a in 10.77.1.2 10.77.2.2 127.0.0.1; do echo "$a: $(wget -q -T 2 -O- http://$a/ || echo refused)"; done
-			gw=$(ip route | sed -n "s/^default via \([^ ]*\).*/\1/p"); echo "gateway $gw: $(wget -q -T 2 -O- http://$gw/ || echo refused)"' </dev/null
+	local xdg=/run/user/$AR_TEST_USER
+	run ip netns exec "${NETNS_PREFIX}c" bash -c 'trap "" PIPE
+		mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p "$1" && chown "$2:$2" "$1" && chmod 0700 "$1" || exit 99
+		d=$1 && cd "$3" && shift 3 && "$@"
+		echo "netns dir: $(ls -A "$d/netns" 2>&1)."' _ "$xdg" "$AR_TEST_USER" "$WS" \
+		timeout 30 "${AR_AS_USER[@]}" XDG_RUNTIME_DIR="$xdg" "$RUNTIME" --root "$ROOT" sandbox --no-tty --allow-net 10.77.1.2 -- \
+		sh -c 'for a in 10.77.1.2 10.77.2.2 127.0.0.1; do echo "$a: $(timeout 3 busybox wget -q -O- http://$a/ || echo refused)"; done
+			gw=$(ip route | sed -n "s/^default via \([^ ]*\).*/\1/p"); echo "gateway $gw: $(timeout 3 busybox wget -q -O- http://$gw/ || echo refused)"' </dev/null
 	assert_output_contains "10.77.1.2: host1"
 	assert_output_contains "10.77.2.2: refused"
 	assert_output_contains "127.0.0.1: refused"
 	# The gateway is the real one (host1), never the client's loopback.
 	refute_output_contains client-loopback
+	# pasta was given $XDG_RUNTIME_DIR/netns/agentrun-ID (where the AppArmor
+	# profile Debian ships for it allows), which is gone afterwards; pasta
+	# exits when it goes.
+	assert_output_contains "netns dir: ."
+	local i
+	for i in $(seq 1 40); do
+		[ -n "$(pgrep -u "$AR_TEST_USER" 'pasta|passt' | live_pids)" ] || break
+		sleep 0.05
+	done
 	[ -z "$(pgrep -u "$AR_TEST_USER" 'pasta|passt' | live_pids)" ] || fail "pasta outlived the sandbox"
 }
 

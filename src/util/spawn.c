@@ -12,14 +12,19 @@
 
 extern char **environ;
 
+/* The line that says why: the last one written.  Helpers print notes
+   before their error (Debian 12's pasta logs "No external routable
+   interface for IPv6" even with --quiet).  */
 static char *
-first_line (int fd)
+last_line (int fd)
 {
-  char buf[512];
+  char buf[4096];
   ssize_t n = read (fd, buf, sizeof buf - 1);
+  while (n > 0 && buf[n - 1] == '\n')
+    n--;
   buf[n > 0 ? n : 0] = '\0';
-  buf[strcspn (buf, "\n")] = '\0';
-  return xstrdup (buf);
+  char *nl = strrchr (buf, '\n');
+  return xstrdup (nl ? nl + 1 : buf);
 }
 
 /* The helper starts with every signal at its default and none blocked,
@@ -64,6 +69,6 @@ ar_spawn_wait (char *const argv[], char **message, ar_error_t **err)
       return ar_error_set (err, errno, "%s: wait", argv[0]);
   if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
     return 0;
-  *message = first_line (rd);
+  *message = last_line (rd);
   return 1;
 }
