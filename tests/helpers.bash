@@ -20,7 +20,9 @@
 #                      the bundle maps it to root in a user namespace, the
 #                      state root and XDG_RUNTIME_DIR are the uid's own. A
 #                      suite named rootless_*.bats (a link to another suite)
-#                      sets it to 1500 unless given.
+#                      sets it to AR_ROOTLESS_UID (default 1500) unless
+#                      given; the VM names its user with a systemd user
+#                      instance and /etc/subuid ranges.
 
 bats_require_minimum_version 1.5.0
 
@@ -39,7 +41,7 @@ AR_LEAKS=$AR_BASE/leaks
 AR_ROOTFS=${AGENTRUN_TEST_ROOTFS:-$AR_TOP/images/out/busybox/rootfs}
 AR_CGROUP_V1=/sys/fs/cgroup
 case $(basename "$BATS_TEST_FILENAME") in
-rootless_*) AR_TEST_USER=${AR_TEST_USER:-1500} ;;
+rootless_*) AR_TEST_USER=${AR_TEST_USER:-${AR_ROOTLESS_UID:-1500}} ;;
 esac
 AR_TEST_USER=${AR_TEST_USER:-}
 
@@ -132,6 +134,20 @@ ar_setup_test_user() {
 	update_config '.linux.namespaces |= (map(select(.type != "user")) + [{type: "user"}])
 		| .linux.uidMappings = [{containerID: 0, hostID: $u, size: 1}]
 		| .linux.gidMappings = [{containerID: 0, hostID: $u, size: 1}]' --argjson u "$AR_TEST_USER"
+}
+
+# The user's systemd instance, where there is one (the VM's user lingers):
+# its XDG_RUNTIME_DIR in $xdg, or the test is skipped.
+require_user_systemd() {
+	xdg=/run/user/$AR_TEST_USER
+	[ -S "$xdg/bus" ] && [ -d /run/systemd/system ] && [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] \
+		|| skip "uid $AR_TEST_USER has no systemd user instance on cgroup v2 (the VM's user has)"
+}
+
+# user_scopes PREFIX: the user instance's scopes agentrun-PREFIX*.scope.
+user_scopes() {
+	find "/sys/fs/cgroup/user.slice/user-$AR_TEST_USER.slice/user@$AR_TEST_USER.service" \
+		-name "agentrun-$1*.scope" 2>/dev/null
 }
 
 # For commands that leave a container behind (create, run --detach): the

@@ -38,6 +38,23 @@ as_user() {
 	assert_output_contains "not enforced"
 }
 
+@test "rootless: --systemd-cgroup under a systemd user instance enforces the limits in a user scope, gone after delete" {
+	local xdg
+	require_user_systemd
+	update_config '.linux.resources.memory = {limit: 33554432} | .linux.resources.pids = {limit: 40}
+		| .linux.cgroupsPath = ""'
+	set_args sh -c 'cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max; cat /proc/self/cgroup'
+	run as_user env XDG_RUNTIME_DIR="$xdg" "$RUNTIME" --root "$ROOT" --systemd-cgroup run "$CID"
+	assert_success
+	assert_output_contains 33554432
+	assert_output_contains 40
+	[ -z "$(user_scopes "$CID")" ] || fail "scope left: $(user_scopes "$CID")"
+	# Without it (the cgroupfs driver) the same limits are refused.
+	run as_user env XDG_RUNTIME_DIR="$xdg" "$RUNTIME" --root "$ROOT" run "$CID"
+	assert_failure
+	assert_output_contains "memory, pids"
+}
+
 @test "rootless: --rootless takes true, false or auto, nothing else" {
 	run "$RUNTIME" --rootless maybe list
 	assert_failure

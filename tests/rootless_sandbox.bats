@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# `agentrun sandbox` run by an ordinary user (uid 1500, no groups, no
+# `agentrun sandbox` run by an ordinary user (uid 1500 unless AR_TEST_USER, no groups, no
 # capabilities): the same sandbox as root gets, from a user namespace of
 # its own. Every test ends by checking the user's sandbox left nothing:
 # no state or bundle dir, no mount on the host, no process.
@@ -14,6 +14,9 @@ setup() {
 	chown -R "$AR_TEST_USER:$AR_TEST_USER" "$WS"
 	export AGENTRUN_CONFIG_DIR=$TEST_DIR/cfg
 	mkdir -p "$AGENTRUN_CONFIG_DIR"
+	# The user's own processes (its systemd instance, in the VM) are not
+	# the test's.
+	USER_PIDS_BEFORE=" $(pgrep -u "$AR_TEST_USER" | tr '\n' ' ')"
 }
 
 teardown() {
@@ -33,6 +36,7 @@ user_sandbox_leftovers() {
 	mounts_under "$TEST_DIR" | sed 's/^/mount /'
 	local p
 	for p in $(pgrep -u "$AR_TEST_USER" | live_pids); do
+		[[ $USER_PIDS_BEFORE == *" $p "* ]] && continue
 		echo "process $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
 	done
 }
@@ -56,7 +60,7 @@ user_sandbox() {
 @test "user sandbox: the command runs as the user's mapped root and its status comes back" {
 	run user_sandbox -- sh -c 'echo "uid:$(id -u)"; cat /proc/self/uid_map; exit 7'
 	assert_failure 7
-	assert_output_contains "0       1500          1"
+	assert_output_contains "$(printf "%10u %10u %10u" 0 "$AR_TEST_USER" 1)"
 	assert_output_contains "uid:0"
 	# Its default limits have no cgroup here: said, by name.
 	assert_output_contains "not enforced"
@@ -187,6 +191,25 @@ remove_test_netns() {
 		sleep 0.05
 	done
 	[ -z "$(pgrep -u "$AR_TEST_USER" 'pasta|passt' | live_pids)" ] || fail "pasta outlived the sandbox"
+}
+
+@test "user sandbox: under a systemd user instance its limits hold, in a delegated scope that goes with it" {
+	local xdg
+	require_user_systemd
+	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" \
+		timeout 60 "${AR_AS_USER[@]}" XDG_RUNTIME_DIR="$xdg" "$RUNTIME" --root "$ROOT" sandbox --no-tty --memory 32m --pids 40 -- \
+		sh -c 'cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max; head -c 100m /dev/zero | tail >/dev/null; echo "tail $?"' </dev/null
+	assert_output_contains 33554432
+	assert_output_contains 40
+	assert_output_contains "tail 137"
+	refute_output_contains "not enforced"
+	[ -z "$(user_scopes sandbox-)" ] || fail "scope left: $(user_scopes sandbox-)"
+	# The profile's own defaults too, without a word about them.
+	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" \
+		timeout 60 "${AR_AS_USER[@]}" XDG_RUNTIME_DIR="$xdg" "$RUNTIME" --root "$ROOT" sandbox --no-tty -- cat /sys/fs/cgroup/pids.max </dev/null
+	assert_success
+	refute_output_contains "not enforced"
+	[[ ${lines[-1]} =~ ^[0-9]+$ ]] || fail "no pids limit: ${lines[-1]}"
 }
 
 @test "user sandbox: --memory without a delegated cgroup is refused by name, and runs with --rootless-limits=ignore" {

@@ -9,9 +9,11 @@
 #include "../core/container.h"
 #include "../core/foreground.h"
 #include "../core/policy_stage.h"
+#include "../core/cgroups/cgroups.h"
 #include "../core/rootless.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/userns.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -286,7 +288,10 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
     .id = id,
     .bundle = bundle,
     .profile = g->profile ? g->profile : "agent",
-    .systemd_cgroup = g->systemd_cgroup,
+    /* Without root, the cgroup delegated to the user is a scope of its
+     * systemd instance: the limits hold wherever there is one. */
+    .systemd_cgroup = g->systemd_cgroup
+                      || (ar_userns_unprivileged () && ar_cgroup_user_systemd_available ()),
     .rootless = g->rootless,
     /* The profile's own default limits cannot stop a sandbox that has no
      * cgroup to put them in: they are named in a warning. Those asked for

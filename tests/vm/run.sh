@@ -73,6 +73,9 @@ for s in ${suites[*]}; do
 	files+=("\$f")
 done
 export AGENTRUN_TEST_RUN=agentrun-test-vm\$\$
+# The rootless suites run as the image's ordinary user: a systemd user
+# instance (lingering) delegates cgroups to it, /etc/subuid has its range.
+export AR_ROOTLESS_UID=1000
 [ -z "$guest_rt" ] || export RUNTIME_TOOLS_DIR=$guest_rt
 timeout -k 10 $(( ${VM_TIMEOUT:-1500} - 240 )) bats --tap "\${files[@]}" tests/zz_cleanup.bats </dev/null 2>&1 | tee /mnt/host/bats.tap
 ok=\$(grep -cE '^ok ' /mnt/host/bats.tap)

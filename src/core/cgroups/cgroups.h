@@ -46,6 +46,11 @@ int ar_cgroup_create (const char *id, const oci_spec *spec,
                       ar_cgroup_driver driver, pid_t pid, ar_cgroup **out,
                       ar_error_t **err);
 
+/* Without root: whether the user's systemd instance is there to hand out
+ * a delegated cgroup (systemd runs, cgroup v2 only, the user bus socket
+ * at $XDG_RUNTIME_DIR/bus), so that --systemd-cgroup can enforce limits. */
+bool ar_cgroup_user_systemd_available (void);
+
 /* The limits linux.resources asks for, as their JSON names joined by ", "
  * ("memory, pids"; malloc'd), or NULL when it asks for none. Device rules
  * do not count: they limit nothing a user namespace could reach. */

@@ -16,7 +16,10 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/magic.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #define SYSTEMD_DEST "org.freedesktop.systemd1"
@@ -86,16 +89,18 @@ ar_cg_systemd_parse_path (const char *id, const char *cgroups_path,
                           ar_cg_systemd_unit *out, ar_error_t **err)
 {
   *out = (ar_cg_systemd_unit){ 0 };
+  /* A user instance's units go to its user.slice, as runc puts them. */
+  const char *default_slice = ar_userns_unprivileged () ? "user.slice" : "system.slice";
   cleanup_free char *given = cgroups_path && *cgroups_path
                                  ? xstrdup (cgroups_path)
-                                 : xasprintf ("system.slice:agentrun:%s", id);
+                                 : xasprintf ("%s:agentrun:%s", default_slice, id);
   char *first = strchr (given, ':');
   char *second = first ? strchr (first + 1, ':') : NULL;
   if (second == NULL || strchr (second + 1, ':'))
     return ar_error_set (err, 0, "config.json: .linux.cgroupsPath: \"%s\": --systemd-cgroup wants \"slice:prefix:name\"",
                          given);
   *first = *second = '\0';
-  const char *slice = *given ? given : "system.slice";
+  const char *slice = *given ? given : default_slice;
   const char *prefix = first + 1, *name = second + 1;
   if (!valid_unit_word (name) || (*prefix && !valid_unit_word (prefix)))
     return ar_error_set (err, 0, "config.json: .linux.cgroupsPath: \"%s:%s:%s\": prefix and name must be non-empty unit name characters",
@@ -214,6 +219,18 @@ find_manager_cgroup (ar_error_t **err)
     found[0] = '\0';
   manager_cgroup = found;
   return 0;
+}
+
+bool
+ar_cgroup_user_systemd_available (void)
+{
+  const char *xdg = getenv ("XDG_RUNTIME_DIR");
+  struct statfs fs;
+  if (xdg == NULL || xdg[0] != '/' || access ("/run/systemd/system", F_OK) < 0
+      || statfs ("/sys/fs/cgroup", &fs) < 0 || fs.f_type != CGROUP2_SUPER_MAGIC)
+    return false;
+  cleanup_free char *bus = xasprintf ("%s/bus", xdg);
+  return access (bus, F_OK) == 0;
 }
 
 int
