@@ -126,6 +126,29 @@ user_sandbox() {
 	assert_output_contains "links:0"
 }
 
+@test "user sandbox: no process in it can write the runtime's binary through /proc/*/exe, root's or the user's own" {
+	# A binary the user owns is one the sandbox's root (the user, mapped)
+	# could write: it runs from a sealed copy. Root's is out of its reach.
+	mkdir -p "$TEST_DIR/own"
+	cp "$RUNTIME" "$(dirname "$RUNTIME")/agentrun-egress" "$TEST_DIR/own/"
+	chown -R "$AR_TEST_USER:$AR_TEST_USER" "$TEST_DIR/own"
+	local bin before
+	for bin in "$RUNTIME" "$TEST_DIR/own/agentrun"; do
+		before=$(sha256sum <"$bin")
+		run bash -c 'cd "$1" && shift && "$@"' _ "$WS" \
+			timeout 30 "${AR_AS_USER[@]}" "$bin" --root "$ROOT" sandbox --no-tty -- sh -c '
+				for f in /proc/[0-9]*/exe; do
+					echo x >>"$f" 2>/dev/null && echo "appended $f"
+				done; readlink /proc/1/exe' </dev/null
+		assert_success
+		refute_output_contains appended
+		[ "$(sha256sum <"$bin")" = "$before" ] || fail "$bin changed"
+	done
+	# The user's own binary ran as the sealed copy (/proc/1/exe, the
+	# sandbox's init, is the memfd), root's as itself.
+	assert_output_contains "memfd:agentrun"
+}
+
 # Test hosts in namespaces of the test's own: the sandbox runs in CLIENT,
 # which reaches HOST1 (10.77.1.2) and HOST2 (10.77.2.2), each serving its
 # name over HTTP; CLIENT's own loopback serves "client-loopback".

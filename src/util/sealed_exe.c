@@ -1,6 +1,7 @@
 #include "config.h"
 #include "sealed_exe.h"
 #include "cleanup.h"
+#include "userns.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -53,6 +54,22 @@ copy_all (int from, int to, off_t size)
   return 0;
 }
 
+/* The copy keeps a container from writing the binary through
+   /proc/PID/exe.  Without root a container holds only ids this caller
+   could map: its own, ranges of /etc/subuid, never real root.  A binary
+   that no group or other may write, owned by real root (seen as 0 from
+   the initial namespace, or as an id not mapped here from another), is
+   out of its reach already, and the copy would only cost time.  */
+static bool
+container_could_write (const struct stat *st)
+{
+  if (!ar_userns_unprivileged () || (st->st_mode & (S_IWGRP | S_IWOTH)))
+    return true;
+  if (ar_userns_is_initial ())
+    return st->st_uid != 0;
+  return ar_userns_uid_mapped (st->st_uid);
+}
+
 int
 ar_ensure_sealed_exe (char **argv, char **envp, ar_error_t **err)
 {
@@ -65,6 +82,8 @@ ar_ensure_sealed_exe (char **argv, char **envp, ar_error_t **err)
   struct stat st;
   if (fstat (self, &st) < 0)
     return ar_error_set (err, errno, "stat /proc/self/exe");
+  if (!container_could_write (&st))
+    return 0;
   cleanup_close int copy
       = memfd_create ("agentrun", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (copy < 0)

@@ -7,8 +7,10 @@
 
 #include "error.h"
 
-/* Returns 0 when already running from a sealed copy; otherwise execs one
- * with the same argv and environment and only returns on failure. */
+/* Returns 0 when already running from a sealed copy, or when no container
+ * of this caller could write the binary anyway (without root, a binary of
+ * real root's that only its owner may write); otherwise execs a sealed
+ * copy with the same argv and environment and only returns on failure. */
 int ar_ensure_sealed_exe (char **argv, char **envp, ar_error_t **err);
 
 #endif

@@ -25,3 +25,21 @@ ar_userns_unprivileged (void)
 {
   return geteuid () != 0 || !ar_userns_is_initial ();
 }
+
+bool
+ar_userns_uid_mapped (uid_t uid)
+{
+  cleanup_free char *map = NULL;
+  if (ar_read_file_at (AT_FDCWD, "/proc/self/uid_map", 4096, &map, NULL, NULL) < 0)
+    return true;
+  const char *p = map;
+  unsigned inside, outside, count;
+  int used;
+  while (sscanf (p, " %u %u %u%n", &inside, &outside, &count, &used) == 3)
+    {
+      if (uid >= inside && uid - inside < count)
+        return true;
+      p += used;
+    }
+  return false;
+}

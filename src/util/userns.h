@@ -3,6 +3,7 @@
 #define AR_UTIL_USERNS_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* The initial user namespace maps all 2^32 ids onto themselves
  * ("0 0 4294967295"); any other map is a user namespace someone made
@@ -14,5 +15,10 @@ bool ar_userns_is_initial (void);
  * the systemd user instance rather than the system one, and maps no ids
  * it was not given. */
 bool ar_userns_unprivileged (void);
+
+/* Whether uid (as this namespace sees it) is inside a range of
+ * /proc/self/uid_map: an unmapped owner shows as the overflow uid, which
+ * no range holds unless the map covers it too. */
+bool ar_userns_uid_mapped (uid_t uid);
 
 #endif
