@@ -27,31 +27,30 @@ mkdir -p "$WORK/ws" "$WORK/xdg"
 chown -R "$U:$U" "$WORK"
 chmod 0711 "$WORK"
 
-as_user() {
-	(cd "$WORK/ws" && setpriv --reuid="$U" --regid="$U" --clear-groups \
-		env XDG_RUNTIME_DIR="$WORK/xdg" HOME="$WORK" "$@")
-}
-
-# ms of one run of the command, on stdout.
-time_ms() {
-	local t0 t1
-	t0=$(date +%s%N)
-	as_user "$@" >/dev/null 2>&1 || { echo "bench/rootless: failed: $*" >&2; exit 1; }
-	t1=$(date +%s%N)
-	echo $(((t1 - t0) / 1000))
-}
+# One shell of the user's runs the interleaved loop and times each
+# command with bash's $EPOCHREALTIME (no fork for a clock): what each line
+# of "ms" holds is the command alone, fork to exit.
+cat >"$WORK/loop.sh" <<'EOF2'
+n=$1 out=$2; shift 2
+ms() { local t0=$EPOCHREALTIME; "$@" >/dev/null 2>&1 || { echo "bench/rootless: failed: $*" >&2; exit 1; }
+	local t1=$EPOCHREALTIME; echo $(( (${t1/./} - ${t0/./}) )); }
+: >"$out.a"; : >"$out.b"
+for i in $(seq 1 "$n"); do
+	ms "$AGENTRUN" sandbox --no-tty -- true >>"$out.a"
+	ms bwrap --unshare-all --ro-bind / / true >>"$out.b"
+done
+EOF2
+chmod 0755 "$WORK/loop.sh"
 
 median() { sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f", m / 1000 }'; }
 
 echo "# $(date -u +%F) $(uname -r), $(nproc) cpus, uid $U; $N runs each, interleaved, $ROUNDS rounds"
 echo "# round  agentrun_ms  bwrap_ms  ratio"
 for r in $(seq 1 "$ROUNDS"); do
-	: >"$WORK/a" && : >"$WORK/b"
-	for i in $(seq 1 "$N"); do
-		time_ms "$AGENTRUN" sandbox --no-tty -- true >>"$WORK/a"
-		time_ms bwrap --unshare-all --ro-bind / / true >>"$WORK/b"
-	done
-	a=$(median <"$WORK/a")
-	b=$(median <"$WORK/b")
+	(cd "$WORK/ws" && setpriv --reuid="$U" --regid="$U" --clear-groups \
+		env XDG_RUNTIME_DIR="$WORK/xdg" HOME="$WORK" AGENTRUN="$AGENTRUN" \
+		bash "$WORK/loop.sh" "$N" "$WORK/ms")
+	a=$(median <"$WORK/ms.a")
+	b=$(median <"$WORK/ms.b")
 	echo "$r $a $b $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
 done
