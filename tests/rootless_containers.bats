@@ -55,6 +55,19 @@ as_user() {
 	assert_output_contains "memory, pids"
 }
 
+@test "rootless: without a delegated cgroup, /sys/fs/cgroup shows the container's own cgroup, not the host's tree" {
+	# On a systemd host the root of the hierarchy holds init.scope; the
+	# container's cgroup (the one it was started in) does not.
+	[ -d /sys/fs/cgroup/init.scope ] || skip "no systemd cgroup tree here to tell the two apart (the VM has one)"
+	update_config '.linux.namespaces |= (map(select(.type != "cgroup")) + [{type: "cgroup"}])'
+	set_args sh -c 'ls /sys/fs/cgroup; test -e /sys/fs/cgroup/cgroup.procs && echo has-procs'
+	run as_user "$RUNTIME" --root "$ROOT" run "$CID"
+	assert_success
+	assert_output_contains has-procs
+	refute_output_contains init.scope
+	refute_output_contains system.slice
+}
+
 @test "rootless: --rootless takes true, false or auto, nothing else" {
 	run "$RUNTIME" --rootless maybe list
 	assert_failure

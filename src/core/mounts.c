@@ -4,12 +4,14 @@
 #include "namespaces.h"
 #include "../util/cleanup.h"
 #include "../util/userns.h"
+#include "../util/fs.h"
 #include "../util/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -661,19 +663,31 @@ read_cgroup_hierarchies (cgroup_hierarchy **out, bool *unified_root,
   return 0;
 }
 
+/* /proc/self/cgroup as the init read it before unsharing its cgroup
+ * namespace, after which every path there reads "/". */
+static char *cgroups_before_cgroupns;
+
+void
+ar_mounts_note_own_cgroups (void)
+{
+  free (cgroups_before_cgroupns);
+  cgroups_before_cgroupns = NULL;
+  ar_read_file_at (AT_FDCWD, "/proc/self/cgroup", 65536, &cgroups_before_cgroupns, NULL, NULL);
+}
+
 /* Our cgroup path in the hierarchy `h` ("/user.slice/..."), from
- * /proc/self/cgroup. */
+ * /proc/self/cgroup, or what it said before the cgroup namespace. */
 static char *
 own_cgroup_path (const cgroup_hierarchy *h)
 {
-  cleanup_file FILE *f = fopen ("/proc/self/cgroup", "re");
-  if (f == NULL)
+  cleanup_free char *text = NULL;
+  if (cgroups_before_cgroupns)
+    text = xstrdup (cgroups_before_cgroupns);
+  else if (ar_read_file_at (AT_FDCWD, "/proc/self/cgroup", 65536, &text, NULL, NULL) < 0)
     return NULL;
-  cleanup_free char *line = NULL;
-  size_t cap = 0;
-  while (getline (&line, &cap, f) > 0)
+  char *save = NULL;
+  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
     {
-      line[strcspn (line, "\n")] = '\0';
       char *ctrls = strchr (line, ':');
       char *path = ctrls ? strchr (ctrls + 1, ':') : NULL;
       if (path == NULL)
@@ -718,11 +732,10 @@ mount_one_hierarchy (int rootfs_fd, const char *dest,
       if (mount (h->fstype, path, h->fstype, mflags, h->controllers) == 0)
         return 0;
       /* From a user namespace a fresh cgroup2 is refused (EPERM, or EBUSY
-       * when no cgroup was delegated to the container): bind the host's
-       * instead. Its own cgroup is this namespace's root, so the path
-       * read below is "/" and the whole hierarchy is bound (read-only as
-       * the mount asks), which is what the user sees on the host anyway;
-       * runc binds the container's cgroup only. */
+       * when no cgroup was delegated to the container): bind the
+       * container's own cgroup from the host's hierarchy instead (its
+       * path as the init saw it before the cgroup namespace), as runc
+       * does, read-only when the mount asks; nothing above it shows. */
       if (!((errno == EPERM || errno == EBUSY) && ar_userns_unprivileged ()))
         return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", h->fstype,
                              dest);

@@ -24,6 +24,11 @@
 int ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
                             const int *bind_source_fds, ar_error_t **err);
 
+/* In the init, before it unshares its cgroup namespace: keep where its
+ * cgroups are, for a cgroup mount that has to bind them from the host's
+ * hierarchy. */
+void ar_mounts_note_own_cgroups (void);
+
 /* A container with a user namespace may not reach a bind source that the
  * host's root can (a directory of mode 0700 on the way, owned by an
  * unmapped uid): the runtime makes a detached copy of every bind source
