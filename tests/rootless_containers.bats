@@ -68,13 +68,23 @@ as_user() {
 	refute_output_contains system.slice
 }
 
-@test "rootless: --rootless takes true, false or auto, nothing else" {
+@test "rootless: --rootless takes true, false or auto, nothing else; false as a user fails as root's run would" {
 	run "$RUNTIME" --rootless maybe list
 	assert_failure
 	assert_output_contains "--rootless: \`maybe\`"
 	run "$RUNTIME" --rootless-limits sometimes list
 	assert_failure
 	assert_output_contains "--rootless-limits"
+	# false: the user is treated as root would be, and the cgroup root
+	# wants makes it fail, in one line, with nothing left; true runs.
+	set_args true
+	run as_user "$RUNTIME" --root "$ROOT" --rootless false run "$CID"
+	assert_failure
+	assert_output_contains "/sys/fs/cgroup"
+	[ "${#lines[@]}" -eq 1 ] || fail "more than one line"
+	[ -z "$(state_entries)" ] || fail "state left behind"
+	run as_user "$RUNTIME" --root "$ROOT" --rootless true run "$CID"
+	assert_success
 }
 
 @test "rootless: without XDG_RUNTIME_DIR the state defaults to it; a map wider than the own id needs newuidmap" {
