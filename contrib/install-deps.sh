@@ -25,8 +25,9 @@ TEST_DEPS=(
 
 # The engines tests/engines/ starts itself, on private sockets and roots;
 # rootless Podman (podman_rootless.bats) also needs newuidmap/newgidmap
-# and its default network, slirp4netns (Recommends, not pulled in here).
-ENGINE_DEPS=(docker.io podman containerd tini uidmap slirp4netns)
+# and its default network, slirp4netns (Recommends, not pulled in here);
+# the CRI suite (cri.bats) gives its pods a network with the CNI plugins.
+ENGINE_DEPS=(docker.io podman containerd tini uidmap slirp4netns containernetworking-plugins)
 
 # Optional, for images/agent-image.sh only (which installs them itself
 # when missing): AGENT_IMAGE=1 installs them here too.
@@ -61,10 +62,9 @@ missing_packages() {
 	done
 }
 
-main() {
-	check_platform
+install_packages() {
 	local missing
-	mapfile -t missing < <(missing_packages "${BUILD_DEPS[@]}" "${TEST_DEPS[@]}" "${ENGINE_DEPS[@]}" "${IMAGE_DEPS[@]}")
+	mapfile -t missing < <(missing_packages "$@")
 	if [ "${#missing[@]}" -eq 0 ]; then
 		echo "install-deps: all build and test dependencies already installed"
 		return 0
@@ -74,6 +74,24 @@ main() {
 	block_service_starts
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+}
+
+# The CRI suite's client (tests/cri/cri.js) speaks gRPC through modules
+# from the npm registry, pinned by tests/cri/package-lock.json. Node.js is
+# Debian's when the machine has none.
+install_cri_client() {
+	local dir
+	dir=$(cd "$(dirname "$0")/.." && pwd)/tests/cri
+	command -v npm >/dev/null || install_packages nodejs npm
+	[ -d "$dir/node_modules/@grpc/grpc-js" ] && return 0
+	echo "install-deps: npm ci in tests/cri"
+	npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error </dev/null
+}
+
+main() {
+	check_platform
+	install_packages "${BUILD_DEPS[@]}" "${TEST_DEPS[@]}" "${ENGINE_DEPS[@]}" "${IMAGE_DEPS[@]}"
+	install_cri_client
 }
 
 main "$@"

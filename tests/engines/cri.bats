@@ -1,0 +1,230 @@
+#!/usr/bin/env bats
+# Kubernetes' path at the CRI level. A private containerd (Debian's 1.6)
+# with its CRI plugin and the handlers of contrib/containerd/config.toml
+# (runc, agentrun, agentrun-agent) is driven through the CRI v1 gRPC API
+# by tests/cri/cri.js, as the kubelet drives it: pod sandbox, containers,
+# exec, logs, stop and remove, under each handler.
+#
+# containerd runs in a network namespace of the suite's own (nsenter
+# --net: its mounts and cgroups stay the host's), where the CNI bridge of
+# Debian's containernetworking-plugins gives pods 10.89.0.0/24 and a test
+# server listens on the gateway, 10.89.0.1:8080. Nothing reaches the
+# host's network. Needs tests/cri's node modules (npm ci --prefix tests/cri).
+
+load lib
+
+I=docker.io/library/$ENG_IMAGE_TAG
+PAUSE=docker.io/library/agentrun-pause:test
+NET=10.89.0
+
+c() {
+	eng_run ctr --address "$ENG_T/containerd.sock" -n k8s.io "$@"
+}
+
+# cri METHOD JSON: one CRI call; its reply (JSON) on stdout.
+cri() {
+	eng_run node "$ENG_TOP/tests/cri/cri.js" "$ENG_T/containerd.sock" "$@"
+}
+
+write_config() {
+	local t=$ENG_T
+	{
+		echo 'version = 2'
+		echo "root = \"$t/root\""
+		echo "state = \"$t/state\""
+		echo '[grpc]'
+		echo "  address = \"$t/containerd.sock\""
+		echo '[ttrpc]'
+		echo "  address = \"$t/containerd.sock.ttrpc\""
+		echo '[debug]'
+		echo "  address = \"$t/debug.sock\""
+		echo '[metrics]'
+		echo '  address = ""'
+		echo '[plugins."io.containerd.grpc.v1.cri"]'
+		echo "  sandbox_image = \"$PAUSE\""
+		# No CAP_SYS_RESOURCE here: the kubelet's oom_score_adj for a
+		# container could not be set below the shim's.
+		echo '  restrict_oom_score_adj = true'
+		echo '[plugins."io.containerd.grpc.v1.cri".cni]'
+		echo "  conf_dir = \"$t/cni/conf\""
+		echo "  bin_dir = \"$(cni_bin_dir)\""
+		grep -v '^version' "$ENG_TOP/contrib/containerd/config.toml" \
+			| sed -e "s|BinaryName = \"/usr/local/sbin/\(agentrun[^\"]*\)\"|BinaryName = \"$ENG_T/bin/\1\"\n    Root = \"$t/runtime-root\"|" \
+				-e "s|SystemdCgroup = .*|SystemdCgroup = $(eng_systemd_host && echo true || echo false)|"
+	} >"$t/config.toml"
+	mkdir -p "$t/cni/conf" "$t/cni/ipam"
+	jq -n --arg net "$NET" --arg ipam "$t/cni/ipam" '{
+		cniVersion: "0.4.0", name: "agentrun-cri-test",
+		plugins: [{type: "bridge", bridge: "cni-ar0", isGateway: true, ipMasq: false,
+			ipam: {type: "host-local", dataDir: $ipam,
+				ranges: [[{subnet: ($net + ".0/24"), gateway: ($net + ".1")}]]}}]}' \
+		>"$t/cni/conf/10-agentrun-test.conflist"
+}
+
+cni_bin_dir() {
+	local d
+	for d in /usr/lib/cni /opt/cni/bin; do
+		[ -x "$d/bridge" ] && { echo "$d"; return; }
+	done
+	echo /usr/lib/cni
+}
+
+setup_file() {
+	eng_require containerd ctr containerd-shim-runc-v2 jq node nsenter ip busybox
+	[ -d "$ENG_TOP/tests/cri/node_modules/@grpc/grpc-js" ] \
+		|| skip "no CRI client modules: npm ci --prefix tests/cri"
+	[ -x "$(cni_bin_dir)/bridge" ] || skip "no CNI plugins (apt-get install containernetworking-plugins)"
+	eng_setup_dir cri
+	eng_note_host_paths /run/containerd/s /run/containerd/fifo /run/containerd
+	export CRI_NETNS=agentrun-cri-${ENG_T##*.}
+	echo "$CRI_NETNS" >"$ENG_T/netns"
+	ip netns add "$CRI_NETNS"
+	ip -n "$CRI_NETNS" link set lo up
+	write_config
+	eng_start_daemon containerd nsenter --net="/run/netns/$CRI_NETNS" containerd --config "$ENG_T/config.toml"
+	eng_wait_ready containerd "$ENG_DAEMON_PID" \
+		ctr --address "$ENG_T/containerd.sock" version
+	eng_oci_archive "$ENG_T/rootfs.tar" "$ENG_T/busybox.oci.tar" "$I" \
+		'{"Cmd": ["/bin/sh"], "Env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}'
+	# The pod's pause container: a shell that ends on TERM, as pause does.
+	eng_oci_archive "$ENG_T/rootfs.tar" "$ENG_T/pause.oci.tar" "$PAUSE" \
+		'{"Cmd": ["/bin/sh", "-c", "trap \"exit 0\" TERM INT; while :; do sleep 3600 & wait $!; done"], "Env": ["PATH=/bin"]}'
+	c image import "$ENG_T/busybox.oci.tar" >/dev/null
+	c image import "$ENG_T/pause.oci.tar" >/dev/null
+	mkdir -p "$ENG_T/www"
+	echo "gateway-server" >"$ENG_T/www/index.html"
+}
+
+teardown_file() {
+	if [ -n "${ENG_T:-}" ] && [ -S "$ENG_T/containerd.sock" ]; then
+		local p
+		for p in $(cri_pods); do
+			cri StopPodSandbox "{\"pod_sandbox_id\": \"$p\"}" >/dev/null 2>&1 || true
+			cri RemovePodSandbox "{\"pod_sandbox_id\": \"$p\"}" >/dev/null 2>&1 || true
+		done
+	fi
+	local ns=""
+	[ -n "${ENG_T:-}" ] && [ -f "$ENG_T/netns" ] && ns=$(cat "$ENG_T/netns")
+	eng_teardown_dir
+	[ -z "$ns" ] || ip netns del "$ns" 2>/dev/null || true
+}
+
+# Pods this suite made, by the label every one of them carries.
+cri_pods() {
+	c containers ls -q labels."io.kubernetes.pod.namespace"==agentrun-cri 2>/dev/null | sort -u
+}
+
+# The pod's config: NAME HANDLER [ANNOTATIONS-JSON].
+pod_config() {
+	local cg
+	if eng_systemd_host; then cg="agentrun_cri.slice"; else cg="/$ENG_CG/$1"; fi
+	jq -cn --arg n "$1" --arg logs "$ENG_T/logs/$1" --arg cg "$cg" --argjson a "${3:-{\}}" '{
+		metadata: {name: $n, uid: ($n + "-uid"), namespace: "agentrun-cri", attempt: 0},
+		hostname: $n, log_directory: $logs, annotations: $a,
+		labels: {"agentrun-test": "cri"},
+		linux: {cgroup_parent: $cg}}'
+}
+
+# run_pod NAME HANDLER [ANNOTATIONS-JSON]: the pod's id in $POD, its
+# config in $POD_CONFIG.
+run_pod() {
+	POD_CONFIG=$(pod_config "$1" "$2" "${3:-}")
+	mkdir -p "$ENG_T/logs/$1"
+	run cri RunPodSandbox "$(jq -cn --argjson c "$POD_CONFIG" --arg h "$2" '{config: $c, runtime_handler: $h}')"
+	assert_success
+	POD=$(jq -r .pod_sandbox_id <<<"$output")
+	[ -n "$POD" ] && [ "$POD" != null ] || fail "no pod id: $output"
+}
+
+# start_container NAME CMD...: created and started in $POD; its id in $CTR.
+start_container() {
+	local name=$1
+	shift
+	local cfg
+	cfg=$(jq -cn --arg n "$name" --arg img "$I" --arg log "$name.log" '{
+		metadata: {name: $n, attempt: 0}, image: {image: $img},
+		command: $ARGS.positional, log_path: $log,
+		envs: [{key: "PATH", value: "/usr/sbin:/usr/bin:/sbin:/bin"}],
+		labels: {"agentrun-test": "cri"}, linux: {}}' --args -- "$@")
+	run cri CreateContainer "$(jq -cn --arg p "$POD" --argjson c "$cfg" --argjson s "$POD_CONFIG" \
+		'{pod_sandbox_id: $p, config: $c, sandbox_config: $s}')"
+	assert_success
+	CTR=$(jq -r .container_id <<<"$output")
+	run cri StartContainer "{\"container_id\": \"$CTR\"}"
+	assert_success
+}
+
+# exec_sync CMD...: ExecSync in $CTR; stdout, stderr, exit code as JSON.
+exec_sync() {
+	cri ExecSync "$(jq -cn --arg c "$CTR" '{container_id: $c, cmd: $ARGS.positional, timeout: 20}' --args -- "$@")"
+}
+
+# State files of the agentrun handlers' containers.
+runtime_states() {
+	find "$ENG_T/runtime-root" -name state.json 2>/dev/null
+}
+
+container_state() {
+	cri ContainerStatus "{\"container_id\": \"$1\"}" | jq -r .status.state
+}
+
+state_is() { [ "$(container_state "$1")" = "$2" ]; }
+
+remove_pod() {
+	run cri StopPodSandbox "{\"pod_sandbox_id\": \"$POD\"}"
+	assert_success
+	run cri RemovePodSandbox "{\"pod_sandbox_id\": \"$POD\"}"
+	assert_success
+}
+
+# The whole life of a pod under HANDLER, as the kubelet leads it.
+pod_lifecycle() {
+	local h=$1 name=life-$1
+	run_pod "$name" "$h"
+	start_container app sh -c 'echo "hello from $(hostname)"; trap "echo term; exit 3" TERM; while :; do sleep 0.2; done'
+	eng_wait 100 state_is "$CTR" CONTAINER_RUNNING || fail "not running: $(container_state "$CTR")"
+	# agentrun's handlers keep the runtime's state under the suite's root.
+	if [ "$h" != runc ]; then
+		[ -n "$(runtime_states)" ] || fail "no state of the runtime under $ENG_T/runtime-root"
+	fi
+	run exec_sync sh -c 'echo out; echo err >&2; exit 4'
+	assert_success
+	[ "$(jq -r .stdout <<<"$output")" = "out" ] || fail "exec stdout: $output"
+	[ "$(jq -r .stderr <<<"$output")" = err ] || fail "exec stderr: $output"
+	[ "$(jq -r .exit_code <<<"$output")" = 4 ] || fail "exec status: $output"
+	# The log, in the CRI format: "TIME stdout F LINE".
+	eng_wait 50 grep -q "stdout F hello from $name" "$ENG_T/logs/$name/app.log" \
+		|| fail "log: $(cat "$ENG_T/logs/$name/app.log" 2>&1)"
+	run cri StopContainer "{\"container_id\": \"$CTR\", \"timeout\": 10}"
+	assert_success
+	run cri ContainerStatus "{\"container_id\": \"$CTR\"}"
+	assert_success
+	[ "$(jq -r .status.state <<<"$output")" = CONTAINER_EXITED ] || fail "state: $output"
+	[ "$(jq -r .status.exit_code <<<"$output")" = 3 ] || fail "exit code (TERM trapped): $output"
+	grep -q "stdout F term" "$ENG_T/logs/$name/app.log" || fail "no term line in the log"
+	run cri RemoveContainer "{\"container_id\": \"$CTR\"}"
+	assert_success
+	remove_pod
+}
+
+@test "cri: containerd's CRI plugin answers Version over the v1 API" {
+	run cri Version '{"version": "v1"}'
+	assert_success
+	[ "$(jq -r .runtime_name <<<"$output")" = containerd ] || fail "$output"
+	[ "$(jq -r .runtime_api_version <<<"$output")" = v1 ] || fail "$output"
+}
+
+@test "cri: a pod under the runc handler: sandbox, container, exec, log, stop, remove" {
+	pod_lifecycle runc
+}
+
+@test "cri: a pod under the agentrun handler: the same, agentrun's state gone after" {
+	pod_lifecycle agentrun
+	[ -z "$(runtime_states)" ] || fail "runtime state left: $(runtime_states)"
+}
+
+@test "cri: an unknown runtime handler is refused by name" {
+	run cri RunPodSandbox "$(jq -cn --argjson c "$(pod_config nohandler x)" '{config: $c, runtime_handler: "no-such-handler"}')"
+	assert_failure
+	assert_contains no-such-handler
+}
