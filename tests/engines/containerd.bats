@@ -31,25 +31,13 @@ runtime_args() {
 write_config() {
 	local t=$ENG_T
 	{
-		echo 'version = 2'
-		echo "root = \"$t/root\""
-		echo "state = \"$t/state\""
-		echo '[grpc]'
-		echo "  address = \"$t/containerd.sock\""
-		echo '[ttrpc]'
-		echo "  address = \"$t/containerd.sock.ttrpc\""
-		echo '[debug]'
-		echo "  address = \"$t/debug.sock\""
-		echo '[metrics]'
-		echo '  address = ""'
+		eng_containerd_paths "$t"
 		# The CRI plugin must load (it owns the runtime handlers), but
 		# no network config is read from the host.
 		echo '[plugins."io.containerd.grpc.v1.cri".cni]'
 		echo "  conf_dir = \"$t/cni/conf\""
 		echo "  bin_dir = \"$t/cni/bin\""
-		grep -v '^version' "$ENG_TOP/contrib/containerd/config.toml" \
-			| sed -e "s|BinaryName = \"/usr/local/sbin/\(agentrun[^\"]*\)\"|BinaryName = \"$ENG_T/bin/\1\"|" \
-				-e "s|SystemdCgroup = .*|SystemdCgroup = $(eng_systemd_host && echo true || echo false)|"
+		eng_containerd_handlers
 	} >"$t/config.toml"
 }
 

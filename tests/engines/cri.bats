@@ -29,17 +29,7 @@ cri() {
 write_config() {
 	local t=$ENG_T
 	{
-		echo 'version = 2'
-		echo "root = \"$t/root\""
-		echo "state = \"$t/state\""
-		echo '[grpc]'
-		echo "  address = \"$t/containerd.sock\""
-		echo '[ttrpc]'
-		echo "  address = \"$t/containerd.sock.ttrpc\""
-		echo '[debug]'
-		echo "  address = \"$t/debug.sock\""
-		echo '[metrics]'
-		echo '  address = ""'
+		eng_containerd_paths "$t"
 		echo '[plugins."io.containerd.grpc.v1.cri"]'
 		echo "  sandbox_image = \"$PAUSE\""
 		# No CAP_SYS_RESOURCE here: the kubelet's oom_score_adj for a
@@ -48,9 +38,8 @@ write_config() {
 		echo '[plugins."io.containerd.grpc.v1.cri".cni]'
 		echo "  conf_dir = \"$t/cni/conf\""
 		echo "  bin_dir = \"$(cni_bin_dir)\""
-		grep -v '^version' "$ENG_TOP/contrib/containerd/config.toml" \
-			| sed -e "s|BinaryName = \"/usr/local/sbin/\(agentrun[^\"]*\)\"|BinaryName = \"$ENG_T/bin/\1\"\n    Root = \"$t/runtime-root\"|" \
-				-e "s|SystemdCgroup = .*|SystemdCgroup = $(eng_systemd_host && echo true || echo false)|"
+		# The agentrun handlers' state under the suite's dir.
+		eng_containerd_handlers "Root = \"$t/runtime-root\""
 	} >"$t/config.toml"
 	mkdir -p "$t/cni/conf" "$t/cni/ipam"
 	jq -n --arg net "$NET" --arg ipam "$t/cni/ipam" '{

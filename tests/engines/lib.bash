@@ -306,6 +306,34 @@ eng_teardown_dir() {
 	return 0
 }
 
+# ---------------------------------------------------------------- containerd
+
+# A containerd config's own paths: root, state and sockets under DIR.
+eng_containerd_paths() {
+	local t=$1
+	echo 'version = 2'
+	echo "root = \"$t/root\""
+	echo "state = \"$t/state\""
+	echo '[grpc]'
+	echo "  address = \"$t/containerd.sock\""
+	echo '[ttrpc]'
+	echo "  address = \"$t/containerd.sock.ttrpc\""
+	echo '[debug]'
+	echo "  address = \"$t/debug.sock\""
+	echo '[metrics]'
+	echo '  address = ""'
+}
+
+# contrib/containerd/config.toml as shipped, so the file users copy is what
+# is tested: only the binaries' paths change (to $ENG_T/bin), the cgroup
+# driver follows the host, and EXTRA (an option line) follows BinaryName.
+eng_containerd_handlers() {
+	local extra=${1:-}
+	grep -v '^version' "$ENG_TOP/contrib/containerd/config.toml" \
+		| sed -e "s|BinaryName = \"/usr/local/sbin/\(agentrun[^\"]*\)\"|BinaryName = \"$ENG_T/bin/\1\"${extra:+\\n    $extra}|" \
+			-e "s|SystemdCgroup = .*|SystemdCgroup = $(eng_systemd_host && echo true || echo false)|"
+}
+
 # ---------------------------------------------------------------- images
 
 # An OCI image layout archive of the rootfs tarball as its single layer,
