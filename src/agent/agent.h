@@ -129,6 +129,12 @@ int ar_policy_apply (oci_spec *spec, const ar_profile *profile,
 
 void ar_agent_plan_free (ar_agent_plan *plan);
 
+/* A process exec'd into a container under the policy gets no more than
+ * the container's own process: no_new_privileges when it had it, and
+ * capabilities only from its sets (an exec's process.json comes from the
+ * engine, not from the profile). Pure. */
+void ar_policy_confine_exec (oci_process *exec, const oci_process *container);
+
 /* The plan as one JSON object (what agent.json holds). */
 void ar_agent_plan_gen (yajl_gen g, const ar_agent_plan *plan);
 

@@ -711,6 +711,25 @@ apply_capabilities (oci_process *process, const ar_profile *profile)
   empty_strv (&caps->ambient);
 }
 
+void
+ar_policy_confine_exec (oci_process *exec, const oci_process *container)
+{
+  if (container == NULL)
+    return;
+  if (container->no_new_privileges)
+    exec->no_new_privileges = true;
+  oci_capabilities *caps = exec->capabilities;
+  if (caps == NULL)
+    return;
+  const oci_capabilities *own = container->capabilities;
+  oci_strv none = { 0 };
+  restrict_strv (&caps->bounding, own ? &own->bounding : &none);
+  restrict_strv (&caps->effective, own ? &own->effective : &none);
+  restrict_strv (&caps->permitted, own ? &own->permitted : &none);
+  restrict_strv (&caps->inheritable, own ? &own->inheritable : &none);
+  restrict_strv (&caps->ambient, own ? &own->ambient : &none);
+}
+
 static void
 apply_rlimit (oci_process *process, const oci_rlimit *want)
 {

@@ -368,7 +368,7 @@ fork_in_container (exec_child *c, int pidfd_init, pid_t *pid, ar_error_t **err)
 }
 
 int
-ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
+ar_container_exec (const ar_exec_options *opts, oci_process *proc,
                    ar_error_t **err)
 {
   cleanup_close int state_fd = ar_container_open_dir (opts->root, opts->id, err);
@@ -393,6 +393,7 @@ ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
   cleanup_close int init_pidfd = -1;
   if (ar_stage_load_plan (state_fd, &plan, err) < 0)
     goto out;
+  ar_stage_confine_exec (plan, spec, proc);
   /* Before anything can run: a start without an end is evidence too. */
   audit_exec (opts, plan, proc, &(ar_exec_outcome){ "exec-start", 0, -1, NULL });
   init_pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);

@@ -28,9 +28,10 @@ int ar_exec_base_process (const char *root, const char *id,
                           oci_process **out, ar_error_t **err);
 
 /* Run `proc` in every namespace, the cgroup, the seccomp filter and the
- * capabilities of container `id`. Returns the exit status when in the
+ * capabilities of container `id` (under the agent policy, no more than the
+ * container's own: `proc` is adjusted). Returns the exit status when in the
  * foreground, 0 when detached, -1 with *err on failure. */
-int ar_container_exec (const ar_exec_options *opts, const oci_process *proc,
+int ar_container_exec (const ar_exec_options *opts, oci_process *proc,
                        ar_error_t **err);
 
 #endif

@@ -79,6 +79,14 @@ ar_stage_keep_audit_head (ar_agent_plan *plan, const char *state_dir)
                                      (int) (slash ? slash - state_dir : 0), state_dir);
 }
 
+void
+ar_stage_confine_exec (const ar_agent_plan *plan, const oci_spec *spec,
+                       oci_process *proc)
+{
+  if (plan)
+    ar_policy_confine_exec (proc, spec->process);
+}
+
 int
 ar_stage_load_plan (int state_fd, ar_agent_plan **plan, ar_error_t **err)
 {

@@ -8,6 +8,11 @@
 #include "../util/error.h"
 #include <sys/types.h>
 
+/* exec: under a plan, the process gets no more than the container's own
+ * (no_new_privileges, capabilities); without one it stays as given. */
+void ar_stage_confine_exec (const ar_agent_plan *plan, const oci_spec *spec,
+                            oci_process *proc);
+
 /* create: rewrite the spec for the profile (NULL: the configured default).
  * *plan stays NULL when the profile adds nothing (oci). */
 int ar_stage_apply_policy (const char *profile_name, bool trust_caller,

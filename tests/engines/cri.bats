@@ -80,8 +80,9 @@ setup_file() {
 		'{"Cmd": ["/bin/sh", "-c", "trap \"exit 0\" TERM INT; while :; do sleep 3600 & wait $!; done"], "Env": ["PATH=/bin"]}'
 	c image import "$ENG_T/busybox.oci.tar" >/dev/null
 	c image import "$ENG_T/pause.oci.tar" >/dev/null
-	mkdir -p "$ENG_T/www"
-	echo "gateway-server" >"$ENG_T/www/index.html"
+	# The test server the pods may or may not reach, in containerd's
+	# netns: on the bridge's gateway address once the first pod made it.
+	eng_listen "$ENG_DAEMON_PID" 0.0.0.0
 }
 
 teardown_file() {
@@ -210,6 +211,47 @@ pod_lifecycle() {
 @test "cri: a pod under the agentrun handler: the same, agentrun's state gone after" {
 	pod_lifecycle agentrun
 	[ -z "$(runtime_states)" ] || fail "runtime state left: $(runtime_states)"
+}
+
+# In a pod of HANDLER, two containers: what each execs of MEASURE.
+two_containers_measure() {
+	run_pod "net-$1" "$1"
+	local measure='grep -E "^(Seccomp|NoNewPrivs):" /proc/self/status | tr -s "\t " " "; '"$ENG_GET $NET.1"
+	local first
+	start_container one sleep 600
+	first=$CTR
+	start_container two sleep 600
+	for CTR in "$first" "$CTR"; do
+		eng_wait 100 state_is "$CTR" CONTAINER_RUNNING || fail "not running"
+		run exec_sync sh -c "$measure"
+		assert_success
+		jq -r .stdout <<<"$output"
+	done
+	remove_pod
+}
+
+@test "cri: a pod under agentrun-agent gets the agent profile: seccomp, no_new_privs, and both its containers' egress refused" {
+	# A pod under runc reaches the test server: the test can fail.
+	run two_containers_measure runc
+	assert_success
+	[ "$(grep -c reached <<<"$output")" = 2 ] || fail "runc pod: $output"
+	run two_containers_measure agentrun-agent
+	assert_success
+	[ "$(grep -c 'Seccomp: 2' <<<"$output")" = 2 ] || fail "no seccomp filter: $output"
+	[ "$(grep -c 'NoNewPrivs: 1' <<<"$output")" = 2 ] || fail "no no_new_privs: $output"
+	[ "$(grep -c refused <<<"$output")" = 2 ] || fail "egress not refused: $output"
+	refute_contains reached
+}
+
+@test "cri: the pod annotation run.agentrun.timeout ends an agent pod's container in time" {
+	run_pod timed agentrun-agent '{"run.agentrun.timeout": "4s"}'
+	start_container app sleep 600
+	eng_wait 250 state_is "$CTR" CONTAINER_EXITED || fail "still $(container_state "$CTR") after 25 s"
+	run cri ContainerStatus "{\"container_id\": \"$CTR\"}"
+	[ "$(jq -r .status.exit_code <<<"$output")" != 0 ] || fail "$output"
+	run cri RemoveContainer "{\"container_id\": \"$CTR\"}"
+	assert_success
+	remove_pod
 }
 
 @test "cri: an unknown runtime handler is refused by name" {

@@ -192,6 +192,56 @@ static const char *const minimal_spec
 
 /* ---- value parsers ---------------------------------------------------- */
 
+static oci_process *
+process_from (const char *json)
+{
+  oci_process *p = NULL;
+  cleanup_error ar_error_t *err = NULL;
+  if (oci_process_parse (json, strlen (json), NULL, &p, &err) < 0)
+    return NULL;
+  return p;
+}
+
+/* An exec under the policy: never more than the container's process. */
+static void
+test_confine_exec (void)
+{
+  oci_process *own = process_from (
+      "{\"cwd\": \"/\", \"args\": [\"sh\"], \"noNewPrivileges\": true,"
+      " \"capabilities\": {\"bounding\": [\"CAP_CHOWN\", \"CAP_KILL\"],"
+      " \"effective\": [\"CAP_CHOWN\"], \"permitted\": [\"CAP_CHOWN\"]}}");
+  oci_process *exec = process_from (
+      "{\"cwd\": \"/\", \"args\": [\"id\"],"
+      " \"capabilities\": {\"bounding\": [\"CAP_SYS_ADMIN\", \"CAP_KILL\"],"
+      " \"effective\": [\"CAP_SYS_ADMIN\", \"CAP_CHOWN\"], \"permitted\": [\"CAP_CHOWN\"],"
+      " \"ambient\": [\"CAP_KILL\"]}}");
+  CHECK (own != NULL && exec != NULL);
+  if (own == NULL || exec == NULL)
+    return;
+  ar_policy_confine_exec (exec, own);
+  CHECK (exec->no_new_privileges);
+  CHECK_INT ((int) exec->capabilities->bounding.len, 1);
+  CHECK_STR (exec->capabilities->bounding.items[0], "CAP_KILL");
+  CHECK_INT ((int) exec->capabilities->effective.len, 1);
+  CHECK_STR (exec->capabilities->effective.items[0], "CAP_CHOWN");
+  CHECK_INT ((int) exec->capabilities->ambient.len, 0);
+  /* A container process without capabilities leaves the exec none. */
+  oci_process *bare = process_from ("{\"cwd\": \"/\", \"args\": [\"sh\"]}");
+  oci_process *exec2 = process_from (
+      "{\"cwd\": \"/\", \"args\": [\"id\"], \"capabilities\": {\"bounding\": [\"CAP_KILL\"]}}");
+  CHECK (bare != NULL && exec2 != NULL);
+  if (bare && exec2)
+    {
+      ar_policy_confine_exec (exec2, bare);
+      CHECK_INT ((int) exec2->capabilities->bounding.len, 0);
+      CHECK (!exec2->no_new_privileges);
+    }
+  oci_process_free (own);
+  oci_process_free (exec);
+  oci_process_free (bare);
+  oci_process_free (exec2);
+}
+
 static void
 test_value_parsers (void)
 {
@@ -1309,6 +1359,7 @@ main (void)
   setenv (AR_AGENT_CONFIG_DIR_ENV, config_dir, 1);
 
   RUN (test_value_parsers);
+  RUN (test_confine_exec);
   RUN (test_default_profile_selection);
   RUN (test_profile_errors);
   RUN (test_profile_extends);
