@@ -15,7 +15,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
-DEFAULT_SUITES="systemd_cgroup cgroups_v2 cgroup_v2_devices exec_cgroup lifecycle sandbox egress rootless_containers rootless_sandbox engines/docker engines/podman engines/podman_rootless engines/containerd conformance"
+DEFAULT_SUITES="systemd_cgroup cgroups_v2 cgroup_v2_devices exec_cgroup sandbox egress rootless_containers rootless_sandbox engines/docker engines/podman engines/podman_rootless engines/containerd conformance"
 
 die() { echo "vm/run: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 
@@ -76,8 +76,10 @@ export AGENTRUN_TEST_RUN=agentrun-test-vm\$\$
 # The rootless suites run as the image's ordinary user: a systemd user
 # instance (lingering) delegates cgroups to it, /etc/subuid has its range.
 export AR_ROOTLESS_UID=1000
+# The validation suite with the systemd driver only, unless asked for both.
+export AR_CONFORMANCE_CGROUPFS=${AR_CONFORMANCE_CGROUPFS:-0}
 [ -z "$guest_rt" ] || export RUNTIME_TOOLS_DIR=$guest_rt
-timeout -k 10 $(( ${VM_TIMEOUT:-1500} - 240 )) bats --tap "\${files[@]}" tests/zz_cleanup.bats </dev/null 2>&1 | tee /mnt/host/bats.tap
+timeout -k 10 $(( ${VM_TIMEOUT:-1500} - 240 )) bats --tap --timing "\${files[@]}" tests/zz_cleanup.bats </dev/null 2>&1 | tee /mnt/host/bats.tap
 ok=\$(grep -cE '^ok ' /mnt/host/bats.tap)
 skip=\$(grep -cE '^ok .* # skip' /mnt/host/bats.tap)
 notok=\$(grep -cE '^not ok ' /mnt/host/bats.tap)
