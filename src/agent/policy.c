@@ -957,6 +957,17 @@ annotation_target_clear (annotation_target *t)
   oj_strv_clear (&t->unhide);
 }
 
+/* A pod's infrastructure container (the "pause" process that holds the
+ * pod's namespaces), as containerd's and CRI-O's CRI plugins mark it. */
+static bool
+is_pod_sandbox (const oci_spec *spec)
+{
+  const char *containerd = oci_map_get (&spec->annotations, "io.kubernetes.cri.container-type");
+  const char *crio = oci_map_get (&spec->annotations, "io.kubernetes.cri-o.ContainerType");
+  return (containerd && strcmp (containerd, "sandbox") == 0)
+         || (crio && strcmp (crio, "sandbox") == 0);
+}
+
 int
 ar_policy_apply (oci_spec *spec, const ar_profile *profile,
                  ar_agent_plan **plan, ar_error_t **err)
@@ -977,6 +988,11 @@ ar_policy_apply (oci_spec *spec, const ar_profile *profile,
   annotation_target_clear (&target);
   if (r < 0)
     return -1;
+  /* The wall-clock limit bounds the work, not the pod: a pause container
+   * ended by a pod's run.agentrun.timeout would take the pod's network
+   * with it before its containers had their time. */
+  if (is_pod_sandbox (spec))
+    p->wall_clock_seconds = 0;
 
   rewrite_spec (spec, profile, p, &limits);
   *plan = steal_pointer (&p);

@@ -243,12 +243,16 @@ two_containers_measure() {
 	refute_contains reached
 }
 
-@test "cri: the pod annotation run.agentrun.timeout ends an agent pod's container in time" {
+@test "cri: the pod annotation run.agentrun.timeout ends an agent pod's container in time, and not the pod" {
 	run_pod timed agentrun-agent '{"run.agentrun.timeout": "4s"}'
 	start_container app sleep 600
 	eng_wait 250 state_is "$CTR" CONTAINER_EXITED || fail "still $(container_state "$CTR") after 25 s"
 	run cri ContainerStatus "{\"container_id\": \"$CTR\"}"
 	[ "$(jq -r .status.exit_code <<<"$output")" != 0 ] || fail "$output"
+	# The limit is the work's, not the pod's: its pause container runs on.
+	run cri PodSandboxStatus "{\"pod_sandbox_id\": \"$POD\"}"
+	assert_success
+	[ "$(jq -r .status.state <<<"$output")" = SANDBOX_READY ] || fail "pod: $output"
 	run cri RemoveContainer "{\"container_id\": \"$CTR\"}"
 	assert_success
 	remove_pod

@@ -203,6 +203,32 @@ process_from (const char *json)
 }
 
 /* An exec under the policy: never more than the container's process. */
+/* A pod's timeout holds for its containers, never for its pause one. */
+static void
+test_pod_sandbox_has_no_timeout (void)
+{
+  static const char *const kinds[][2] = {
+    { "io.kubernetes.cri.container-type", "sandbox" },
+    { "io.kubernetes.cri-o.ContainerType", "sandbox" },
+    { "io.kubernetes.cri.container-type", "container" },
+  };
+  for (size_t i = 0; i < 3; i++)
+    {
+      cleanup_free char *json = xasprintf (
+          "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+          "\"annotations\":{\"%s\":\"%s\",\"run.agentrun.timeout\":\"4s\"}}",
+          kinds[i][0], kinds[i][1]);
+      oci_spec *spec = spec_from (json);
+      cleanup_free char *msg = NULL;
+      ar_agent_plan *plan = apply ("agent", spec, &msg);
+      CHECK_STR (msg, NULL);
+      if (CHECK (plan))
+        CHECK_INT (plan->wall_clock_seconds, i < 2 ? 0 : 4);
+      ar_agent_plan_free (plan);
+      oci_spec_free (spec);
+    }
+}
+
 static void
 test_confine_exec (void)
 {
@@ -1360,6 +1386,7 @@ main (void)
 
   RUN (test_value_parsers);
   RUN (test_confine_exec);
+  RUN (test_pod_sandbox_has_no_timeout);
   RUN (test_default_profile_selection);
   RUN (test_profile_errors);
   RUN (test_profile_extends);
