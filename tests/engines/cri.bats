@@ -88,7 +88,9 @@ setup_file() {
 teardown_file() {
 	if [ -n "${ENG_T:-}" ] && [ -S "$ENG_T/containerd.sock" ]; then
 		local p
-		for p in $(cri_pods); do
+		# Every pod a test made, even one whose test failed half-way:
+		# removing it is what takes its netns and cgroups with it.
+		for p in $(cat "$ENG_T/pods" 2>/dev/null); do
 			cri StopPodSandbox "{\"pod_sandbox_id\": \"$p\"}" >/dev/null 2>&1 || true
 			cri RemovePodSandbox "{\"pod_sandbox_id\": \"$p\"}" >/dev/null 2>&1 || true
 		done
@@ -97,11 +99,6 @@ teardown_file() {
 	[ -n "${ENG_T:-}" ] && [ -f "$ENG_T/netns" ] && ns=$(cat "$ENG_T/netns")
 	eng_teardown_dir
 	[ -z "$ns" ] || ip netns del "$ns" 2>/dev/null || true
-}
-
-# Pods this suite made, by the label every one of them carries.
-cri_pods() {
-	c containers ls -q labels."io.kubernetes.pod.namespace"==agentrun-cri 2>/dev/null | sort -u
 }
 
 # The pod's config: NAME HANDLER [ANNOTATIONS-JSON].
@@ -124,6 +121,7 @@ run_pod() {
 	assert_success
 	POD=$(jq -r .pod_sandbox_id <<<"$output")
 	[ -n "$POD" ] && [ "$POD" != null ] || fail "no pod id: $output"
+	echo "$POD" >>"$ENG_T/pods"
 }
 
 # start_container NAME CMD...: created and started in $POD; its id in $CTR.
