@@ -260,13 +260,27 @@ eng_remove_host_paths() {
 
 # The suite's cgroup parent in every hierarchy, children first; rmdir only
 # removes empty cgroups, so a live one is never torn down under a process.
+# What still runs in them is the suite's own (a container whose engine
+# was stopped before it): killed first, by pid.
 eng_remove_cgroups() {
 	[ -n "${ENG_CG:-}" ] || return 0
-	local top
+	local top pid
 	for top in /sys/fs/cgroup/*/"$ENG_CG" /sys/fs/cgroup/"$ENG_CG"; do
 		[ -d "$top" ] || continue
-		find "$top" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+		for pid in $(find "$top" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u); do
+			kill -KILL "$pid" 2>/dev/null || true
+		done
 	done
+	for top in /sys/fs/cgroup/*/"$ENG_CG" /sys/fs/cgroup/"$ENG_CG"; do
+		[ -d "$top" ] || continue
+		eng_wait 50 eng_rmdir_tree "$top" || true
+	done
+}
+
+# rmdir every cgroup of a tree, children first; fails while any is left.
+eng_rmdir_tree() {
+	find "$1" -depth -type d -exec rmdir {} \; 2>/dev/null
+	[ ! -d "$1" ]
 }
 
 # v1 controllers the kernel lists for us that are mounted nowhere here:
