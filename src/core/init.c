@@ -99,9 +99,11 @@ prepare_root (const ar_init_config *cfg, int *pty_master, char **pty_slave,
   /* After the parent moved us into the cgroup, so its root is ours. */
   const oci_namespace *cgns = oci_spec_find_namespace (spec, OCI_NS_CGROUP);
   if (cgns && cgns->path == NULL)
-    ar_mounts_note_own_cgroups ();
-  if (cgns && cgns->path == NULL && unshare (CLONE_NEWCGROUP) < 0)
-    return ar_error_set (err, errno, "unshare cgroup namespace");
+    {
+      ar_mounts_note_own_cgroups ();
+      if (unshare (CLONE_NEWCGROUP) < 0)
+        return ar_error_set (err, errno, "unshare cgroup namespace");
+    }
   const oci_namespace *netns = oci_spec_find_namespace (spec, OCI_NS_NETWORK);
   if (netns && netns->path == NULL && ar_ns_loopback_up (err) < 0)
     return -1;

@@ -761,8 +761,8 @@ setup_hierarchy (const ar_cg_hierarchy *h, const char *leaf,
 }
 
 
-static bool
-on_cgroup2 (const char *dir)
+bool
+ar_cg_on_cgroup2 (const char *dir)
 {
   struct statfs fs;
   return statfs (dir, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
@@ -772,7 +772,7 @@ int
 ar_cgroup_open_v2_dir (const ar_cgroup *cg)
 {
   for (size_t i = 0; i < cg->n_paths; i++)
-    if (on_cgroup2 (cg->paths[i]))
+    if (ar_cg_on_cgroup2 (cg->paths[i]))
       return open (cg->paths[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
   return -1;
 }
@@ -781,7 +781,7 @@ static int
 enter_paths (const ar_cgroup *cg, pid_t pid, bool skip_v2, ar_error_t **err)
 {
   for (size_t i = 0; i < cg->n_paths; i++)
-    if (!(skip_v2 && on_cgroup2 (cg->paths[i]))
+    if (!(skip_v2 && ar_cg_on_cgroup2 (cg->paths[i]))
         && ar_cg_writef (cg->paths[i], "cgroup.procs", err, "%d", (int) pid) < 0)
       return -1;
   return 0;

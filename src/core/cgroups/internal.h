@@ -70,6 +70,9 @@ extern const size_t ar_cg_n_resource_controllers;
 
 bool ar_cg_exists (const char *dir, const char *file);
 
+/* Whether dir lies on a cgroup2 (unified) file system. */
+bool ar_cg_on_cgroup2 (const char *dir);
+
 /* v1: make freshly created directories usable before anything joins them
  * (cpuset starts empty). `created` are this hierarchy's new directories,
  * parents first. */

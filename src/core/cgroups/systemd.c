@@ -16,10 +16,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #define SYSTEMD_DEST "org.freedesktop.systemd1"
@@ -225,9 +223,8 @@ bool
 ar_cgroup_user_systemd_available (void)
 {
   const char *xdg = getenv ("XDG_RUNTIME_DIR");
-  struct statfs fs;
-  if (xdg == NULL || xdg[0] != '/' || access ("/run/systemd/system", F_OK) < 0
-      || statfs ("/sys/fs/cgroup", &fs) < 0 || fs.f_type != CGROUP2_SUPER_MAGIC)
+  if (xdg == NULL || xdg[0] != '/' || systemd_running (NULL) < 0
+      || !ar_cg_on_cgroup2 (AR_CGROUP_ROOT))
     return false;
   cleanup_free char *bus = xasprintf ("%s/bus", xdg);
   return access (bus, F_OK) == 0;
