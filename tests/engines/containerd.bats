@@ -51,14 +51,12 @@ setup_file() {
 	export ENG_CONTAINERD_PID=$ENG_DAEMON_PID
 	eng_wait_ready containerd "$ENG_CONTAINERD_PID" \
 		ctr --address "$ENG_T/containerd.sock" version
-	eng_oci_archive "$ENG_T/rootfs.tar" "$ENG_T/busybox.oci.tar" "$I" \
+	eng_containerd_image "$ENG_NS" "$I" \
 		'{"Cmd": ["/bin/sh"], "Env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}'
 	# An image whose working directory runs through a file: the runtime
 	# must refuse it at create, and say why.
-	eng_oci_archive "$ENG_T/rootfs.tar" "$ENG_T/bad.oci.tar" "$BAD" \
+	eng_containerd_image "$ENG_NS" "$BAD" \
 		'{"Cmd": ["/bin/sh"], "WorkingDir": "/bin/busybox/sub", "Env": ["PATH=/bin"]}'
-	c image import "$ENG_T/busybox.oci.tar" >/dev/null
-	c image import "$ENG_T/bad.oci.tar" >/dev/null
 }
 
 setup() {

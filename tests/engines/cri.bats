@@ -17,10 +17,6 @@ I=docker.io/library/$ENG_IMAGE_TAG
 PAUSE=docker.io/library/agentrun-pause:test
 NET=10.89.0
 
-c() {
-	eng_run ctr --address "$ENG_T/containerd.sock" -n k8s.io "$@"
-}
-
 # cri METHOD JSON: one CRI call; its reply (JSON) on stdout.
 cri() {
 	eng_run node "$ENG_TOP/tests/cri/cri.js" "$ENG_T/containerd.sock" "$@"
@@ -73,13 +69,11 @@ setup_file() {
 	eng_start_daemon containerd nsenter --net="/run/netns/$CRI_NETNS" containerd --config "$ENG_T/config.toml"
 	eng_wait_ready containerd "$ENG_DAEMON_PID" \
 		ctr --address "$ENG_T/containerd.sock" version
-	eng_oci_archive "$ENG_T/rootfs.tar" "$ENG_T/busybox.oci.tar" "$I" \
+	eng_containerd_image k8s.io "$I" \
 		'{"Cmd": ["/bin/sh"], "Env": ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}'
 	# The pod's pause container: a shell that ends on TERM, as pause does.
-	eng_oci_archive "$ENG_T/rootfs.tar" "$ENG_T/pause.oci.tar" "$PAUSE" \
+	eng_containerd_image k8s.io "$PAUSE" \
 		'{"Cmd": ["/bin/sh", "-c", "trap \"exit 0\" TERM INT; while :; do sleep 3600 & wait $!; done"], "Env": ["PATH=/bin"]}'
-	c image import "$ENG_T/busybox.oci.tar" >/dev/null
-	c image import "$ENG_T/pause.oci.tar" >/dev/null
 	# The test server the pods may or may not reach, in containerd's
 	# netns: on the bridge's gateway address once the first pod made it.
 	eng_listen "$ENG_DAEMON_PID" 0.0.0.0

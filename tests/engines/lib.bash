@@ -350,6 +350,16 @@ eng_containerd_handlers() {
 
 # ---------------------------------------------------------------- images
 
+# The project's rootfs as image REF (image config CONFIG, JSON) in
+# namespace NS of the suite's containerd ($ENG_T/containerd.sock).
+eng_containerd_image() {
+	local ns=$1 ref=$2 config=$3 archive
+	archive=$(mktemp "$ENG_T/image.XXXXXX")
+	eng_oci_archive "$ENG_T/rootfs.tar" "$archive" "$ref" "$config"
+	eng_run ctr --address "$ENG_T/containerd.sock" -n "$ns" image import "$archive" >/dev/null
+	rm -f "$archive"
+}
+
 # An OCI image layout archive of the rootfs tarball as its single layer,
 # for `ctr image import` (which takes no plain rootfs tarball). CONFIG is
 # the image config's "config" object as JSON.
