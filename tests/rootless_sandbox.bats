@@ -15,7 +15,7 @@ setup() {
 	export AGENTRUN_CONFIG_DIR=$TEST_DIR/cfg
 	mkdir -p "$AGENTRUN_CONFIG_DIR"
 	# The user's own processes (its systemd instance, in the VM) are not
-	# the test's.
+	# the test's; nor are those its instance starts later (user_manager_service).
 	USER_PIDS_BEFORE=" $(pgrep -u "$AR_TEST_USER" | tr '\n' ' ')"
 }
 
@@ -25,6 +25,14 @@ teardown() {
 	[ -z "${NETNS_PREFIX:-}" ] || remove_test_netns
 	common_teardown
 	[ -z "$left" ] || { echo "sandbox left: $left" >&2; return 1; }
+}
+
+# A unit of the user's systemd instance (its session bus, started when a
+# sandbox first asked for a scope), not in one of agentrun's scopes.
+user_manager_service() {
+	local cg
+	cg=$(cat "/proc/$1/cgroup" 2>/dev/null) || return 1
+	[[ $cg == *"/user@$AR_TEST_USER.service/"* && $cg != *"/agentrun-"* ]]
 }
 
 user_sandbox_leftovers() {
@@ -37,6 +45,7 @@ user_sandbox_leftovers() {
 	local p
 	for p in $(pgrep -u "$AR_TEST_USER" | live_pids); do
 		[[ $USER_PIDS_BEFORE == *" $p "* ]] && continue
+		user_manager_service "$p" && continue
 		echo "process $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
 	done
 }
@@ -52,9 +61,15 @@ wait_for_port() {
 	return 1
 }
 
+# as_user_in_ws [VAR=VALUE...] CMD...: CMD as the test user, in $WS,
+# within AR_TIMEOUT seconds.
+as_user_in_ws() {
+	(cd "$WS" && timeout -k 5 "$AR_TIMEOUT" "${AR_AS_USER[@]}" "$@" </dev/null)
+}
+
 # user_sandbox ARGS...: `agentrun sandbox` as the test user, in $WS.
 user_sandbox() {
-	(cd "$WS" && timeout -k 5 "$AR_TIMEOUT" "${AR_AS_USER[@]}" "$RUNTIME" --root "$ROOT" sandbox --no-tty "$@" </dev/null)
+	as_user_in_ws "$RUNTIME" --root "$ROOT" sandbox --no-tty "$@"
 }
 
 @test "user sandbox: the command runs as the user's mapped root and its status comes back" {
@@ -135,11 +150,11 @@ user_sandbox() {
 	local bin before
 	for bin in "$RUNTIME" "$TEST_DIR/own/agentrun"; do
 		before=$(sha256sum <"$bin")
-		run bash -c 'cd "$1" && shift && "$@"' _ "$WS" \
-			timeout 30 "${AR_AS_USER[@]}" "$bin" --root "$ROOT" sandbox --no-tty -- sh -c '
+		run as_user_in_ws \
+			"$bin" --root "$ROOT" sandbox --no-tty -- sh -c '
 				for f in /proc/[0-9]*/exe; do
 					echo x >>"$f" 2>/dev/null && echo "appended $f"
-				done; readlink /proc/1/exe' </dev/null
+				done; readlink /proc/1/exe'
 		assert_success
 		refute_output_contains appended
 		[ "$(sha256sum <"$bin")" = "$before" ] || fail "$bin changed"
@@ -219,17 +234,17 @@ remove_test_netns() {
 @test "user sandbox: under a systemd user instance its limits hold, in a delegated scope that goes with it" {
 	local xdg
 	require_user_systemd
-	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" \
-		timeout 60 "${AR_AS_USER[@]}" XDG_RUNTIME_DIR="$xdg" "$RUNTIME" --root "$ROOT" sandbox --no-tty --memory 32m --pids 40 -- \
-		sh -c 'cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max; head -c 100m /dev/zero | tail >/dev/null; echo "tail $?"' </dev/null
+	AR_TIMEOUT=60 run as_user_in_ws \
+		XDG_RUNTIME_DIR="$xdg" "$RUNTIME" --root "$ROOT" sandbox --no-tty --memory 32m --pids 40 -- \
+		sh -c 'cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max; head -c 100m /dev/zero | tail >/dev/null; echo "tail $?"'
 	assert_output_contains 33554432
 	assert_output_contains 40
 	assert_output_contains "tail 137"
 	refute_output_contains "not enforced"
 	[ -z "$(user_scopes sandbox-)" ] || fail "scope left: $(user_scopes sandbox-)"
 	# The profile's own defaults too, without a word about them.
-	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" \
-		timeout 60 "${AR_AS_USER[@]}" XDG_RUNTIME_DIR="$xdg" "$RUNTIME" --root "$ROOT" sandbox --no-tty -- cat /sys/fs/cgroup/pids.max </dev/null
+	AR_TIMEOUT=60 run as_user_in_ws \
+		XDG_RUNTIME_DIR="$xdg" "$RUNTIME" --root "$ROOT" sandbox --no-tty -- cat /sys/fs/cgroup/pids.max
 	assert_success
 	refute_output_contains "not enforced"
 	[[ ${lines[-1]} =~ ^[0-9]+$ ]] || fail "no pids limit: ${lines[-1]}"
@@ -241,8 +256,8 @@ remove_test_netns() {
 	assert_output_contains "memory"
 	assert_output_contains "--rootless-limits=ignore"
 	[ "${#lines[@]}" -eq 1 ] || fail "more than one line"
-	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" \
-		timeout 30 "${AR_AS_USER[@]}" "$RUNTIME" --root "$ROOT" --rootless-limits=ignore sandbox --no-tty --memory 64m -- echo ran </dev/null
+	run as_user_in_ws \
+		"$RUNTIME" --root "$ROOT" --rootless-limits=ignore sandbox --no-tty --memory 64m -- echo ran
 	assert_success
 	assert_output_contains ran
 	assert_output_contains "not enforced"
