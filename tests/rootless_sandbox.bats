@@ -95,6 +95,27 @@ user_sandbox() {
 	grep -q '^+new' "$TEST_DIR/ch.diff" || fail "no b.txt in the diff"
 }
 
+@test "user sandbox: --rootfs the user owns is the root, under the overlay; one of host root's names the directory it cannot add to" {
+	local own=$TEST_DIR/own-rootfs theirs=$TEST_DIR/root-rootfs
+	cp -a "$AR_ROOTFS" "$own"
+	cp -a "$AR_ROOTFS" "$theirs"
+	chown -R 0:0 "$theirs"
+	echo from-rootfs >"$own/marker"
+	chown -R "$AR_TEST_USER:$AR_TEST_USER" "$own"
+	run user_sandbox --rootfs "$own" -- sh -c 'cat /marker; echo x >/etc/added && echo write-ok; cat a.txt'
+	assert_success
+	assert_output_contains from-rootfs
+	assert_output_contains write-ok
+	assert_output_contains original
+	[ ! -e "$own/etc/added" ] || fail "a write reached the rootfs"
+
+	# Host root's rootfs: overlayfs cannot copy /tmp (owner unmapped) up
+	# to make the workspace's mount point in it.
+	run user_sandbox --rootfs "$theirs" -- true
+	assert_failure
+	assert_output_contains "is owned by an id outside the user namespace"
+}
+
 @test "user sandbox: a secret at /run/secrets, its host file hidden; /output exported to the user; the audit log verifies" {
 	echo s3cr3t >"$TEST_DIR/token"
 	mkdir -p "$TEST_DIR/out"

@@ -340,6 +340,33 @@ handle_pty (const ar_create_options *opts, int master, ar_created *out,
                        opts->started_by_parent ? " with --detach" : "");
 }
 
+/* The early egress step runs beside the init. When it failed because the
+ * init had already failed and gone, the init's message is the one that
+ * says what is wrong: read on to it (the init always gets as far as
+ * asking for the hooks, or reports its error). */
+static int
+prefer_init_error (int sync_fd, ar_error_t **err)
+{
+  for (;;)
+    {
+      ar_sync_msg msg;
+      cleanup_error ar_error_t *ignored = NULL;
+      if (ar_sync_recv (sync_fd, &msg, &ignored) < 0)
+        return -1;
+      cleanup_free char *text = msg.text;
+      if (msg.fd >= 0)
+        close (msg.fd);
+      if (msg.type == AR_SYNC_ERROR && text)
+        {
+          ar_error_free (*err);
+          *err = NULL;
+          return ar_error_set (err, 0, "%s", text);
+        }
+      if (msg.type != AR_SYNC_PTY)
+        return -1;
+    }
+}
+
 /* Talk the init through its set-up until it is ready to be started. */
 static int
 drive_init (const ar_create_options *opts, const oci_spec *spec,
@@ -355,7 +382,7 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
       bool caller_stays = opts->started_by_parent && opts->caller_waits;
       if (ar_stage_run_egress_early (plan, st->id, spec, creating, caller_stays,
                                      &egress_done, err) < 0)
-        return -1;
+        return prefer_init_error (sync_fd, err);
     }
   for (;;)
     {

@@ -146,6 +146,13 @@ create_walk (int root_fd, const char *path, bool is_dir, char **next,
             return ar_error_set (err, errno, "open `/%s` in rootfs", parent);
           if (create_entry (parent_fd, name, last ? is_dir : true) < 0)
             {
+              /* EOVERFLOW: the parent's owner has no id in the user
+               * namespace, so overlayfs cannot copy it up to add to it. */
+              if (errno == EOVERFLOW)
+                return ar_error_set (err, errno,
+                                     "create `/%s` in rootfs (`/%s` is owned "
+                                     "by an id outside the user namespace)",
+                                     prefix, parent);
               if (errno != EEXIST)
                 return ar_error_set (err, errno, "create `/%s` in rootfs",
                                      prefix);
