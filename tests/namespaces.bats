@@ -110,6 +110,21 @@ start_netns_holder() {
 	assert_output "$(readlink "/proc/$NETNS_PID/ns/net")"
 }
 
+@test "net, uts: with a new user namespace, namespaces of the host's are still joined by path (as runc does)" {
+	# A pod's network namespace belongs to the host's user namespace: the
+	# container's new user namespace could not join it from inside.
+	start_netns_holder
+	with_mapped_userns
+	with_ns network "/proc/$NETNS_PID/ns/net"
+	with_ns uts "/proc/$NETNS_PID/ns/uts"
+	update_config 'del(.hostname)'
+	run ctr_run sh -c 'readlink /proc/self/ns/net; readlink /proc/self/ns/uts; cat /proc/self/uid_map'
+	assert_success
+	assert_equal "${lines[0]}" "$(readlink "/proc/$NETNS_PID/ns/net")"
+	assert_equal "${lines[1]}" "$(readlink "/proc/$NETNS_PID/ns/uts")"
+	assert_equal "$(echo "${lines[2]}" | tr -s ' ' | sed 's/^ //')" "0 100000 65536"
+}
+
 @test "joining a namespace that does not exist fails" {
 	with_ns network /proc/999999999/ns/net
 	run ctr_run true
@@ -187,6 +202,19 @@ start_netns_holder() {
 	assert_success
 	assert_output_contains ":memory:"
 	assert_output_contains "$CID"
+}
+
+@test "cgroup: a joined cgroup namespace its user namespace does not own: /sys/fs/cgroup binds the container's own cgroup" {
+	# From the container's user namespace a fresh cgroup mount in the
+	# host's cgroup namespace is refused (EPERM); what it gets instead is
+	# its own cgroup, where its limit shows, not the host's root.
+	with_mapped_userns
+	with_ns cgroup "/proc/$$/ns/cgroup"
+	update_config '.linux.cgroupsPath = $p | .linux.resources.memory = {limit: 33554432}' \
+		--arg p "$(test_cgroups_path)"
+	run ctr_run sh -c 'cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes'
+	assert_success
+	assert_equal "$output" 33554432
 }
 
 @test "time: offsets move the container's monotonic and boot clocks" {

@@ -248,56 +248,75 @@ make_state_dir (const char *root, const char *id, create_undo *u,
   return u->state_dir ? 0 : -1;
 }
 
-/* pid and time namespaces apply to children only: the parent enters them
- * around clone and steps back out afterwards. */
+/* The parent enters some namespaces around the clone and steps back out
+ * afterwards: pid and time, which apply to children only; and, when the
+ * init gets a new user namespace, the ipc, uts, network and cgroup ones it
+ * is to join. From inside its new user namespace the init could no longer
+ * join those (setns needs CAP_SYS_ADMIN over each one's owner, the host's
+ * for a pod's network namespace): runc joins them before it unshares the
+ * user namespace too. The init inherits them. */
 typedef struct
 {
-  int own_pid;
-  int own_time;
+  int own[OCI_NS_COUNT]; /* ours to return to; -1 where we did not leave */
 } ns_restore;
+
+static int
+enter_one (ar_ns_joins *joins, oci_ns_type t, ns_restore *saved,
+           ar_error_t **err)
+{
+  cleanup_free char *self = xasprintf ("/proc/self/ns/%s", ar_ns_proc_name (t));
+  saved->own[t] = open (self, O_RDONLY | O_CLOEXEC);
+  if (saved->own[t] < 0 || setns (joins->fd[t], ar_ns_clone_flag (t)) < 0)
+    return ar_error_set (err, errno, "join %s namespace", oci_ns_type_name (t));
+  ar_closep (&joins->fd[t]);
+  return 0;
+}
+
+static int
+enter_new_time_namespace (const oci_spec *spec, ns_restore *saved,
+                          ar_error_t **err)
+{
+  saved->own[OCI_NS_TIME] = open ("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
+  if (saved->own[OCI_NS_TIME] < 0)
+    return ar_error_set (err, errno, "open own time namespace");
+  if (unshare (CLONE_NEWTIME) < 0)
+    return ar_error_set (err, errno, "unshare time namespace");
+  return ar_ns_write_time_offsets (spec->linux_cfg, err);
+}
 
 static int
 enter_child_namespaces (const oci_spec *spec, ar_ns_joins *joins,
                         ns_restore *saved, ar_error_t **err)
 {
-  saved->own_pid = saved->own_time = -1;
+  static const oci_ns_type before_new_userns[]
+      = { OCI_NS_IPC, OCI_NS_UTS, OCI_NS_NETWORK, OCI_NS_CGROUP };
+  for (int t = 0; t < OCI_NS_COUNT; t++)
+    saved->own[t] = -1;
   const oci_namespace *time_ns = oci_spec_find_namespace (spec, OCI_NS_TIME);
-  if (joins->fd[OCI_NS_PID] >= 0)
-    {
-      saved->own_pid = open ("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
-      if (saved->own_pid < 0 || setns (joins->fd[OCI_NS_PID], CLONE_NEWPID) < 0)
-        return ar_error_set (err, errno, "join pid namespace");
-    }
-  if (time_ns)
-    {
-      saved->own_time = open ("/proc/self/ns/time", O_RDONLY | O_CLOEXEC);
-      if (saved->own_time < 0)
-        return ar_error_set (err, errno, "open own time namespace");
-      if (time_ns->path)
-        {
-          if (setns (joins->fd[OCI_NS_TIME], CLONE_NEWTIME) < 0)
-            return ar_error_set (err, errno, "join time namespace");
-        }
-      else
-        {
-          if (unshare (CLONE_NEWTIME) < 0)
-            return ar_error_set (err, errno, "unshare time namespace");
-          if (ar_ns_write_time_offsets (spec->linux_cfg, err) < 0)
-            return -1;
-        }
-    }
+  if (time_ns && time_ns->path == NULL
+      && enter_new_time_namespace (spec, saved, err) < 0)
+    return -1;
+  if (joins->fd[OCI_NS_PID] >= 0 && enter_one (joins, OCI_NS_PID, saved, err) < 0)
+    return -1;
+  if (joins->fd[OCI_NS_TIME] >= 0 && enter_one (joins, OCI_NS_TIME, saved, err) < 0)
+    return -1;
+  bool new_userns = (ar_ns_new_flags (spec) & CLONE_NEWUSER) != 0;
+  for (size_t i = 0; new_userns && i < sizeof before_new_userns / sizeof *before_new_userns; i++)
+    if (joins->fd[before_new_userns[i]] >= 0
+        && enter_one (joins, before_new_userns[i], saved, err) < 0)
+      return -1;
   return 0;
 }
 
 static void
 leave_child_namespaces (ns_restore *saved)
 {
-  if (saved->own_pid >= 0)
-    setns (saved->own_pid, CLONE_NEWPID);
-  if (saved->own_time >= 0)
-    setns (saved->own_time, CLONE_NEWTIME);
-  ar_closep (&saved->own_pid);
-  ar_closep (&saved->own_time);
+  for (int t = 0; t < OCI_NS_COUNT; t++)
+    if (saved->own[t] >= 0)
+      {
+        setns (saved->own[t], ar_ns_clone_flag ((oci_ns_type) t));
+        ar_closep (&saved->own[t]);
+      }
 }
 
 /* `skip` createRuntime hooks already ran (ar_stage_run_egress_early). */

@@ -35,6 +35,17 @@ ar_ns_clone_flag (oci_ns_type type)
   return 0;
 }
 
+const char *
+ar_ns_proc_name (oci_ns_type type)
+{
+  static const char *const names[OCI_NS_COUNT] = {
+    [OCI_NS_PID] = "pid",       [OCI_NS_NETWORK] = "net", [OCI_NS_MOUNT] = "mnt",
+    [OCI_NS_IPC] = "ipc",       [OCI_NS_UTS] = "uts",     [OCI_NS_USER] = "user",
+    [OCI_NS_CGROUP] = "cgroup", [OCI_NS_TIME] = "time",
+  };
+  return type < OCI_NS_COUNT ? names[type] : NULL;
+}
+
 bool
 ar_ns_host_mounts (const oci_spec *spec)
 {

@@ -16,6 +16,9 @@ typedef struct
 /* CLONE_NEW* flag of a type. */
 int ar_ns_clone_flag (oci_ns_type type);
 
+/* Its name under /proc/PID/ns/ ("net" for network). */
+const char *ar_ns_proc_name (oci_ns_type type);
+
 /* True when the spec lists no mount namespace: the container then shares
  * the runtime's, so its mounts land in the host's namespace under the
  * rootfs and it enters the rootfs by chroot (see host_mounts.h). */
@@ -31,8 +34,9 @@ int ar_ns_open_joins (const oci_spec *spec, ar_ns_joins *joins,
 void ar_ns_close_joins (ar_ns_joins *joins);
 
 /* In the init, before anything else: join the user namespace (if given),
- * then every other namespace except pid and time (those are joined by the
- * parent before clone, as they only affect children). */
+ * then every other namespace the parent did not join before the clone
+ * (pid and time, which only affect children, and with a new user
+ * namespace those it could no longer join: see create.c). */
 int ar_ns_join_in_child (ar_ns_joins *joins, ar_error_t **err);
 
 /* In a new network namespace: bring the loopback interface up, as a

@@ -3,6 +3,7 @@
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
 #include "../util/proc.h"
+#include "namespaces.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -43,13 +44,10 @@ same_as_ours (const char *path, const char *proc_name)
 static bool
 has_own_namespace (const oci_spec *spec, oci_ns_type type)
 {
-  static const char *const proc_names[OCI_NS_COUNT] = {
-    [OCI_NS_IPC] = "ipc", [OCI_NS_NETWORK] = "net", [OCI_NS_UTS] = "uts",
-  };
   const oci_namespace *ns = oci_spec_find_namespace (spec, type);
   if (ns == NULL)
     return false;
-  return ns->path == NULL || !same_as_ours (ns->path, proc_names[type]);
+  return ns->path == NULL || !same_as_ours (ns->path, ar_ns_proc_name (type));
 }
 
 /* Both set the same name, and which one wins would be an accident of the
