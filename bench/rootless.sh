@@ -8,6 +8,8 @@
 #             no network, the audit head; delete included)
 #   bwrap     `bwrap --unshare-all --ro-bind / / true` (Debian's
 #             bubblewrap: a read-only bind of /, new namespaces)
+#   floor     `unshare -rmpfinu true` (util-linux: the same namespaces and
+#             nothing else, what any sandbox pays)
 #
 # Runs as BENCH_USER (default uid 1500) through setpriv, from a workspace
 # and XDG_RUNTIME_DIR of its own under a temp dir; the two commands
@@ -34,10 +36,11 @@ cat >"$WORK/loop.sh" <<'EOF2'
 n=$1 out=$2; shift 2
 ms() { local t0=$EPOCHREALTIME; "$@" >/dev/null 2>&1 || { echo "bench/rootless: failed: $*" >&2; exit 1; }
 	local t1=$EPOCHREALTIME; echo $(( (${t1/./} - ${t0/./}) )); }
-: >"$out.a"; : >"$out.b"
+: >"$out.a"; : >"$out.b"; : >"$out.c"
 for i in $(seq 1 "$n"); do
 	ms "$AGENTRUN" sandbox --no-tty -- true >>"$out.a"
 	ms bwrap --unshare-all --ro-bind / / true >>"$out.b"
+	ms unshare -rmpfinu true >>"$out.c"
 done
 EOF2
 chmod 0755 "$WORK/loop.sh"
@@ -45,12 +48,13 @@ chmod 0755 "$WORK/loop.sh"
 median() { sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f", m / 1000 }'; }
 
 echo "# $(date -u +%F) $(uname -r), $(nproc) cpus, uid $U; $N runs each, interleaved, $ROUNDS rounds"
-echo "# round  agentrun_ms  bwrap_ms  ratio"
+echo "# round  agentrun_ms  bwrap_ms  floor_ms  agentrun/bwrap"
 for r in $(seq 1 "$ROUNDS"); do
 	(cd "$WORK/ws" && setpriv --reuid="$U" --regid="$U" --clear-groups \
 		env XDG_RUNTIME_DIR="$WORK/xdg" HOME="$WORK" AGENTRUN="$AGENTRUN" \
 		bash "$WORK/loop.sh" "$N" "$WORK/ms")
 	a=$(median <"$WORK/ms.a")
 	b=$(median <"$WORK/ms.b")
-	echo "$r $a $b $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
+	c=$(median <"$WORK/ms.c")
+	echo "$r $a $b $c $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
 done
