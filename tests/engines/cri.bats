@@ -10,6 +10,8 @@
 # Debian's containernetworking-plugins gives pods 10.89.0.0/24 and a test
 # server listens on the gateway, 10.89.0.1:8080. Nothing reaches the
 # host's network. Needs tests/cri's node modules (npm ci --prefix tests/cri).
+# The containerd config is eng_cri_config's (eng.bash), the one
+# tests/cri/critest.sh runs Kubernetes' CRI validation suite against.
 
 load lib
 
@@ -22,50 +24,17 @@ cri() {
 	eng_run node "$ENG_TOP/tests/cri/cri.js" "$ENG_T/containerd.sock" "$@"
 }
 
-write_config() {
-	local t=$ENG_T
-	{
-		eng_containerd_paths "$t"
-		echo '[plugins."io.containerd.grpc.v1.cri"]'
-		echo "  sandbox_image = \"$PAUSE\""
-		# No CAP_SYS_RESOURCE here: the kubelet's oom_score_adj for a
-		# container could not be set below the shim's.
-		echo '  restrict_oom_score_adj = true'
-		echo '[plugins."io.containerd.grpc.v1.cri".cni]'
-		echo "  conf_dir = \"$t/cni/conf\""
-		echo "  bin_dir = \"$(cni_bin_dir)\""
-		# The agentrun handlers' state under the suite's dir.
-		eng_containerd_handlers "Root = \"$t/runtime-root\""
-	} >"$t/config.toml"
-	mkdir -p "$t/cni/conf" "$t/cni/ipam"
-	jq -n --arg net "$NET" --arg ipam "$t/cni/ipam" '{
-		cniVersion: "0.4.0", name: "agentrun-cri-test",
-		plugins: [{type: "bridge", bridge: "cni-ar0", isGateway: true, ipMasq: false,
-			ipam: {type: "host-local", dataDir: $ipam,
-				ranges: [[{subnet: ($net + ".0/24"), gateway: ($net + ".1")}]]}}]}' \
-		>"$t/cni/conf/10-agentrun-test.conflist"
-}
-
-cni_bin_dir() {
-	local d
-	for d in /usr/lib/cni /opt/cni/bin; do
-		[ -x "$d/bridge" ] && { echo "$d"; return; }
-	done
-	echo /usr/lib/cni
-}
-
 setup_file() {
 	eng_require containerd ctr containerd-shim-runc-v2 jq node nsenter ip busybox
 	[ -d "$ENG_TOP/tests/cri/node_modules/@grpc/grpc-js" ] \
 		|| skip "no CRI client modules: npm ci --prefix tests/cri"
-	[ -x "$(cni_bin_dir)/bridge" ] || skip "no CNI plugins (apt-get install containernetworking-plugins)"
+	[ -x "$(eng_cni_bin_dir)/bridge" ] || skip "no CNI plugins (apt-get install containernetworking-plugins)"
 	eng_setup_dir cri
 	eng_note_host_paths /run/containerd/s /run/containerd/fifo /run/containerd
 	export CRI_NETNS=agentrun-cri-${ENG_T##*.}
 	echo "$CRI_NETNS" >"$ENG_T/netns"
-	ip netns add "$CRI_NETNS"
-	ip -n "$CRI_NETNS" link set lo up
-	write_config
+	eng_netns_add "$CRI_NETNS"
+	eng_cri_config "$PAUSE" "$NET"
 	eng_start_daemon containerd nsenter --net="/run/netns/$CRI_NETNS" containerd --config "$ENG_T/config.toml"
 	eng_wait_ready containerd "$ENG_DAEMON_PID" \
 		ctr --address "$ENG_T/containerd.sock" version
