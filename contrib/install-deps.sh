@@ -7,7 +7,7 @@ set -euo pipefail
 # Libraries configure looks for with pkg-config, plus the autotools chain.
 BUILD_DEPS=(
 	build-essential autoconf automake libtool pkg-config
-	libseccomp-dev libyajl-dev libcap-dev libselinux1-dev libsystemd-dev
+	libseccomp-dev libyajl-dev libcap-dev libselinux1-dev libsystemd-dev zlib1g-dev
 )
 
 # What tests/run.sh, images/ and bench/ call: bats for the suites,

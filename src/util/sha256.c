@@ -4,6 +4,7 @@
  * example vectors in tests/unit/test_agent_host.c. */
 #include "config.h"
 #include "sha256.h"
+#include "md_block.h"
 
 #include <string.h>
 
@@ -65,29 +66,13 @@ small_sigma1 (uint32_t x)
   return rotr (x, 17) ^ rotr (x, 19) ^ (x >> 10);
 }
 
-static uint32_t
-load_be32 (const uint8_t *p)
-{
-  return ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16)
-         | ((uint32_t) p[2] << 8) | (uint32_t) p[3];
-}
-
-static void
-store_be32 (uint8_t *p, uint32_t v)
-{
-  p[0] = (uint8_t) (v >> 24);
-  p[1] = (uint8_t) (v >> 16);
-  p[2] = (uint8_t) (v >> 8);
-  p[3] = (uint8_t) v;
-}
-
 /* 6.2.2: one 512-bit block into the running hash value. */
 static void
-compress (uint32_t state[8], const uint8_t block[64])
+compress (uint32_t *state, const uint8_t block[64])
 {
   uint32_t schedule[64];
   for (int t = 0; t < 16; t++)
-    schedule[t] = load_be32 (block + 4 * t);
+    schedule[t] = ar_md_load_be32 (block + 4 * t);
   for (int t = 16; t < 64; t++)
     schedule[t] = small_sigma1 (schedule[t - 2]) + schedule[t - 7]
                   + small_sigma0 (schedule[t - 15]) + schedule[t - 16];
@@ -127,54 +112,21 @@ ar_sha256_init (ar_sha256_ctx *ctx)
     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
   };
   memcpy (ctx->state, initial, sizeof initial);
-  ctx->total_bytes = 0;
-  ctx->block_used = 0;
+  ctx->buf = (ar_md_buffer){ 0 };
 }
 
 void
 ar_sha256_update (ar_sha256_ctx *ctx, const void *data, size_t len)
 {
-  const uint8_t *p = data;
-  ctx->total_bytes += len;
-  if (ctx->block_used > 0)
-    {
-      size_t take = 64 - ctx->block_used;
-      if (take > len)
-        take = len;
-      memcpy (ctx->block + ctx->block_used, p, take);
-      ctx->block_used += take;
-      p += take;
-      len -= take;
-      if (ctx->block_used < 64)
-        return;
-      compress (ctx->state, ctx->block);
-      ctx->block_used = 0;
-    }
-  for (; len >= 64; p += 64, len -= 64)
-    compress (ctx->state, p);
-  memcpy (ctx->block, p, len);
-  ctx->block_used = len;
+  ar_md_update (&ctx->buf, ctx->state, compress, data, len);
 }
 
 void
 ar_sha256_final (ar_sha256_ctx *ctx, uint8_t digest[AR_SHA256_DIGEST_SIZE])
 {
-  /* 5.1.1: a 1 bit, zeros up to 448 mod 512, then the length in bits. */
-  uint64_t total_bits = ctx->total_bytes * 8;
-  ctx->block[ctx->block_used++] = 0x80;
-  if (ctx->block_used > 56)
-    {
-      memset (ctx->block + ctx->block_used, 0, 64 - ctx->block_used);
-      compress (ctx->state, ctx->block);
-      ctx->block_used = 0;
-    }
-  memset (ctx->block + ctx->block_used, 0, 56 - ctx->block_used);
-  store_be32 (ctx->block + 56, (uint32_t) (total_bits >> 32));
-  store_be32 (ctx->block + 60, (uint32_t) total_bits);
-  compress (ctx->state, ctx->block);
-
+  ar_md_finish (&ctx->buf, ctx->state, compress);
   for (int i = 0; i < 8; i++)
-    store_be32 (digest + 4 * i, ctx->state[i]);
+    ar_md_store_be32 (digest + 4 * i, ctx->state[i]);
   memset (ctx, 0, sizeof *ctx);
 }
 
@@ -182,13 +134,7 @@ void
 ar_sha256_to_hex (const uint8_t digest[AR_SHA256_DIGEST_SIZE],
                   char hex[AR_SHA256_HEX_SIZE])
 {
-  static const char digits[] = "0123456789abcdef";
-  for (int i = 0; i < AR_SHA256_DIGEST_SIZE; i++)
-    {
-      hex[2 * i] = digits[digest[i] >> 4];
-      hex[2 * i + 1] = digits[digest[i] & 0xf];
-    }
-  hex[2 * AR_SHA256_DIGEST_SIZE] = '\0';
+  ar_md_to_hex (digest, AR_SHA256_DIGEST_SIZE, hex);
 }
 
 void

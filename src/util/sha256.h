@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "md_block.h"
 
 #define AR_SHA256_DIGEST_SIZE 32
 #define AR_SHA256_HEX_SIZE 65 /* 64 hex digits and a NUL */
@@ -12,9 +13,7 @@
 typedef struct
 {
   uint32_t state[8];
-  uint64_t total_bytes;
-  uint8_t block[64];
-  size_t block_used;
+  ar_md_buffer buf;
 } ar_sha256_ctx;
 
 void ar_sha256_init (ar_sha256_ctx *ctx);
