@@ -166,10 +166,26 @@ int ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
 int ar_agent_finish (const ar_agent_plan *plan, const char *state_dir,
                      const char *container_id, ar_error_t **err);
 
-/* sandbox: write the workspace's changes as a unified diff ("a/" the
- * original, "b/" the container's view) to `diff_path`, after the container
- * stopped and before ar_agent_finish. Files holding a secret are
- * withheld as from /output (and listed in the audit log). */
+/* sandbox --diff FILE: what the command left in the workspace against
+ * the workspace as it was, in git's diff format (git apply takes it on a
+ * clean checkout of the original); without .git, nor, in a git
+ * repository, the files git ignores unless `include_ignored`. The
+ * commits made in the sandbox go to FILE.bundle (none: no such file).
+ * After the container stopped and before ar_agent_finish. Files holding
+ * a secret are withheld as from /output; the audit log's "diff" event
+ * lists them, and the error when the diff is not whole (a path that
+ * could not be read is left out, the rest is still written). */
+typedef struct
+{
+  const char *path;     /* absolute */
+  bool include_ignored; /* --diff-ignored */
+} ar_diff_request;
+
+int ar_workspace_export_diff (const ar_agent_plan *plan, const char *state_dir,
+                              const char *container_id,
+                              const ar_diff_request *req, ar_error_t **err);
+
+/* The same with the defaults (no ignored files). */
 int ar_workspace_diff (const ar_agent_plan *plan, const char *state_dir,
                        const char *container_id, const char *diff_path,
                        ar_error_t **err);

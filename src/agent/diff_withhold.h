@@ -12,24 +12,19 @@
 
 typedef struct
 {
-  char **paths;                  /* as diff names them below a/ and b/ */
   ar_output_withheld *withheld;  /* the path or "[withheld name]", why */
   size_t n;
 } ar_diff_withheld_list;
 
-/* Walk the workspace's upper layer (`upper_fd`) for what changed, and
- * check each changed path in the original (`a_fd`) and changed (`b_fd`)
- * views. Nothing to find without secrets. */
-void ar_diff_find_withheld (const ar_secret_set *secrets, int upper_fd,
-                            int a_fd, int b_fd, ar_diff_withheld_list *out);
-
-/* Copy diff(1)'s output from `in` to `out`, each withheld file's part
- * replaced by one line, and any other line that holds a secret too. */
-int ar_diff_filter (int in, int out, const ar_secret_set *secrets,
-                    const ar_diff_withheld_list *list, ar_error_t **err);
-
-/* "withheld":[{"path","reason"}...], the inside of an audit event. */
-char *ar_diff_withheld_fields_json (const ar_diff_withheld_list *list);
+/* Check one changed path (relative to the workspace): its name, then
+ * what is at it in the changed and the original view (`b_fd`, `a_fd`:
+ * O_PATH fds of the entries, not followed; -1: none there). When it
+ * must be withheld it is added to `list` and returned; NULL otherwise,
+ * and always without secrets. */
+const ar_output_withheld *ar_diff_withhold_path (const ar_secret_set *secrets,
+                                                 const char *path, int a_fd,
+                                                 int b_fd,
+                                                 ar_diff_withheld_list *list);
 
 void ar_diff_withheld_list_clear (ar_diff_withheld_list *list);
 #define cleanup_diff_withheld __attribute__ ((cleanup (ar_diff_withheld_list_clear)))

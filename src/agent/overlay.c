@@ -334,12 +334,15 @@ ar_overlay_is_whiteout (const struct stat *st)
   return S_ISCHR (st->st_mode) && st->st_rdev == makedev (0, 0);
 }
 
+/* Without root the layers are mounted with userxattr (see
+ * userns_option_sets): overlayfs then marks them in user.* xattrs. */
 bool
 ar_overlay_is_opaque_dir (int dirfd)
 {
   char value[2];
-  ssize_t n = fgetxattr (dirfd, "trusted.overlay.opaque", value,
-                         sizeof value);
+  const char *name = ar_userns_unprivileged () ? "user.overlay.opaque"
+                                               : "trusted.overlay.opaque";
+  ssize_t n = fgetxattr (dirfd, name, value, sizeof value);
   return n == 1 && value[0] == 'y';
 }
 

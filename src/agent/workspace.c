@@ -1,24 +1,42 @@
 /* The sandbox's workspace: a host directory the container sees at the same
  * path through an overlay of its own, whose upper layer lives in the
  * ephemeral tmpfs. The real directory is never written; what the agent
- * changed comes back as a unified diff. */
+ * changed comes back as a diff in git's format (and its commits as a
+ * git bundle). */
 #include "config.h"
 #include "agent.h"
 #include "diff_withhold.h"
 #include "hostfs.h"
 #include "overlay.h"
 #include "workspace.h"
+#include "ws_changes.h"
+#include "ws_diff.h"
+#include "ws_git.h"
 #include "../util/cleanup.h"
+#include "../util/path.h"
+#include "../util/userns.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
+#include <unistd.h>
+#include <yajl/yajl_gen.h>
 
 #define WS_WORK "ws-work"
 #define WS_DIFF "ws-diff"
+#define GIT_SHADOW_A "diff-git-a" /* below the state dir */
+#define GIT_SHADOW_B "diff-git-b"
+
+/* Without root overlayfs keeps its marks (opaque directories) in user.*
+ * xattrs, and only with this option; a mount that must read the layer
+ * again needs it too. */
+static const char *
+userxattr_option (void)
+{
+  return ar_userns_unprivileged () ? ",userxattr" : "";
+}
 
 static char *
 overlay_child (const char *state_dir, const char *name)
@@ -42,7 +60,7 @@ ar_workspace_prepare (const ar_agent_plan *plan, const char *state_dir,
   char *options[] = {
     xasprintf ("lowerdir=%s", plan->workspace_host_dir),
     xasprintf ("upperdir=%s", upper),
-    xasprintf ("workdir=%s", work),
+    xasprintf ("workdir=%s%s", work, userxattr_option ()),
     NULL,
   };
   char **items = xcalloc (4, sizeof *items);
@@ -68,79 +86,242 @@ mount_views (const char *workspace, const char *upper, const char *a,
   if (mount (workspace, a, NULL, MS_BIND | MS_REC, NULL) < 0
       || mount (NULL, a, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
     return ar_error_set (err, errno, "workspace diff: bind `%s`", workspace);
-  cleanup_free char *data = xasprintf ("lowerdir=%s:%s", upper, workspace);
+  cleanup_free char *data = xasprintf ("lowerdir=%s:%s%s", upper, workspace, userxattr_option ());
   if (mount ("overlay", b, "overlay", MS_RDONLY, data) < 0)
     return ar_error_set (err, errno, "workspace diff: mount the changed view");
   return 0;
 }
 
-/* diff(1) from diffutils (exit 0 same, 1 different, 2 trouble), its
- * output filtered on the way to the file. */
-static int
-run_diff (const char *cwd, const char *diff_path,
-          const ar_secret_set *secrets, const ar_diff_withheld_list *withheld,
-          ar_error_t **err)
+/* What the audit log's "diff" event says. */
+typedef struct
 {
-  cleanup_close int out = open (diff_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out < 0)
-    return ar_error_set (err, errno, "--diff: create `%s`", diff_path);
-  int fds[2];
-  if (pipe2 (fds, O_CLOEXEC) < 0)
-    return ar_error_set (err, errno, "--diff: pipe");
-  pid_t pid = fork ();
-  if (pid < 0)
-    {
-      close (fds[0]);
-      close (fds[1]);
-      return ar_error_set (err, errno, "fork diff");
-    }
-  if (pid == 0)
-    {
-      if (chdir (cwd) < 0 || dup2 (fds[1], STDOUT_FILENO) < 0)
-        _exit (2);
-      execlp ("diff", "diff", "-urN", "--no-dereference", "a", "b", (char *) NULL);
-      _exit (127);
-    }
-  close (fds[1]);
-  int r = ar_diff_filter (fds[0], out, secrets, withheld, err);
-  int status;
-  while (waitpid (pid, &status, 0) < 0)
-    if (errno != EINTR)
-      return ar_error_set (err, errno, "wait for diff");
-  if (r == 0 && (!WIFEXITED (status) || WEXITSTATUS (status) > 1))
-    return ar_error_set (err, 0, "--diff: diff(1) failed (status %d)",
-                         WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status));
-  return r;
+  size_t changed;
+  ar_diff_withheld_list withheld;
+  char *bundle; /* NULL: none written */
+} diff_outcome;
+
+static void
+diff_outcome_clear (diff_outcome *o)
+{
+  ar_diff_withheld_list_clear (&o->withheld);
+  free (o->bundle);
 }
 
-/* What the export withholds from /output, the diff withholds too; the
- * audit log says what (as for /output). */
-static int
-diff_views (const ar_agent_plan *plan, const char *state_dir,
-            const char *container_id, const char *upper, const char *dir, const char *diff_path,
-            ar_error_t **err)
+/* The git side of a workspace that is a repository: the agent's view
+ * (for what it ignores and its commits) and, for the commits, the
+ * original's HEAD. */
+typedef struct
 {
-  cleanup_free char *a = ar_hostfs_join (dir, "a");
-  cleanup_free char *b = ar_hostfs_join (dir, "b");
-  ar_secret_set secrets = { 0 };
-  if (ar_secrets_load (plan, state_dir, &secrets, err) < 0)
-    return ar_error_prefix (err, "--diff: secrets");
-  cleanup_diff_withheld ar_diff_withheld_list withheld = { 0 };
+  bool repo;
+  ar_git_shadow changed, original;
+} git_views;
+
+static void
+git_views_clear (git_views *g)
+{
+  ar_git_shadow_clear (&g->changed);
+  ar_git_shadow_clear (&g->original);
+}
+
+static int
+git_views_make (git_views *g, const char *state_dir, const char *a, int a_fd,
+                const char *b, int b_fd, ar_error_t **err)
+{
+  g->repo = ar_ws_git_is_repo (a_fd) || ar_ws_git_is_repo (b_fd);
+  if (!g->repo)
+    return 0;
+  if (!ar_ws_git_available ())
+    {
+      g->repo = false;
+      fprintf (stderr, "agentrun: warning: --diff: git not found: ignored files kept, commits not exported\n");
+      return 0;
+    }
+  cleanup_free char *dir_a = ar_hostfs_join (state_dir, GIT_SHADOW_A);
+  cleanup_free char *dir_b = ar_hostfs_join (state_dir, GIT_SHADOW_B);
+  if (ar_git_shadow_make (dir_b, b, b_fd, &g->changed, err) < 0
+      || (ar_ws_git_is_repo (a_fd) && ar_git_shadow_make (dir_a, a, a_fd, &g->original, err) < 0))
+    {
+      g->repo = false;
+      return ar_error_prefix (err, "--diff");
+    }
+  return 0;
+}
+
+static bool
+has_entry (int view_fd, const char *path)
+{
+  cleanup_close int fd = ar_path_open_entry (view_fd, path);
+  return fd >= 0;
+}
+
+/* Whether git ignores a path is asked where the path is: in the agent's
+ * view (its .gitignore files and index) when it is still there, else in
+ * the original (a deleted build output of the original is no file of a
+ * clean checkout either). */
+static int
+drop_ignored (const git_views *g, int a_fd, int b_fd, ar_path_list *paths,
+              ar_error_t **err)
+{
+  cleanup_free bool *ask = xcalloc (paths->n + 1, sizeof *ask);
+  for (size_t i = 0; i < paths->n; i++)
+    ask[i] = has_entry (b_fd, paths->paths[i]);
+  if (ar_git_drop_ignored (&g->changed, paths, ask, err) < 0)
+    return -1;
+  if (g->original.dir == NULL)
+    return 0;
+  for (size_t i = 0; i < paths->n; i++)
+    ask[i] = !has_entry (b_fd, paths->paths[i]) && has_entry (a_fd, paths->paths[i]);
+  return ar_git_drop_ignored (&g->original, paths, ask, err);
+}
+
+/* The commits since the original HEAD, as FILE.bundle; an older
+ * FILE.bundle goes when there are none, so it never belongs to an
+ * earlier run. */
+static int
+export_commits (const git_views *g, const char *bundle, bool *written,
+                ar_error_t **err)
+{
+  char since[AR_GIT_ID_SIZE] = "";
+  *written = false;
+  if (g->repo && ((g->original.dir && ar_git_head (&g->original, since, err) < 0)
+                  || ar_git_bundle (&g->changed, since, bundle, written, err) < 0))
+    return ar_error_prefix (err, "--diff: commits");
+  if (!*written && unlink (bundle) < 0 && errno != ENOENT)
+    return ar_error_set (err, errno, "--diff: remove the old `%s`", bundle);
+  return 0;
+}
+
+static int
+write_patches (ar_ws_diff *d, const ar_path_list *paths, const char *diff_path,
+               ar_error_t **err)
+{
+  cleanup_close int fd = open (diff_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return ar_error_set (err, errno, "--diff: create `%s`", diff_path);
+  d->sink.out = fdopen (fd, "w");
+  if (d->sink.out == NULL)
+    return ar_error_set (err, errno, "--diff: `%s`", diff_path);
+  steal_fd (&fd);
+  for (size_t i = 0; i < paths->n; i++)
+    ar_ws_diff_path (d, paths->paths[i]);
+  bool write_failed = ferror (d->sink.out) != 0;
+  if (fclose (d->sink.out) != 0 || write_failed)
+    return ar_error_set (err, errno, "--diff: write `%s`", diff_path);
+  if (d->first_error)
+    return ar_error_set (err, d->first_error->errno_value, "--diff: %zu path(s) left out, the first: %s",
+                         d->failed, d->first_error->msg);
+  return 0;
+}
+
+/* Every step runs, whatever failed before it (a diff without the ignored
+ * files dropped is still a diff); the first failure is returned. */
+static int
+diff_views (const ar_diff_request *req, const char *state_dir,
+            const ar_secret_set *secrets, const char *upper, const char *a,
+            const char *b, diff_outcome *outcome, ar_error_t **err)
+{
   cleanup_close int upper_fd = ar_hostfs_open_dir (upper, err);
   cleanup_close int a_fd = upper_fd < 0 ? -1 : ar_hostfs_open_dir (a, err);
   cleanup_close int b_fd = a_fd < 0 ? -1 : ar_hostfs_open_dir (b, err);
-  int r = b_fd < 0 ? -1 : 0;
+  if (b_fd < 0)
+    return ar_error_prefix (err, "--diff");
+  cleanup_error ar_error_t *first = NULL, *step = NULL;
+  cleanup_path_list ar_path_list paths = { 0 };
+  if (ar_ws_changed_paths (upper_fd, a_fd, &paths, &step) < 0)
+    ar_error_prefix (&step, "--diff");
+  ar_error_free (ar_error_keep_first (&first, &step));
+  __attribute__ ((cleanup (git_views_clear))) git_views git = { 0 };
+  git_views_make (&git, state_dir, a, a_fd, b, b_fd, &step);
+  ar_error_free (ar_error_keep_first (&first, &step));
+  if (git.repo && !req->include_ignored && drop_ignored (&git, a_fd, b_fd, &paths, &step) < 0)
+    ar_error_prefix (&step, "--diff: ignored files kept");
+  ar_error_free (ar_error_keep_first (&first, &step));
+
+  ar_ws_diff d = { .a_fd = a_fd, .b_fd = b_fd, .secrets = secrets,
+                   .sink = { .secrets = secrets } };
+  write_patches (&d, &paths, req->path, &step);
+  ar_error_free (ar_error_keep_first (&first, &step));
+  cleanup_free char *bundle = xasprintf ("%s.bundle", req->path);
+  bool written = false;
+  export_commits (&git, bundle, &written, &step);
+  ar_error_free (ar_error_keep_first (&first, &step));
+
+  outcome->changed = d.changed;
+  outcome->withheld = d.withheld;
+  d.withheld = (ar_diff_withheld_list){ 0 };
+  outcome->bundle = written ? steal_pointer (&bundle) : NULL;
+  ar_ws_diff_clear (&d);
+  return ar_error_pass (err, steal_pointer (&first));
+}
+
+/* The "diff" event: how many paths changed, what was withheld, the
+ * bundle, and the error when the diff is not whole. An error naming a
+ * path that spells a secret is not shown. */
+static void
+audit_diff (const ar_agent_plan *plan, const char *container_id,
+            const ar_secret_set *secrets, const diff_outcome *o,
+            const ar_error_t *error)
+{
+  if (plan->audit_path == NULL)
+    return;
+  yajl_gen gen = yajl_gen_alloc (NULL);
+  yajl_gen_map_open (gen);
+  yajl_gen_string (gen, (const unsigned char *) "changed", 7);
+  yajl_gen_integer (gen, (long long) o->changed);
+  ar_output_gen_withheld (gen, o->withheld.withheld, o->withheld.n);
+  if (o->bundle)
+    {
+      yajl_gen_string (gen, (const unsigned char *) "bundle", 6);
+      ar_hostfs_gen_name (gen, o->bundle);
+    }
+  if (error)
+    {
+      bool secret = ar_secret_set_find (secrets, error->msg, strlen (error->msg)) != NULL;
+      yajl_gen_string (gen, (const unsigned char *) "error", 5);
+      ar_hostfs_gen_name (gen, secret ? "[withheld: names a secret]" : error->msg);
+    }
+  yajl_gen_map_close (gen);
+  cleanup_free char *fields = ar_hostfs_json_members (gen);
+  cleanup_error ar_error_t *audit_err = NULL;
+  if (ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir, container_id,
+                                 "diff", fields, &audit_err) < 0)
+    fprintf (stderr, "agentrun: warning: audit log: %s\n", audit_err->msg);
+}
+
+static int
+export_diff (const ar_agent_plan *plan, const char *state_dir,
+             const ar_diff_request *req, const ar_secret_set *secrets,
+             diff_outcome *outcome, ar_error_t **err)
+{
+  cleanup_free char *upper = overlay_child (state_dir, AR_OVERLAY_WS_UPPER);
+  cleanup_free char *dir = overlay_child (state_dir, WS_DIFF);
+  cleanup_free char *a = ar_hostfs_join (dir, "a");
+  cleanup_free char *b = ar_hostfs_join (dir, "b");
+  if (mkdir (dir, 0700) < 0 && errno != EEXIST)
+    return ar_error_set (err, errno, "--diff: mkdir `%s`", dir);
+  int r = mount_views (plan->workspace_host_dir, upper, a, b, err);
   if (r == 0)
-    {
-      ar_diff_find_withheld (&secrets, upper_fd, a_fd, b_fd, &withheld);
-      r = run_diff (dir, diff_path, &secrets, &withheld, err);
-    }
+    r = diff_views (req, state_dir, secrets, upper, a, b, outcome, err);
+  ar_hostfs_unmount_and_remove (b, NULL);
+  ar_hostfs_unmount_and_remove (a, NULL);
+  rmdir (dir);
+  return r;
+}
+
+int
+ar_workspace_export_diff (const ar_agent_plan *plan, const char *state_dir,
+                          const char *container_id, const ar_diff_request *req,
+                          ar_error_t **err)
+{
+  if (plan == NULL || plan->workspace_host_dir == NULL)
+    return ar_error_set (err, 0, "--diff: the sandbox has no workspace");
+  ar_secret_set secrets = { 0 };
+  if (ar_secrets_load (plan, state_dir, &secrets, err) < 0)
+    return ar_error_prefix (err, "--diff: secrets");
+  __attribute__ ((cleanup (diff_outcome_clear))) diff_outcome outcome = { 0 };
+  int r = export_diff (plan, state_dir, req, &secrets, &outcome, err);
+  audit_diff (plan, container_id, &secrets, &outcome, r < 0 ? *err : NULL);
   ar_secret_set_clear (&secrets);
-  if (r == 0 && withheld.n > 0 && plan->audit_path)
-    {
-      cleanup_free char *fields = ar_diff_withheld_fields_json (&withheld);
-      r = ar_audit_append (plan->audit_path, container_id, "diff", fields, err);
-    }
   return r;
 }
 
@@ -149,19 +330,6 @@ ar_workspace_diff (const ar_agent_plan *plan, const char *state_dir,
                    const char *container_id, const char *diff_path,
                    ar_error_t **err)
 {
-  if (plan == NULL || plan->workspace_host_dir == NULL)
-    return ar_error_set (err, 0, "--diff: the sandbox has no workspace");
-  cleanup_free char *upper = overlay_child (state_dir, AR_OVERLAY_WS_UPPER);
-  cleanup_free char *dir = overlay_child (state_dir, WS_DIFF);
-  cleanup_free char *a = ar_hostfs_join (dir, "a");
-  cleanup_free char *b = ar_hostfs_join (dir, "b");
-  if (mkdir (dir, 0700) < 0 && errno != EEXIST)
-    return ar_error_set (err, errno, "workspace diff: mkdir `%s`", dir);
-  int r = mount_views (plan->workspace_host_dir, upper, a, b, err);
-  if (r == 0)
-    r = diff_views (plan, state_dir, container_id, upper, dir, diff_path, err);
-  ar_hostfs_unmount_and_remove (b, NULL);
-  ar_hostfs_unmount_and_remove (a, NULL);
-  rmdir (dir);
-  return r;
+  const ar_diff_request req = { .path = diff_path };
+  return ar_workspace_export_diff (plan, state_dir, container_id, &req, err);
 }

@@ -27,7 +27,9 @@
 static const ar_option options[] = {
   { "rootfs", 0, true, "root filesystem (default: the host's /, read-only under the overlay)" },
   { "workspace", 'w', true, "working directory, seen through an overlay (default: the current directory)" },
-  { "diff", 0, true, "write the workspace's changes to FILE as a unified diff" },
+  { "diff", 0, true, "write the workspace's changes to FILE in git's diff format (commits: FILE.bundle)" },
+  { "diff-ignored", 0, false, "keep the files git ignores in the diff" },
+  { "diff-strict", 0, false, "exit 125 when the diff cannot be written whole (default: the command's status)" },
   { "output", 'o', true, "export /output to DIR/<id> when done" },
   { "secret", 's', true, "NAME=FILE: a secret at /run/secrets/NAME", true },
   { "timeout", 't', true, "wall-clock limit (e.g. 30s, 10m, 1h)" },
@@ -49,6 +51,8 @@ enum
   OPT_ROOTFS,
   OPT_WORKSPACE,
   OPT_DIFF,
+  OPT_DIFF_IGNORED,
+  OPT_DIFF_STRICT,
   OPT_OUTPUT,
   OPT_SECRET,
   OPT_TIMEOUT,
@@ -64,6 +68,9 @@ enum
   OPT_PRINT_POLICY,
   OPT_NO_INIT
 };
+
+/* --diff-strict: what agentrun exits with when the diff failed. */
+#define DIFF_FAILED_STATUS 125
 
 static const ar_command_doc doc = {
   "sandbox", "[OPTIONS] -- COMMAND [ARGS...]",
@@ -279,9 +286,74 @@ print_policy (const ar_globals *g, oci_spec *spec, ar_error_t **err)
   return 0;
 }
 
+/* --diff FILE, made absolute, its directory checked before the command
+ * runs: a diff that cannot be written is found out now, not once the
+ * work is done. */
+static int
+diff_destination (const char *given, char **out, ar_error_t **err)
+{
+  cleanup_free char *dir = xstrdup (given);
+  char *slash = strrchr (dir, '/');
+  const char *base = slash ? slash + 1 : given;
+  if (slash)
+    slash[slash == dir ? 1 : 0] = '\0'; /* "/x" keeps "/" */
+  if (*base == '\0' || strcmp (base, ".") == 0 || strcmp (base, "..") == 0)
+    return ar_error_set (err, 0, "sandbox: --diff `%s`: expected a file name", given);
+  char buf[PATH_MAX];
+  struct stat st;
+  if (realpath (slash ? dir : ".", buf) == NULL || stat (buf, &st) < 0)
+    return ar_error_set (err, errno, "sandbox: --diff `%s`", given);
+  if (!S_ISDIR (st.st_mode))
+    return ar_error_set (err, ENOTDIR, "sandbox: --diff `%s`", given);
+  if (access (buf, W_OK | X_OK) < 0)
+    return ar_error_set (err, errno, "sandbox: --diff `%s`: directory `%s`", given, buf);
+  *out = xasprintf ("%s/%s", strcmp (buf, "/") == 0 ? "" : buf, base);
+  if (stat (*out, &st) == 0 && (S_ISDIR (st.st_mode) || access (*out, W_OK) < 0))
+    return ar_error_set (err, S_ISDIR (st.st_mode) ? EISDIR : errno, "sandbox: --diff `%s`", given);
+  return 0;
+}
+
+/* The plan saved with the sandbox says where its workspace is. */
+static int
+export_diff (const char *root, const char *id, const ar_diff_request *req,
+             ar_error_t **err)
+{
+  cleanup_close int state_fd = ar_container_open_dir (root, id, err);
+  cleanup_free char *state_dir = state_fd < 0 ? NULL : ar_container_state_path (root, id, err);
+  ar_agent_plan *plan = NULL;
+  if (state_dir == NULL || ar_stage_load_plan (state_fd, &plan, err) < 0)
+    return -1;
+  int r = ar_workspace_export_diff (plan, state_dir, id, req, err);
+  ar_agent_plan_free (plan);
+  return r;
+}
+
+/* The command's status stays what agentrun exits with unless
+ * --diff-strict: the failure is one line on stderr (and in the audit
+ * log's "diff" event). */
+static int
+diff_after (const ar_globals *g, const ar_parsed *p, const char *id,
+            const char *diff_path, int status)
+{
+  const ar_diff_request req = { .path = diff_path,
+                                .include_ignored = ar_flag (p, OPT_DIFF_IGNORED) };
+  cleanup_error ar_error_t *err = NULL;
+  if (export_diff (g->root, id, &req, &err) == 0)
+    return status;
+  if (!ar_flag (p, OPT_DIFF_STRICT))
+    {
+      fprintf (stderr, "agentrun: sandbox: %s (the command's exit status %d is kept)\n", err->msg, status);
+      return status;
+    }
+  fprintf (stderr, "agentrun: sandbox: %s (exit %d for --diff-strict; the command exited %d)\n",
+           err->msg, DIFF_FAILED_STATUS, status);
+  return DIFF_FAILED_STATUS;
+}
+
 static int
 run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
-             const char *id, const char *bundle, ar_error_t **err)
+             const char *id, const char *bundle, const char *diff_path,
+             ar_error_t **err)
 {
   ar_create_options opts = {
     .root = g->root,
@@ -313,11 +385,8 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
   int status = -1;
   if (ar_container_release (g->root, id, &created, err) == 0)
     status = ar_container_wait (g->root, id, "sandbox", &created, err);
-  if (status >= 0 && p->value[OPT_DIFF])
-    {
-      if (ar_container_workspace_diff (g->root, id, p->value[OPT_DIFF], err) < 0)
-        status = -1;
-    }
+  if (status >= 0 && diff_path)
+    status = diff_after (g, p, id, diff_path, status);
   cleanup_error ar_error_t *delete_err = NULL;
   if (ar_container_delete (g->root, id, true, &delete_err) < 0 && status >= 0)
     {
@@ -349,6 +418,9 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (absolute_dir ("--rootfs", p.value[OPT_ROOTFS] ? p.value[OPT_ROOTFS] : "/", &rootfs, err) < 0
       || absolute_dir ("--workspace", p.value[OPT_WORKSPACE] ? p.value[OPT_WORKSPACE] : ".", &workspace, err) < 0)
     return -1;
+  cleanup_free char *diff_path = NULL;
+  if (p.value[OPT_DIFF] && !print_only && diff_destination (p.value[OPT_DIFF], &diff_path, err) < 0)
+    return -1;
   oci_spec *spec = NULL;
   if (build_spec (&p, rootfs, workspace, &spec, err) < 0)
     return -1;
@@ -365,7 +437,7 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   int status = write_bundle (g->root, id, spec, &bundle, err);
   oci_spec_free (spec);
   if (status == 0)
-    status = run_sandbox (g, &p, command_line, id, bundle, err);
+    status = run_sandbox (g, &p, command_line, id, bundle, diff_path, err);
   if (bundle)
     ar_bundle_remove (bundle);
   return status;

@@ -252,3 +252,9 @@ ar_path_at_or_under (const char *path, const char *dir)
     return path[0] == '/';
   return strncmp (path, dir, len) == 0 && (path[len] == '\0' || path[len] == '/');
 }
+
+int
+ar_path_open_entry (int dir_fd, const char *path)
+{
+  return ar_openat2 (dir_fd, path, O_PATH | O_NOFOLLOW, RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+}

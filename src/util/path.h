@@ -25,6 +25,12 @@ int ar_path_open_in_root (int root_fd, const char *path, int flags,
 int ar_path_create_in_root (int root_fd, const char *path, bool is_dir,
                             ar_error_t **err);
 
+/* The entry at `path` below `dir_fd` itself (O_PATH; a symlink there is
+ * not followed), reached through no symlink: the path as git means it
+ * in a work tree ("d/x" with d a symlink is no such path). -1 with errno
+ * when there is none. */
+int ar_path_open_entry (int dir_fd, const char *path);
+
 /* "/proc/self/fd/N", for mount(2) and friends that need a path. */
 #define AR_FD_PATH_MAX 32
 void ar_fd_path (int fd, char buf[AR_FD_PATH_MAX]);

@@ -1,0 +1,342 @@
+#include "config.h"
+#include "ws_git.h"
+#include "hostfs.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/path.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_COPY_BYTES (512u << 20) /* an index of a very large repository */
+#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
+#define SHADOW_CONFIG "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
+
+bool
+ar_ws_git_is_repo (int view_fd)
+{
+  struct stat st;
+  return fstatat (view_fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode);
+}
+
+bool
+ar_ws_git_available (void)
+{
+  const char *path = getenv ("PATH");
+  cleanup_free char *dirs = xstrdup (path && *path ? path : DEFAULT_PATH);
+  char *save = NULL;
+  for (char *d = strtok_r (dirs, ":", &save); d; d = strtok_r (NULL, ":", &save))
+    {
+      cleanup_free char *exe = xasprintf ("%s/git", d);
+      if (access (exe, X_OK) == 0)
+        return true;
+    }
+  return false;
+}
+
+/* ---- the shadow git dir ----------------------------------------------- */
+
+/* `rel` below the view's .git, read without following a symlink on the
+ * way, into `data` (caller frees). 1 when it is not there (or not a
+ * regular file). */
+static int
+read_from_view (int view_fd, const char *rel, char **data, size_t *len,
+                ar_error_t **err)
+{
+  cleanup_free char *path = xasprintf (".git/%s", rel);
+  cleanup_close int fd = ar_openat2 (view_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK,
+                                     RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    return 1;
+  if ((size_t) st.st_size > MAX_COPY_BYTES)
+    return ar_error_set (err, EFBIG, "git: `%s`", path);
+  *data = xmalloc ((size_t) st.st_size + 1);
+  ssize_t n = ar_read_all (fd, *data, (size_t) st.st_size);
+  if (n < 0)
+    return ar_error_set (err, errno, "git: read `%s`", path);
+  (*data)[n] = '\0';
+  *len = (size_t) n;
+  return 0;
+}
+
+static int
+copy_from_view (const ar_git_shadow *g, int view_fd, const char *rel,
+                ar_error_t **err)
+{
+  cleanup_free char *data = NULL;
+  size_t len = 0;
+  int r = read_from_view (view_fd, rel, &data, &len, err);
+  if (r != 0)
+    return r < 0 ? -1 : 0;
+  cleanup_free char *dest = xasprintf ("%s/%s", g->dir, rel);
+  cleanup_free char *parent = xstrdup (dest);
+  *strrchr (parent, '/') = '\0';
+  if (ar_mkdir_p (parent, 0700, err) < 0)
+    return -1;
+  return ar_write_file_atomic_at (AT_FDCWD, dest, data, len, 0600, err);
+}
+
+/* A branch HEAD may name, as a path below the git dir: nothing that
+ * leads out of it. */
+static bool
+ref_name_ok (const char *ref)
+{
+  return strncmp (ref, "refs/", 5) == 0 && strstr (ref, "..") == NULL
+         && strstr (ref, "//") == NULL && ref[strlen (ref) - 1] != '/'
+         && strcspn (ref, "\n\r\\") == strlen (ref);
+}
+
+/* HEAD, and the loose ref it names when there is one. */
+static int
+copy_head (const ar_git_shadow *g, int view_fd, ar_error_t **err)
+{
+  cleanup_free char *head = NULL;
+  size_t len = 0;
+  int r = read_from_view (view_fd, "HEAD", &head, &len, err);
+  if (r != 0)
+    return r < 0 ? -1 : ar_error_set (err, 0, "git: no .git/HEAD");
+  head[strcspn (head, "\n")] = '\0';
+  if (strncmp (head, "ref: ", 5) != 0)
+    return copy_from_view (g, view_fd, "HEAD", err); /* a detached commit */
+  if (!ref_name_ok (head + 5))
+    return ar_error_set (err, 0, "git: HEAD names `%s`", head + 5);
+  if (copy_from_view (g, view_fd, "HEAD", err) < 0)
+    return -1;
+  return copy_from_view (g, view_fd, head + 5, err);
+}
+
+int
+ar_git_shadow_make (const char *dir, const char *view, int view_fd,
+                    ar_git_shadow *out, ar_error_t **err)
+{
+  *out = (ar_git_shadow){ 0 };
+  if (mkdir (dir, 0700) < 0)
+    return ar_error_set (err, errno, "git: mkdir `%s`", dir);
+  out->dir = xstrdup (dir);
+  out->work_tree = xstrdup (view);
+  cleanup_free char *config = xasprintf ("%s/config", dir);
+  cleanup_free char *alternates = xasprintf ("%s/objects/info/alternates", dir);
+  cleanup_free char *objects = xasprintf ("%s/objects/info", dir);
+  cleanup_free char *refs = xasprintf ("%s/refs/heads", dir);
+  cleanup_free char *alternate = xasprintf ("%s/.git/objects\n", view);
+  if (ar_write_file_atomic_at (AT_FDCWD, config, SHADOW_CONFIG, strlen (SHADOW_CONFIG), 0600, err) < 0
+      || ar_mkdir_p (objects, 0700, err) < 0 || ar_mkdir_p (refs, 0700, err) < 0
+      || ar_write_file_atomic_at (AT_FDCWD, alternates, alternate, strlen (alternate), 0600, err) < 0
+      || copy_head (out, view_fd, err) < 0
+      || copy_from_view (out, view_fd, "packed-refs", err) < 0
+      || copy_from_view (out, view_fd, "index", err) < 0
+      || copy_from_view (out, view_fd, "info/exclude", err) < 0)
+    return -1;
+  return 0;
+}
+
+static void
+remove_tree_at (int dir_fd, const char *name)
+{
+  int fd = openat (dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    {
+      unlinkat (dir_fd, name, 0);
+      return;
+    }
+  size_t n;
+  cleanup_strv char **names = ar_hostfs_sorted_names (fd, &n);
+  for (size_t i = 0; names && i < n; i++)
+    remove_tree_at (fd, names[i]);
+  close (fd);
+  unlinkat (dir_fd, name, AT_REMOVEDIR);
+}
+
+void
+ar_git_shadow_clear (ar_git_shadow *g)
+{
+  if (g->dir)
+    remove_tree_at (AT_FDCWD, g->dir);
+  free (g->dir);
+  free (g->work_tree);
+  *g = (ar_git_shadow){ 0 };
+}
+
+/* ---- running git ------------------------------------------------------ */
+
+static char **
+git_environment (const ar_git_shadow *g)
+{
+  const char *path = getenv ("PATH");
+  char **env = xcalloc (10, sizeof *env);
+  size_t n = 0;
+  env[n++] = xasprintf ("PATH=%s", path && *path ? path : DEFAULT_PATH);
+  env[n++] = xasprintf ("GIT_DIR=%s", g->dir);
+  env[n++] = xasprintf ("GIT_WORK_TREE=%s", g->work_tree);
+  env[n++] = xasprintf ("HOME=%s", g->dir);
+  env[n++] = xstrdup ("GIT_CONFIG_NOSYSTEM=1");
+  env[n++] = xstrdup ("GIT_CONFIG_GLOBAL=/dev/null");
+  env[n++] = xstrdup ("GIT_TERMINAL_PROMPT=0");
+  env[n++] = xstrdup ("LC_ALL=C");
+  return env;
+}
+
+/* What a memfd holds, from its start (NUL-terminated; caller frees). */
+static char *
+memfd_contents (int fd, size_t *len)
+{
+  struct stat st;
+  *len = 0;
+  if (fstat (fd, &st) < 0 || lseek (fd, 0, SEEK_SET) < 0)
+    return xstrdup ("");
+  char *buf = xmalloc ((size_t) st.st_size + 1);
+  ssize_t n = ar_read_all (fd, buf, (size_t) st.st_size);
+  *len = n > 0 ? (size_t) n : 0;
+  buf[*len] = '\0';
+  return buf;
+}
+
+/* Run `git ARGS...` on the shadow, stdin from `in_fd` (-1: /dev/null).
+ * Its exit status, *out what it wrote (caller frees, may be NULL);
+ * stdout and stderr go to memory files, so nothing can fill a pipe. A
+ * status other than 0 or `ok_status` is an error naming git's last line
+ * on stderr. */
+static int
+run_git (const ar_git_shadow *g, const char *const args[], int in_fd,
+         int ok_status, char **out, size_t *out_len, ar_error_t **err)
+{
+  cleanup_close int out_fd = memfd_create ("git-out", MFD_CLOEXEC);
+  cleanup_close int err_fd = memfd_create ("git-err", MFD_CLOEXEC);
+  cleanup_close int null_fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (out_fd < 0 || err_fd < 0 || null_fd < 0)
+    return ar_error_set (err, errno, "git: memfd");
+  cleanup_strv char **env = git_environment (g);
+  pid_t pid = fork ();
+  if (pid < 0)
+    return ar_error_set (err, errno, "git: fork");
+  if (pid == 0)
+    {
+      if (dup2 (in_fd >= 0 ? in_fd : null_fd, STDIN_FILENO) < 0
+          || dup2 (out_fd, STDOUT_FILENO) < 0 || dup2 (err_fd, STDERR_FILENO) < 0)
+        _exit (127);
+      execvpe ("git", (char *const *) args, env);
+      _exit (127);
+    }
+  int status;
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return ar_error_set (err, errno, "git: wait");
+  size_t len;
+  if (out)
+    *out = memfd_contents (out_fd, out_len ? out_len : &len);
+  int code = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
+  if (code == 0 || code == ok_status)
+    return code;
+  cleanup_free char *msg = memfd_contents (err_fd, &len);
+  while (len > 0 && msg[len - 1] == '\n')
+    msg[--len] = '\0';
+  const char *last = strrchr (msg, '\n');
+  return ar_error_set (err, 0, "git %s: %s", args[1], last ? last + 1 : *msg ? msg : "failed");
+}
+
+/* ---- what git is asked ------------------------------------------------ */
+
+int
+ar_git_drop_ignored (const ar_git_shadow *g, ar_path_list *paths,
+                     const bool *ask, ar_error_t **err)
+{
+  cleanup_close int in_fd = memfd_create ("git-in", MFD_CLOEXEC);
+  if (in_fd < 0)
+    return ar_error_set (err, errno, "git: memfd");
+  size_t asked = 0;
+  for (size_t i = 0; i < paths->n; i++)
+    if (ask[i] && ++asked
+        && ar_write_all (in_fd, paths->paths[i], strlen (paths->paths[i]) + 1) < 0)
+      return ar_error_set (err, errno, "git: write the paths");
+  if (asked == 0)
+    return 0;
+  if (lseek (in_fd, 0, SEEK_SET) < 0)
+    return ar_error_set (err, errno, "git: rewind");
+  static const char *const args[] = { "git", "check-ignore", "--stdin", "-z", NULL };
+  cleanup_free char *out = NULL;
+  size_t len = 0;
+  int status = run_git (g, args, in_fd, 1, &out, &len, err);
+  if (status < 0)
+    return -1;
+  /* The ignored ones come back in the order asked: one pass drops them. */
+  const char *next = out, *end = out + len;
+  size_t kept = 0;
+  for (size_t i = 0; i < paths->n; i++)
+    {
+      if (ask[i] && next < end && strcmp (next, paths->paths[i]) == 0)
+        {
+          next += strlen (next) + 1;
+          free (paths->paths[i]);
+          continue;
+        }
+      paths->paths[kept++] = paths->paths[i];
+    }
+  paths->n = kept;
+  return 0;
+}
+
+int
+ar_git_head (const ar_git_shadow *g, char id[AR_GIT_ID_SIZE], ar_error_t **err)
+{
+  static const char *const args[] = { "git", "rev-parse", "--verify", "-q", "HEAD^{commit}", NULL };
+  cleanup_free char *out = NULL;
+  int status = run_git (g, args, -1, 1, &out, NULL, err);
+  if (status < 0)
+    return -1;
+  snprintf (id, AR_GIT_ID_SIZE, "%s", status == 0 ? out : "");
+  id[strcspn (id, "\n")] = '\0';
+  return 0;
+}
+
+/* HEAD is `commit` or one of its ancestors. */
+static int
+head_behind (const ar_git_shadow *g, const char *commit, bool *yes,
+             ar_error_t **err)
+{
+  const char *const args[] = { "git", "merge-base", "--is-ancestor", "HEAD", commit, NULL };
+  int status = run_git (g, args, -1, 1, NULL, NULL, err);
+  *yes = status == 0;
+  return status < 0 ? -1 : 0;
+}
+
+int
+ar_git_bundle (const ar_git_shadow *g, const char *since, const char *path,
+               bool *written, ar_error_t **err)
+{
+  *written = false;
+  char head[AR_GIT_ID_SIZE];
+  if (ar_git_head (g, head, err) < 0)
+    return -1;
+  if (*head == '\0')
+    return 0; /* no commit at all */
+  bool behind = false;
+  if (*since && head_behind (g, since, &behind, err) < 0)
+    return -1;
+  if (behind)
+    return 0; /* nothing new: HEAD did not move, or went back */
+  /* HEAD, and its branch (bundled under its name) when it has one. */
+  cleanup_free char *branch = NULL;
+  static const char *const symref[] = { "git", "symbolic-ref", "-q", "HEAD", NULL };
+  if (run_git (g, symref, -1, 1, &branch, NULL, err) < 0)
+    return -1;
+  branch[strcspn (branch, "\n")] = '\0';
+  cleanup_free char *exclude = *since ? xasprintf ("^%s", since) : NULL;
+  const char *args[9] = { "git", "bundle", "create", "-q", path, "HEAD" }; /* NULL-ended */
+  size_t n = 6;
+  if (*branch)
+    args[n++] = branch;
+  if (exclude)
+    args[n++] = exclude;
+  if (run_git (g, args, -1, 0, NULL, NULL, err) < 0)
+    return -1;
+  *written = true;
+  return 0;
+}
