@@ -177,7 +177,11 @@ pod_lifecycle() {
 # In a pod of HANDLER, two containers: what each execs of MEASURE.
 two_containers_measure() {
 	run_pod "net-$1" "$1"
-	local measure='grep -E "^(Seccomp|NoNewPrivs):" /proc/self/status | tr -s "\t " " "; '"$ENG_GET $NET.1"
+	# The root's overlay: the agent profile's own keeps its upper layer in
+	# a 1 GiB tmpfs, which is what df sees of /; the image's, the host disk.
+	local measure='grep -E "^(Seccomp|NoNewPrivs):" /proc/self/status | tr -s "\t " " "; '
+	measure+='[ "$(df -k / | awk "NR == 2 { print \$2 }")" = 1048576 ] && echo agent-overlay-root; '
+	measure+="$ENG_GET $NET.1"
 	local first
 	start_container one sleep 600
 	first=$CTR
@@ -191,17 +195,33 @@ two_containers_measure() {
 	remove_pod
 }
 
-@test "cri: a pod under agentrun-agent gets the agent profile: seccomp, no_new_privs, and both its containers' egress refused" {
+@test "cri: a pod under agentrun-agent gets the agent profile: its overlay root, seccomp, no_new_privs, and both its containers' egress refused" {
 	# A pod under runc reaches the test server: the test can fail.
 	run two_containers_measure runc
 	assert_success
 	[ "$(grep -c reached <<<"$output")" = 2 ] || fail "runc pod: $output"
+	refute_contains agent-overlay-root
 	run two_containers_measure agentrun-agent
 	assert_success
 	[ "$(grep -c 'Seccomp: 2' <<<"$output")" = 2 ] || fail "no seccomp filter: $output"
 	[ "$(grep -c 'NoNewPrivs: 1' <<<"$output")" = 2 ] || fail "no no_new_privs: $output"
 	[ "$(grep -c refused <<<"$output")" = 2 ] || fail "egress not refused: $output"
+	[ "$(grep -c agent-overlay-root <<<"$output")" = 2 ] || fail "no agent overlay root: $output"
 	refute_contains reached
+}
+
+@test "cri: the RuntimeClass objects of contrib/kubernetes name handlers containerd has: a pod runs under each, by agentrun" {
+	local h handlers
+	handlers=$(awk '/^kind: RuntimeClass/ { rc = 1 } rc && /^handler:/ { print $2; rc = 0 }' \
+		"$ENG_TOP/contrib/kubernetes/runtimeclass.yaml")
+	[ "$(echo $handlers)" = "agentrun agentrun-agent" ] || fail "handlers in runtimeclass.yaml: $handlers"
+	for h in $handlers; do
+		run_pod "rc-$h" "$h"
+		start_container app sleep 600
+		eng_wait 100 state_is "$CTR" CONTAINER_RUNNING || fail "$h: $(container_state "$CTR")"
+		[ -n "$(runtime_states)" ] || fail "$h: no agentrun state under $ENG_T/runtime-root"
+		remove_pod
+	done
 }
 
 @test "cri: the pod annotation run.agentrun.timeout ends an agent pod's container in time, and not the pod" {
