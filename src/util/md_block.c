@@ -23,6 +23,8 @@ void
 ar_md_update (ar_md_buffer *b, uint32_t *state, ar_md_compress_fn compress,
               const void *data, size_t len)
 {
+  if (len == 0)
+    return; /* data may be NULL (an empty file's map) */
   const uint8_t *p = data;
   b->total_bytes += len;
   if (b->block_used > 0)
