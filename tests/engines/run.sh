@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run the engine suites: Docker, Podman and containerd driving agentrun.
 #
-#   tests/engines/run.sh [SUITE...]      (default: docker podman podman_rootless containerd cri)
+#   tests/engines/run.sh [SUITE...]      (default: docker podman podman_rootless containerd cri critest)
 #
 # Each suite starts its engine on private sockets and roots under a temp
 # dir and stops exactly what it started; a suite whose engine is not
@@ -18,7 +18,7 @@ main() {
 	command -v bats >/dev/null || die "bats is not installed (apt-get install bats)"
 	[ "$(id -u)" -eq 0 ] || die "run as root: the engines need it"
 	local suites=("$@") files=() s
-	[ ${#suites[@]} -gt 0 ] || suites=(docker podman podman_rootless containerd cri)
+	[ ${#suites[@]} -gt 0 ] || suites=(docker podman podman_rootless containerd cri critest)
 	for s in "${suites[@]}"; do
 		[ -f "$HERE/$s.bats" ] || die "no suite $s"
 		files+=("$HERE/$s.bats")
