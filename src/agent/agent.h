@@ -69,7 +69,7 @@ typedef struct ar_agent_plan
 
   /* A host directory seen at the same path through its own overlay
    * (sandbox): the real one is never written; the changes stay in the
-   * ephemeral layer for ar_workspace_diff. NULL: none. */
+   * ephemeral layer for ar_workspace_export_diff. NULL: none. */
   char *workspace_host_dir;
 
   /* Only when the root is the host's: what to hide (expanded on the host
@@ -175,7 +175,7 @@ int ar_agent_finish (const ar_agent_plan *plan, const char *state_dir,
  * a secret are withheld as from /output; the audit log's "diff" event
  * lists them, and the error when the diff is not whole (a path that
  * could not be read is left out, the rest is still written). */
-typedef struct
+typedef struct ar_diff_request
 {
   const char *path;     /* absolute */
   bool include_ignored; /* --diff-ignored */
@@ -184,11 +184,6 @@ typedef struct
 int ar_workspace_export_diff (const ar_agent_plan *plan, const char *state_dir,
                               const char *container_id,
                               const ar_diff_request *req, ar_error_t **err);
-
-/* The same with the defaults (no ignored files). */
-int ar_workspace_diff (const ar_agent_plan *plan, const char *state_dir,
-                       const char *container_id, const char *diff_path,
-                       ar_error_t **err);
 
 /* Audit log: one JSON object per line, each carrying the sha256 of the
  * previous line ("prev"), so truncation or an edit shows. `fields_json` is

@@ -324,12 +324,3 @@ ar_workspace_export_diff (const ar_agent_plan *plan, const char *state_dir,
   ar_secret_set_clear (&secrets);
   return r;
 }
-
-int
-ar_workspace_diff (const ar_agent_plan *plan, const char *state_dir,
-                   const char *container_id, const char *diff_path,
-                   ar_error_t **err)
-{
-  const ar_diff_request req = { .path = diff_path };
-  return ar_workspace_export_diff (plan, state_dir, container_id, &req, err);
-}

@@ -313,21 +313,6 @@ diff_destination (const char *given, char **out, ar_error_t **err)
   return 0;
 }
 
-/* The plan saved with the sandbox says where its workspace is. */
-static int
-export_diff (const char *root, const char *id, const ar_diff_request *req,
-             ar_error_t **err)
-{
-  cleanup_close int state_fd = ar_container_open_dir (root, id, err);
-  cleanup_free char *state_dir = state_fd < 0 ? NULL : ar_container_state_path (root, id, err);
-  ar_agent_plan *plan = NULL;
-  if (state_dir == NULL || ar_stage_load_plan (state_fd, &plan, err) < 0)
-    return -1;
-  int r = ar_workspace_export_diff (plan, state_dir, id, req, err);
-  ar_agent_plan_free (plan);
-  return r;
-}
-
 /* The command's status stays what agentrun exits with unless
  * --diff-strict: the failure is one line on stderr (and in the audit
  * log's "diff" event). */
@@ -338,7 +323,7 @@ diff_after (const ar_globals *g, const ar_parsed *p, const char *id,
   const ar_diff_request req = { .path = diff_path,
                                 .include_ignored = ar_flag (p, OPT_DIFF_IGNORED) };
   cleanup_error ar_error_t *err = NULL;
-  if (export_diff (g->root, id, &req, &err) == 0)
+  if (ar_container_workspace_diff (g->root, id, &req, &err) == 0)
     return status;
   if (!ar_flag (p, OPT_DIFF_STRICT))
     {

@@ -658,7 +658,7 @@ ar_container_wait (const char *root, const char *id, const char *who,
 
 int
 ar_container_workspace_diff (const char *root, const char *id,
-                             const char *path, ar_error_t **err)
+                             const ar_diff_request *req, ar_error_t **err)
 {
   cleanup_close int state_fd = ar_container_open_dir (root, id, err);
   if (state_fd < 0)
@@ -669,7 +669,7 @@ ar_container_workspace_diff (const char *root, const char *id,
   ar_agent_plan *plan = NULL;
   if (ar_stage_load_plan (state_fd, &plan, err) < 0)
     return -1;
-  int r = ar_workspace_diff (plan, state_dir, id, path, err);
+  int r = ar_workspace_export_diff (plan, state_dir, id, req, err);
   ar_agent_plan_free (plan);
   return r;
 }

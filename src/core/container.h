@@ -124,9 +124,12 @@ void ar_container_audit (const char *root, const char *id, const char *event,
 int ar_container_wait (const char *root, const char *id, const char *who,
                        const ar_created *created, ar_error_t **err);
 
-/* sandbox: the workspace's changes as a unified diff in `path`. */
+/* sandbox: the workspace's changes in git's diff format, as `req` asks
+ * (see ar_workspace_export_diff). */
+struct ar_diff_request;
 int ar_container_workspace_diff (const char *root, const char *id,
-                                 const char *path, ar_error_t **err);
+                                 const struct ar_diff_request *req,
+                                 ar_error_t **err);
 
 /* Remove a bundle made for one container: its config.json, then the dir. */
 void ar_bundle_remove (const char *bundle);
