@@ -236,8 +236,9 @@ check_case() {
 @test "diff: --diff into a missing directory is refused before the command runs" {
 	run diff_sandbox --diff "$TEST_DIR/missing/x.diff" -- 'touch /output/ran'
 	assert_failure
-	[ "$(grep -c -- '--diff' <<<"$output")" = 1 ] && assert_output_contains "$TEST_DIR/missing/x.diff" \
-		&& assert_output_contains "No such file or directory"
+	[ "$(grep -c -- '--diff' <<<"$output")" = 1 ] || fail "not one line naming --diff"
+	assert_output_contains "$TEST_DIR/missing/x.diff"
+	assert_output_contains "No such file or directory"
 	[ -z "$(find "$OUT" -mindepth 1)" ] || fail "the command ran: $(find "$OUT")"
 	[ ! -e "$TEST_DIR/missing" ]
 	# The same command with a good --diff does leave its mark.
