@@ -176,6 +176,25 @@ check_case() {
 	[ "$(readlink "$SCRATCH/clone/src/d13")" = d14 ]
 }
 
+@test "diff: exact moves (a file, a binary, a symlink, a directory) are git renames; an edited move is a deletion and a creation" {
+	check_case -- 'mv doc.txt doc-moved.txt && mv data.bin lib.bin && mv tree/link tree/sub/link2 &&
+		mv src/d20 src/moved20 && mv src/d21/f1.txt src/d21/g1.txt && echo edit >>src/d21/g1.txt &&
+		mkdir -p a/b && mv src/d22/f5.txt a/b/f5.txt'
+	local d=$TEST_DIR/changes.diff
+	# doc.txt, data.bin, the link, d20's 100 files and f5.txt: 104 renames,
+	# each its four header lines and no content.
+	[ "$(grep -c '^similarity index 100%$' "$d")" = 104 ] || fail "renames: $(grep -c '^similarity index 100%$' "$d")"
+	grep -qx 'rename from doc.txt' "$d" && grep -qx 'rename to doc-moved.txt' "$d"
+	grep -qx 'rename from src/d22/f5.txt' "$d" && grep -qx 'rename to a/b/f5.txt' "$d"
+	grep -qx 'rename from tree/link' "$d" && grep -qx 'rename to tree/sub/link2' "$d"
+	! grep -q '^GIT binary patch' "$d" || fail "the moved binary's bytes are in the diff"
+	! grep -q '^+line 25$' "$d" || fail "the moved text's lines are in the diff"
+	# Moved and edited: not a rename at 100%, so both whole.
+	grep -qx 'deleted file mode 100644' "$d" && grep -q '^+edit$' "$d"
+	! grep -qx 'rename to src/d21/g1.txt' "$d"
+	[ "$(grep -c '^diff --git' "$d")" = 106 ] || fail "sections: $(grep -c '^diff --git' "$d")"
+}
+
 @test "diff: commits made in the sandbox come back as FILE.bundle; the diff is against the original HEAD" {
 	check_case -- 'git config user.name agent && git config user.email agent@sandbox &&
 		echo committed >>doc.txt && git commit -qam "agent: edit doc" && echo uncommitted >>src/d5/f5.txt'

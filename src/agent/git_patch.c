@@ -263,3 +263,14 @@ ar_git_patch_write (ar_patch_sink *s, const char *path, const ar_git_blob *a,
     return 0; /* the mode alone */
   return write_body (s, path, a, b, hunks, err);
 }
+
+void
+ar_git_rename_write (ar_patch_sink *s, const char *from, const char *to)
+{
+  cleanup_free char *qa = ar_git_quote_path ("a/", from);
+  cleanup_free char *qb = ar_git_quote_path ("b/", to);
+  cleanup_free char *qfrom = ar_git_quote_path ("", from);
+  cleanup_free char *qto = ar_git_quote_path ("", to);
+  ar_patch_printf (s, "diff --git %s %s\nsimilarity index 100%%\nrename from %s\nrename to %s\n",
+                   qa, qb, qfrom, qto);
+}

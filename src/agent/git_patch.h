@@ -60,4 +60,8 @@ int ar_git_patch_write (ar_patch_sink *s, const char *path,
                         const ar_git_blob *a, const ar_git_blob *b,
                         ar_text_hunks_fn hunks, ar_error_t **err);
 
+/* The patch of an exact rename (same mode and bytes): git's header with
+ * "similarity index 100%" and nothing else. */
+void ar_git_rename_write (ar_patch_sink *s, const char *from, const char *to);
+
 #endif

@@ -202,8 +202,7 @@ write_patches (ar_ws_diff *d, const ar_path_list *paths, const char *diff_path,
   if (d->sink.out == NULL)
     return ar_error_set (err, errno, "--diff: `%s`", diff_path);
   steal_fd (&fd);
-  for (size_t i = 0; i < paths->n; i++)
-    ar_ws_diff_path (d, paths->paths[i]);
+  ar_ws_diff_paths (d, paths);
   bool write_failed = ferror (d->sink.out) != 0;
   if (fclose (d->sink.out) != 0 || write_failed)
     return ar_error_set (err, errno, "--diff: write `%s`", diff_path);

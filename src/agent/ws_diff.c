@@ -1,95 +1,16 @@
 #include "config.h"
 #include "ws_diff.h"
+#include "ws_renames.h"
+#include "ws_side.h"
 #include "../util/cleanup.h"
 #include "../util/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* One side of a path: the entry (O_PATH, not followed) and what git
- * sees of it. Directories, devices, fifos and sockets are not there for
- * git. */
-typedef struct
-{
-  int entry_fd;
-  ar_git_blob blob;
-  void *map;
-  char target[PATH_MAX];
-} side;
-
-static void
-side_clear (side *s)
-{
-  if (s->map)
-    munmap (s->map, s->blob.len);
-  if (s->blob.fd >= 0)
-    close (s->blob.fd);
-  if (s->entry_fd >= 0)
-    close (s->entry_fd);
-}
-#define cleanup_side __attribute__ ((cleanup (side_clear)))
-#define SIDE_NONE { .entry_fd = -1, .blob = { .fd = -1 } }
-
-static int
-load_link (side *s, const char *path, ar_error_t **err)
-{
-  ssize_t n = readlinkat (s->entry_fd, "", s->target, sizeof s->target);
-  if (n < 0 || (size_t) n >= sizeof s->target)
-    return ar_error_set (err, n < 0 ? errno : ENAMETOOLONG, "read link `%s`", path);
-  s->blob = (ar_git_blob){ .mode = AR_GIT_MODE_LINK, .data = (uint8_t *) s->target,
-                           .len = (size_t) n, .fd = -1 };
-  return 0;
-}
-
-static int
-load_file (side *s, const struct stat *st, const char *path, ar_error_t **err)
-{
-  char proc[AR_FD_PATH_MAX];
-  ar_fd_path (s->entry_fd, proc);
-  s->blob.fd = open (proc, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (s->blob.fd < 0)
-    return ar_error_set (err, errno, "open `%s`", path);
-  /* git keeps one permission bit: the owner's x. */
-  s->blob.mode = (st->st_mode & S_IXUSR) ? AR_GIT_MODE_EXEC : AR_GIT_MODE_FILE;
-  s->blob.len = (size_t) st->st_size;
-  if (s->blob.len == 0)
-    return 0;
-  s->map = mmap (NULL, s->blob.len, PROT_READ, MAP_PRIVATE, s->blob.fd, 0);
-  if (s->map == MAP_FAILED)
-    {
-      s->map = NULL;
-      return ar_error_set (err, errno, "read `%s`", path);
-    }
-  s->blob.data = s->map;
-  return 0;
-}
-
-static int
-load_side (int view_fd, const char *path, side *s, ar_error_t **err)
-{
-  s->entry_fd = ar_path_open_entry (view_fd, path);
-  if (s->entry_fd < 0)
-    {
-      if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
-        return 0;
-      return ar_error_set (err, errno, "open `%s`", path);
-    }
-  struct stat st;
-  if (fstat (s->entry_fd, &st) < 0)
-    return ar_error_set (err, errno, "stat `%s`", path);
-  if (S_ISLNK (st.st_mode))
-    return load_link (s, path, err);
-  if (S_ISREG (st.st_mode))
-    return load_file (s, &st, path, err);
-  return 0;
-}
 
 /* diff(1)'s unified hunks, without its two header lines (git_patch.c
  * writes git's). -a: a NUL would have made the file binary already. */
@@ -152,7 +73,7 @@ path_missing (ar_ws_diff *d, const char *path, ar_error_t **err)
 /* The patch goes to memory first: one that fails half-way leaves no
  * broken section in the diff, only a line saying it is missing. */
 static void
-write_patch (ar_ws_diff *d, const char *path, const side *a, const side *b)
+write_patch (ar_ws_diff *d, const char *path, const ar_ws_side *a, const ar_ws_side *b)
 {
   cleanup_free char *buf = NULL;
   size_t len = 0;
@@ -175,9 +96,10 @@ write_patch (ar_ws_diff *d, const char *path, const side *a, const side *b)
 void
 ar_ws_diff_path (ar_ws_diff *d, const char *path)
 {
-  cleanup_side side a = SIDE_NONE, b = SIDE_NONE;
+  cleanup_ws_side ar_ws_side a = AR_WS_SIDE_NONE, b = AR_WS_SIDE_NONE;
   cleanup_error ar_error_t *err = NULL;
-  if (load_side (d->a_fd, path, &a, &err) < 0 || load_side (d->b_fd, path, &b, &err) < 0)
+  if (ar_ws_side_load (d->a_fd, path, &a, &err) < 0
+      || ar_ws_side_load (d->b_fd, path, &b, &err) < 0)
     {
       path_missing (d, path, &err);
       return;
@@ -191,6 +113,46 @@ ar_ws_diff_path (ar_ws_diff *d, const char *path)
     ar_patch_printf (&d->sink, "agentrun: withheld b/%s (%s)\n", w->path, w->reason);
   else
     write_patch (d, path, &a, &b);
+}
+
+/* A rename found by ar_ws_find_renames: its four header lines, unless
+ * either name must be withheld; then the end that may be shown is
+ * written as the deletion or creation it also is. */
+static void
+diff_rename (ar_ws_diff *d, const char *from, const char *to)
+{
+  cleanup_close int from_fd = ar_path_open_entry (d->a_fd, from);
+  cleanup_close int to_fd = ar_path_open_entry (d->b_fd, to);
+  const ar_output_withheld *w = ar_diff_withhold_path (d->secrets, from, from_fd, -1, &d->withheld);
+  const char *other = to;
+  if (w == NULL)
+    {
+      w = ar_diff_withhold_path (d->secrets, to, -1, to_fd, &d->withheld);
+      other = from;
+    }
+  d->changed++;
+  if (w == NULL)
+    {
+      ar_git_rename_write (&d->sink, from, to);
+      return;
+    }
+  ar_patch_printf (&d->sink, "agentrun: withheld b/%s (%s)\n", w->path, w->reason);
+  ar_ws_diff_path (d, other);
+}
+
+void
+ar_ws_diff_paths (ar_ws_diff *d, const ar_path_list *paths)
+{
+  cleanup_free size_t *renamed_from = xcalloc (paths->n + 1, sizeof *renamed_from);
+  ar_ws_find_renames (d->a_fd, d->b_fd, paths, renamed_from);
+  for (size_t i = 0; i < paths->n; i++)
+    {
+      size_t from = renamed_from[i];
+      if (from == AR_WS_NOT_RENAMED)
+        ar_ws_diff_path (d, paths->paths[i]);
+      else if (from != AR_WS_RENAMED_AWAY)
+        diff_rename (d, paths->paths[from], paths->paths[i]);
+    }
 }
 
 void

@@ -154,6 +154,24 @@ test_quoted_paths (void)
   free (q);
 }
 
+/* What `git diff -M --binary --full-index` printed for `git mv` of
+ * "old \303\251.txt" to 'new dir/a"b.txt'. */
+static void
+test_rename_as_git_writes_it (void)
+{
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *mem = open_memstream (&buf, &len);
+  ar_patch_sink sink = { .out = mem };
+  ar_git_rename_write (&sink, "old \xc3\xa9.txt", "new dir/a\"b.txt");
+  fclose (mem);
+  CHECK_STR (buf, "diff --git \"a/old \\303\\251.txt\" \"b/new dir/a\\\"b.txt\"\n"
+                  "similarity index 100%\n"
+                  "rename from \"old \\303\\251.txt\"\n"
+                  "rename to \"new dir/a\\\"b.txt\"\n");
+  free (buf);
+}
+
 int
 main (void)
 {
@@ -162,5 +180,6 @@ main (void)
   RUN (test_base85);
   RUN (test_patches_as_git_writes_them);
   RUN (test_quoted_paths);
+  RUN (test_rename_as_git_writes_it);
   return unit_finish ();
 }
