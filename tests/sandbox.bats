@@ -376,6 +376,23 @@ digest() {
 	! grep -qF -- "$secret" "$TEST_DIR/audit.log"
 }
 
+@test "sandbox: --diff withholds both ends of a moved file holding a secret, and a move to a name spelling one" {
+	local secret=diff-secret-$RANDOM$RANDOM
+	printf '%s' "$secret" >"$TEST_DIR/secret"
+	echo "old $secret" >"$WS/had-it.txt"
+	echo "plain" >"$WS/plain.txt"
+	run sandbox --secret "tok=$TEST_DIR/secret" --diff "$TEST_DIR/changes.diff" \
+		-- sh -c "mv had-it.txt moved.txt && mv plain.txt $secret.txt"
+	assert_success
+	local d=$TEST_DIR/changes.diff
+	! grep -qF -- "$secret" "$d" || fail "secret in the diff: $(cat "$d")"
+	! grep -q '^rename ' "$d" || fail "a withheld path in a rename: $(cat "$d")"
+	grep -qx 'agentrun: withheld b/had-it.txt (contains secret tok)' "$d" || fail "$(cat "$d")"
+	grep -qx 'agentrun: withheld b/moved.txt (contains secret tok)' "$d" || fail "$(cat "$d")"
+	grep -qx 'agentrun: withheld b/\[withheld name\] (.*)' "$d" || fail "$(cat "$d")"
+	grep -qx 'deleted file mode 100644' "$d" && grep -qx -- '-plain' "$d"
+}
+
 @test "sandbox: a workspace under a hidden directory stays visible and writable, its changes land in the diff" {
 	local home=$TEST_DIR/home
 	mkdir -p "$home/repo"
