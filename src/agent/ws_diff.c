@@ -4,16 +4,18 @@
 #include "ws_side.h"
 #include "../util/cleanup.h"
 #include "../util/path.h"
+#include "../util/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* diff(1)'s unified hunks, without its two header lines (git_patch.c
- * writes git's). -a: a NUL would have made the file binary already. */
+ * writes git's). -a: a NUL would have made the file binary already. It
+ * opens the two files through /dev/fd, which it gets under the same
+ * numbers. */
 static int
 diff_hunks (ar_patch_sink *s, const ar_git_blob *a, const ar_git_blob *b,
             ar_error_t **err)
@@ -21,42 +23,35 @@ diff_hunks (ar_patch_sink *s, const ar_git_blob *a, const ar_git_blob *b,
   int fds[2];
   if (pipe2 (fds, O_CLOEXEC) < 0)
     return ar_error_set (err, errno, "pipe");
-  pid_t pid = fork ();
-  if (pid < 0)
-    {
-      close (fds[0]);
-      close (fds[1]);
-      return ar_error_set (err, errno, "fork diff(1)");
-    }
-  if (pid == 0)
-    {
-      /* dup: the copies lose O_CLOEXEC, so diff(1) can open them. */
-      int fa = dup (a->fd), fb = dup (b->fd);
-      char pa[32], pb[32];
-      snprintf (pa, sizeof pa, "/dev/fd/%d", fa);
-      snprintf (pb, sizeof pb, "/dev/fd/%d", fb);
-      if (fa < 0 || fb < 0 || dup2 (fds[1], STDOUT_FILENO) < 0 || setenv ("LC_ALL", "C", 1) < 0)
-        _exit (2);
-      execlp ("diff", "diff", "-u", "-a", pa, pb, (char *) NULL);
-      _exit (127);
-    }
+  cleanup_close int rd = fds[0];
+  char pa[32], pb[32];
+  snprintf (pa, sizeof pa, "/dev/fd/%d", a->fd);
+  snprintf (pb, sizeof pb, "/dev/fd/%d", b->fd);
+  char *const argv[] = { (char *) "diff", (char *) "-u", (char *) "-a", pa, pb, NULL };
+  char *const envp[] = { (char *) "LC_ALL=C", NULL };
+  const int pass[] = { a->fd, b->fd };
+  const ar_spawn_request req = { .argv = argv, .envp = envp, .in_fd = -1,
+                                 .out_fd = fds[1], .err_fd = -1,
+                                 .pass_fds = pass, .n_pass_fds = 2 };
+  pid_t pid;
+  int r = ar_spawn (&req, &pid, err);
   close (fds[1]);
-  cleanup_file FILE *in = fdopen (fds[0], "r");
-  if (in == NULL)
-    close (fds[0]);
+  if (r < 0)
+    return ar_error_prefix (err, "diff(1)");
+  cleanup_file FILE *in = fdopen (rd, "r");
+  if (in)
+    steal_fd (&rd);
   cleanup_free char *line = NULL;
   size_t cap = 0;
   ssize_t len;
   for (int n = 0; in && (len = getline (&line, &cap, in)) >= 0; n++)
     if (n >= 2)
       ar_patch_line (s, line, (size_t) len);
-  int status;
-  while (waitpid (pid, &status, 0) < 0)
-    if (errno != EINTR)
-      return ar_error_set (err, errno, "wait for diff(1)");
-  if (in == NULL || !WIFEXITED (status) || WEXITSTATUS (status) != 1)
-    return ar_error_set (err, 0, "diff(1) failed (status %d)",
-                         WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status));
+  int status = ar_spawn_reap (pid, "diff(1)", err);
+  if (status < 0)
+    return -1;
+  if (in == NULL || status != 1)
+    return ar_error_set (err, 0, "diff(1) failed (status %d)", status);
   return 0;
 }
 

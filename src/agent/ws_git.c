@@ -4,6 +4,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/path.h"
+#include "../util/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +13,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_COPY_BYTES (512u << 20) /* an index of a very large repository */
@@ -214,25 +214,18 @@ run_git (const ar_git_shadow *g, const char *const args[], int in_fd,
   if (out_fd < 0 || err_fd < 0 || null_fd < 0)
     return ar_error_set (err, errno, "git: memfd");
   cleanup_strv char **env = git_environment (g);
-  pid_t pid = fork ();
-  if (pid < 0)
-    return ar_error_set (err, errno, "git: fork");
-  if (pid == 0)
-    {
-      if (dup2 (in_fd >= 0 ? in_fd : null_fd, STDIN_FILENO) < 0
-          || dup2 (out_fd, STDOUT_FILENO) < 0 || dup2 (err_fd, STDERR_FILENO) < 0)
-        _exit (127);
-      execvpe ("git", (char *const *) args, env);
-      _exit (127);
-    }
-  int status;
-  while (waitpid (pid, &status, 0) < 0)
-    if (errno != EINTR)
-      return ar_error_set (err, errno, "git: wait");
+  const ar_spawn_request req = { .argv = (char *const *) args, .envp = env,
+                                 .in_fd = in_fd >= 0 ? in_fd : null_fd,
+                                 .out_fd = out_fd, .err_fd = err_fd };
+  pid_t pid;
+  if (ar_spawn (&req, &pid, err) < 0)
+    return -1;
+  int code = ar_spawn_reap (pid, "git", err);
+  if (code < 0)
+    return -1;
   size_t len;
   if (out)
     *out = memfd_contents (out_fd, out_len ? out_len : &len);
-  int code = WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
   if (code == 0 || code == ok_status)
     return code;
   cleanup_free char *msg = memfd_contents (err_fd, &len);

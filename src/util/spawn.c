@@ -44,6 +44,39 @@ default_signals (posix_spawnattr_t *attr)
 }
 
 int
+ar_spawn (const ar_spawn_request *req, pid_t *pid, ar_error_t **err)
+{
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init (&fa);
+  const int std_fds[] = { req->in_fd, req->out_fd, req->err_fd };
+  for (int i = 0; i < 3; i++)
+    if (std_fds[i] >= 0)
+      posix_spawn_file_actions_adddup2 (&fa, std_fds[i], i);
+  /* dup2 onto itself: glibc clears the fd's O_CLOEXEC in the child. */
+  for (size_t i = 0; i < req->n_pass_fds; i++)
+    posix_spawn_file_actions_adddup2 (&fa, req->pass_fds[i], req->pass_fds[i]);
+  posix_spawnattr_t attr;
+  default_signals (&attr);
+  int r = posix_spawnp (pid, req->argv[0], &fa, &attr, req->argv,
+                        req->envp ? req->envp : environ);
+  posix_spawnattr_destroy (&attr);
+  posix_spawn_file_actions_destroy (&fa);
+  if (r != 0)
+    return ar_error_set (err, r, "run %s", req->argv[0]);
+  return 0;
+}
+
+int
+ar_spawn_reap (pid_t pid, const char *name, ar_error_t **err)
+{
+  int status;
+  while (waitpid (pid, &status, 0) < 0)
+    if (errno != EINTR)
+      return ar_error_set (err, errno, "%s: wait", name);
+  return WIFEXITED (status) ? WEXITSTATUS (status) : 128 + WTERMSIG (status);
+}
+
+int
 ar_spawn_wait (char *const argv[], char **message, ar_error_t **err)
 {
   *message = NULL;
@@ -51,24 +84,15 @@ ar_spawn_wait (char *const argv[], char **message, ar_error_t **err)
   if (pipe2 (errpipe, O_CLOEXEC | O_NONBLOCK) < 0)
     return ar_error_set (err, errno, "%s: pipe", argv[0]);
   cleanup_close int rd = errpipe[0];
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init (&fa);
-  posix_spawn_file_actions_adddup2 (&fa, errpipe[1], STDERR_FILENO);
-  posix_spawnattr_t attr;
-  default_signals (&attr);
+  const ar_spawn_request req = { .argv = argv, .in_fd = -1, .out_fd = -1,
+                                 .err_fd = errpipe[1] };
   pid_t child;
-  int r = posix_spawnp (&child, argv[0], &fa, &attr, argv, environ);
-  posix_spawnattr_destroy (&attr);
-  posix_spawn_file_actions_destroy (&fa);
+  int r = ar_spawn (&req, &child, err);
   close (errpipe[1]);
-  if (r != 0)
-    return ar_error_set (err, r, "run %s", argv[0]);
-  int status;
-  while (waitpid (child, &status, 0) < 0)
-    if (errno != EINTR)
-      return ar_error_set (err, errno, "%s: wait", argv[0]);
-  if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
-    return 0;
+  if (r == 0)
+    r = ar_spawn_reap (child, argv[0], err);
+  if (r <= 0)
+    return r;
   *message = last_line (rd);
   return 1;
 }

@@ -1,8 +1,28 @@
-/* Running a helper program (newuidmap, pasta) to completion. */
+/* Running helper programs (newuidmap, pasta, git, diff): one way to
+ * start one, with clean signals and only the fds asked for. */
 #ifndef AR_UTIL_SPAWN_H
 #define AR_UTIL_SPAWN_H
 
 #include "error.h"
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct
+{
+  char *const *argv;       /* argv[0] is looked up in the caller's PATH */
+  char *const *envp;       /* NULL: the caller's environment */
+  int in_fd, out_fd, err_fd; /* its stdin, stdout, stderr; -1: the caller's */
+  const int *pass_fds;     /* more fds it gets under the same numbers */
+  size_t n_pass_fds;
+} ar_spawn_request;
+
+/* Start the program, every signal at its default and none blocked; the
+ * caller's other fds stay closed to it (they are O_CLOEXEC). */
+int ar_spawn (const ar_spawn_request *req, pid_t *pid, ar_error_t **err);
+
+/* Wait for a started program: its exit status, or 128 + the signal that
+ * killed it; -1 with *err when waiting failed. */
+int ar_spawn_reap (pid_t pid, const char *name, ar_error_t **err);
 
 /* Run argv[0], looked up in PATH, with the caller's environment and its
  * stderr captured, and wait for it. 0 when it exited 0; 1 when it ran and
