@@ -17,7 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+/* pasta opens it in the container's namespace, as the user: without
+ * udev's 0666 it cannot, and says only "Failed to open tun socket". */
+#define TUN_DEVICE "/dev/net/tun"
 
 /* In the egress state dir, a symlink to the namespace file pasta is given. */
 #define PASTA_NETNS_LINK "pasta.netns"
@@ -81,6 +86,11 @@ run_pasta (const char *netns_file, ar_error_t **err)
     return ar_error_set (err, not_run->errno_value, "egress without root needs pasta (Debian: apt-get install passt)");
   if (r == 0)
     return 0;
+  struct stat st;
+  if (access (TUN_DEVICE, R_OK | W_OK) < 0 && stat (TUN_DEVICE, &st) == 0)
+    return ar_error_set (err, 0, "pasta failed: %s: " TUN_DEVICE " is mode %04o, not read-writable by this user "
+                         "(udev makes it 0666: chmod 0666 " TUN_DEVICE ")",
+                         msg[0] ? msg : "no message", (unsigned) (st.st_mode & 07777));
   return ar_error_set (err, 0, "pasta failed: %s", msg[0] ? msg : "no message");
 }
 

@@ -220,21 +220,35 @@ remove_test_netns() {
 	for n in c h1 h2; do ip netns del "$NETNS_PREFIX$n" 2>/dev/null || true; done
 }
 
+# user_sandbox_in_client_netns TUN_MODE SANDBOX_ARGS...: `sandbox
+# --no-tty SANDBOX_ARGS` as the test user in the test network's client
+# netns, as a user runs it: XDG_RUNTIME_DIR is /run/user/UID, on a tmpfs
+# of the netns's own mount namespace, so nothing of it reaches the host;
+# /dev/net/tun is a node of mode TUN_MODE bound there too (udev makes it
+# 0666; a host without udev may have 0600). SIGPIPE is ignored, as under
+# a systemd service: the pasta it spawns must still get default signals
+# (Debian 12's pasta exits otherwise). Ends with a line "netns dir: ."
+# when $XDG_RUNTIME_DIR/netns was left empty; exits with agentrun's status.
+user_sandbox_in_client_netns() {
+	local tun_mode=$1 xdg=/run/user/$AR_TEST_USER
+	shift
+	ip netns exec "${NETNS_PREFIX}c" bash -c 'trap "" PIPE
+		mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p "$1" && chown "$2:$2" "$1" && chmod 0700 "$1" || exit 99
+		mknod -m "$4" /run/tun c 10 200 && mount --bind /run/tun /dev/net/tun || exit 99
+		d=$1 && cd "$3" && shift 4 && "$@"
+		status=$?
+		echo "netns dir: $(ls -A "$d/netns" 2>&1)."
+		exit $status' _ "$xdg" "$AR_TEST_USER" "$WS" "$tun_mode" \
+		timeout 30 "${AR_AS_USER[@]}" XDG_RUNTIME_DIR="$xdg" "$RUNTIME" --root "$ROOT" sandbox --no-tty "$@" </dev/null
+}
+
 @test "user sandbox: --allow-net reaches the allowed test host through pasta, not another, nor the host's loopback" {
 	command -v pasta >/dev/null || skip "no pasta (apt-get install passt)"
 	make_test_network
-	# As a user runs it: XDG_RUNTIME_DIR is /run/user/UID, on a tmpfs of the
-	# netns's own mount namespace here, so nothing of it reaches the host.
-	# SIGPIPE is ignored, as under a systemd service: the pasta it spawns
-	# must still get default signals (Debian 12's pasta exits otherwise).
-	local xdg=/run/user/$AR_TEST_USER
-	run ip netns exec "${NETNS_PREFIX}c" bash -c 'trap "" PIPE
-		mount -t tmpfs -o mode=0755 tmpfs /run && mkdir -p "$1" && chown "$2:$2" "$1" && chmod 0700 "$1" || exit 99
-		d=$1 && cd "$3" && shift 3 && "$@"
-		echo "netns dir: $(ls -A "$d/netns" 2>&1)."' _ "$xdg" "$AR_TEST_USER" "$WS" \
-		timeout 30 "${AR_AS_USER[@]}" XDG_RUNTIME_DIR="$xdg" "$RUNTIME" --root "$ROOT" sandbox --no-tty --allow-net 10.77.1.2 -- \
+	run user_sandbox_in_client_netns 0666 --allow-net 10.77.1.2 -- \
 		sh -c 'for a in 10.77.1.2 10.77.2.2 127.0.0.1; do echo "$a: $(timeout 3 busybox wget -q -O- http://$a/ || echo refused)"; done
-			gw=$(ip route | sed -n "s/^default via \([^ ]*\).*/\1/p"); echo "gateway $gw: $(timeout 3 busybox wget -q -O- http://$gw/ || echo refused)"' </dev/null
+			gw=$(ip route | sed -n "s/^default via \([^ ]*\).*/\1/p"); echo "gateway $gw: $(timeout 3 busybox wget -q -O- http://$gw/ || echo refused)"'
+	assert_success
 	assert_output_contains "10.77.1.2: host1"
 	assert_output_contains "10.77.2.2: refused"
 	assert_output_contains "127.0.0.1: refused"
@@ -250,6 +264,18 @@ remove_test_netns() {
 		sleep 0.05
 	done
 	[ -z "$(pgrep -u "$AR_TEST_USER" 'pasta|passt' | live_pids)" ] || fail "pasta outlived the sandbox"
+}
+
+@test "user sandbox: --allow-net where /dev/net/tun is not the user's says so in one line, and leaves nothing" {
+	command -v pasta >/dev/null || skip "no pasta (apt-get install passt)"
+	make_test_network
+	run user_sandbox_in_client_netns 0600 --allow-net 10.77.1.2 -- echo ran
+	assert_failure
+	refute_output_contains ran
+	assert_output_contains "/dev/net/tun is mode 0600, not read-writable by this user"
+	[ "$(grep -c '^agentrun: .*tun' <<<"$output")" = 1 ] || fail "not one line: $output"
+	assert_output_contains "netns dir: ."
+	[ -z "$(pgrep -u "$AR_TEST_USER" 'pasta|passt' | live_pids)" ] || fail "pasta left running"
 }
 
 @test "user sandbox: under a systemd user instance its limits hold, in a delegated scope that goes with it" {
