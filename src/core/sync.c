@@ -1,11 +1,13 @@
 #include "config.h"
 #include "sync.h"
 #include "../util/cleanup.h"
+#include "../util/fdpass.h"
 
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #define SYNC_TEXT_MAX 4096
 
@@ -35,30 +37,8 @@ ar_sync_send (int sock, ar_sync_type type, int value, int fd,
       text_len = strnlen (text, SYNC_TEXT_MAX - 1);
       memcpy (w.text, text, text_len);
     }
-  struct iovec iov
-      = { .iov_base = &w, .iov_len = offsetof (struct wire, text) + text_len + 1 };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } control;
-  struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-  if (fd >= 0)
-    {
-      memset (&control, 0, sizeof control);
-      msg.msg_control = control.buf;
-      msg.msg_controllen = sizeof control.buf;
-      struct cmsghdr *c = CMSG_FIRSTHDR (&msg);
-      c->cmsg_level = SOL_SOCKET;
-      c->cmsg_type = SCM_RIGHTS;
-      c->cmsg_len = CMSG_LEN (sizeof (int));
-      memcpy (CMSG_DATA (c), &fd, sizeof fd);
-    }
-  ssize_t n;
-  do
-    n = sendmsg (sock, &msg, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  if (n < 0)
+  size_t len = offsetof (struct wire, text) + text_len + 1;
+  if (ar_fd_sendmsg (sock, &w, len, fd) < 0)
     return ar_error_set (err, errno, "sync: send");
   return 0;
 }
@@ -67,22 +47,11 @@ int
 ar_sync_recv (int sock, ar_sync_msg *out, ar_error_t **err)
 {
   struct wire w;
-  struct iovec iov = { .iov_base = &w, .iov_len = sizeof w };
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } control;
-  struct msghdr msg = { .msg_iov = &iov,
-                        .msg_iovlen = 1,
-                        .msg_control = control.buf,
-                        .msg_controllen = sizeof control.buf };
-  ssize_t n;
-  do
-    n = recvmsg (sock, &msg, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
+  int received;
+  ssize_t n = ar_fd_recvmsg (sock, &w, sizeof w, &received);
   if (n < 0)
     return ar_error_set (err, errno, "sync: receive");
+  cleanup_close int fd = received;
   if (n == 0)
     return ar_error_set (err, 0, "container init exited during setup");
   if ((size_t) n < offsetof (struct wire, text) + 1)
@@ -90,11 +59,8 @@ ar_sync_recv (int sock, ar_sync_msg *out, ar_error_t **err)
 
   out->type = w.type;
   out->value = w.value;
-  out->fd = -1;
+  out->fd = steal_fd (&fd);
   out->text = NULL;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR (&msg); c; c = CMSG_NXTHDR (&msg, c))
-    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-      memcpy (&out->fd, CMSG_DATA (c), sizeof (int));
   w.text[SYNC_TEXT_MAX - 1] = '\0';
   if (w.text[0])
     out->text = xstrdup (w.text);

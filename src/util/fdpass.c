@@ -7,33 +7,83 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <unistd.h>
 
-int
-ar_fd_send (int sock, int fd, const char *payload, ar_error_t **err)
+/* Room for one fd: a message never carries more. */
+typedef union
 {
-  union
-  {
-    char buf[CMSG_SPACE (sizeof (int))];
-    struct cmsghdr align;
-  } control;
-  memset (&control, 0, sizeof control);
-  size_t len = payload && *payload ? strlen (payload) : 1;
-  const char *data = payload && *payload ? payload : "\0";
-  struct iovec iov = { .iov_base = (void *) data, .iov_len = len };
-  struct msghdr mh = { .msg_iov = &iov,
-                       .msg_iovlen = 1,
-                       .msg_control = control.buf,
-                       .msg_controllen = sizeof control.buf };
-  struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN (sizeof (int));
-  memcpy (CMSG_DATA (cm), &fd, sizeof (int));
+  char buf[CMSG_SPACE (sizeof (int))];
+  struct cmsghdr align;
+} one_fd_control;
 
+ssize_t
+ar_fd_sendmsg (int sock, const void *data, size_t len, int fd)
+{
+  one_fd_control control;
+  memset (&control, 0, sizeof control);
+  struct iovec iov = { .iov_base = (void *) data, .iov_len = len };
+  struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+  if (fd >= 0)
+    {
+      mh.msg_control = control.buf;
+      mh.msg_controllen = sizeof control.buf;
+      struct cmsghdr *cm = CMSG_FIRSTHDR (&mh);
+      cm->cmsg_level = SOL_SOCKET;
+      cm->cmsg_type = SCM_RIGHTS;
+      cm->cmsg_len = CMSG_LEN (sizeof (int));
+      memcpy (CMSG_DATA (cm), &fd, sizeof (int));
+    }
   ssize_t n;
   do
     n = sendmsg (sock, &mh, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
+  return n;
+}
+
+ssize_t
+ar_fd_recvmsg (int sock, void *buf, size_t len, int *fd)
+{
+  *fd = -1;
+  union
+  {
+    char buf[CMSG_SPACE (4 * sizeof (int))];
+    struct cmsghdr align;
+  } control;
+  struct iovec iov = { .iov_base = buf, .iov_len = len };
+  struct msghdr mh = { .msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = control.buf,
+                       .msg_controllen = sizeof control.buf };
+  ssize_t n;
+  do
+    n = recvmsg (sock, &mh, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return -1;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR (&mh); c; c = CMSG_NXTHDR (&mh, c))
+    {
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+        continue;
+      size_t count = (c->cmsg_len - CMSG_LEN (0)) / sizeof (int);
+      for (size_t i = 0; i < count; i++)
+        {
+          int got;
+          memcpy (&got, CMSG_DATA (c) + i * sizeof (int), sizeof got);
+          if (*fd < 0)
+            *fd = got;
+          else
+            close (got);
+        }
+    }
+  return n;
+}
+
+int
+ar_fd_send (int sock, int fd, const char *payload, ar_error_t **err)
+{
+  size_t len = payload && *payload ? strlen (payload) : 1;
+  const char *data = payload && *payload ? payload : "\0";
+  ssize_t n = ar_fd_sendmsg (sock, data, len, fd);
   if (n < 0)
     return ar_error_set (err, errno, "send fd");
   /* The fd went with the first bytes; the rest is plain stream data. */

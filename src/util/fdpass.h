@@ -1,9 +1,22 @@
 /* Passing a file descriptor to another process over a unix socket
- * (SCM_RIGHTS): the console socket and the seccomp listener. */
+ * (SCM_RIGHTS): the runtime's sync socket with its init, the console
+ * socket and the seccomp listener. */
 #ifndef AR_UTIL_FDPASS_H
 #define AR_UTIL_FDPASS_H
 
 #include "error.h"
+#include <stddef.h>
+#include <sys/types.h>
+
+/* One sendmsg of `len` bytes (at least one) with `fd` attached (-1:
+ * none), retried on EINTR, never raising SIGPIPE: the bytes sent, or -1
+ * with errno. */
+ssize_t ar_fd_sendmsg (int sock, const void *data, size_t len, int fd);
+
+/* One recvmsg of up to `len` bytes, retried on EINTR: the bytes read, or
+ * -1 with errno. *fd is the fd that came with them (O_CLOEXEC), or -1;
+ * any more than one are closed. */
+ssize_t ar_fd_recvmsg (int sock, void *buf, size_t len, int *fd);
 
 /* Send `fd` with `payload` as the data over the connected stream socket
  * `sock`; at least one byte goes along, or the peer may not see the
