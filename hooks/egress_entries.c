@@ -133,7 +133,7 @@ parse_bracketed (const char *text, egress_entry *out, ar_error_t **err)
     return ar_error_set (err, 0, "`]` followed by something other than `:PORT`");
   if (close[1] == ':' && parse_port (close + 2, &out->port, err) < 0)
     return -1;
-  cleanup_free char *host = strndup (text + 1, (size_t) (close - text - 1));
+  cleanup_free char *host = xstrndup (text + 1, (size_t) (close - text - 1));
   if (strchr (host, ':') == NULL)
     return ar_error_set (err, 0, "`[%s]` is not an IPv6 address", host);
   return parse_network (host, out, err);
@@ -155,7 +155,7 @@ parse_entry (const char *text, egress_entry *out, ar_error_t **err)
   if (colon == NULL || strchr (text, ':') != colon)
     return parse_host (text, out, err); /* no ':', or an IPv6 address */
   /* exactly one ':': host:port */
-  cleanup_free char *host = strndup (text, (size_t) (colon - text));
+  cleanup_free char *host = xstrndup (text, (size_t) (colon - text));
   if (parse_port (colon + 1, &out->port, err) < 0)
     return -1;
   if (strchr (host, '/'))

@@ -524,13 +524,13 @@ upstream_socket (const char *spec, int *fd, ar_error_t **err)
   if (spec[0] == '[' && strchr (spec, ']'))
     {
       const char *close = strchr (spec, ']');
-      host = strndup (spec + 1, (size_t) (close - spec - 1));
+      host = xstrndup (spec + 1, (size_t) (close - spec - 1));
       if (close[1] == ':')
         port = close + 2;
     }
   else if (colon && strchr (spec, ':') == colon)
     {
-      host = strndup (spec, (size_t) (colon - spec));
+      host = xstrndup (spec, (size_t) (colon - spec));
       port = colon + 1;
     }
   else

@@ -126,7 +126,7 @@ object_inside (yajl_gen g)
   const unsigned char *buf;
   size_t len;
   yajl_gen_get_buf (g, &buf, &len);
-  return len >= 2 ? strndup ((const char *) buf + 1, len - 2) : xstrdup ("");
+  return len >= 2 ? xstrndup ((const char *) buf + 1, len - 2) : xstrdup ("");
 }
 
 static void

@@ -40,6 +40,12 @@ xstrdup (const char *s)
 }
 
 char *
+xstrndup (const char *s, size_t n)
+{
+  return check (strndup (s, n));
+}
+
+char *
 xasprintf (const char *fmt, ...)
 {
   char *s = NULL;

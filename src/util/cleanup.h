@@ -86,6 +86,7 @@ void *xmalloc (size_t size);
 void *xcalloc (size_t n, size_t size);
 void *xrealloc (void *p, size_t size);
 char *xstrdup (const char *s);
+char *xstrndup (const char *s, size_t n);
 char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 
 #endif

@@ -136,10 +136,8 @@ create_walk (int root_fd, const char *path, bool is_dir, char **next,
       if (fd < 0)
         {
           /* The parent resolved a moment ago (or is the root itself). */
-          cleanup_free char *parent = strndup (prefix, parent_len);
-          cleanup_free char *name = strndup (p, (size_t) (end - p));
-          if (parent == NULL || name == NULL)
-            abort ();
+          cleanup_free char *parent = xstrndup (prefix, parent_len);
+          cleanup_free char *name = xstrndup (p, (size_t) (end - p));
           cleanup_close int parent_fd
               = openat2_in_root (root_fd, parent, O_PATH | O_DIRECTORY);
           if (parent_fd < 0)

@@ -63,10 +63,7 @@ split (const char *s, char sep)
       const char *end = strchrnul (s, sep);
       if (end > s)
         {
-          char *field = strndup (s, (size_t) (end - s));
-          if (field == NULL)
-            abort ();
-          strv_append (&v, &n, field);
+          strv_append (&v, &n, xstrndup (s, (size_t) (end - s)));
         }
       s = *end ? end + 1 : end;
     }

@@ -217,7 +217,7 @@ ar_cgroup_enter_subs (const ar_cgroup *cg, char *const *specs, size_t n,
       /* "[<controller>[,<controller>...]:]<path>" */
       const char *colon = strchr (specs[i], ':');
       cleanup_free char *controllers
-          = colon ? strndup (specs[i], (size_t) (colon - specs[i])) : NULL;
+          = colon ? xstrndup (specs[i], (size_t) (colon - specs[i])) : NULL;
       ret = make_request (controllers, colon ? colon + 1 : specs[i], &reqs[i],
                           err);
     }
