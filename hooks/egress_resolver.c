@@ -24,7 +24,7 @@
 #include "dns_wire.h"
 #include "egress.h"
 #include "../oci/json.h"
-#include "../src/agent/agent.h"
+#include "../src/util/audit_log.h"
 #include "../src/util/cleanup.h"
 #include "../src/util/fs.h"
 

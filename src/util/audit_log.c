@@ -3,10 +3,10 @@
  * chain. Appends take an exclusive flock, so concurrent runtime processes
  * (create, exec, delete of different containers) chain correctly. */
 #include "config.h"
-#include "agent.h"
-#include "../util/cleanup.h"
-#include "../util/fs.h"
-#include "../util/sha256.h"
+#include "audit_log.h"
+#include "cleanup.h"
+#include "fs.h"
+#include "sha256.h"
 
 #include <errno.h>
 #include <fcntl.h>
