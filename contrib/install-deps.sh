@@ -26,13 +26,15 @@ TEST_DEPS=(
 # The engines tests/engines/ starts itself, on private sockets and roots;
 # rootless Podman (podman_rootless.bats) also needs newuidmap/newgidmap
 # and its default network, slirp4netns (Recommends, not pulled in here);
-# the CRI suite (cri.bats) gives its pods a network with the CNI plugins.
-ENGINE_DEPS=(docker.io podman containerd tini uidmap slirp4netns containernetworking-plugins)
+# the CRI suite (cri.bats) gives its pods a network with the CNI plugins;
+# umoci makes image archives as images/agent-image.sh does, for the
+# suites that follow docs/engines.md's steps for images without a registry.
+ENGINE_DEPS=(docker.io podman containerd tini uidmap slirp4netns containernetworking-plugins umoci)
 
-# Optional, for images/agent-image.sh only (which installs them itself
-# when missing): AGENT_IMAGE=1 installs them here too.
+# Optional, for images/agent-image.sh only (which installs it itself
+# when missing): AGENT_IMAGE=1 installs it here too.
 IMAGE_DEPS=()
-[ "${AGENT_IMAGE:-0}" = 1 ] && IMAGE_DEPS=(debootstrap umoci)
+[ "${AGENT_IMAGE:-0}" = 1 ] && IMAGE_DEPS=(debootstrap)
 
 die() { echo "install-deps: $*" >&2; exit 1; }
 

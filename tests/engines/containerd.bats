@@ -132,6 +132,54 @@ remove() {
 	assert_failure
 }
 
+# docs/engines.md's set-up of a host's containerd, on a copy of Debian's
+# stock /etc/containerd/config.toml: contrib's tables appended, and
+# restrict_oom_score_adj for hosts without CAP_SYS_RESOURCE.
+@test "containerd: docs/engines.md's additions to Debian's config.toml load" {
+	local conf=/etc/containerd/config.toml stock
+	stock=$(dpkg-query -W -f='${Conffiles}' containerd 2>/dev/null | awk -v f="$conf" '$1 == f { print $2 }')
+	[ -n "$stock" ] && [ "$(md5sum <"$conf" | cut -d' ' -f1)" = "$stock" ] ||
+		skip "$conf is not Debian's stock file"
+	cp "$conf" "$ENG_T/host-config.toml"
+	grep -v '^version' "$ENG_TOP/contrib/containerd/config.toml" >>"$ENG_T/host-config.toml"
+	sed -i '/^  \[plugins."io.containerd.grpc.v1.cri"\]$/a\    restrict_oom_score_adj = true' "$ENG_T/host-config.toml"
+	run eng_run containerd --config "$ENG_T/host-config.toml" config dump
+	assert_success
+	assert_contains 'restrict_oom_score_adj = true'
+	assert_contains 'BinaryName = "/usr/local/sbin/agentrun"'
+	assert_contains 'BinaryName = "/usr/local/sbin/agentrun-agent"'
+	# A file from `containerd config default` cannot take them as they are.
+	containerd config default >"$ENG_T/default-config.toml"
+	grep -v '^version' "$ENG_TOP/contrib/containerd/config.toml" >>"$ENG_T/default-config.toml"
+	run eng_run containerd --config "$ENG_T/default-config.toml" config dump
+	assert_failure
+	assert_contains 'duplicated tables'
+}
+
+# No registry: an archive made as images/agent-image.sh makes agent-oci.tar
+# (its only name is the tag "latest") is imported under a dated name unless
+# --base-name names it, as docs/engines.md says.
+@test "ctr image import: agent-image.sh's archive needs --base-name for its name; then it runs" {
+	command -v umoci >/dev/null || skip "umoci is not installed (contrib/install-deps.sh installs it)"
+	eng_umoci_archive "$ENG_T/rootfs.tar" "$ENG_T/agent-oci.tar" \
+		--config.cmd /bin/sh --config.env PATH=/usr/sbin:/usr/bin:/sbin:/bin
+	local ns=agentrun-doc dated
+	run eng_run ctr --address "$ENG_T/containerd.sock" -n "$ns" image import "$ENG_T/agent-oci.tar"
+	assert_success
+	dated=$(eng_run ctr --address "$ENG_T/containerd.sock" -n "$ns" image ls -q)
+	[[ "$dated" == import-[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]:latest ]] || fail "imported as: $dated"
+	eng_run ctr --address "$ENG_T/containerd.sock" -n "$ns" image rm "$dated" >/dev/null
+	run c image import --base-name docker.io/library/agent-doc "$ENG_T/agent-oci.tar"
+	assert_success
+	run c image ls -q
+	assert_contains 'docker.io/library/agent-doc:latest'
+	run cr r-doc --rm docker.io/library/agent-doc:latest r-doc sh -c 'echo hello from the imported image'
+	assert_success
+	[ "$output" = "hello from the imported image" ] || fail "wrong output"
+	c image rm docker.io/library/agent-doc:latest >/dev/null
+	eng_run ctr --address "$ENG_T/containerd.sock" namespaces rm "$ns" >/dev/null 2>&1 || true
+}
+
 @test "ctr run --runc-binary agentrun: output and exit code" {
 	run cr r-out --rm "$I" r-out sh -c 'echo hello from agentrun; exit 6'
 	assert_status 6

@@ -353,3 +353,21 @@ eng_blob() {
 	cp "$2" "$1/blobs/sha256/$dig"
 	echo "$dig"
 }
+
+# The rootfs tarball LAYER as an image archive OUT made the way
+# images/agent-image.sh makes agent-oci.tar (umoci; the archive's only
+# name is the tag "latest"), with image config flags ARGS...: what
+# docs/engines.md tells users to load or import without a registry.
+eng_umoci_archive() {
+	local layer=$1 out=$2 layout
+	shift 2
+	layout=$(mktemp -d "$ENG_T/umoci.XXXXXX")/oci
+	umoci init --layout "$layout"
+	umoci new --image "$layout:latest"
+	umoci raw add-layer --image "$layout:latest" "$layer"
+	umoci config --image "$layout:latest" --os linux \
+		--architecture "$(dpkg --print-architecture)" "$@"
+	umoci gc --layout "$layout"
+	tar -C "$layout" -cf "$out" .
+	rm -rf "${layout%/oci}"
+}

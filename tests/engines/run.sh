@@ -6,8 +6,8 @@
 # Each suite starts its engine on private sockets and roots under a temp
 # dir and stops exactly what it started; a suite whose engine is not
 # installed is skipped with the reason. Needs root and a built ./agentrun
-# (or AGENTRUN=/path). Install the engines with:
-#   apt-get install -y docker.io podman containerd uidmap slirp4netns
+# (or AGENTRUN=/path). Install the engines and what the suites use with
+# contrib/install-deps.sh.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
