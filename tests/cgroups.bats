@@ -49,8 +49,11 @@ start_sleeper() {
 @test "the memory limit is enforced" {
 	# tmpfs pages are charged to the cgroup: 64 MiB into a 16 MiB limit.
 	update_config '.linux.resources.memory = {"limit": 16777216, "swap": 16777216}'
-	set_args sh -c 'dd if=/dev/zero of=/dev/shm/fill bs=1M count=64 2>/dev/null; echo dd-status=$?'
+	set_args sh -c 'echo started; dd if=/dev/zero of=/dev/shm/fill bs=1M count=64 2>/dev/null; echo dd-status=$?'
 	run runtime run --bundle "$BUNDLE" "$CID"
+	assert_output_contains started
+	# dd is OOM-killed (sh reports 137), or sh itself is (run exits 137).
+	[[ $output =~ dd-status=137 ]] || [ "$status" -eq 137 ] || fail "not OOM-killed"
 	refute_output_contains "dd-status=0"
 }
 

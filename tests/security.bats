@@ -26,15 +26,22 @@ runtime_sha() {
 	before=$(runtime_sha)
 	# The runtime's init execs the path inside the container: if that
 	# were the runtime's own binary, the container would hold it.
+	# Inside, the init's /proc/self/exe leads nowhere the container can
+	# reach: the exec fails as for a missing file, and nothing prints the
+	# runtime's version.
 	set_args /proc/self/exe --version
-	runtime run --bundle "$BUNDLE" "$CID" >/dev/null 2>&1 || true
+	run -127 runtime run --bundle "$BUNDLE" "$CID"
+	assert_output_contains "exec \`/proc/self/exe\`: No such file or directory"
+	refute_output_contains "version "
 	assert_equal "$(runtime_sha)" "$before"
 	# A script whose interpreter is /proc/self/exe: the same trick
 	# through the kernel's #! handling.
 	printf '#!/proc/self/exe\n' >"$BUNDLE/rootfs/evil"
 	chmod 0755 "$BUNDLE/rootfs/evil"
 	set_args /evil
-	runtime run --bundle "$BUNDLE" "$CID" >/dev/null 2>&1 || true
+	run -127 runtime run --bundle "$BUNDLE" "$CID"
+	assert_output_contains "exec \`/evil\`: No such file or directory"
+	refute_output_contains "version "
 	assert_equal "$(runtime_sha)" "$before"
 }
 

@@ -314,7 +314,6 @@ runtime_known() {
 }
 
 @test "docker update: memory and pids of a running container" {
-	eng_agentrun_has '^  update' || skip "agentrun has no update command yet"
 	start_sleeper c-update --memory 64m >/dev/null
 	run dk update --memory 128m --memory-swap 256m --pids-limit 40 c-update
 	assert_success
@@ -324,7 +323,6 @@ runtime_known() {
 }
 
 @test "docker --runtime=agentrun-agent passes runtimeArgs (--profile=agent)" {
-	eng_agentrun_has '--profile' || skip "agentrun has no --profile flag yet (issue 5)"
 	run dk run --rm --runtime=agentrun-agent "$I" sh -c 'echo ok'
 	assert_success
 	assert_contains ok

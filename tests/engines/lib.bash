@@ -152,7 +152,3 @@ eng_seccomp_profile() {
 EOF
 }
 
-# Does agentrun know a global flag yet (features still being added)?
-eng_agentrun_has() {
-	"$ENG_AGENTRUN" --help 2>&1 | grep -q -- "$1"
-}
