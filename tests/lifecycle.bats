@@ -328,6 +328,18 @@ wait_for_lines() {
 	[ -z "$(state_entries)" ] || fail "state left in $ROOT: $(state_entries)"
 }
 
+@test "ids starting with a dot are refused: the state root keeps agentrun's own files there" {
+	local id
+	for id in .seccomp-cache .sandbox .audit-heads .x; do
+		run runtime_bg create --bundle "$BUNDLE" "$id"
+		assert_failure
+		assert_output_contains "invalid container id \`$id\`: ids starting with '.' are kept"
+		[ "${#lines[@]}" = 1 ] || fail "not one line: $output"
+	done
+	[ ! -e "$ROOT/.x" ] || fail "state made for .x"
+	[ -z "$(state_entries)" ] || fail "state left in $ROOT: $(state_entries)"
+}
+
 @test "an empty container id is rejected" {
 	run runtime_bg create --bundle "$BUNDLE" ""
 	assert_failure

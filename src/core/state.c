@@ -39,6 +39,10 @@ ar_state_validate_id (const char *id, ar_error_t **err)
     return ar_error_set (err, 0, "invalid container id: must be 1 to 1024 characters");
   if (strcmp (id, ".") == 0 || strcmp (id, "..") == 0)
     return ar_error_set (err, 0, "invalid container id `%s`", id);
+  /* runc takes ".x"; here the state root keeps agentrun's own files
+   * beside the containers (.seccomp-cache, .sandbox, .audit-heads). */
+  if (id[0] == '.')
+    return ar_error_set (err, 0, "invalid container id `%s`: ids starting with '.' are kept for agentrun's own files", id);
   for (const char *p = id; *p; p++)
     {
       unsigned char c = (unsigned char) *p;
