@@ -178,7 +178,7 @@ egress_entry_parse (const char *what, const char *text, egress_entry *out,
   for (const char *p = text; *p; p++)
     plain = plain && *p >= ' ' && *p < 0x7f && *p != '`';
   cleanup_free char *shown = plain ? xasprintf ("`%s`", text) : oj_quote (text, strlen (text));
-  return ar_error_set (err, 0, "%s %s: %s", what, shown, why->msg);
+  return ar_error_set (err, 0, "%s %s: %s", what, shown, ar_error_text (why));
 }
 
 void

@@ -323,8 +323,8 @@ main (int argc, char **argv, char **envp)
     }
   if (err)
     {
-      fprintf (stderr, "agentrun: %s\n", err->msg);
-      log_line (&g, "error", err->msg);
+      fprintf (stderr, "agentrun: %s\n", ar_error_text (err));
+      log_line (&g, "error", ar_error_text (err));
       return failure_status (r == 0 ? argv[command_index] : NULL);
     }
   return status;

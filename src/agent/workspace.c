@@ -208,7 +208,7 @@ write_patches (ar_ws_diff *d, const ar_path_list *paths, const char *diff_path,
     return ar_error_set (err, errno, "--diff: write `%s`", diff_path);
   if (d->first_error)
     return ar_error_set (err, d->first_error->errno_value, "--diff: %zu path(s) left out, the first: %s",
-                         d->failed, d->first_error->msg);
+                         d->failed, d->first_error->message);
   return 0;
 }
 
@@ -275,16 +275,16 @@ audit_diff (const ar_agent_plan *plan, const char *container_id,
     }
   if (error)
     {
-      bool secret = ar_secret_set_find (secrets, error->msg, strlen (error->msg)) != NULL;
+      bool secret = ar_secret_set_find (secrets, ar_error_text (error), strlen (ar_error_text (error))) != NULL;
       yajl_gen_string (gen, (const unsigned char *) "error", 5);
-      ar_hostfs_gen_name (gen, secret ? "[withheld: names a secret]" : error->msg);
+      ar_hostfs_gen_name (gen, secret ? "[withheld: names a secret]" : ar_error_text (error));
     }
   yajl_gen_map_close (gen);
   cleanup_free char *fields = ar_hostfs_json_members (gen);
   cleanup_error ar_error_t *audit_err = NULL;
   if (ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir, container_id,
                                  "diff", fields, &audit_err) < 0)
-    fprintf (stderr, "agentrun: warning: audit log: %s\n", audit_err->msg);
+    fprintf (stderr, "agentrun: warning: audit log: %s\n", ar_error_text (audit_err));
 }
 
 static int

@@ -60,7 +60,7 @@ diff_hunks (ar_patch_sink *s, const ar_git_blob *a, const ar_git_blob *b,
 static void
 path_missing (ar_ws_diff *d, const char *path, ar_error_t **err)
 {
-  ar_patch_printf (&d->sink, "agentrun: missing b/%s (%s)\n", path, (*err)->msg);
+  ar_patch_printf (&d->sink, "agentrun: missing b/%s (%s)\n", path, ar_error_text (*err));
   d->failed++;
   ar_error_free (ar_error_keep_first (&d->first_error, err));
 }

@@ -327,11 +327,11 @@ diff_after (const ar_globals *g, const ar_parsed *p, const char *id,
     return status;
   if (!ar_flag (p, OPT_DIFF_STRICT))
     {
-      fprintf (stderr, "agentrun: sandbox: %s (the command's exit status %d is kept)\n", err->msg, status);
+      fprintf (stderr, "agentrun: sandbox: %s (the command's exit status %d is kept)\n", ar_error_text (err), status);
       return status;
     }
   fprintf (stderr, "agentrun: sandbox: %s (exit %d for --diff-strict; the command exited %d)\n",
-           err->msg, DIFF_FAILED_STATUS, status);
+           ar_error_text (err), DIFF_FAILED_STATUS, status);
   return DIFF_FAILED_STATUS;
 }
 

@@ -33,7 +33,7 @@ ar_container_open_dir (const char *root, const char *id, ar_error_t **err)
   cleanup_free char *path = xasprintf ("%s/%s", root, id);
   int fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT)
-    return ar_error_set (err, 0, "container does not exist: `%s`", id);
+    return ar_error_set_code (err, AR_ERR_NO_CONTAINER, 0, "container does not exist: `%s`", id);
   if (fd < 0)
     return ar_error_set (err, errno, "open `%s`", path);
   return fd;
@@ -114,7 +114,7 @@ ar_container_load_spec (int state_fd, oci_spec **spec, ar_error_t **err)
 static void
 warn (const char *what, ar_error_t *e)
 {
-  fprintf (stderr, "agentrun: warning: %s: %s\n", what, e->msg);
+  fprintf (stderr, "agentrun: warning: %s: %s\n", what, ar_error_text (e));
 }
 
 /* poststart and poststop: the spec says a failing one is a warning, and
@@ -442,7 +442,7 @@ ar_container_delete (const char *root, const char *id, bool force,
   if (state_fd < 0)
     {
       /* runc: a forced delete of a container that is gone is no error */
-      if (force && *err && strstr ((*err)->msg, "does not exist"))
+      if (force && ar_error_is (*err, AR_ERR_NO_CONTAINER))
         {
           ar_error_freep (err);
           return 0;
@@ -708,6 +708,6 @@ ar_container_reap_abandoned (const char *root)
       ar_container_audit (root, st->id, "supervisor-gone", NULL);
       if (ar_container_delete (root, st->id, true, &e_delete) < 0)
         fprintf (stderr, "agentrun: warning: remove abandoned container `%s`: %s\n",
-                 st->id, e_delete->msg);
+                 st->id, ar_error_text (e_delete));
     }
 }

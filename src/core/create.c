@@ -656,9 +656,9 @@ run_without_cgroup (const create_ctx *c, const ar_error_t *why, ar_error_t **err
     return 0;
   if (!c->opts->ignore_unenforced_limits)
     return ar_error_set (err, 0, "config.json: .linux.resources (%s): no cgroup to enforce them in without root (%s): use a delegated cgroup (--systemd-cgroup under a systemd user session, or a cgroupsPath you own), or --rootless-limits=ignore to run without them",
-                         limits, why->msg);
+                         limits, ar_error_text (why));
   fprintf (stderr, "agentrun: warning: linux.resources (%s) not enforced: no cgroup without root (%s)\n",
-           limits, why->msg);
+           limits, ar_error_text (why));
   return 0;
 }
 
@@ -826,7 +826,7 @@ ar_container_create (const ar_create_options *opts, ar_created *out,
     {
       ar_closep (&out->pty_master);
       if (err && *err)
-        ar_stage_audit_error (c.plan, opts->id, "create-failed", (*err)->msg);
+        ar_stage_audit_error (c.plan, opts->id, "create-failed", ar_error_text (*err));
       undo_create (&c.undo);
     }
   create_ctx_free (&c);

@@ -232,7 +232,7 @@ child_main (const exec_child *c)
   char **envp = NULL;
   if (child_setup (c, &exe, &envp, &err) < 0)
     {
-      ar_sync_send (c->sync_fd, AR_SYNC_ERROR, 0, -1, err->msg, NULL);
+      ar_sync_send (c->sync_fd, AR_SYNC_ERROR, 0, -1, ar_error_text (err), NULL);
       _exit (1);
     }
   execve (exe, c->proc->args.items, envp);
@@ -447,7 +447,7 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
 
 out:
   if (r < 0 && err && *err)
-    audit_exec (opts, plan, proc, &(ar_exec_outcome){ "exec", pid, -1, (*err)->msg });
+    audit_exec (opts, plan, proc, &(ar_exec_outcome){ "exec", pid, -1, ar_error_text (*err) });
   if (pid > 0)
     {
       kill (pid, SIGKILL);

@@ -64,7 +64,7 @@ ar_foreground_wait (pid_t pid, int pty, int pidfd, int64_t timeout_seconds,
   if (pty >= 0 && ar_terminal_proxy (pty, err) < 0)
     {
       /* The workload goes on; say why its terminal stopped and wait. */
-      fprintf (stderr, "agentrun: %s\n", (*err)->msg);
+      fprintf (stderr, "agentrun: %s\n", ar_error_text (*err));
       ar_error_freep (err);
     }
   int status;

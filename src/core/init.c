@@ -246,9 +246,9 @@ static _Noreturn void
 fail (const ar_init_config *cfg, ar_error_t *err, bool parent_listening)
 {
   if (parent_listening)
-    ar_sync_send (cfg->sync_fd, AR_SYNC_ERROR, 0, -1, err->msg, NULL);
+    ar_sync_send (cfg->sync_fd, AR_SYNC_ERROR, 0, -1, ar_error_text (err), NULL);
   else
-    dprintf (STDERR_FILENO, "agentrun: %s\n", err->msg);
+    dprintf (STDERR_FILENO, "agentrun: %s\n", ar_error_text (err));
   _exit (1);
 }
 

@@ -116,7 +116,7 @@ ar_stage_audit (const ar_agent_plan *plan, const char *id, const char *event,
   cleanup_error ar_error_t *err = NULL;
   if (ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir, id,
                                  event, fields_json, &err) < 0)
-    fprintf (stderr, "agentrun: warning: audit log: %s\n", err->msg);
+    fprintf (stderr, "agentrun: warning: audit log: %s\n", ar_error_text (err));
 }
 
 /* yajl_gen emits a whole object; the audit log wants its inside. */
@@ -300,7 +300,7 @@ run_hooks (const ar_agent_plan *plan, const char *id, const oci_hook_list *hooks
     }
   if (plan && plan->audit_path)
     {
-      hook_outcome o = { phase, hooks->len, r < 0 && *err ? (*err)->msg : NULL };
+      hook_outcome o = { phase, hooks->len, r < 0 && *err ? ar_error_text (*err) : NULL };
       cleanup_free char *fields = fields_of (fill_hook_outcome, &o);
       ar_stage_audit (plan, id, "hook", fields);
     }

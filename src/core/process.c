@@ -231,13 +231,6 @@ lowercase_strerror (int errno_value)
   return reason;
 }
 
-static void
-keep_errno (ar_error_t **err, int errno_value)
-{
-  if (err && *err && (*err)->errno_value == 0)
-    (*err)->errno_value = errno_value;
-}
-
 /* 0 if `path` is a file we may execute, else -1 with errno set. */
 static int
 check_executable (const char *path)
@@ -273,10 +266,9 @@ find_by_path (const char *arg0, ar_error_t **err)
   int saved = errno;
   cleanup_free char *reason = lowercase_strerror (saved);
   if (exists)
-    ar_error_set (err, 0, "exec: \"%s\": %s", arg0, reason);
+    ar_error_set_errno_said (err, saved, "exec: \"%s\": %s", arg0, reason);
   else
-    ar_error_set (err, 0, "exec: \"%s\": stat %s: %s", arg0, arg0, reason);
-  keep_errno (err, saved);
+    ar_error_set_errno_said (err, saved, "exec: \"%s\": stat %s: %s", arg0, arg0, reason);
   return NULL;
 }
 
@@ -485,7 +477,7 @@ set_oom_score_adj (const oci_process *process, ar_error_t **err)
     return ar_error_set (err, e, "set oom_score_adj to %s: lowering it "
                          "needs CAP_SYS_RESOURCE, which this process does "
                          "not have", buf);
-  return ar_error_set (err, 0, "set oom_score_adj to %s: %s", buf, write_err->msg);
+  return ar_error_set (err, 0, "set oom_score_adj to %s: %s", buf, ar_error_text (write_err));
 }
 
 /* The kernel's struct sched_attr (SCHED_ATTR_SIZE_VER0). glibc gained a

@@ -2,6 +2,7 @@
 #include "error.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,34 +16,54 @@ vformat (const char *fmt, va_list ap)
   return s;
 }
 
-int
-ar_error_set (ar_error_t **err, int errno_value, const char *fmt, ...)
+static int
+set_v (ar_error_t **err, ar_error_code code, int errno_value, const char *fmt,
+       va_list ap)
 {
   if (err == NULL || *err != NULL)
     return -1;
-
   ar_error_t *e = calloc (1, sizeof *e);
-  if (e == NULL)
+  char *message = vformat (fmt, ap);
+  if (e == NULL || message == NULL)
     abort ();
+  e->errno_value = errno_value;
+  e->code = code;
+  e->message = message;
+  *err = e;
+  return -1;
+}
 
+int
+ar_error_set (ar_error_t **err, int errno_value, const char *fmt, ...)
+{
   va_list ap;
   va_start (ap, fmt);
-  char *msg = vformat (fmt, ap);
+  set_v (err, AR_ERR_FAILED, errno_value, fmt, ap);
   va_end (ap);
-  if (msg == NULL)
-    abort ();
+  return -1;
+}
 
-  if (errno_value != 0)
-    {
-      char *full = NULL;
-      if (asprintf (&full, "%s: %s", msg, strerror (errno_value)) < 0)
-        abort ();
-      free (msg);
-      msg = full;
-    }
-  e->errno_value = errno_value;
-  e->msg = msg;
-  *err = e;
+int
+ar_error_set_code (ar_error_t **err, ar_error_code code, int errno_value,
+                   const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  set_v (err, code, errno_value, fmt, ap);
+  va_end (ap);
+  return -1;
+}
+
+int
+ar_error_set_errno_said (ar_error_t **err, int errno_value, const char *fmt, ...)
+{
+  bool was_set = err && *err;
+  va_list ap;
+  va_start (ap, fmt);
+  set_v (err, AR_ERR_FAILED, errno_value, fmt, ap);
+  va_end (ap);
+  if (err && *err && !was_set)
+    (*err)->errno_said = 1;
   return -1;
 }
 
@@ -60,12 +81,31 @@ ar_error_prefix (ar_error_t **err, const char *fmt, ...)
     abort ();
 
   char *full = NULL;
-  if (asprintf (&full, "%s: %s", prefix, (*err)->msg) < 0)
+  if (asprintf (&full, "%s: %s", prefix, (*err)->message) < 0)
     abort ();
   free (prefix);
-  free ((*err)->msg);
-  (*err)->msg = full;
+  free ((*err)->message);
+  (*err)->message = full;
+  free ((*err)->text);
+  (*err)->text = NULL;
   return -1;
+}
+
+const char *
+ar_error_text (const ar_error_t *err)
+{
+  if (err == NULL)
+    return "";
+  if (err->errno_value == 0 || err->errno_said)
+    return err->message;
+  if (err->text == NULL)
+    {
+      /* Logically const: the rendering is a cache of what the error says. */
+      ar_error_t *e = (ar_error_t *) err;
+      if (asprintf (&e->text, "%s: %s", err->message, strerror (err->errno_value)) < 0)
+        abort ();
+    }
+  return err->text;
 }
 
 void
@@ -73,7 +113,8 @@ ar_error_free (ar_error_t *err)
 {
   if (err == NULL)
     return;
-  free (err->msg);
+  free (err->message);
+  free (err->text);
   free (err);
 }
 

@@ -88,7 +88,7 @@ mkdirs (const char *path)
   cleanup_error ar_error_t *err = NULL;
   if (ar_mkdir_p (path, 0755, &err) < 0)
     {
-      fprintf (stderr, "%s\n", err->msg);
+      fprintf (stderr, "%s\n", ar_error_text (err));
       exit (2);
     }
 }
@@ -621,7 +621,7 @@ prepare_error (ar_agent_plan *plan, const char *state)
   CHECK_INT (spec->n_mounts, 0);
   CHECK_INT (mounts_below_tmp (), 0);
   free_spec (spec);
-  return err ? xstrdup (err->msg) : NULL;
+  return err ? xstrdup (ar_error_text (err)) : NULL;
 }
 
 static void
@@ -800,7 +800,7 @@ test_output_export_hostile (void)
   fill_hostile_output (out);
   CHECK_INT (ar_agent_finish (&plan, state, "ctr-out", &err), 0);
   if (err)
-    fprintf (stderr, "  %s\n", err->msg);
+    fprintf (stderr, "  %s\n", ar_error_text (err));
   CHECK_INT (mounts_below_tmp (), 0);
   CHECK (!exists (out));
 
@@ -912,7 +912,7 @@ test_output_quota (void)
   CHECK_INT (ar_output_export (state, host, "q2", 1 << 20, 2, NULL, &report,
                                &err),
              -1);
-  CHECK (err && strstr (err->msg, "File exists") != NULL);
+  CHECK (err && strstr (ar_error_text (err), "File exists") != NULL);
   ar_output_report_clear (&report);
   ar_error_free (err);
   err = NULL;
@@ -951,7 +951,7 @@ test_finish_after_failed_export (void)
   CHECK_INT (ar_agent_prepare (&plan, state, rootfs, spec, &err), 0);
   CHECK_INT (spec->n_mounts, 2);
   CHECK_INT (ar_agent_finish (&plan, state, "ctr-all", &err), -1);
-  CHECK (err && strstr (err->msg, "ctr-all") != NULL);
+  CHECK (err && strstr (ar_error_text (err), "ctr-all") != NULL);
   CHECK_INT (mounts_below_tmp (), 0);
   ar_error_free (err);
   err = NULL;
@@ -965,7 +965,7 @@ test_finish_after_failed_export (void)
 static int
 tool_failed (ar_error_t *err)
 {
-  fprintf (stderr, "%s\n", err ? err->msg : "failed");
+  fprintf (stderr, "%s\n", err ? ar_error_text (err) : "failed");
   ar_error_free (err);
   return 1;
 }

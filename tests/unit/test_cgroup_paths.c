@@ -27,8 +27,8 @@ check_refused (const char *given, const char *wanted_text)
   ar_cg_systemd_unit u;
   cleanup_error ar_error_t *err = NULL;
   CHECK (ar_cg_systemd_parse_path ("ctr1", given, &u, &err) < 0);
-  CHECK (err && strstr (err->msg, ".linux.cgroupsPath") != NULL);
-  CHECK (err && strstr (err->msg, wanted_text) != NULL);
+  CHECK (err && strstr (ar_error_text (err), ".linux.cgroupsPath") != NULL);
+  CHECK (err && strstr (ar_error_text (err), wanted_text) != NULL);
 }
 
 static void

@@ -86,7 +86,7 @@ build (const oci_device_rule *rules, size_t n)
   ar_error_t *err = NULL;
   CHECK (ar_devices_bpf_build (rules, n, &p.insns, &p.n, &err) == 0);
   if (err)
-    fprintf (stderr, "%s\n", err->msg);
+    fprintf (stderr, "%s\n", ar_error_text (err));
   ar_error_free (err);
   return p;
 }
@@ -192,17 +192,17 @@ test_invalid (void)
   ar_error_t *err = NULL;
   oci_device_rule bad_type[] = { dev_rule (true, "x", 1, 3, "rwm") };
   CHECK (ar_devices_bpf_build (bad_type, 1, &insns, &n, &err) < 0);
-  CHECK (err && strstr (err->msg, "devices[0]: invalid type \"x\""));
+  CHECK (err && strstr (ar_error_text (err), "devices[0]: invalid type \"x\""));
   ar_error_free (err);
   err = NULL;
   oci_device_rule bad_access[] = { dev_rule (true, "c", 1, 3, "rwx") };
   CHECK (ar_devices_bpf_build (bad_access, 1, &insns, &n, &err) < 0);
-  CHECK (err && strstr (err->msg, "invalid access \"rwx\""));
+  CHECK (err && strstr (ar_error_text (err), "invalid access \"rwx\""));
   ar_error_free (err);
   err = NULL;
   oci_device_rule big[] = { dev_rule (true, "c", 1, 1LL << 40, "r") };
   CHECK (ar_devices_bpf_build (big, 1, &insns, &n, &err) < 0);
-  CHECK (err && strstr (err->msg, "out of range"));
+  CHECK (err && strstr (ar_error_text (err), "out of range"));
   ar_error_free (err);
 }
 
@@ -225,12 +225,12 @@ test_kernel_accepts (void)
   int fd = ar_devices_bpf_load (p.insns, p.n, &err);
   if (fd < 0 && err && err->errno_value == EPERM)
     printf ("skip test_kernel_accepts: BPF_PROG_LOAD not permitted: %s\n",
-            err->msg);
+            ar_error_text (err));
   else
     {
       CHECK (fd >= 0);
       if (err)
-        fprintf (stderr, "%s\n", err->msg);
+        fprintf (stderr, "%s\n", ar_error_text (err));
     }
   ar_error_free (err);
   err = NULL;
@@ -242,9 +242,9 @@ test_kernel_accepts (void)
     {
       struct bpf_insn bad[] = { p.insns[0] }; /* no exit */
       CHECK (ar_devices_bpf_load (bad, 1, &err) < 0);
-      CHECK (err && strstr (err->msg, "verifier"));
+      CHECK (err && strstr (ar_error_text (err), "verifier"));
       if (err)
-        printf ("verifier said: %s\n", err->msg);
+        printf ("verifier said: %s\n", ar_error_text (err));
       ar_error_free (err);
     }
   free (p.insns);

@@ -114,7 +114,7 @@ query_refused (const msg *m, dns_query *q)
 {
   ar_error_t *err = NULL;
   int r = dns_parse_query (m->b, m->n, q, &err);
-  bool ok = r == -1 && err && err->msg && !strchr (err->msg, '\n');
+  bool ok = r == -1 && err && ar_error_text (err) && !strchr (ar_error_text (err), '\n');
   ar_error_free (err);
   return ok;
 }
@@ -125,7 +125,7 @@ query_ok (const msg *m, dns_query *q)
   ar_error_t *err = NULL;
   int r = dns_parse_query (m->b, m->n, q, &err);
   if (err)
-    fprintf (stderr, "  unexpected: %s\n", err->msg);
+    fprintf (stderr, "  unexpected: %s\n", ar_error_text (err));
   ar_error_free (err);
   return r == 0;
 }
@@ -427,7 +427,7 @@ answers (const msg *m, dns_addresses *out)
 {
   ar_error_t *err = NULL;
   int r = dns_parse_answers (m->b, m->n, &asked, 7, out, &err);
-  bool one_line = r == 0 || (err && !strchr (err->msg, '\n'));
+  bool one_line = r == 0 || (err && !strchr (ar_error_text (err), '\n'));
   ar_error_free (err);
   if (!one_line)
     return -2;

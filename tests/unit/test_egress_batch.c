@@ -28,7 +28,7 @@ commit (egress_batch *b, char **msg, int *errno_value)
 {
   ar_error_t *err = NULL;
   int r = egress_batch_commit (b, &err);
-  *msg = err ? strdup (err->msg) : NULL;
+  *msg = err ? strdup (ar_error_text (err)) : NULL;
   *errno_value = err ? err->errno_value : 0;
   ar_error_free (err);
   egress_batch_free (b);

@@ -11,7 +11,7 @@ parse (const char *text, egress_entry *out)
 {
   ar_error_t *err = NULL;
   int r = egress_entry_parse ("entry", text, out, &err);
-  char *msg = r < 0 && err ? strdup (err->msg) : NULL;
+  char *msg = r < 0 && err ? strdup (ar_error_text (err)) : NULL;
   if (r < 0 && (msg == NULL || strchr (msg, '\n') || out->text != NULL))
     {
       free (msg);

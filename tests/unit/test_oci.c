@@ -31,7 +31,7 @@ parse_ok (const char *json)
   oci_spec *spec = NULL;
   if (oci_spec_parse (json, strlen (json), NULL, &spec, &err) < 0)
     {
-      fprintf (stderr, "  unexpected error: %s\n", err->msg);
+      fprintf (stderr, "  unexpected error: %s\n", ar_error_text (err));
       return NULL;
     }
   return spec;
@@ -50,7 +50,7 @@ parse_error_n (const char *json, size_t len)
     }
   if (spec != NULL || err == NULL)
     return xstrdup ("(failed without an error, or with a spec)");
-  return xstrdup (err->msg);
+  return xstrdup (ar_error_text (err));
 }
 
 static char *
@@ -861,17 +861,17 @@ test_load (void)
   CHECK_INT (oci_spec_load (bad, NULL, &s, &err), -1);
   cleanup_free char *want = xasprintf (
       "%s: .ociVersion: expected string, got array", strrchr (bad, '/') + 1);
-  CHECK_STR (err ? err->msg : NULL, want);
+  CHECK_STR (err ? ar_error_text (err) : NULL, want);
   ar_error_freep (&err);
 
   /* A sparse file over the limit is refused before it is read. */
   cleanup_free char *huge = temp_file (NULL, (off_t) OCI_MAX_FILE_SIZE + 1);
   CHECK_INT (oci_spec_load (huge, "config.json", &s, &err), -1);
-  CHECK_STR (err ? err->msg : NULL, "config.json: larger than 16777216 bytes");
+  CHECK_STR (err ? ar_error_text (err) : NULL, "config.json: larger than 16777216 bytes");
   ar_error_freep (&err);
 
   CHECK_INT (oci_spec_load ("/nonexistent/config.json", NULL, &s, &err), -1);
-  CHECK_STR (err ? err->msg : NULL,
+  CHECK_STR (err ? ar_error_text (err) : NULL,
              "open `/nonexistent/config.json`: No such file or directory");
   CHECK (err && err->errno_value == ENOENT);
   CHECK (s == NULL);
@@ -908,18 +908,18 @@ test_process_json (void)
 
   cleanup_free char *bad = J ("{'args':[true]}");
   CHECK_INT (oci_process_parse (bad, strlen (bad), NULL, &p, &err), -1);
-  CHECK_STR (err ? err->msg : NULL,
+  CHECK_STR (err ? ar_error_text (err) : NULL,
              "process.json: .args[0]: expected string, got boolean true");
   CHECK (p == NULL);
   ar_error_freep (&err);
 
   CHECK_INT (oci_process_parse ("[1]", 3, "p.json", &p, &err), -1);
-  CHECK_STR (err ? err->msg : NULL,
+  CHECK_STR (err ? ar_error_text (err) : NULL,
              "p.json: expected a JSON object at the top level, got array");
   ar_error_freep (&err);
 
   CHECK_INT (oci_process_parse ("{\"cwd\":", 7, "p.json", &p, &err), -1);
-  CHECK_STR (err ? err->msg : NULL, "p.json: parse error: premature EOF");
+  CHECK_STR (err ? ar_error_text (err) : NULL, "p.json: parse error: premature EOF");
 }
 
 /* ------------------------------------------------------------------ */

@@ -297,7 +297,7 @@ test_proc_write_checks_procfs (void)
   cleanup_free char *plain = xasprintf ("%s/etc/marker", root);
   cleanup_error ar_error_t *err2 = NULL;
   CHECK_INT (ar_proc_write (AT_FDCWD, plain, "1", 1, &err2), -1);
-  CHECK (err2 && strstr (err2->msg, "not on procfs") != NULL);
+  CHECK (err2 && strstr (ar_error_text (err2), "not on procfs") != NULL);
   struct stat st;
   CHECK (stat (plain, &st) == 0 && st.st_size == 0);
 
@@ -326,7 +326,7 @@ test_proc_write_beneath_dir (void)
   CHECK (err3 && err3->errno_value == ELOOP);
   cleanup_error ar_error_t *err4 = NULL;
   CHECK_INT (ar_proc_open_dir (root, &err4), -1);
-  CHECK (err4 && strstr (err4->msg, "not on procfs") != NULL);
+  CHECK (err4 && strstr (ar_error_text (err4), "not on procfs") != NULL);
 }
 
 int

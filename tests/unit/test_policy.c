@@ -52,7 +52,7 @@ write_text (const char *path, const char *text)
                                &err)
       < 0)
     {
-      fprintf (stderr, "%s\n", err->msg);
+      fprintf (stderr, "%s\n", ar_error_text (err));
       exit (2);
     }
 }
@@ -81,7 +81,7 @@ spec_from (const char *json)
   ar_error_t *err = NULL;
   if (oci_spec_parse (json, strlen (json), "config.json", &spec, &err) < 0)
     {
-      fprintf (stderr, "bad test spec: %s\n", err->msg);
+      fprintf (stderr, "bad test spec: %s\n", ar_error_text (err));
       exit (2);
     }
   return spec;
@@ -95,7 +95,7 @@ profile (const char *name)
   if (ar_profile_load (name, &p, &err) < 0)
     {
       fprintf (stderr, "profile %s: %s\n", name ? name : "(default)",
-               err->msg);
+               ar_error_text (err));
       ar_error_free (err);
       return NULL;
     }
@@ -113,7 +113,7 @@ profile_error (const char *name)
       ar_profile_free (p);
       return NULL;
     }
-  char *msg = xstrdup (err->msg);
+  char *msg = xstrdup (ar_error_text (err));
   ar_error_free (err);
   return msg;
 }
@@ -133,7 +133,7 @@ apply (const char *profile_name, oci_spec *spec, char **msg)
     }
   if (ar_policy_apply (spec, p, &plan, &err) < 0)
     {
-      *msg = xstrdup (err->msg);
+      *msg = xstrdup (ar_error_text (err));
       ar_error_free (err);
     }
   return plan;
@@ -1063,7 +1063,7 @@ test_default_seccomp_profile (void)
   ar_error_t *err = NULL;
   CHECK (ar_seccomp_validate (s, &err) == 0);
   if (err)
-    fprintf (stderr, "  %s\n", err->msg);
+    fprintf (stderr, "  %s\n", ar_error_text (err));
   ar_error_free (err);
   err = NULL;
 
@@ -1174,7 +1174,7 @@ test_default_seccomp_blocks (void)
   ar_seccomp_free (s);
   if (!CHECK (r == 0))
     {
-      fprintf (stderr, "  %s\n", err->msg);
+      fprintf (stderr, "  %s\n", ar_error_text (err));
       ar_error_free (err);
       return;
     }
@@ -1252,7 +1252,7 @@ test_plan_round_trip (void)
   ar_agent_plan *loaded = NULL;
   CHECK (ar_agent_plan_load (dirfd, &loaded, &err) == 0);
   if (err)
-    fprintf (stderr, "  %s\n", err->msg);
+    fprintf (stderr, "  %s\n", ar_error_text (err));
   if (CHECK (loaded))
     {
       CHECK_STR (loaded->profile, "audited");
@@ -1283,7 +1283,7 @@ test_plan_round_trip (void)
                            0600, &err);
   loaded = NULL;
   CHECK (ar_agent_plan_load (dirfd, &loaded, &err) < 0);
-  CHECK_STR (err ? err->msg : NULL,
+  CHECK_STR (err ? ar_error_text (err) : NULL,
              "agent.json: .version: unsupported version 2 (this agentrun "
              "reads 1)");
   ar_error_free (err);

@@ -84,7 +84,7 @@ validate_message (const oci_process *p)
   cleanup_error ar_error_t *err = NULL;
   if (ar_process_validate (p, &err) == 0)
     return NULL;
-  return xstrdup (err->msg);
+  return xstrdup (ar_error_text (err));
 }
 
 /* ---- validation ------------------------------------------------------- */
@@ -185,7 +185,7 @@ test_validate_capabilities (void)
       CHECK (ar_caps_validate (&c, &err) < 0);
       cleanup_free char *want = xasprintf ("unknown capability \"%s\"",
                                            bad[i]);
-      CHECK_STR (err ? err->msg : NULL, want);
+      CHECK_STR (err ? ar_error_text (err) : NULL, want);
     }
 
   oci_capabilities newest = { .effective = STRV ("CAP_CHECKPOINT_RESTORE",
@@ -235,7 +235,7 @@ find_message (const char *arg0, char *path_env, char **found)
   p.env = (oci_strv){ env, path_env ? 2 : 1 };
   cleanup_error ar_error_t *err = NULL;
   *found = ar_process_find_executable (&p, &err);
-  return err ? xstrdup (err->msg) : NULL;
+  return err ? xstrdup (ar_error_text (err)) : NULL;
 }
 
 static void
@@ -314,7 +314,7 @@ hooks_message (oci_hook *hooks, size_t n, const char *state)
   cleanup_error ar_error_t *err = NULL;
   if (ar_hooks_run (&list, "prestart", state, &err) == 0)
     return NULL;
-  return xstrdup (err->msg);
+  return xstrdup (ar_error_text (err));
 }
 
 static oci_hook
@@ -487,7 +487,7 @@ child_switch_user (void)
   ar_error_t *err = NULL;
   if (ar_process_set_user (&p, &err) < 0 || ar_caps_apply (&caps, &err) < 0)
     {
-      fprintf (stderr, "%s\n", err->msg);
+      fprintf (stderr, "%s\n", ar_error_text (err));
       return 10;
     }
   cleanup_free char *status = NULL;
