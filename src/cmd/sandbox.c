@@ -369,7 +369,7 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
   ar_foreground_forward_signals (created.pid);
   int status = -1;
   if (ar_container_release (g->root, id, &created, err) == 0)
-    status = ar_container_wait (g->root, id, "sandbox", &created, err);
+    status = ar_container_wait (g->root, id, "sandbox", &created, NULL, err);
   if (status >= 0 && diff_path)
     status = diff_after (g, p, id, diff_path, status);
   cleanup_error ar_error_t *delete_err = NULL;
