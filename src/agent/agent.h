@@ -175,11 +175,21 @@ int ar_agent_finish (const ar_agent_plan *plan, const char *state_dir,
  * a secret are withheld as from /output; the audit log's "diff" event
  * lists them, and the error when the diff is not whole (a path that
  * could not be read is left out, the rest is still written). */
+typedef struct ar_diff_result
+{
+  size_t changed;  /* paths in the diff, a withheld one included */
+  size_t withheld; /* of those, left out (they hold a secret) */
+  char *bundle;    /* FILE.bundle, when commits were made; NULL: none */
+} ar_diff_result;
+
 typedef struct ar_diff_request
 {
   const char *path;     /* absolute */
   bool include_ignored; /* --diff-ignored */
+  ar_diff_result *result; /* when not NULL: as far as the diff got */
 } ar_diff_request;
+
+void ar_diff_result_clear (ar_diff_result *result);
 
 int ar_workspace_export_diff (const ar_agent_plan *plan, const char *state_dir,
                               const char *container_id,
@@ -211,6 +221,10 @@ int ar_audit_stored_head (const char *audit_path, const char *heads_dir,
  * there and hashes to HASH, else one line saying what is wrong. */
 int ar_audit_check_head (const char *audit_path, const char *head,
                          char **problem, ar_error_t **err);
+
+/* The log's head as it is now, "N:HASH" (what ar_audit_check_head
+ * takes), read from the log itself; NULL (and 0) for an empty log. */
+int ar_audit_head (const char *audit_path, char **head, ar_error_t **err);
 
 /* Lines in the log, a last one without its newline included. */
 int ar_audit_count_lines (const char *audit_path, size_t *n, ar_error_t **err);
