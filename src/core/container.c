@@ -580,9 +580,10 @@ mark_exit_logged (const char *root, const char *id)
 
 /* The workload's own wait status when the init was its reaper: the
  * init's exit code cannot tell a command killed by signal N from one that
- * exited 128 + N. The init is gone, so what it sent is there or never. */
+ * exited 128 + N. The init is gone, so what it sent is there or never;
+ * taken only when it agrees with the init's exit code. */
 static bool
-reaped_status (const ar_created *created, int *wait_status)
+reaped_status (const ar_created *created, int init_status, int *wait_status)
 {
   struct pollfd p = { .fd = created->sync_fd, .events = POLLIN };
   if (created->sync_fd < 0 || poll (&p, 1, 0) <= 0)
@@ -594,9 +595,11 @@ reaped_status (const ar_created *created, int *wait_status)
   if (msg.fd >= 0)
     close (msg.fd);
   free (msg.text);
-  if (msg.type != AR_SYNC_EXIT)
+  int ws = msg.value;
+  int as_code = WIFSIGNALED (ws) ? 128 + WTERMSIG (ws) : WEXITSTATUS (ws);
+  if (msg.type != AR_SYNC_EXIT || as_code != init_status)
     return false;
-  *wait_status = msg.value;
+  *wait_status = ws;
   return true;
 }
 
@@ -626,7 +629,8 @@ gather_outcome (const char *root, const char *id, const ar_created *created,
                 const ar_foreground_end *end, int status, ar_run_outcome *o)
 {
   int ws = end->wait_status;
-  reaped_status (created, &ws);
+  if (!WIFSIGNALED (ws))
+    reaped_status (created, WEXITSTATUS (ws), &ws);
   *o = (ar_run_outcome){
     .status = status,
     .exit_code = WIFSIGNALED (ws) ? -1 : WEXITSTATUS (ws),
