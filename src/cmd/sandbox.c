@@ -291,12 +291,6 @@ print_policy (const ar_globals *g, oci_spec *spec, ar_error_t **err)
   return 0;
 }
 
-static int
-diff_destination (const char *given, char **out, ar_error_t **err)
-{
-  return ar_cmd_file_destination ("--diff", given, out, err);
-}
-
 /* The command's status stays what agentrun exits with unless
  * --diff-strict: the failure is one line on stderr (and in the audit
  * log's "diff" event). */
@@ -394,7 +388,7 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
       || absolute_dir ("--workspace", p.value[OPT_WORKSPACE] ? p.value[OPT_WORKSPACE] : ".", &workspace, err) < 0)
     return -1;
   cleanup_free char *diff_path = NULL;
-  if (p.value[OPT_DIFF] && !print_only && diff_destination (p.value[OPT_DIFF], &diff_path, err) < 0)
+  if (p.value[OPT_DIFF] && !print_only && ar_cmd_file_destination ("--diff", p.value[OPT_DIFF], &diff_path, err) < 0)
     return -1;
   if (p.value[OPT_JSON_STATUS] && !print_only
       && ar_cmd_file_destination ("--json-status", p.value[OPT_JSON_STATUS], &report.json_path, err) < 0)
