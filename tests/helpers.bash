@@ -252,6 +252,64 @@ track_pid() {
 	echo "$1" >>"$TEST_DIR/pids"
 }
 
+# started_in_bg CMD...: CMD in the background with no terminal; its pid in
+# $BG. The caller waits for what it started.
+started_in_bg() {
+	"$@" </dev/null >"$TEST_DIR/bg.out" 2>"$TEST_DIR/bg.err" &
+	BG=$!
+	track_pid "$BG"
+}
+
+# wait_for_nap: the pid of this test's `sleep $NAP` (a number of its own),
+# once it runs.
+wait_for_nap() {
+	local i p
+	for i in $(seq 1 100); do
+		p=$(pgrep -xf "sleep $NAP" | head -1) || true
+		[ -n "$p" ] && { echo "$p"; return 0; }
+		sleep 0.05
+	done
+	echo "sleep $NAP never ran: $(cat "$TEST_DIR/bg.err" 2>/dev/null)" >&2
+	return 1
+}
+
+# wait_bg SECONDS: wait for $BG, killing it if it runs longer; its status
+# in $RC.
+wait_bg() {
+	local i
+	for i in $(seq 1 $(($1 * 20))); do
+		pid_alive "$BG" || break
+		sleep 0.05
+	done
+	pid_alive "$BG" && kill -KILL "$BG"
+	RC=0
+	wait "$BG" || RC=$?
+}
+
+# What a finished sandbox must not leave behind: its state and bundle
+# dirs, mounts, processes, and cgroups made since $TEST_DIR/marker.
+sandbox_leftovers() {
+	local p
+	[ -d "$ROOT" ] || return 0
+	find "$ROOT" -mindepth 1 -maxdepth 1 ! -name .seccomp-cache ! -name .sandbox ! -name .audit-heads -printf 'state %p\n'
+	[ ! -d "$ROOT/.sandbox" ] || find "$ROOT/.sandbox" -mindepth 1 -printf 'bundle %p\n'
+	mounts_under "$ROOT" | sed 's/^/mount /'
+	mounts_under "$TEST_DIR" | sed 's/^/mount /'
+	for p in $(grep -lsF -- "$ROOT" /proc/[0-9]*/cmdline | sed -n 's|^/proc/\([0-9]*\)/.*|\1|p' | live_pids); do
+		[ "$p" = "$$" ] || [ "$p" = "$BASHPID" ] || echo "process $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+	done
+	find /sys/fs/cgroup -mindepth 1 -maxdepth 4 -type d -name 'sandbox-*' -newer "$TEST_DIR/marker" 2>/dev/null | sed 's/^/cgroup /'
+}
+
+# A sandbox suite's teardown: the common one, and the test fails when its
+# sandbox left something (sandbox_leftovers).
+sandbox_teardown() {
+	local left=""
+	[ -n "${TEST_DIR:-}" ] && left=$(sandbox_leftovers)
+	common_teardown
+	[ -z "$left" ] || { echo "sandbox left: $left" >&2; return 1; }
+}
+
 # track_mount PATH: a host mount this test made itself; teardown unmounts
 # it before it looks for mounts the runtime left behind.
 track_mount() {

@@ -21,24 +21,7 @@ setup() {
 }
 
 teardown() {
-	local left=""
-	[ -n "${TEST_DIR:-}" ] && left=$(sandbox_leftovers)
-	common_teardown
-	[ -z "$left" ] || { echo "sandbox left: $left" >&2; return 1; }
-}
-
-# What a finished sandbox must not leave behind.
-sandbox_leftovers() {
-	local p
-	[ -d "$ROOT" ] || return 0
-	find "$ROOT" -mindepth 1 -maxdepth 1 ! -name .seccomp-cache ! -name .sandbox ! -name .audit-heads -printf 'state %p\n'
-	[ ! -d "$ROOT/.sandbox" ] || find "$ROOT/.sandbox" -mindepth 1 -printf 'bundle %p\n'
-	mounts_under "$ROOT" | sed 's/^/mount /'
-	mounts_under "$TEST_DIR" | sed 's/^/mount /'
-	for p in $(grep -lsF -- "$ROOT" /proc/[0-9]*/cmdline | sed -n 's|^/proc/\([0-9]*\)/.*|\1|p' | live_pids); do
-		[ "$p" = "$$" ] || [ "$p" = "$BASHPID" ] || echo "process $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
-	done
-	find /sys/fs/cgroup -mindepth 1 -maxdepth 4 -type d -name 'sandbox-*' -newer "$TEST_DIR/marker" 2>/dev/null | sed 's/^/cgroup /'
+	sandbox_teardown
 }
 
 # sandbox ARG...: agentrun sandbox in the workspace, no terminal, stdin

@@ -31,39 +31,6 @@ sandbox() {
 	(cd "$WS" && runtime sandbox "$@")
 }
 
-# started_in_bg CMD...: CMD in the background with no terminal; its pid in
-# $BG. The caller waits for what it started.
-started_in_bg() {
-	"$@" </dev/null >"$TEST_DIR/bg.out" 2>"$TEST_DIR/bg.err" &
-	BG=$!
-	track_pid "$BG"
-}
-
-# wait_for_nap: the pid of this test's `sleep $NAP`, once it runs.
-wait_for_nap() {
-	local i p
-	for i in $(seq 1 100); do
-		p=$(pgrep -xf "sleep $NAP" | head -1) || true
-		[ -n "$p" ] && { echo "$p"; return 0; }
-		sleep 0.05
-	done
-	echo "sleep $NAP never ran: $(cat "$TEST_DIR/bg.err" 2>/dev/null)" >&2
-	return 1
-}
-
-# wait_bg SECONDS: wait for $BG, killing it if it runs longer; its status
-# in $RC.
-wait_bg() {
-	local i
-	for i in $(seq 1 $(($1 * 20))); do
-		pid_alive "$BG" || break
-		sleep 0.05
-	done
-	pid_alive "$BG" && kill -KILL "$BG"
-	RC=0
-	wait "$BG" || RC=$?
-}
-
 # gone PID: the process ends within 3 s.
 gone() {
 	local i

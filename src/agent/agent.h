@@ -176,11 +176,21 @@ int ar_agent_finish (const ar_agent_plan *plan, const char *state_dir,
  * a secret are withheld as from /output; the audit log's "diff" event
  * lists them, and the error when the diff is not whole (a path that
  * could not be read is left out, the rest is still written). */
+typedef struct ar_diff_result
+{
+  size_t changed;  /* paths in the diff, a withheld one included */
+  size_t withheld; /* of those, left out (they hold a secret) */
+  char *bundle;    /* FILE.bundle, when commits were made; NULL: none */
+} ar_diff_result;
+
 typedef struct ar_diff_request
 {
   const char *path;     /* absolute */
   bool include_ignored; /* --diff-ignored */
+  ar_diff_result *result; /* when not NULL: as far as the diff got */
 } ar_diff_request;
+
+void ar_diff_result_clear (ar_diff_result *result);
 
 int ar_workspace_export_diff (const ar_agent_plan *plan, const char *state_dir,
                               const char *container_id,

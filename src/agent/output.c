@@ -10,12 +10,16 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
 
 #define MAX_EXPORT_DEPTH 128
 #define COPY_CHUNK (64u * 1024)
 /* Inodes beyond the file quota: the root and some directories. */
 #define EXTRA_INODES 16
+/* A manifest lists at most the file quota's files, a few hundred bytes each. */
+#define MANIFEST_MAX (256u << 20)
 
 int
 ar_output_prepare (const char *state_dir, uint64_t max_bytes,
@@ -495,6 +499,34 @@ ar_output_export (const char *state_dir, const char *host_dir,
       || fchown (dest_fd, owner.st_uid, owner.st_gid) < 0)
     return ar_error_set (err, errno, "output: set owner and mode of `%s`",
                          report->destination);
+  return 0;
+}
+
+int
+ar_output_exported (const char *host_dir, const char *container_id,
+                    char **destination, size_t *n_files, ar_error_t **err)
+{
+  *destination = NULL;
+  *n_files = 0;
+  cleanup_free char *dest = xasprintf ("%s/%s", host_dir, container_id);
+  cleanup_free char *manifest = xasprintf ("%s/" AR_OUTPUT_MANIFEST, dest);
+  cleanup_free char *json = NULL;
+  if (access (manifest, F_OK) < 0 && errno == ENOENT)
+    return 0;
+  if (ar_read_file_at (AT_FDCWD, manifest, MANIFEST_MAX, &json, NULL, err) < 0)
+    return -1;
+  char problem[256] = "";
+  yajl_val root = yajl_tree_parse (json, problem, sizeof problem);
+  const char *files_key[] = { "files", NULL };
+  yajl_val files = root ? yajl_tree_get (root, files_key, yajl_t_array) : NULL;
+  if (files == NULL)
+    {
+      yajl_tree_free (root);
+      return ar_error_set (err, 0, "output: `%s`: expected an object with \"files\": [...]", manifest);
+    }
+  *n_files = YAJL_GET_ARRAY (files)->len;
+  yajl_tree_free (root);
+  *destination = steal_pointer (&dest);
   return 0;
 }
 

@@ -321,5 +321,16 @@ ar_workspace_export_diff (const ar_agent_plan *plan, const char *state_dir,
   int r = export_diff (plan, state_dir, req, &secrets, &outcome, err);
   audit_diff (plan, container_id, &secrets, &outcome, r < 0 ? *err : NULL);
   ar_secret_set_clear (&secrets);
+  if (req->result)
+    *req->result = (ar_diff_result){ .changed = outcome.changed,
+                                     .withheld = outcome.withheld.n,
+                                     .bundle = steal_pointer (&outcome.bundle) };
   return r;
+}
+
+void
+ar_diff_result_clear (ar_diff_result *result)
+{
+  free (result->bundle);
+  *result = (ar_diff_result){ 0 };
 }

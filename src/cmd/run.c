@@ -52,7 +52,7 @@ ar_cmd_run (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (detach)
     return 0;
 
-  int status = ar_container_wait (g->root, opts.id, "run", &created, err);
+  int status = ar_container_wait (g->root, opts.id, "run", &created, NULL, err);
   if (status < 0)
     return -1;
   if (!ar_flag (&p, OPT_KEEP)

@@ -4,6 +4,8 @@
  * policy trusts (they come from the host user), and the rest is `run`. */
 #include "config.h"
 #include "cmd.h"
+#include "destination.h"
+#include "sandbox_report.h"
 #include "../../oci/oci.h"
 #include "../agent/agent.h"
 #include "../core/container.h"
@@ -12,6 +14,7 @@
 #include "../core/cgroups/cgroups.h"
 #include "../core/rootless.h"
 #include "../util/cleanup.h"
+#include "../util/clock.h"
 #include "../util/fs.h"
 #include "../util/userns.h"
 
@@ -44,6 +47,7 @@ static const ar_option options[] = {
   { "unhide", 0, true, "do not hide host PATH (one the profile hides)", true },
   { "print-policy", 0, false, "print the effective policy as JSON and exit" },
   { "no-init", 0, false, "run the command as PID 1 itself, without the reaping init" },
+  { "json-status", 0, true, "write how it ended to FILE as JSON (status, reason, times, memory, output, diff, audit head)" },
   { 0 }
 };
 enum
@@ -66,7 +70,8 @@ enum
   OPT_HIDE,
   OPT_UNHIDE,
   OPT_PRINT_POLICY,
-  OPT_NO_INIT
+  OPT_NO_INIT,
+  OPT_JSON_STATUS
 };
 
 /* --diff-strict: what agentrun exits with when the diff failed. */
@@ -286,45 +291,21 @@ print_policy (const ar_globals *g, oci_spec *spec, ar_error_t **err)
   return 0;
 }
 
-/* --diff FILE, made absolute, its directory checked before the command
- * runs: a diff that cannot be written is found out now, not once the
- * work is done. */
-static int
-diff_destination (const char *given, char **out, ar_error_t **err)
-{
-  cleanup_free char *dir = xstrdup (given);
-  char *slash = strrchr (dir, '/');
-  const char *base = slash ? slash + 1 : given;
-  if (slash)
-    slash[slash == dir ? 1 : 0] = '\0'; /* "/x" keeps "/" */
-  if (*base == '\0' || strcmp (base, ".") == 0 || strcmp (base, "..") == 0)
-    return ar_error_set (err, 0, "sandbox: --diff `%s`: expected a file name", given);
-  char buf[PATH_MAX];
-  struct stat st;
-  if (realpath (slash ? dir : ".", buf) == NULL || stat (buf, &st) < 0)
-    return ar_error_set (err, errno, "sandbox: --diff `%s`", given);
-  if (!S_ISDIR (st.st_mode))
-    return ar_error_set (err, ENOTDIR, "sandbox: --diff `%s`", given);
-  if (access (buf, W_OK | X_OK) < 0)
-    return ar_error_set (err, errno, "sandbox: --diff `%s`: directory `%s`", given, buf);
-  *out = xasprintf ("%s/%s", strcmp (buf, "/") == 0 ? "" : buf, base);
-  if (stat (*out, &st) == 0 && (S_ISDIR (st.st_mode) || access (*out, W_OK) < 0))
-    return ar_error_set (err, S_ISDIR (st.st_mode) ? EISDIR : errno, "sandbox: --diff `%s`", given);
-  return 0;
-}
-
 /* The command's status stays what agentrun exits with unless
  * --diff-strict: the failure is one line on stderr (and in the audit
  * log's "diff" event). */
 static int
 diff_after (const ar_globals *g, const ar_parsed *p, const char *id,
-            const char *diff_path, int status)
+            ar_sandbox_report *report, int status)
 {
-  const ar_diff_request req = { .path = diff_path,
-                                .include_ignored = ar_flag (p, OPT_DIFF_IGNORED) };
+  const ar_diff_request req = { .path = report->diff_path,
+                                .include_ignored = ar_flag (p, OPT_DIFF_IGNORED),
+                                .result = &report->diff };
   cleanup_error ar_error_t *err = NULL;
+  report->diffed = true;
   if (ar_container_workspace_diff (g->root, id, &req, &err) == 0)
     return status;
+  report->diff_error = xstrdup (ar_error_text (err));
   if (!ar_flag (p, OPT_DIFF_STRICT))
     {
       fprintf (stderr, "agentrun: sandbox: %s (the command's exit status %d is kept)\n", ar_error_text (err), status);
@@ -337,7 +318,7 @@ diff_after (const ar_globals *g, const ar_parsed *p, const char *id,
 
 static int
 run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
-             const char *id, const char *bundle, const char *diff_path,
+             const char *id, const char *bundle, ar_sandbox_report *report,
              ar_error_t **err)
 {
   ar_create_options opts = {
@@ -369,9 +350,11 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
   ar_foreground_forward_signals (created.pid);
   int status = -1;
   if (ar_container_release (g->root, id, &created, err) == 0)
-    status = ar_container_wait (g->root, id, "sandbox", &created, err);
-  if (status >= 0 && diff_path)
-    status = diff_after (g, p, id, diff_path, status);
+    status = ar_container_wait (g->root, id, "sandbox", &created, &report->outcome, err);
+  if (status >= 0)
+    ar_sandbox_report_ended (report);
+  if (status >= 0 && report->diff_path)
+    status = diff_after (g, p, id, report, status);
   cleanup_error ar_error_t *delete_err = NULL;
   if (ar_container_delete (g->root, id, true, &delete_err) < 0 && status >= 0)
     {
@@ -384,6 +367,7 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
 int
 ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
+  cleanup_sandbox_report ar_sandbox_report report = { .began_ms = ar_now_ms () };
   /* The command line as given, for the audit log: parsing reorders it. */
   cleanup_strv char **command_line = xcalloc ((size_t) argc + 1, sizeof *command_line);
   for (int i = 0; i < argc; i++)
@@ -404,8 +388,12 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
       || absolute_dir ("--workspace", p.value[OPT_WORKSPACE] ? p.value[OPT_WORKSPACE] : ".", &workspace, err) < 0)
     return -1;
   cleanup_free char *diff_path = NULL;
-  if (p.value[OPT_DIFF] && !print_only && diff_destination (p.value[OPT_DIFF], &diff_path, err) < 0)
+  if (p.value[OPT_DIFF] && !print_only && ar_cmd_file_destination ("--diff", p.value[OPT_DIFF], &diff_path, err) < 0)
     return -1;
+  if (p.value[OPT_JSON_STATUS] && !print_only
+      && ar_cmd_file_destination ("--json-status", p.value[OPT_JSON_STATUS], &report.json_path, err) < 0)
+    return -1;
+  report.diff_path = diff_path;
   oci_spec *spec = NULL;
   if (build_spec (&p, rootfs, workspace, &spec, err) < 0)
     return -1;
@@ -419,11 +407,13 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     return -1;
   cleanup_free char *id = new_sandbox_id ();
   cleanup_free char *bundle = NULL;
+  ar_sandbox_report_plan (&report, spec, id);
   int status = write_bundle (g->root, id, spec, &bundle, err);
   oci_spec_free (spec);
   if (status == 0)
-    status = run_sandbox (g, &p, command_line, id, bundle, diff_path, err);
+    status = run_sandbox (g, &p, command_line, id, bundle, &report, err);
   if (bundle)
     ar_bundle_remove (bundle);
+  ar_sandbox_report_finish (&report, status, status < 0 ? *err : NULL);
   return status;
 }

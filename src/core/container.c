@@ -7,10 +7,12 @@
 #include "hooks.h"
 #include "host_mounts.h"
 #include "foreground.h"
+#include "outcome.h"
 #include "policy_stage.h"
 #include "state.h"
 #include "sync.h"
 #include "../util/cleanup.h"
+#include "../util/clock.h"
 #include "../util/fs.h"
 
 #include <errno.h>
@@ -159,9 +161,10 @@ int
 ar_container_release (const char *root, const char *id, ar_created *created,
                       ar_error_t **err)
 {
+  /* The channel stays open: a reaping init reports on it at the end. */
   if (ar_sync_send (created->sync_fd, AR_SYNC_START, 0, -1, NULL, err) < 0)
     return -1;
-  ar_closep (&created->sync_fd);
+  created->started_ms = ar_now_ms ();
   cleanup_close int state_fd = -1;
   cleanup_state ar_state *st = NULL;
   if (ar_container_load (root, id, &state_fd, &st, err) < 0)
@@ -575,43 +578,34 @@ mark_exit_logged (const char *root, const char *id)
     mark (state_fd, AR_EXIT_LOGGED_FILE);
 }
 
-/* 600 -> "10m", 90 -> "90s", 7200 -> "2h". */
-static char *
-format_duration (int64_t seconds)
+/* The workload's own wait status when the init was its reaper: the
+ * init's exit code cannot tell a command killed by signal N from one that
+ * exited 128 + N. The init is gone, so what it sent is there or never;
+ * taken only when it agrees with the init's exit code. */
+static bool
+reaped_status (const ar_created *created, int init_status, int *wait_status)
 {
-  if (seconds % 3600 == 0)
-    return xasprintf ("%lldh", (long long) (seconds / 3600));
-  if (seconds % 60 == 0)
-    return xasprintf ("%lldm", (long long) (seconds / 60));
-  return xasprintf ("%llds", (long long) seconds);
+  struct pollfd p = { .fd = created->sync_fd, .events = POLLIN };
+  if (created->sync_fd < 0 || poll (&p, 1, 0) <= 0)
+    return false;
+  ar_sync_msg msg;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_sync_recv (created->sync_fd, &msg, &ignored) < 0)
+    return false;
+  if (msg.fd >= 0)
+    close (msg.fd);
+  free (msg.text);
+  int ws = msg.value;
+  int as_code = WIFSIGNALED (ws) ? 128 + WTERMSIG (ws) : WEXITSTATUS (ws);
+  if (msg.type != AR_SYNC_EXIT || as_code != init_status)
+    return false;
+  *wait_status = ws;
+  return true;
 }
 
-/* 536870912 -> "512M"; a number of bytes when no suffix divides it. */
-static char *
-format_size (uint64_t bytes)
-{
-  static const char suffix[] = "KMGT";
-  int i = -1;
-  while (i < 3 && bytes >= 1024 && bytes % 1024 == 0)
-    {
-      bytes /= 1024;
-      i++;
-    }
-  if (i < 0)
-    return xasprintf ("%llu", (unsigned long long) bytes);
-  return xasprintf ("%llu%c", (unsigned long long) bytes, suffix[i]);
-}
-
-/* One line on stderr for each limit that ended or hampered the run. */
 static void
-say_limits_hit (const char *root, const char *id, const char *who,
-                const ar_created *created, bool timed_out)
+read_cgroup_numbers (const char *root, const char *id, ar_run_outcome *o)
 {
-  if (timed_out)
-    {
-      cleanup_free char *d = format_duration (created->wall_clock_seconds);
-      fprintf (stderr, "agentrun: %s: wall-clock limit %s reached, killed\n", who, d);
-    }
   cleanup_close int state_fd = -1;
   cleanup_state ar_state *st = NULL;
   cleanup_error ar_error_t *ignored = NULL;
@@ -621,32 +615,63 @@ say_limits_hit (const char *root, const char *id, const char *who,
     return;
   ar_cgroup_limit_hits hits;
   ar_cgroup_limit_hits_read (cg, &hits);
+  o->has_cgroup = true;
+  o->memory_limit = hits.memory_limit;
+  o->oom_kills = hits.oom_kills;
+  o->pids_limit = hits.pids_limit;
+  o->refused_forks = hits.refused_forks;
+  o->has_memory_peak = ar_cgroup_memory_peak (cg, &o->memory_peak);
   ar_cgroup_free (cg);
-  if (hits.oom_kills)
-    {
-      cleanup_free char *limit = format_size (hits.memory_limit);
-      fprintf (stderr, "agentrun: %s: out of memory (limit %s), killed\n", who, limit);
-    }
-  if (hits.refused_forks)
-    fprintf (stderr, "agentrun: %s: pids limit %llu reached\n", who,
-             (unsigned long long) hits.pids_limit);
+}
+
+static void
+gather_outcome (const char *root, const char *id, const ar_created *created,
+                const ar_foreground_end *end, int status, ar_run_outcome *o)
+{
+  int ws = end->wait_status;
+  if (!WIFSIGNALED (ws))
+    reaped_status (created, WEXITSTATUS (ws), &ws);
+  *o = (ar_run_outcome){
+    .status = status,
+    .exit_code = WIFSIGNALED (ws) ? -1 : WEXITSTATUS (ws),
+    .signal = WIFSIGNALED (ws) ? WTERMSIG (ws) : 0,
+    .passed_on = end->passed_on,
+    .run_ms = ar_now_ms () - created->started_ms,
+    .wall_clock_seconds = created->wall_clock_seconds,
+  };
+  read_cgroup_numbers (root, id, o);
+  if (end->timed_out)
+    o->reason = AR_END_TIMEOUT;
+  else if (o->oom_kills)
+    o->reason = AR_END_OOM;
+  else if (o->signal)
+    o->reason = AR_END_SIGNAL;
+  else if (o->refused_forks)
+    o->reason = AR_END_PIDS;
+  else
+    o->reason = AR_END_EXITED;
 }
 
 int
 ar_container_wait (const char *root, const char *id, const char *who,
-                   const ar_created *created, ar_error_t **err)
+                   const ar_created *created, ar_run_outcome *outcome,
+                   ar_error_t **err)
 {
-  bool timed_out = false;
+  ar_foreground_end end;
   int status = ar_foreground_wait (created->pid, created->pty_master,
                                    created->pidfd, created->wall_clock_seconds,
-                                   &timed_out, err);
-  if (timed_out)
+                                   &end, err);
+  if (end.timed_out)
     {
       cleanup_free char *f = xasprintf ("\"limit\":\"wall-clock\",\"seconds\":%lld",
                                         (long long) created->wall_clock_seconds);
       ar_container_audit (root, id, "limit", f);
     }
-  say_limits_hit (root, id, who, created, timed_out);
+  ar_run_outcome o;
+  gather_outcome (root, id, created, &end, status, &o);
+  ar_run_outcome_say_limits (&o, who);
+  if (outcome)
+    *outcome = o;
   if (status >= 0)
     {
       cleanup_free char *f = xasprintf ("\"status\":%d", status);

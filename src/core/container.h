@@ -58,6 +58,7 @@ typedef struct
   int sync_fd;    /* -1 unless started_by_parent */
   int pty_master; /* -1 unless started_by_parent with a terminal */
   int64_t wall_clock_seconds; /* > 0: the caller must kill the init then */
+  int64_t started_ms; /* ar_now_ms () when ar_container_release let it go */
 } ar_created;
 
 /* mkdir -p the state root (--root) or a directory in it; a caller without
@@ -120,9 +121,11 @@ void ar_container_audit (const char *root, const char *id, const char *event,
 /* run/sandbox: wait for the init (see ar_foreground_wait), enforce the
  * wall-clock limit of `created`, and audit how it ended; a limit that was
  * hit is also one line on stderr, "agentrun: WHO: ...". Returns the exit
- * status, or -1 with *err. */
+ * status, or -1 with *err; *outcome (when not NULL) says how it ended. */
+struct ar_run_outcome;
 int ar_container_wait (const char *root, const char *id, const char *who,
-                       const ar_created *created, ar_error_t **err);
+                       const ar_created *created,
+                       struct ar_run_outcome *outcome, ar_error_t **err);
 
 /* sandbox: the workspace's changes in git's diff format, as `req` asks
  * (see ar_workspace_export_diff). */

@@ -95,9 +95,9 @@ static _Noreturn void
 relay_until_exit (pid_t pid)
 {
   ar_foreground_forward_signals (pid);
-  bool no_deadline;
+  ar_foreground_end end;
   cleanup_error ar_error_t *err = NULL;
-  int status = ar_foreground_wait (pid, -1, -1, 0, &no_deadline, &err);
+  int status = ar_foreground_wait (pid, -1, -1, 0, &end, &err);
   if (status > 128)
     {
       /* End by the same signal, so the caller sees 128 + it as well. */
@@ -438,8 +438,8 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
   else
     {
       ar_foreground_forward_signals (pid);
-      bool no_deadline;
-      r = ar_foreground_wait (pid, pty, -1, 0, &no_deadline, err);
+      ar_foreground_end end;
+      r = ar_foreground_wait (pid, pty, -1, 0, &end, err);
     }
   if (r >= 0)
     audit_exec (opts, plan, proc, &(ar_exec_outcome){ "exec", pid, opts->detach ? -1 : r, NULL });

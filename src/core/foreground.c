@@ -2,6 +2,7 @@
 #include "foreground.h"
 #include "terminal.h"
 #include "../util/clock.h"
+#include "../util/signals.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -13,12 +14,18 @@
 #include <time.h>
 
 static volatile pid_t forward_pid;
+static volatile sig_atomic_t first_ending_signal;
 
 static void
 forward_signal (int sig)
 {
-  if (forward_pid > 0)
-    kill (forward_pid, sig);
+  if (forward_pid <= 0)
+    return;
+  int saved = errno;
+  kill (forward_pid, sig);
+  errno = saved;
+  if (ar_signal_ends_program (sig) && first_ending_signal == 0)
+    first_ending_signal = sig;
 }
 
 void
@@ -56,11 +63,11 @@ enforce_deadline (int pidfd, int64_t seconds, bool *timed_out)
 
 int
 ar_foreground_wait (pid_t pid, int pty, int pidfd, int64_t timeout_seconds,
-                    bool *timed_out, ar_error_t **err)
+                    ar_foreground_end *end, ar_error_t **err)
 {
-  *timed_out = false;
+  *end = (ar_foreground_end){ 0 };
   if (timeout_seconds > 0 && pty < 0 && pidfd >= 0)
-    enforce_deadline (pidfd, timeout_seconds, timed_out);
+    enforce_deadline (pidfd, timeout_seconds, &end->timed_out);
   if (pty >= 0 && ar_terminal_proxy (pty, err) < 0)
     {
       /* The workload goes on; say why its terminal stopped and wait. */
@@ -72,6 +79,8 @@ ar_foreground_wait (pid_t pid, int pty, int pidfd, int64_t timeout_seconds,
     if (errno != EINTR)
       return ar_error_set (err, errno, "wait for container process %d", (int) pid);
   forward_pid = 0;
+  end->wait_status = status;
+  end->passed_on = first_ending_signal;
   if (WIFSIGNALED (status))
     return 128 + WTERMSIG (status);
   return WEXITSTATUS (status);

@@ -312,13 +312,16 @@ ar_init_main (const ar_init_config *cfg)
     _exit (1);
   if (wait_for_start (cfg, &err) < 0)
     fail (cfg, err, false);
-  close (cfg->sync_fd);
+  /* Only as PID 1: the reaper's kill(-1) must stay inside the namespace.
+   * It tells the parent how the command ended on the sync channel. */
+  bool reaping = cfg->reaper && getpid () == 1;
+  if (!reaping)
+    close (cfg->sync_fd);
 
   if (run_hooks_here (cfg, &spec->hooks.start_container, "startContainer",
                       "created", &err) < 0)
     fail (cfg, err, false);
-  /* Only as PID 1: the reaper's kill(-1) must stay inside the namespace. */
-  if (cfg->reaper && getpid () == 1 && ar_reaper_fork_workload (&err) < 0)
+  if (reaping && ar_reaper_fork_workload (cfg->sync_fd, &err) < 0)
     fail (cfg, err, false);
   /* After the reaper's fork: LISTEN_PID is the workload's own pid. */
   if (cfg->listen_fds > 0)

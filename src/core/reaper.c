@@ -1,6 +1,8 @@
 #include "config.h"
 #include "reaper.h"
+#include "sync.h"
 #include "../util/clock.h"
+#include "../util/signals.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -8,12 +10,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static bool
-ends_a_program (int sig)
-{
-  return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
-}
 
 /* Reap every child that ended; true (with *status) once `workload` did. */
 static bool
@@ -51,7 +47,7 @@ next_signal (const sigset_t *set, siginfo_t *info, int64_t deadline_ms)
  * goes to every process of the namespace, the second one or the end of
  * the grace period is SIGKILL to all. */
 static _Noreturn void
-reap_until_workload_ends (pid_t workload)
+reap_until_workload_ends (pid_t workload, int report_fd)
 {
   sigset_t all;
   sigfillset (&all);
@@ -70,10 +66,14 @@ reap_until_workload_ends (pid_t workload)
         continue;
       int status;
       if (sig == SIGCHLD && reap_children (workload, &status))
-        _exit (WIFSIGNALED (status) ? 128 + WTERMSIG (status) : WEXITSTATUS (status));
+        {
+          if (report_fd >= 0)
+            ar_sync_send (report_fd, AR_SYNC_EXIT, status, -1, NULL, NULL);
+          _exit (WIFSIGNALED (status) ? 128 + WTERMSIG (status) : WEXITSTATUS (status));
+        }
       if (sig == SIGCHLD || info.si_code > 0)
         continue;
-      if (!ends_a_program (sig))
+      if (!ar_signal_ends_program (sig))
         kill (workload, sig);
       else if (deadline >= 0)
         kill (-1, SIGKILL);
@@ -86,7 +86,7 @@ reap_until_workload_ends (pid_t workload)
 }
 
 int
-ar_reaper_fork_workload (ar_error_t **err)
+ar_reaper_fork_workload (int report_fd, ar_error_t **err)
 {
   sigset_t all, old;
   sigfillset (&all);
@@ -100,8 +100,10 @@ ar_reaper_fork_workload (ar_error_t **err)
     }
   if (child == 0)
     {
+      if (report_fd >= 0)
+        close (report_fd);
       sigprocmask (SIG_SETMASK, &old, NULL);
       return 0;
     }
-  reap_until_workload_ends (child);
+  reap_until_workload_ends (child, report_fd);
 }

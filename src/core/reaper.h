@@ -16,7 +16,10 @@
  * the signal mask it had), never returns in the parent, which reaps until
  * the child ends and then exits as it did. -1 with *err when the fork
  * fails. Only for PID 1 of a pid namespace: kill(-1) must not reach
- * beyond the container. */
-int ar_reaper_fork_workload (ar_error_t **err);
+ * beyond the container. The exit code cannot tell a command killed by
+ * signal N from one that exited 128 + N, so the child's wait status also
+ * goes to `report_fd` (AR_SYNC_EXIT, sync.h; -1: nowhere), which the
+ * child does not keep. */
+int ar_reaper_fork_workload (int report_fd, ar_error_t **err);
 
 #endif

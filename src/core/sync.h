@@ -17,6 +17,8 @@ typedef enum
   AR_SYNC_SECCOMP,    /* child: the seccomp listener fd, for listenerPath */
   AR_SYNC_SECCOMP_DONE, /* parent: the listener has it */
   AR_SYNC_ERROR,      /* either side: text is a one-line error */
+  AR_SYNC_EXIT,       /* init as reaper (reaper.h): the command's wait
+                         status in `value`, just before the init exits */
 } ar_sync_type;
 
 typedef struct

@@ -285,6 +285,33 @@ ar_audit_check_head (const char *audit_path, const char *head,
 }
 
 int
+ar_audit_head (const char *audit_path, char **head, ar_error_t **err)
+{
+  *head = NULL;
+  cleanup_close int fd = open (audit_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0)
+    return ar_error_set (err, errno, "audit: open `%s`", audit_path);
+  /* Shared: an append in progress (exclusive) is either in or not. */
+  if (flock (fd, LOCK_SH) < 0 || fstat (fd, &st) < 0)
+    return ar_error_set (err, errno, "audit: lock `%s`", audit_path);
+  if (st.st_size == 0)
+    return 0;
+  char last;
+  size_t lines;
+  if (pread (fd, &last, 1, st.st_size - 1) != 1
+      || count_newlines (fd, st.st_size, &lines) < 0)
+    return ar_error_set (err, errno, "audit: read `%s`", audit_path);
+  off_t end = st.st_size - (last == '\n');
+  off_t start;
+  char hex[AR_SHA256_HEX_SIZE];
+  if (find_last_line (fd, end, &start) < 0 || hash_range (fd, start, end, hex) < 0)
+    return ar_error_set (err, errno, "audit: read `%s`", audit_path);
+  *head = xasprintf ("%zu:%s", lines + (last != '\n'), hex);
+  return 0;
+}
+
+int
 ar_audit_count_lines (const char *audit_path, size_t *n, ar_error_t **err)
 {
   cleanup_close int fd = open (audit_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);

@@ -34,6 +34,10 @@ int ar_audit_stored_head (const char *audit_path, const char *heads_dir,
 int ar_audit_check_head (const char *audit_path, const char *head,
                          char **problem, ar_error_t **err);
 
+/* The log's head as it is now, "N:HASH" (what ar_audit_check_head
+ * takes), read from the log itself; NULL (and 0) for an empty log. */
+int ar_audit_head (const char *audit_path, char **head, ar_error_t **err);
+
 /* Lines in the log, a last one without its newline included. */
 int ar_audit_count_lines (const char *audit_path, size_t *n, ar_error_t **err);
 

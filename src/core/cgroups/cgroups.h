@@ -188,6 +188,11 @@ typedef struct
 
 void ar_cgroup_limit_hits_read (const ar_cgroup *cg, ar_cgroup_limit_hits *out);
 
+/* The most memory the container's cgroup has held (v1
+ * memory.max_usage_in_bytes, v2 memory.peak); false when no hierarchy of
+ * it keeps that number (no memory controller, a v2 kernel before 5.19). */
+bool ar_cgroup_memory_peak (const ar_cgroup *cg, uint64_t *bytes);
+
 /* OOM notification: v1 registers an eventfd for memory.oom_control through
  * cgroup.event_control; v2 watches memory.events with inotify and counts
  * oom_kill. `fd` becomes readable when something may have happened. */

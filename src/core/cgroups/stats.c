@@ -539,3 +539,23 @@ ar_cgroup_limit_hits_read (const ar_cgroup *cg, ar_cgroup_limit_hits *out)
         out->pids_limit = read_value (dir, "pids.max", 0);
     }
 }
+
+bool
+ar_cgroup_memory_peak (const ar_cgroup *cg, uint64_t *bytes)
+{
+  static const char *const files[] = { "memory.max_usage_in_bytes", "memory.peak" };
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+    {
+      const char *dir = dir_with (cg, files[i]);
+      cleanup_free char *text = NULL;
+      cleanup_error ar_error_t *ignored = NULL;
+      char *end;
+      if (dir == NULL || ar_cg_read (dir, files[i], &text, &ignored) < 0)
+        continue;
+      errno = 0;
+      *bytes = strtoull (text, &end, 10);
+      if (errno == 0 && end != text && (*end == '\0' || *end == '\n'))
+        return true;
+    }
+  return false;
+}

@@ -1,0 +1,196 @@
+#include "config.h"
+#include "sandbox_report.h"
+#include "../../oci/oci.h"
+#include "../agent/hostfs.h"
+#include "../agent/output.h"
+#include "../util/cleanup.h"
+#include "../util/clock.h"
+#include "../util/fs.h"
+#include "../util/signals.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+/* What main exits with when the sandbox itself failed. */
+#define SANDBOX_ERROR_STATUS 1
+
+void
+ar_sandbox_report_plan (ar_sandbox_report *r, const oci_spec *spec,
+                        const char *id)
+{
+  const char *output = oci_map_get (&spec->annotations, AR_AGENT_ANNOTATION_PREFIX "output");
+  const char *audit = oci_map_get (&spec->annotations, AR_AGENT_ANNOTATION_PREFIX "audit");
+  r->output_host_dir = output ? xstrdup (output) : NULL;
+  r->audit_path = audit ? xstrdup (audit) : NULL;
+  r->id = xstrdup (id);
+}
+
+void
+ar_sandbox_report_ended (ar_sandbox_report *r)
+{
+  r->ran = true;
+  ar_run_outcome_say_signal (&r->outcome, "sandbox");
+}
+
+static void
+gen_key (yajl_gen gen, const char *key)
+{
+  yajl_gen_string (gen, (const unsigned char *) key, strlen (key));
+}
+
+/* A string, or null for NULL. */
+static void
+gen_text (yajl_gen gen, const char *key, const char *value)
+{
+  gen_key (gen, key);
+  if (value)
+    ar_hostfs_gen_name (gen, value);
+  else
+    yajl_gen_null (gen);
+}
+
+static void
+gen_number (yajl_gen gen, const char *key, long long value, bool known)
+{
+  gen_key (gen, key);
+  if (known)
+    yajl_gen_integer (gen, value);
+  else
+    yajl_gen_null (gen);
+}
+
+static void
+gen_signal (yajl_gen gen, const char *key, int sig)
+{
+  cleanup_free char *name = sig ? ar_signal_name (sig) : NULL;
+  gen_text (gen, key, name);
+}
+
+/* exitStatus, reason, exitCode, signal, receivedSignal, error. */
+static void
+gen_end (yajl_gen gen, const ar_sandbox_report *r, int status,
+         const ar_error_t *error)
+{
+  const ar_run_outcome *o = &r->outcome;
+  gen_number (gen, "exitStatus", status < 0 ? SANDBOX_ERROR_STATUS : status, true);
+  gen_text (gen, "reason", error ? "error" : ar_end_reason_name (o->reason));
+  gen_number (gen, "exitCode", o->exit_code, r->ran && o->exit_code >= 0);
+  gen_signal (gen, "signal", r->ran ? o->signal : 0);
+  gen_signal (gen, "receivedSignal", r->ran ? o->passed_on : 0);
+  gen_text (gen, "error", error ? ar_error_text (error) : NULL);
+}
+
+/* durationMs, and what the cgroup counted (null without one). */
+static void
+gen_usage (yajl_gen gen, const ar_sandbox_report *r)
+{
+  const ar_run_outcome *o = &r->outcome;
+  bool counted = r->ran && o->has_cgroup;
+  gen_key (gen, "durationMs");
+  yajl_gen_map_open (gen);
+  gen_number (gen, "total", ar_now_ms () - r->began_ms, true);
+  gen_number (gen, "command", o->run_ms, r->ran);
+  yajl_gen_map_close (gen);
+  gen_number (gen, "memoryPeakBytes", (long long) o->memory_peak, r->ran && o->has_memory_peak);
+  gen_number (gen, "oomKills", (long long) o->oom_kills, counted);
+  gen_number (gen, "refusedForks", (long long) o->refused_forks, counted);
+}
+
+static void
+gen_output (yajl_gen gen, const char *destination, size_t files)
+{
+  gen_key (gen, "output");
+  if (destination == NULL)
+    {
+      yajl_gen_null (gen);
+      return;
+    }
+  yajl_gen_map_open (gen);
+  gen_text (gen, "path", destination);
+  gen_number (gen, "files", (long long) files, true);
+  yajl_gen_map_close (gen);
+}
+
+static void
+gen_diff (yajl_gen gen, const ar_sandbox_report *r)
+{
+  gen_key (gen, "diff");
+  if (!r->diffed)
+    {
+      yajl_gen_null (gen);
+      return;
+    }
+  yajl_gen_map_open (gen);
+  gen_text (gen, "path", r->diff_path);
+  gen_number (gen, "filesChanged", (long long) r->diff.changed, true);
+  gen_number (gen, "withheld", (long long) r->diff.withheld, true);
+  gen_text (gen, "bundle", r->diff.bundle);
+  gen_text (gen, "error", r->diff_error);
+  yajl_gen_map_close (gen);
+}
+
+static char *
+status_json (const ar_sandbox_report *r, int status, const ar_error_t *error,
+             const char *exported, size_t files, const char *audit_head)
+{
+  yajl_gen gen = yajl_gen_alloc (NULL);
+  yajl_gen_config (gen, yajl_gen_beautify, 1);
+  yajl_gen_map_open (gen);
+  gen_text (gen, "id", r->id);
+  gen_end (gen, r, status, error);
+  gen_usage (gen, r);
+  gen_output (gen, exported, files);
+  gen_diff (gen, r);
+  gen_text (gen, "auditHead", audit_head);
+  yajl_gen_map_close (gen);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (gen, &buf, &len);
+  char *json = xasprintf ("%.*s\n", (int) len, (const char *) buf);
+  yajl_gen_free (gen);
+  return json;
+}
+
+static void
+warn (const char *what, const ar_error_t *e)
+{
+  fprintf (stderr, "agentrun: sandbox: %s: %s\n", what, ar_error_text (e));
+}
+
+void
+ar_sandbox_report_finish (ar_sandbox_report *r, int status,
+                          const ar_error_t *error)
+{
+  cleanup_free char *exported = NULL;
+  size_t files = 0;
+  cleanup_error ar_error_t *e = NULL;
+  if (r->output_host_dir && r->id
+      && ar_output_exported (r->output_host_dir, r->id, &exported, &files, &e) < 0)
+    warn ("--output", e);
+  if (exported)
+    fprintf (stderr, "agentrun: output: %s (%zu file%s)\n", exported, files, files == 1 ? "" : "s");
+  if (r->json_path == NULL)
+    return;
+  cleanup_free char *head = NULL;
+  ar_error_freep (&e);
+  if (r->audit_path && ar_audit_head (r->audit_path, &head, &e) < 0)
+    warn ("--json-status: the audit head", e);
+  cleanup_free char *json = status_json (r, status, error, exported, files, head);
+  ar_error_freep (&e);
+  if (ar_write_file_atomic_at (AT_FDCWD, r->json_path, json, strlen (json), 0644, &e) < 0)
+    warn ("--json-status", e);
+}
+
+void
+ar_sandbox_report_clear (ar_sandbox_report *r)
+{
+  free (r->json_path);
+  free (r->id);
+  free (r->output_host_dir);
+  free (r->audit_path);
+  ar_diff_result_clear (&r->diff);
+  free (r->diff_error);
+  *r = (ar_sandbox_report){ 0 };
+}
