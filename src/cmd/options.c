@@ -39,6 +39,31 @@ lookup (const ar_option *opts, const char *word, const char **inline_value)
   return i;
 }
 
+static bool
+is_help_flag (const char *word)
+{
+  return strcmp (word, "-h") == 0 || strcmp (word, "--help") == 0
+         || strncmp (word, "--help=", strlen ("--help=")) == 0;
+}
+
+/* --help=man and --help=completion are how `agentrun help --man VERB`
+ * reaches a verb's own tables. */
+static int
+parse_help_format (const char *word, ar_help_format *format, ar_error_t **err)
+{
+  const char *eq = strchr (word, '=');
+  if (eq == NULL || strcmp (eq + 1, "text") == 0)
+    *format = AR_HELP_TEXT;
+  else if (strcmp (eq + 1, "man") == 0)
+    *format = AR_HELP_MAN;
+  else if (strcmp (eq + 1, "completion") == 0)
+    *format = AR_HELP_COMPLETION;
+  else
+    return ar_error_set (err, 0, "--help: unknown format `%s` (text, man or completion)",
+                         eq + 1);
+  return 0;
+}
+
 static void
 keep_value (ar_parsed *out, int o, const char *value)
 {
@@ -79,9 +104,10 @@ ar_parse_options (const char *verb, const ar_option *opts, int argc,
         }
       const char *inline_value;
       int o = lookup (opts, w, &inline_value);
-      if (o < 0 && (strcmp (w, "--help") == 0 || strcmp (w, "-h") == 0))
+      if (o < 0 && is_help_flag (w))
         {
-          out->help = true;
+          if (parse_help_format (w, &out->help, err) < 0)
+            return -1;
           continue;
         }
       if (o < 0)
@@ -111,23 +137,111 @@ ar_flag (const ar_parsed *p, int index)
 }
 
 void
-ar_print_usage (const char *verb, const char *usage, const char *what,
-                const ar_option *opts)
+ar_put_roff (const char *text)
 {
-  printf ("Usage: agentrun %s %s\n\n%s\n", verb, usage, what);
-  if (opts[0].long_name)
-    printf ("\nOptions:\n");
-  for (int i = 0; opts[i].long_name; i++)
+  bool line_start = true;
+  for (const char *c = text; *c; c++)
     {
-      char left[64];
-      if (opts[i].short_name)
-        snprintf (left, sizeof left, "-%c, --%s%s", opts[i].short_name,
-                  opts[i].long_name, opts[i].takes_value ? " VALUE" : "");
+      if (line_start && (*c == '.' || *c == '\''))
+        fputs ("\\&", stdout);
+      if (*c == '\\')
+        fputs ("\\e", stdout);
+      else if (*c == '-')
+        fputs ("\\-", stdout);
       else
-        snprintf (left, sizeof left, "    --%s%s", opts[i].long_name,
-                  opts[i].takes_value ? " VALUE" : "");
-      printf ("  %-30s %s\n", left, opts[i].help);
+        putchar (*c);
+      line_start = *c == '\n';
     }
+}
+
+/* One completion field: the format is tab-separated, one record a line. */
+static void
+put_field (const char *text)
+{
+  putchar ('\t');
+  for (const char *c = text; *c; c++)
+    putchar (*c == '\n' || *c == '\t' ? ' ' : *c);
+}
+
+static void
+print_option_text (const ar_option *o)
+{
+  char left[64];
+  snprintf (left, sizeof left, "%c%c%c --%s%s", o->short_name ? '-' : ' ',
+            o->short_name ? o->short_name : ' ', o->short_name ? ',' : ' ',
+            o->long_name, o->takes_value ? " VALUE" : "");
+  printf ("  %-30s %s\n", left, o->help);
+}
+
+static void
+print_option_man (const ar_option *o)
+{
+  printf (".TP\n");
+  if (o->short_name)
+    printf ("\\fB\\-%c\\fR, ", o->short_name);
+  printf ("\\fB");
+  ar_put_roff ("--");
+  ar_put_roff (o->long_name);
+  printf ("\\fR%s\n", o->takes_value ? " \\fIVALUE\\fR" : "");
+  ar_put_roff (o->help);
+  putchar ('\n');
+}
+
+/* option, --long, -s or -, VALUE or -, help: no field is ever empty, so
+ * that a shell's read splits them as written. */
+static void
+print_option_completion (const ar_option *o)
+{
+  printf ("option\t--%s\t", o->long_name);
+  if (o->short_name)
+    printf ("-%c", o->short_name);
+  else
+    putchar ('-');
+  printf ("\t%s", o->takes_value ? "VALUE" : "-");
+  put_field (o->help);
+  putchar ('\n');
+}
+
+/* Every command takes it; ar_parse_options knows it without a table. */
+static const ar_option help_option = { "help", 'h', false, "print this help" };
+
+void
+ar_print_options (const ar_option *opts, ar_help_format format)
+{
+  void (*print) (const ar_option *) = format == AR_HELP_MAN ? print_option_man
+                                      : format == AR_HELP_COMPLETION
+                                          ? print_option_completion
+                                          : print_option_text;
+  for (int i = 0; opts[i].long_name; i++)
+    print (&opts[i]);
+  print (&help_option);
+}
+
+void
+ar_print_usage (const ar_command_doc *doc, const ar_option *opts,
+                ar_help_format format)
+{
+  if (format == AR_HELP_MAN)
+    {
+      printf (".SH SYNOPSIS\n\\fBagentrun\\fR [\\fIGLOBAL OPTIONS\\fR] \\fB%s\\fR ",
+              doc->verb);
+      ar_put_roff (doc->usage);
+      printf ("\n.SH DESCRIPTION\n");
+      ar_put_roff (doc->what);
+      putchar ('\n');
+    }
+  else if (format == AR_HELP_COMPLETION)
+    {
+      printf ("usage");
+      put_field (doc->usage);
+      putchar ('\n');
+    }
+  else
+    printf ("Usage: agentrun %s %s\n\n%s\n\nOptions:\n", doc->verb, doc->usage,
+            doc->what);
+  if (format == AR_HELP_MAN)
+    printf (".SH OPTIONS\n");
+  ar_print_options (opts, format);
 }
 
 int
@@ -149,7 +263,7 @@ ar_cmd_parse (const ar_command_doc *doc, const ar_option *opts, int argc,
     return -1;
   if (p->help)
     {
-      ar_print_usage (doc->verb, doc->usage, doc->what, opts);
+      ar_print_usage (doc, opts, p->help);
       return 1;
     }
   return 0;
