@@ -80,13 +80,13 @@ int ar_parse_options (const char *verb, const ar_option *opts, int argc,
 /* Boolean option: present and not "false". */
 bool ar_flag (const ar_parsed *p, int index);
 
-/* Print "Usage: agentrun VERB USAGE" plus the option list to stdout, in
- * the format asked for. */
+/* usage.c: print "Usage: agentrun VERB USAGE", the description and the
+ * options to stdout, in the format asked for. */
 void ar_print_usage (const ar_command_doc *doc, const ar_option *opts,
                      ar_help_format format);
 
-/* The option list alone, as ar_print_usage prints it (main's global
- * options). */
+/* The options alone and -h, --help, as ar_print_usage prints them (for
+ * main's global options). */
 void ar_print_options (const ar_option *opts, ar_help_format format);
 
 /* Text for roff: \ and leading . and ' escaped, - as \- so that a flag
