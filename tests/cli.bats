@@ -76,7 +76,8 @@ load helpers
 	assert_failure
 	assert_output "agentrun: unknown flag \`--frobnicate\`"
 	local verb
-	for verb in $("$RUNTIME" --help | awk '/^Commands:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }'); do
+	# help and version are commands too, as --help lists them.
+	for verb in help version $("$RUNTIME" --help | awk '/^Commands:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }'); do
 		run runtime "$verb" --frobnicate
 		assert_failure
 		assert_output "agentrun: $verb: unknown flag \`--frobnicate\`"
