@@ -15,6 +15,9 @@
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
 
+/* What agentrun is, in --help and in agentrun(8). */
+#define SUMMARY "OCI container runtime for the untrusted work of AI agents"
+
 static int help (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 
 static const struct
@@ -110,16 +113,15 @@ usage (ar_help_format format)
 {
   if (format == AR_HELP_MAN)
     {
-      print_man_header (NULL, "OCI container runtime for the untrusted work of AI agents");
+      print_man_header (NULL, SUMMARY);
       printf (".SH SYNOPSIS\n\\fBagentrun\\fR [\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR "
               "[\\fIOPTIONS\\fR] [\\fIARGS\\fR]\n"
-              ".SH DESCRIPTION\n"
-              "An OCI container runtime for the untrusted work of AI agents.\n"
+              ".SH DESCRIPTION\nAn " SUMMARY ".\n"
               ".SH COMMANDS\n");
     }
   else if (format == AR_HELP_TEXT)
     printf ("Usage: agentrun [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n\n"
-            "An OCI container runtime for the untrusted work of AI agents.\n\n"
+            "An " SUMMARY ".\n\n"
             "Commands:\n");
   print_commands (format);
   if (format == AR_HELP_MAN)
@@ -303,7 +305,9 @@ static const ar_command_doc help_doc = {
   "prints), as text, as a man page or for shell completion."
 };
 
-/* `help` alone is --help; `help VERB` is `VERB --help`. */
+/* `help` alone is --help; `help VERB` is `VERB --help`; --man and
+ * --completion ask for the same tables in those forms (for make and for
+ * contrib/completion). */
 static int
 help (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
@@ -356,7 +360,7 @@ main (int argc, char **argv, char **envp)
   ar_help_format help_format = AR_HELP_NONE;
   int r = parse_globals (argc, argv, &g, &command_index, &help_format, root_buf,
                          sizeof root_buf, &err);
-  if (r == 1 && help_format == AR_HELP_NONE)
+  if (r == 1 && help_format == AR_HELP_NONE) /* --version */
     {
       ar_print_version ();
       return 0;
