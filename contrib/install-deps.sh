@@ -16,11 +16,13 @@ BUILD_DEPS=(
 # openssl and curl for the egress suite's test host; strace to kill the
 # runtime at an exact point (a create that dies half-way); for the suites
 # run without root, newuidmap (uidmap) and pasta (passt), and bubblewrap
-# for bench/rootless.sh.
+# for bench/rootless.sh; man_completion.bats renders the man pages (man-db)
+# and completes in bash (bash-completion) and zsh.
 TEST_DEPS=(
 	bats busybox-static crun runc jq iproute2 util-linux procps
 	coreutils findutils clang libclang-rt-14-dev hyperfine git ca-certificates bc
 	nftables dnsmasq-base openssl curl strace uidmap passt bubblewrap
+	man-db bash-completion zsh
 )
 
 # The engines tests/engines/ starts itself, on private sockets and roots;

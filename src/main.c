@@ -1,20 +1,24 @@
 /* agentrun: global flags, then one subcommand. */
 #include "config.h"
-#include "build_commit.h"
 #include "cmd/cmd.h"
 #include "core/container.h"
-#include "core/seccomp.h"
 #include "core/state.h"
 #include "util/cleanup.h"
 #include "util/sealed_exe.h"
 #include "util/userns.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
+
+/* What agentrun is, in --help and in agentrun(8). */
+#define SUMMARY "OCI container runtime for the untrusted work of AI agents"
+
+static int help (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 
 static const struct
 {
@@ -42,6 +46,8 @@ static const struct
   { "audit", ar_cmd_audit, false, "verify the hash chain of an audit log" },
   { "checkpoint", ar_cmd_checkpoint, false, "checkpoint a container (no CRIU support yet)" },
   { "restore", ar_cmd_restore, false, "restore a container (no CRIU support yet)" },
+  { "help", help, false, "print the help of agentrun or of a command" },
+  { "version", ar_cmd_version, false, "print the version and the libraries' versions" },
 };
 
 static const ar_option global_options[] = {
@@ -71,35 +77,61 @@ enum
   G_VERSION
 };
 
+/* .TH and NAME of agentrun(8) (verb NULL) or agentrun-VERB(8). No date:
+ * every build of one version makes the same page. */
 static void
-usage (void)
+print_man_header (const char *verb, const char *what)
 {
-  printf ("Usage: agentrun [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n\n"
-          "An OCI container runtime for the untrusted work of AI agents.\n\n"
-          "Commands:\n");
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    printf ("  %-10s %s\n", commands[i].name, commands[i].what);
-  printf ("\nGlobal options:\n");
-  for (int i = 0; global_options[i].long_name; i++)
-    printf ("  --%-18s %s\n", global_options[i].long_name, global_options[i].help);
-  printf ("  --%-18s %s\n", "help", "show this help");
-  printf ("\n`agentrun help COMMAND` (or `agentrun COMMAND --help`) shows a "
-          "command's options.\n");
+  printf (".TH AGENTRUN%s", verb ? "\\-" : "");
+  for (const char *c = verb; c && *c; c++)
+    putchar (toupper ((unsigned char) *c));
+  printf (" 8 \"\" \"agentrun %s\" \"System Administration\"\n.SH NAME\n"
+          "agentrun%s%s \\- ",
+          PACKAGE_VERSION, verb ? "\\-" : "", verb ? verb : "");
+  ar_put_roff (what);
+  putchar ('\n');
 }
 
 static void
-version (void)
+print_commands (ar_help_format format)
 {
-  /* runc's lines, which tools parse: version, commit, spec, then the
-   * libraries. */
-  printf ("agentrun version %s\ncommit: %s\nspec: %s\nlibseccomp: %s\n",
-          PACKAGE_VERSION, AR_BUILD_COMMIT, AR_OCI_VERSION,
-          ar_seccomp_library_version ());
-#ifdef AR_SANITIZERS
-  /* Tests read this: some seccomp profiles starve the sanitizers' own
-   * runtime (it needs futex after the filter is loaded). */
-  printf ("build: sanitizers\n");
-#endif
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (format == AR_HELP_MAN)
+      {
+        printf (".TP\n\\fB%s\\fR\n", commands[i].name);
+        ar_put_roff (commands[i].what);
+        printf (": \\fBagentrun\\-%s\\fR(8)\n", commands[i].name);
+      }
+    else if (format == AR_HELP_COMPLETION)
+      printf ("command\t%s\t%s\n", commands[i].name, commands[i].what);
+    else
+      printf ("  %-10s %s\n", commands[i].name, commands[i].what);
+}
+
+static void
+usage (ar_help_format format)
+{
+  if (format == AR_HELP_MAN)
+    {
+      print_man_header (NULL, SUMMARY);
+      printf (".SH SYNOPSIS\n\\fBagentrun\\fR [\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR "
+              "[\\fIOPTIONS\\fR] [\\fIARGS\\fR]\n"
+              ".SH DESCRIPTION\nAn " SUMMARY ".\n"
+              ".SH COMMANDS\n");
+    }
+  else if (format == AR_HELP_TEXT)
+    printf ("Usage: agentrun [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n\n"
+            "An " SUMMARY ".\n\n"
+            "Commands:\n");
+  print_commands (format);
+  if (format == AR_HELP_MAN)
+    printf (".SH GLOBAL OPTIONS\n");
+  else if (format == AR_HELP_TEXT)
+    printf ("\nGlobal options:\n");
+  ar_print_options (global_options, format);
+  if (format == AR_HELP_TEXT)
+    printf ("\n`agentrun help COMMAND` (or `agentrun COMMAND --help`) shows a "
+            "command's options.\n");
 }
 
 /* logrus's text form of a value: quoted, with \ and " escaped. */
@@ -202,9 +234,12 @@ default_root (const ar_globals *g, char *buf, size_t len)
   return buf;
 }
 
+/* Returns 0 when a command follows, 1 when --help or --version was all
+ * there is to do (*help says which), -1 on error. */
 static int
 parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
-               char *root_buf, size_t root_len, ar_error_t **err)
+               ar_help_format *help, char *root_buf, size_t root_len,
+               ar_error_t **err)
 {
   /* Find the command word: skip flags and the values of those that take
    * one, so `--root /x create` finds `create`, not `/x`. */
@@ -226,10 +261,9 @@ parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
   if (ar_parse_options (NULL, global_options, end, argv, false, &p, err) < 0)
     return -1;
   argv[0] = saved;
-  if (p.help)
+  *help = p.help;
+  if (p.help || ar_flag (&p, G_VERSION))
     return 1;
-  if (ar_flag (&p, G_VERSION))
-    return 2;
   g->systemd_cgroup = ar_flag (&p, G_SYSTEMD_CGROUP);
   if (parse_rootless (p.value[G_ROOTLESS], p.value[G_ROOTLESS_LIMITS], g, err) < 0)
     return -1;
@@ -254,19 +288,55 @@ find_command (const char *name)
   return -1;
 }
 
-/* `help` alone is --help; `help VERB` is `VERB --help`. */
+enum
+{
+  H_MAN,
+  H_COMPLETION
+};
+static const ar_option help_options[] = {
+  { "man", 0, false, "print it as a man page (roff): agentrun help --man COMMAND | man -l -" },
+  { "completion", 0, false, "print the commands, or COMMAND's usage, and the flags as tab-separated lines, for shell completion" },
+  { 0 }
+};
+
+static const ar_command_doc help_doc = {
+  "help", "[--man | --completion] [COMMAND]",
+  "Print the help of agentrun, or of COMMAND (what `agentrun COMMAND --help`\n"
+  "prints), as text, as a man page or for shell completion."
+};
+
+/* `help` alone is --help; `help VERB` is `VERB --help`; --man and
+ * --completion ask for the same tables in those forms (for make and for
+ * contrib/completion). */
 static int
 help (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
-  if (argc < 2)
+  cleanup_parsed ar_parsed p = { 0 };
+  int r = ar_cmd_parse (&help_doc, help_options, argc, argv, &p, err);
+  if (r != 0)
+    return r < 0 ? -1 : 0;
+  if (ar_flag (&p, H_MAN) && ar_flag (&p, H_COMPLETION))
+    return ar_error_set (err, 0, "help: --man and --completion exclude each other");
+  if (p.n_args > 1)
+    return ar_error_set (err, 0, "help: expected at most one COMMAND, got %d", p.n_args);
+  ar_help_format format = ar_flag (&p, H_MAN)          ? AR_HELP_MAN
+                          : ar_flag (&p, H_COMPLETION) ? AR_HELP_COMPLETION
+                                                       : AR_HELP_TEXT;
+  if (p.n_args == 0)
     {
-      usage ();
+      usage (format);
       return 0;
     }
-  int c = find_command (argv[1]);
+  int c = find_command (p.args[0]);
   if (c < 0)
-    return ar_error_set (err, 0, "help: unknown command `%s` (see agentrun --help)", argv[1]);
-  char *args[] = { argv[1], (char *) "--help", NULL };
+    return ar_error_set (err, 0, "help: unknown command `%s` (see agentrun --help)", p.args[0]);
+  static const char *const help_flag[] = {
+    [AR_HELP_TEXT] = "--help", [AR_HELP_MAN] = "--help=man",
+    [AR_HELP_COMPLETION] = "--help=completion"
+  };
+  if (format == AR_HELP_MAN)
+    print_man_header (commands[c].name, commands[c].what);
+  char *args[] = { (char *) commands[c].name, (char *) help_flag[format], NULL };
   return commands[c].fn (g, 2, args, err);
 }
 
@@ -287,24 +357,24 @@ main (int argc, char **argv, char **envp)
   int status = 1;
 
   char root_buf[PATH_MAX];
-  int r = parse_globals (argc, argv, &g, &command_index, root_buf, sizeof root_buf, &err);
+  ar_help_format help_format = AR_HELP_NONE;
+  int r = parse_globals (argc, argv, &g, &command_index, &help_format, root_buf,
+                         sizeof root_buf, &err);
+  if (r == 1 && help_format == AR_HELP_NONE) /* --version */
+    {
+      ar_print_version ();
+      return 0;
+    }
   if (r == 1 || (r == 0 && command_index >= argc))
     {
-      usage ();
+      usage (help_format ? help_format : AR_HELP_TEXT);
       return r == 1 ? 0 : 1;
-    }
-  if (r == 2)
-    {
-      version ();
-      return 0;
     }
   if (r == 0)
     {
       const char *name = argv[command_index];
       int c = find_command (name);
-      if (strcmp (name, "help") == 0)
-        status = help (&g, argc - command_index, argv + command_index, &err);
-      else if (c < 0)
+      if (c < 0)
         ar_error_set (&err, 0, "unknown command `%s` (see agentrun --help)", name);
       else if (!commands[c].enters_container
                || ar_ensure_sealed_exe (argv, envp, &err) == 0)

@@ -16,6 +16,33 @@ load helpers
 	assert_equal "$output" "$long"
 }
 
+@test "version prints --version's lines, and each library's version as the library reports it" {
+	command -v pkg-config >/dev/null || skip "needs pkg-config"
+	run "$RUNTIME" version
+	assert_success
+	local long=$output
+	run "$RUNTIME" --version
+	assert_equal "$output" "$long"
+	[[ "${lines[0]}" == "agentrun version "* ]] || fail "line 1: ${lines[0]}"
+	[[ "${lines[1]}" == "commit: "* ]] || fail "line 2: ${lines[1]}"
+	[[ "${lines[2]}" == "spec: "* ]] || fail "line 3: ${lines[2]}"
+	# The version the library reports at run time (the build links them
+	# statically from the -dev packages pkg-config describes), else the one
+	# pkg-config gave at build time.
+	local lib
+	for lib in libseccomp yajl zlib; do
+		grep -qx "$lib: $(pkg-config --modversion "$lib")" <<<"$output" || fail "no $lib line matching pkg-config"
+	done
+	for lib in libcap libselinux; do
+		grep -qx "$lib: $(pkg-config --modversion "$lib") (at build time)" <<<"$output" || fail "no $lib line matching pkg-config"
+	done
+	grep -q "^libsystemd: $(pkg-config --modversion libsystemd) (headers at build time; " <<<"$output" \
+		|| fail "no libsystemd line matching pkg-config"
+	run "$RUNTIME" version extra
+	assert_failure
+	assert_output "agentrun: version: expected no arguments, got 1 argument"
+}
+
 @test "--help lists the commands" {
 	run "$RUNTIME" --help
 	assert_success
@@ -42,6 +69,39 @@ load helpers
 	run runtime list
 	assert_success
 	refute_output_contains "$CID"
+}
+
+@test "an unknown flag, global or a command's, is one line with one agentrun: prefix" {
+	run "$RUNTIME" --frobnicate
+	assert_failure
+	assert_output "agentrun: unknown flag \`--frobnicate\`"
+	local verb
+	# help and version are commands too, as --help lists them.
+	for verb in help version $("$RUNTIME" --help | awk '/^Commands:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }'); do
+		run runtime "$verb" --frobnicate
+		assert_failure
+		assert_output "agentrun: $verb: unknown flag \`--frobnicate\`"
+	done
+}
+
+@test "help --man and --completion print a command's tables in those forms" {
+	run "$RUNTIME" help --man kill
+	assert_success
+	[[ "${lines[0]}" == '.TH AGENTRUN\-KILL 8 '* ]] || fail "line 1: ${lines[0]}"
+	assert_output_contains '\fB\-a\fR, \fB\-\-all\fR'
+	run "$RUNTIME" help --completion kill
+	assert_success
+	assert_output "$(printf 'usage\t[OPTIONS] CONTAINER_ID [SIGNAL]\noption\t--all\t-a\t-\tsignal every process of the container\noption\t--help\t-h\t-\tprint this help')"
+	run "$RUNTIME" help --completion
+	assert_success
+	assert_output_contains "$(printf 'command\tsandbox\t')"
+	assert_output_contains "$(printf 'option\t--root\t-\tVALUE\t')"
+	run "$RUNTIME" help --man --completion kill
+	assert_failure
+	assert_output "agentrun: help: --man and --completion exclude each other"
+	run "$RUNTIME" kill --help=roff
+	assert_failure
+	assert_output "agentrun: kill: --help: unknown format \`roff\` (text, man or completion)"
 }
 
 @test "every command has -h and --help, and help COMMAND says the same" {

@@ -33,13 +33,24 @@ typedef struct
 
 #define AR_MAX_OPTIONS 24
 
+/* What --help prints: the text people read, or (from `agentrun help --man`
+ * and `--completion`, which pass --help=man and --help=completion) the
+ * same tables as a man page and as the lines the shell completion reads. */
+typedef enum
+{
+  AR_HELP_NONE,
+  AR_HELP_TEXT,
+  AR_HELP_MAN,
+  AR_HELP_COMPLETION
+} ar_help_format;
+
 typedef struct
 {
   const char *value[AR_MAX_OPTIONS]; /* last value given, or "true" */
   bool present[AR_MAX_OPTIONS];
   char **args; /* positional arguments; points into argv */
   int n_args;
-  bool help; /* --help or -h was given */
+  ar_help_format help; /* --help, -h or --help=FORMAT was given */
   char **multi[AR_MAX_OPTIONS]; /* values of repeatable options, NULL-ended */
   size_t n_multi[AR_MAX_OPTIONS];
 } ar_parsed;
@@ -69,9 +80,18 @@ int ar_parse_options (const char *verb, const ar_option *opts, int argc,
 /* Boolean option: present and not "false". */
 bool ar_flag (const ar_parsed *p, int index);
 
-/* Print "Usage: agentrun VERB USAGE" plus the option list to stdout. */
-void ar_print_usage (const char *verb, const char *usage, const char *what,
-                     const ar_option *opts);
+/* usage.c: print "Usage: agentrun VERB USAGE", the description and the
+ * options to stdout, in the format asked for. */
+void ar_print_usage (const ar_command_doc *doc, const ar_option *opts,
+                     ar_help_format format);
+
+/* The options alone and -h, --help, as ar_print_usage prints them (for
+ * main's global options). */
+void ar_print_options (const ar_option *opts, ar_help_format format);
+
+/* Text for roff: \ and leading . and ' escaped, - as \- so that a flag
+ * can be searched for and copied from the rendered page. */
+void ar_put_roff (const char *text);
 
 /* Require exactly `n` positionals (container id, ...). */
 int ar_require_args (const char *verb, const ar_parsed *p, int n,
@@ -122,5 +142,9 @@ int ar_cmd_features (const ar_globals *g, int argc, char **argv, ar_error_t **er
 int ar_cmd_audit (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_checkpoint (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_restore (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_version (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+
+/* --version and `version`: runc's lines, then the libraries'. */
+void ar_print_version (void);
 
 #endif

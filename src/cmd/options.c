@@ -39,6 +39,32 @@ lookup (const ar_option *opts, const char *word, const char **inline_value)
   return i;
 }
 
+static bool
+is_help_flag (const char *word)
+{
+  return strcmp (word, "-h") == 0 || strcmp (word, "--help") == 0
+         || strncmp (word, "--help=", strlen ("--help=")) == 0;
+}
+
+/* --help=man and --help=completion are how `agentrun help --man VERB`
+ * reaches a verb's own tables. */
+static int
+parse_help_format (const char *verb, const char *word, ar_help_format *format,
+                   ar_error_t **err)
+{
+  const char *eq = strchr (word, '=');
+  if (eq == NULL || strcmp (eq + 1, "text") == 0)
+    *format = AR_HELP_TEXT;
+  else if (strcmp (eq + 1, "man") == 0)
+    *format = AR_HELP_MAN;
+  else if (strcmp (eq + 1, "completion") == 0)
+    *format = AR_HELP_COMPLETION;
+  else
+    return ar_error_set (err, 0, "%s%s--help: unknown format `%s` (text, man or completion)",
+                         verb ? verb : "", verb ? ": " : "", eq + 1);
+  return 0;
+}
+
 static void
 keep_value (ar_parsed *out, int o, const char *value)
 {
@@ -79,9 +105,10 @@ ar_parse_options (const char *verb, const ar_option *opts, int argc,
         }
       const char *inline_value;
       int o = lookup (opts, w, &inline_value);
-      if (o < 0 && (strcmp (w, "--help") == 0 || strcmp (w, "-h") == 0))
+      if (o < 0 && is_help_flag (w))
         {
-          out->help = true;
+          if (parse_help_format (verb, w, &out->help, err) < 0)
+            return -1;
           continue;
         }
       if (o < 0)
@@ -110,26 +137,6 @@ ar_flag (const ar_parsed *p, int index)
   return p->present[index] && strcmp (p->value[index], "false") != 0;
 }
 
-void
-ar_print_usage (const char *verb, const char *usage, const char *what,
-                const ar_option *opts)
-{
-  printf ("Usage: agentrun %s %s\n\n%s\n", verb, usage, what);
-  if (opts[0].long_name)
-    printf ("\nOptions:\n");
-  for (int i = 0; opts[i].long_name; i++)
-    {
-      char left[64];
-      if (opts[i].short_name)
-        snprintf (left, sizeof left, "-%c, --%s%s", opts[i].short_name,
-                  opts[i].long_name, opts[i].takes_value ? " VALUE" : "");
-      else
-        snprintf (left, sizeof left, "    --%s%s", opts[i].long_name,
-                  opts[i].takes_value ? " VALUE" : "");
-      printf ("  %-30s %s\n", left, opts[i].help);
-    }
-}
-
 int
 ar_require_args (const char *verb, const ar_parsed *p, int n,
                  const char *names, ar_error_t **err)
@@ -149,7 +156,7 @@ ar_cmd_parse (const ar_command_doc *doc, const ar_option *opts, int argc,
     return -1;
   if (p->help)
     {
-      ar_print_usage (doc->verb, doc->usage, doc->what, opts);
+      ar_print_usage (doc, opts, p->help);
       return 1;
     }
   return 0;
