@@ -44,11 +44,46 @@ eng_systemd_host() {
 
 # ---------------------------------------------------------------- setup
 
+# Every suite's temp dir goes under this parent, two levels below /tmp:
+# the project keeps whatever holds containers, state roots or mounts that
+# deep (a runtime given `..` as an id once removed the parent of its
+# --root). Kept short: containerd's and Docker's sockets live in the temp
+# dirs, and a unix socket's path has at most 107 bytes.
+ENG_PARENT=${TMPDIR:-/tmp}/agentrun-engines
+
+# A fresh dir NAME.XXXXXX under ENG_PARENT; its path on stdout. The
+# parent must be root's and writable by root alone (/tmp is world-writable:
+# another user could have made it first), and is searchable by all
+# (rootless Podman's user reaches its dir through it).
+eng_make_dir() {
+	local name=$1 try
+	for try in 1 2; do
+		mkdir -p -m 0755 "$ENG_PARENT" || return 1
+		if [ -L "$ENG_PARENT" ] || [ -z "$(find "$ENG_PARENT" -maxdepth 0 -user 0 ! -perm /022)" ]; then
+			echo "$ENG_PARENT is not a directory of root's that only root may write to" >&2
+			return 1
+		fi
+		# Another suite's teardown may remove the parent in between.
+		mktemp -d "$ENG_PARENT/$name.XXXXXX" 2>/dev/null && return 0
+	done
+	echo "cannot make a temp dir under $ENG_PARENT" >&2
+	return 1
+}
+
+# The parent goes with the last suite's dir (rmdir: only when empty).
+eng_remove_parent() {
+	rmdir "$ENG_PARENT" 2>/dev/null || true
+}
+
 # Fill the temp dir $ENG_T: the runtime binary (SRC) and its agent-profile
-# link, the pid list, the cgroup parent's name (CG, default: the temp
-# dir's) and the rootfs tarball.
+# link, the pid list, the cgroup parent's name (CG, default: agentrun-
+# and the temp dir's) and the rootfs tarball.
 eng_prepare_dir() {
 	local src=$1
+	case $(realpath -m "$ENG_T") in
+	/*/*/*) ;;
+	*) echo "$ENG_T: a suite's temp dir must be at least two levels below /tmp (ENG_PARENT)" >&2; return 1 ;;
+	esac
 	mkdir -p "$ENG_T/bin"
 	install -m 0755 "$src" "$ENG_T/bin/agentrun"
 	# The agent profile by the binary's name, as `make install` links it.
@@ -57,7 +92,7 @@ eng_prepare_dir() {
 	: >"$ENG_T/pids"
 	# Every container's cgroup goes under this parent, named after the
 	# temp dir, so teardown removes exactly the cgroups this suite made.
-	export ENG_CG=${2:-${ENG_T##*/}}
+	export ENG_CG=${2:-agentrun-${ENG_T##*/}}
 	eng_rootfs_tar "$ENG_T/rootfs.tar"
 }
 
