@@ -126,11 +126,9 @@ EOF
 }
 
 start_containerd() {
-	# The runc handler's state under the temp dir too (the shim's default
-	# is /run/containerd/runc), and the registry's hosts.
+	# The registry's hosts (every handler's state root is under $ENG_T
+	# already: eng_containerd_handlers).
 	eng_cri_config "$PAUSE" "$NET" "$(printf '%s\n' \
-		'[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]' \
-		"  Root = \"$ENG_T/runc-root\"" \
 		'[plugins."io.containerd.grpc.v1.cri".registry]' \
 		"  config_path = \"$ENG_T/certs.d\"")"
 	write_hosts_toml
@@ -363,8 +361,8 @@ sample_states() {
 	: >"$ENG_T/seen-runc-$1"
 	: >"$ENG_T/seen-agentrun-$1"
 	while sleep 1; do
-		ls "$ENG_T/runc-root/k8s.io" >>"$ENG_T/seen-runc-$1" 2>/dev/null || true
-		ls "$ENG_T/runtime-root/k8s.io" >>"$ENG_T/seen-agentrun-$1" 2>/dev/null || true
+		ls "$ENG_T/run/containerd/runc/k8s.io" >>"$ENG_T/seen-runc-$1" 2>/dev/null || true
+		ls "$ENG_T/run/containerd/agentrun/k8s.io" >>"$ENG_T/seen-agentrun-$1" 2>/dev/null || true
 	done
 }
 

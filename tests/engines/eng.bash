@@ -278,20 +278,60 @@ eng_containerd_paths() {
 }
 
 # contrib/containerd/config.toml as shipped, so the file users copy is what
-# is tested: only the binaries' paths change (to $ENG_T/bin), the cgroup
-# driver follows the host, and EXTRA (an option line) follows BinaryName.
+# is tested: only paths change. The binaries are the ones under test
+# ($ENG_T/bin); every handler's state root moves below $ENG_T (Root =
+# "/run/X" becomes "$ENG_T/run/X"), a handler without one getting the runc
+# shim's default (/run/containerd/runc) moved the same way, so handlers
+# that share a root on a host share it here too. The shim adds the
+# namespace: runc's pods of k8s.io are in $ENG_T/run/containerd/runc/k8s.io.
+# The cgroup driver follows the host.
 eng_containerd_handlers() {
-	local extra=${1:-}
 	grep -v '^version' "$ENG_TOP/contrib/containerd/config.toml" \
-		| sed -e "s|BinaryName = \"/usr/local/sbin/\(agentrun[^\"]*\)\"|BinaryName = \"$ENG_T/bin/\1\"${extra:+\\n    $extra}|" \
-			-e "s|SystemdCgroup = .*|SystemdCgroup = $(eng_systemd_host && echo true || echo false)|"
+		| sed -e "s|BinaryName = \"/usr/local/sbin/\(agentrun[^\"]*\)\"|BinaryName = \"$ENG_T/bin/\1\"|" \
+			-e "s|SystemdCgroup = .*|SystemdCgroup = $(eng_systemd_host && echo true || echo false)|" \
+			-e "s|^\([ \t]*Root[ \t]*=[ \t]*\"\)/|\1$ENG_T/|" \
+		| eng_default_roots "$ENG_T/run/containerd/runc"
+}
+
+# The CRI handlers' TOML on stdin, with Root = DEFAULT added to every
+# handler that sets none (and an options table to those without one).
+eng_default_roots() {
+	awk -v root="$1" -v prefix='plugins."io.containerd.grpc.v1.cri".containerd.runtimes.' '
+		function end_handler() {
+			if (handler != "" && !has_root) {
+				if (!has_options)
+					print "  [" prefix handler ".options]"
+				print "    Root = \"" root "\""
+			}
+			handler = ""
+		}
+		/^[ \t]*\[/ {
+			table = $0
+			gsub(/^[ \t]*\[|\][ \t]*$/, "", table)
+			name = ""
+			options = 0
+			if (index(table, prefix) == 1) {
+				name = substr(table, length(prefix) + 1)
+				options = sub(/\.options$/, "", name)
+			}
+			if (name != handler) {
+				end_handler()
+				handler = name
+				has_options = has_root = 0
+			}
+			if (options)
+				has_options = 1
+		}
+		handler != "" && /^[ \t]*Root[ \t]*=/ { has_root = 1 }
+		{ print }
+		END { end_handler() }'
 }
 
 # A containerd config with the CRI plugin as the kubelet meets it, written
 # to $ENG_T/config.toml: sandbox image PAUSE, CNI's bridge plugin giving
 # pods NET.0/24 (gateway NET.1; the portmap plugin for hostPort), the
-# handlers of contrib/containerd/config.toml with the agentrun handlers'
-# state under $ENG_T, and EXTRA (more TOML, at the end).
+# handlers of contrib/containerd/config.toml with their state under $ENG_T
+# (eng_containerd_handlers), and EXTRA (more TOML, at the end).
 eng_cri_config() {
 	local pause=$1 net=$2 extra=${3:-} t=$ENG_T
 	{
@@ -304,8 +344,7 @@ eng_cri_config() {
 		echo '[plugins."io.containerd.grpc.v1.cri".cni]'
 		echo "  conf_dir = \"$t/cni/conf\""
 		echo "  bin_dir = \"$(eng_cni_bin_dir)\""
-		# The agentrun handlers' state under the suite's dir.
-		eng_containerd_handlers "Root = \"$t/runtime-root\""
+		eng_containerd_handlers
 		[ -z "$extra" ] || echo "$extra"
 	} >"$t/config.toml"
 	mkdir -p "$t/cni/conf" "$t/cni/ipam"
