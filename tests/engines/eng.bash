@@ -56,8 +56,8 @@ ENG_PARENT=${TMPDIR:-/tmp}/agentrun-engines
 # another user could have made it first), and is searchable by all
 # (rootless Podman's user reaches its dir through it).
 eng_make_dir() {
-	local name=$1 try
-	for try in 1 2; do
+	local name=$1 _
+	for _ in 1 2; do
 		mkdir -p -m 0755 "$ENG_PARENT" || return 1
 		if [ -L "$ENG_PARENT" ] || [ -z "$(find "$ENG_PARENT" -maxdepth 0 -user 0 ! -perm /022)" ]; then
 			echo "$ENG_PARENT is not a directory of root's that only root may write to" >&2
