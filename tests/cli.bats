@@ -234,6 +234,39 @@ load helpers
 	[[ "$output" =~ $CID-b\ +[0-9]+\ +running\ +$BUNDLE ]] || fail "row for -b"
 }
 
+# Where each blank-separated field of each line starts (1-based), a line
+# of offsets per line of input.
+field_offsets() {
+	awk '{
+		rest = $0; at = 0; out = ""
+		while (match(rest, /[^ ]+/)) {
+			out = out " " (at + RSTART)
+			at += RSTART + RLENGTH - 1
+			rest = substr(rest, RSTART + RLENGTH)
+		}
+		print out
+	}'
+}
+
+@test "list lines up its columns whatever the ids' lengths, as runc's table does" {
+	set_args sleep 1000
+	# containerd's and Docker's ids are 64 hex digits.
+	local long
+	long=$CID-$(printf '%064d' 0 | tr 0 f)
+	ctr_create "$CID-a"
+	ctr_create "$long"
+	run runtime list
+	assert_success
+	assert_equal "${#lines[@]}" 3
+	local offsets
+	offsets=$(field_offsets <<<"$output")
+	[ "$(sort -u <<<"$offsets" | wc -l)" = 1 ] || fail "columns do not line up: $output"
+	# runc's widths: the widest cell plus 3, at least 12 (PID's column).
+	local status_at
+	status_at=$(awk '{ print $3 }' <<<"$offsets" | head -1)
+	assert_equal "$status_at" $((${#long} + 3 + 12 + 1))
+}
+
 @test "list -q prints only the ids" {
 	set_args sleep 1000
 	ctr_create "$CID-a"

@@ -27,13 +27,83 @@ owner_name (uid_t uid)
   return pw ? xstrdup (pw->pw_name) : xasprintf ("#%u", (unsigned) uid);
 }
 
-static void
-print_row (const ar_state *st, ar_status status)
+/* The table as runc prints it (through a Go tabwriter): every column but
+ * the last as wide as its widest cell plus 3 spaces, and at least 12, so
+ * that containerd's and Docker's 64-character ids line up too. */
+enum
 {
-  cleanup_free char *owner = owner_name (st->owner);
-  printf ("%-12s %-8d %-10s %-40s %-32s %s\n", st->id,
-          status == AR_STATUS_STOPPED ? 0 : (int) st->pid,
-          ar_status_name (status), st->bundle, st->created, owner);
+  LIST_COLUMNS = 6,
+  LIST_MIN_WIDTH = 12,
+  LIST_PADDING = 3
+};
+
+/* The cells, row by row, LIST_COLUMNS to a row; NULL after the last. */
+typedef struct
+{
+  char **cells;
+  size_t n;
+} list_table;
+
+static void
+list_table_free (list_table *t)
+{
+  ar_strv_freep (&t->cells);
+}
+#define cleanup_table __attribute__ ((cleanup (list_table_free)))
+
+static void
+table_add_row (list_table *t, char *id, char *pid, char *status, char *bundle,
+               char *created, char *owner)
+{
+  char *row[LIST_COLUMNS] = { id, pid, status, bundle, created, owner };
+  t->cells = xrealloc (t->cells, (t->n + LIST_COLUMNS + 1) * sizeof *t->cells);
+  memcpy (t->cells + t->n, row, sizeof row);
+  t->n += LIST_COLUMNS;
+  t->cells[t->n] = NULL;
+}
+
+static void
+table_add_state (list_table *t, const ar_state *st, ar_status status)
+{
+  table_add_row (t, xstrdup (st->id),
+                 xasprintf ("%d", status == AR_STATUS_STOPPED ? 0 : (int) st->pid),
+                 xstrdup (ar_status_name (status)), xstrdup (st->bundle),
+                 xstrdup (st->created), owner_name (st->owner));
+}
+
+/* Characters, not bytes (a bundle path may be UTF-8), as the tabwriter
+ * counts them. */
+static size_t
+text_width (const char *s)
+{
+  size_t width = 0;
+  for (; *s; s++)
+    width += ((unsigned char) *s & 0xC0) != 0x80;
+  return width;
+}
+
+static void
+table_print (const list_table *t)
+{
+  size_t width[LIST_COLUMNS - 1];
+  for (size_t c = 0; c < LIST_COLUMNS - 1; c++)
+    {
+      width[c] = LIST_MIN_WIDTH;
+      for (size_t i = c; i < t->n; i += LIST_COLUMNS)
+        {
+          size_t w = text_width (t->cells[i]) + LIST_PADDING;
+          if (w > width[c])
+            width[c] = w;
+        }
+    }
+  for (size_t i = 0; i < t->n; i++)
+    {
+      size_t c = i % LIST_COLUMNS;
+      if (c == LIST_COLUMNS - 1)
+        printf ("%s\n", t->cells[i]);
+      else
+        printf ("%s%*s", t->cells[i], (int) (width[c] - text_width (t->cells[i])), "");
+    }
 }
 
 static void
@@ -63,11 +133,14 @@ ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   cleanup_dir DIR *dir = opendir (g->root);
   if (dir == NULL && errno != ENOENT)
     return ar_error_set (err, errno, "open state root `%s`", g->root);
+  /* The table is printed once every row is known: its widths depend on
+   * them all. */
+  cleanup_table list_table table = { 0 };
   if (json)
     fputs ("[", stdout);
   else if (!quiet)
-    printf ("%-12s %-8s %-10s %-40s %-32s %s\n", "ID", "PID", "STATUS",
-            "BUNDLE", "CREATED", "OWNER");
+    table_add_row (&table, xstrdup ("ID"), xstrdup ("PID"), xstrdup ("STATUS"),
+                   xstrdup ("BUNDLE"), xstrdup ("CREATED"), xstrdup ("OWNER"));
   bool first = true;
   for (struct dirent *e; dir && (e = readdir (dir));)
     {
@@ -84,10 +157,12 @@ ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
       else if (json)
         print_json (st, status, first);
       else
-        print_row (st, status);
+        table_add_state (&table, st, status);
       first = false;
     }
   if (json)
     puts ("]");
+  else if (!quiet)
+    table_print (&table);
   return 0;
 }

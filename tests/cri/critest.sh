@@ -15,7 +15,7 @@
 # busybox-static and a C compiler with a static libc (libc6-dev); the
 # images also take Debian's busybox package, fetched with apt-get download.
 #
-# What it sets up, all under one temp dir (/tmp/agentrun-critest.XXXXXX)
+# What it sets up, all under one temp dir (/tmp/agentrun-engines/critest.XXXXXX)
 # and in a network namespace of its own, so that nothing reaches the
 # host's network: containerd (the same config as tests/engines/cri.bats:
 # CNI bridge, contrib/containerd/config.toml's handlers), a registry
@@ -78,17 +78,17 @@ find_tools() {
 
 # ---------------------------------------------------------------- set-up
 
-# The temp dir sits two levels below /tmp: TOP holds the suite's dir
-# (ENG_T, the daemons' roots) and critest's own TMPDIR side by side, and
-# everything mounted below TOP is ours to unmount.
+# The temp dir sits two levels below /tmp (eng_make_dir): TOP holds the
+# suite's dir (ENG_T, the daemons' roots) and critest's own TMPDIR side by
+# side, and everything mounted below TOP is ours to unmount.
 make_dirs() {
-	TOP=$(mktemp -d /tmp/agentrun-critest.XXXXXX)
+	TOP=$(eng_make_dir critest)
 	# Containers running as other users reach bind-mounted temp dirs.
 	chmod 0755 "$TOP"
 	ENG_T=$TOP/run
 	mkdir -p "$ENG_T" "$TOP/tmp"
 	export ENG_T
-	eng_prepare_dir "$AGENTRUN_SRC" "${TOP##*/}"
+	eng_prepare_dir "$AGENTRUN_SRC" "agentrun-${TOP##*/}"
 	NETNS=${TOP##*/}
 	NETNS=agentrun-critest-${NETNS##*.}
 	# A command in the suite's network namespace; nsenter execs it, so a
@@ -126,11 +126,9 @@ EOF
 }
 
 start_containerd() {
-	# The runc handler's state under the temp dir too (the shim's default
-	# is /run/containerd/runc), and the registry's hosts.
+	# The registry's hosts (every handler's state root is under $ENG_T
+	# already: eng_containerd_handlers).
 	eng_cri_config "$PAUSE" "$NET" "$(printf '%s\n' \
-		'[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]' \
-		"  Root = \"$ENG_T/runc-root\"" \
 		'[plugins."io.containerd.grpc.v1.cri".registry]' \
 		"  config_path = \"$ENG_T/certs.d\"")"
 	write_hosts_toml
@@ -363,8 +361,8 @@ sample_states() {
 	: >"$ENG_T/seen-runc-$1"
 	: >"$ENG_T/seen-agentrun-$1"
 	while sleep 1; do
-		ls "$ENG_T/runc-root/k8s.io" >>"$ENG_T/seen-runc-$1" 2>/dev/null || true
-		ls "$ENG_T/runtime-root/k8s.io" >>"$ENG_T/seen-agentrun-$1" 2>/dev/null || true
+		ls "$ENG_T/run/containerd/runc/k8s.io" >>"$ENG_T/seen-runc-$1" 2>/dev/null || true
+		ls "$ENG_T/run/containerd/agentrun/k8s.io" >>"$ENG_T/seen-agentrun-$1" 2>/dev/null || true
 	done
 }
 
@@ -453,6 +451,7 @@ cleanup() {
 		echo "critest.sh: kept $TOP"
 	else
 		rm -rf "$TOP" 2>/dev/null || { sleep 1; eng_unmount_all "$TOP"; rm -rf "$TOP"; }
+		eng_remove_parent
 	fi
 	exit "$rc"
 }

@@ -25,7 +25,7 @@ cri() {
 }
 
 setup_file() {
-	eng_require containerd ctr containerd-shim-runc-v2 jq node nsenter ip busybox
+	eng_require containerd ctr containerd-shim-runc-v2 runc jq node nsenter ip busybox
 	[ -d "$ENG_TOP/tests/cri/node_modules/@grpc/grpc-js" ] \
 		|| skip "no CRI client modules: npm ci --prefix tests/cri"
 	[ -x "$(eng_cni_bin_dir)/bridge" ] || skip "no CNI plugins (apt-get install containernetworking-plugins)"
@@ -110,9 +110,15 @@ exec_sync() {
 	cri ExecSync "$(jq -cn --arg c "$CTR" '{container_id: $c, cmd: $ARGS.positional, timeout: 20}' --args -- "$@")"
 }
 
+# The handlers' state roots for pods (namespace k8s.io): the Root of
+# contrib/containerd/config.toml's agentrun handlers, and the runc shim's
+# default for runc, both moved below $ENG_T by eng_containerd_handlers.
+agentrun_root() { echo "$ENG_T/run/containerd/agentrun/k8s.io"; }
+runc_root() { echo "$ENG_T/run/containerd/runc/k8s.io"; }
+
 # State files of the agentrun handlers' containers.
 runtime_states() {
-	find "$ENG_T/runtime-root" -name state.json 2>/dev/null
+	find "$(agentrun_root)" -name state.json 2>/dev/null
 }
 
 container_state() {
@@ -136,7 +142,7 @@ pod_lifecycle() {
 	eng_wait 100 state_is "$CTR" CONTAINER_RUNNING || fail "not running: $(container_state "$CTR")"
 	# agentrun's handlers keep the runtime's state under the suite's root.
 	if [ "$h" != runc ]; then
-		[ -n "$(runtime_states)" ] || fail "no state of the runtime under $ENG_T/runtime-root"
+		[ -n "$(runtime_states)" ] || fail "no state of the runtime under $(agentrun_root)"
 	fi
 	run exec_sync sh -c 'echo out; echo err >&2; exit 4'
 	assert_success
@@ -172,6 +178,35 @@ pod_lifecycle() {
 @test "cri: a pod under the agentrun handler: the same, agentrun's state gone after" {
 	pod_lifecycle agentrun
 	[ -z "$(runtime_states)" ] || fail "runtime state left: $(runtime_states)"
+}
+
+# On a node runc's and agentrun's state roots differ (config.toml's Root):
+# sharing runc's, `runc list` would report an error for each of agentrun's
+# entries (its seccomp cache, its containers).
+@test "cri: runc and agentrun-agent pods keep their state apart: runc list works, agentrun's containers are in its own root" {
+	run_pod roots-runc runc
+	start_container app sleep 600
+	local runc_pod=$POD runc_ctr=$CTR
+	eng_wait 100 state_is "$CTR" CONTAINER_RUNNING || fail "runc: $(container_state "$CTR")"
+	# The agent profile: a seccomp filter, so agentrun's cache too.
+	run_pod roots-agent agentrun-agent
+	start_container app sleep 600
+	eng_wait 100 state_is "$CTR" CONTAINER_RUNNING || fail "agentrun-agent: $(container_state "$CTR")"
+	run --separate-stderr runc --root "$(runc_root)" list -q
+	assert_success
+	[ -z "$stderr" ] || fail "runc list: $stderr"
+	assert_contains "$runc_pod"
+	assert_contains "$runc_ctr"
+	refute_contains "$POD"
+	refute_contains "$CTR"
+	run "$ENG_AGENTRUN" --root "$(agentrun_root)" list -q
+	assert_success
+	assert_contains "$POD"
+	assert_contains "$CTR"
+	refute_contains "$runc_ctr"
+	remove_pod
+	POD=$runc_pod
+	remove_pod
 }
 
 # In a pod of HANDLER, two containers: what each execs of MEASURE.
@@ -219,7 +254,7 @@ two_containers_measure() {
 		run_pod "rc-$h" "$h"
 		start_container app sleep 600
 		eng_wait 100 state_is "$CTR" CONTAINER_RUNNING || fail "$h: $(container_state "$CTR")"
-		[ -n "$(runtime_states)" ] || fail "$h: no agentrun state under $ENG_T/runtime-root"
+		[ -n "$(runtime_states)" ] || fail "$h: no agentrun state under $(agentrun_root)"
 		remove_pod
 	done
 }

@@ -44,11 +44,46 @@ eng_systemd_host() {
 
 # ---------------------------------------------------------------- setup
 
+# Every suite's temp dir goes under this parent, two levels below /tmp:
+# the project keeps whatever holds containers, state roots or mounts that
+# deep (a runtime given `..` as an id once removed the parent of its
+# --root). Kept short: containerd's and Docker's sockets live in the temp
+# dirs, and a unix socket's path has at most 107 bytes.
+ENG_PARENT=${TMPDIR:-/tmp}/agentrun-engines
+
+# A fresh dir NAME.XXXXXX under ENG_PARENT; its path on stdout. The
+# parent must be root's and writable by root alone (/tmp is world-writable:
+# another user could have made it first), and is searchable by all
+# (rootless Podman's user reaches its dir through it).
+eng_make_dir() {
+	local name=$1 _
+	for _ in 1 2; do
+		mkdir -p -m 0755 "$ENG_PARENT" || return 1
+		if [ -L "$ENG_PARENT" ] || [ -z "$(find "$ENG_PARENT" -maxdepth 0 -user 0 ! -perm /022)" ]; then
+			echo "$ENG_PARENT is not a directory of root's that only root may write to" >&2
+			return 1
+		fi
+		# Another suite's teardown may remove the parent in between.
+		mktemp -d "$ENG_PARENT/$name.XXXXXX" 2>/dev/null && return 0
+	done
+	echo "cannot make a temp dir under $ENG_PARENT" >&2
+	return 1
+}
+
+# The parent goes with the last suite's dir (rmdir: only when empty).
+eng_remove_parent() {
+	rmdir "$ENG_PARENT" 2>/dev/null || true
+}
+
 # Fill the temp dir $ENG_T: the runtime binary (SRC) and its agent-profile
-# link, the pid list, the cgroup parent's name (CG, default: the temp
-# dir's) and the rootfs tarball.
+# link, the pid list, the cgroup parent's name (CG, default: agentrun-
+# and the temp dir's) and the rootfs tarball.
 eng_prepare_dir() {
 	local src=$1
+	case $(realpath -m "$ENG_T") in
+	/*/*/*) ;;
+	*) echo "$ENG_T: a suite's temp dir must be at least two levels below /tmp (ENG_PARENT)" >&2; return 1 ;;
+	esac
 	mkdir -p "$ENG_T/bin"
 	install -m 0755 "$src" "$ENG_T/bin/agentrun"
 	# The agent profile by the binary's name, as `make install` links it.
@@ -57,7 +92,7 @@ eng_prepare_dir() {
 	: >"$ENG_T/pids"
 	# Every container's cgroup goes under this parent, named after the
 	# temp dir, so teardown removes exactly the cgroups this suite made.
-	export ENG_CG=${2:-${ENG_T##*/}}
+	export ENG_CG=${2:-agentrun-${ENG_T##*/}}
 	eng_rootfs_tar "$ENG_T/rootfs.tar"
 }
 
@@ -243,20 +278,60 @@ eng_containerd_paths() {
 }
 
 # contrib/containerd/config.toml as shipped, so the file users copy is what
-# is tested: only the binaries' paths change (to $ENG_T/bin), the cgroup
-# driver follows the host, and EXTRA (an option line) follows BinaryName.
+# is tested: only paths change. The binaries are the ones under test
+# ($ENG_T/bin); every handler's state root moves below $ENG_T (Root =
+# "/run/X" becomes "$ENG_T/run/X"), a handler without one getting the runc
+# shim's default (/run/containerd/runc) moved the same way, so handlers
+# that share a root on a host share it here too. The shim adds the
+# namespace: runc's pods of k8s.io are in $ENG_T/run/containerd/runc/k8s.io.
+# The cgroup driver follows the host.
 eng_containerd_handlers() {
-	local extra=${1:-}
 	grep -v '^version' "$ENG_TOP/contrib/containerd/config.toml" \
-		| sed -e "s|BinaryName = \"/usr/local/sbin/\(agentrun[^\"]*\)\"|BinaryName = \"$ENG_T/bin/\1\"${extra:+\\n    $extra}|" \
-			-e "s|SystemdCgroup = .*|SystemdCgroup = $(eng_systemd_host && echo true || echo false)|"
+		| sed -e "s|BinaryName = \"/usr/local/sbin/\(agentrun[^\"]*\)\"|BinaryName = \"$ENG_T/bin/\1\"|" \
+			-e "s|SystemdCgroup = .*|SystemdCgroup = $(eng_systemd_host && echo true || echo false)|" \
+			-e "s|^\([ \t]*Root[ \t]*=[ \t]*\"\)/|\1$ENG_T/|" \
+		| eng_default_roots "$ENG_T/run/containerd/runc"
+}
+
+# The CRI handlers' TOML on stdin, with Root = DEFAULT added to every
+# handler that sets none (and an options table to those without one).
+eng_default_roots() {
+	awk -v root="$1" -v prefix='plugins."io.containerd.grpc.v1.cri".containerd.runtimes.' '
+		function end_handler() {
+			if (handler != "" && !has_root) {
+				if (!has_options)
+					print "  [" prefix handler ".options]"
+				print "    Root = \"" root "\""
+			}
+			handler = ""
+		}
+		/^[ \t]*\[/ {
+			table = $0
+			gsub(/^[ \t]*\[|\][ \t]*$/, "", table)
+			name = ""
+			options = 0
+			if (index(table, prefix) == 1) {
+				name = substr(table, length(prefix) + 1)
+				options = sub(/\.options$/, "", name)
+			}
+			if (name != handler) {
+				end_handler()
+				handler = name
+				has_options = has_root = 0
+			}
+			if (options)
+				has_options = 1
+		}
+		handler != "" && /^[ \t]*Root[ \t]*=/ { has_root = 1 }
+		{ print }
+		END { end_handler() }'
 }
 
 # A containerd config with the CRI plugin as the kubelet meets it, written
 # to $ENG_T/config.toml: sandbox image PAUSE, CNI's bridge plugin giving
 # pods NET.0/24 (gateway NET.1; the portmap plugin for hostPort), the
-# handlers of contrib/containerd/config.toml with the agentrun handlers'
-# state under $ENG_T, and EXTRA (more TOML, at the end).
+# handlers of contrib/containerd/config.toml with their state under $ENG_T
+# (eng_containerd_handlers), and EXTRA (more TOML, at the end).
 eng_cri_config() {
 	local pause=$1 net=$2 extra=${3:-} t=$ENG_T
 	{
@@ -269,8 +344,7 @@ eng_cri_config() {
 		echo '[plugins."io.containerd.grpc.v1.cri".cni]'
 		echo "  conf_dir = \"$t/cni/conf\""
 		echo "  bin_dir = \"$(eng_cni_bin_dir)\""
-		# The agentrun handlers' state under the suite's dir.
-		eng_containerd_handlers "Root = \"$t/runtime-root\""
+		eng_containerd_handlers
 		[ -z "$extra" ] || echo "$extra"
 	} >"$t/config.toml"
 	mkdir -p "$t/cni/conf" "$t/cni/ipam"

@@ -98,11 +98,12 @@ eng_require() {
 	[ "$(id -u)" -eq 0 ] || skip "the engines' suites need root"
 }
 
-# One temp dir per suite; the runtime binary and the rootfs tarball in it.
+# One temp dir per suite (ENG_PARENT/NAME.XXXXXX); the runtime binary and
+# the rootfs tarball in it.
 eng_setup_dir() {
 	local name=$1 src=${AGENTRUN:-$ENG_TOP/agentrun}
 	[ -x "$src" ] || skip "no agentrun binary at $src: build it first (make)"
-	ENG_T=$(mktemp -d "${TMPDIR:-/tmp}/agentrun-$name.XXXXXX")
+	ENG_T=$(eng_make_dir "$name")
 	export ENG_T
 	eng_prepare_dir "$src"
 }
@@ -134,6 +135,7 @@ eng_teardown_dir() {
 		eng_unmount_all
 		rm -rf "$ENG_T" || echo "# teardown: could not remove $ENG_T" >&3
 	}
+	eng_remove_parent
 	return 0
 }
 

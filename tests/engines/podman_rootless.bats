@@ -122,12 +122,9 @@ rl_stop_pause_process() {
 
 setup_file() {
 	eng_require podman conmon script newuidmap slirp4netns runuser curl
-	# Two levels below /tmp; every level searchable by the user. Short:
-	# rootless Podman takes a runroot of at most 50 characters.
-	RL_TOP=$(mktemp -d /tmp/ar-rl.XXXXXX)
-	chmod 0711 "$RL_TOP"
-	export RL_TOP
-	TMPDIR=$RL_TOP eng_setup_dir pmrl
+	# Every level searchable by the user. Short: rootless Podman takes a
+	# runroot ($ENG_T/rr) of at most 50 characters.
+	eng_setup_dir pmrl
 	chmod 0711 "$ENG_T"
 	chmod 0644 "$ENG_T/rootfs.tar"
 	# The egress hook beside the runtime, where agentrun looks for it.
@@ -166,7 +163,6 @@ teardown_file() {
 	fi
 	eng_teardown_dir
 	rl_remove_user
-	[ -z "${RL_TOP:-}" ] || rmdir "$RL_TOP" 2>/dev/null || true
 }
 
 start_sleeper() {
