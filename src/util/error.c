@@ -1,4 +1,5 @@
 #include "config.h"
+#define AR_ERROR_DEFINING
 #include "error.h"
 
 #include <errno.h>

@@ -45,6 +45,16 @@ int ar_error_set_errno_said (ar_error_t **err, int errno_value,
 int ar_error_prefix (ar_error_t **err, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3)));
 
+/* Each of these returns -1, and says so where it is called: the static
+ * analyzer then knows `return ar_error_set (...)` is a failure, as the
+ * compiler does not across files. */
+#ifndef AR_ERROR_DEFINING
+#define ar_error_set(err, ...) ({ ar_error_set (err, __VA_ARGS__); -1; })
+#define ar_error_set_code(err, ...) ({ ar_error_set_code (err, __VA_ARGS__); -1; })
+#define ar_error_set_errno_said(err, ...) ({ ar_error_set_errno_said (err, __VA_ARGS__); -1; })
+#define ar_error_prefix(err, ...) ({ ar_error_prefix (err, __VA_ARGS__); -1; })
+#endif
+
 /* The one line people see: the message and, when there is an errno, ":
  * strerror(errno)". Rendered when asked (and kept until the error changes
  * or is freed). */
