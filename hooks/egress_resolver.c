@@ -27,6 +27,7 @@
 #include "../src/util/audit_log.h"
 #include "../src/util/cleanup.h"
 #include "../src/util/fs.h"
+#include "../src/util/pidfd.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -42,7 +43,6 @@
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <time.h>
 
 #define DNS_MAX 4096
@@ -794,7 +794,7 @@ egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
     r->tcp[i].fd = -1;
   cleanup_free char *upstream = cfg->upstream ? xstrdup (cfg->upstream) : egress_host_nameserver ();
   int ret = -1;
-  if ((r->pidfd = (int) syscall (SYS_pidfd_open, cfg->container_pid, 0)) < 0)
+  if ((r->pidfd = ar_pidfd_open (cfg->container_pid)) < 0)
     ret = ar_error_set (err, errno, "pidfd_open of the container's init");
   else if (upstream_socket (upstream, &r->upstream_fd, err) == 0
            && egress_in_netns (cfg->container_netns_fd, open_sockets_in_netns, r, err) == 0)

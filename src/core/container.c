@@ -14,6 +14,7 @@
 #include "../util/cleanup.h"
 #include "../util/clock.h"
 #include "../util/fs.h"
+#include "../util/pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +23,6 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <dirent.h>
@@ -128,7 +128,10 @@ run_stored_hooks (int state_fd, const ar_state *st, bool poststart)
   oci_spec *spec = NULL;
   cleanup_error ar_error_t *e = NULL;
   if (ar_container_load_spec (state_fd, &spec, &e) < 0)
-    return warn (phase, e);
+    {
+      warn (phase, e);
+      return;
+    }
   const oci_hook_list *hooks = poststart ? &spec->hooks.poststart : &spec->hooks.poststop;
   if (hooks->len > 0)
     {
@@ -152,7 +155,10 @@ audit_event (int state_fd, const char *id, const char *event,
   ar_agent_plan *plan = NULL;
   cleanup_error ar_error_t *e = NULL;
   if (ar_stage_load_plan (state_fd, &plan, &e) < 0)
-    return warn ("audit", e);
+    {
+      warn ("audit", e);
+      return;
+    }
   ar_stage_audit (plan, id, event, fields_json);
   ar_agent_plan_free (plan);
 }
@@ -186,7 +192,7 @@ release_through_fifo (int state_fd, const ar_state *st, ar_error_t **err)
   /* The pidfd first: opening the fifo releases the init, and a short
    * program can exit and be reaped by the engine's shim before a pidfd
    * opened after it would find the pid. */
-  cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+  cleanup_close int pidfd = ar_pidfd_open (st->pid);
   if (pidfd < 0)
     return ar_error_set (err, errno, "pidfd_open %d", (int) st->pid);
   cleanup_close int fifo = openat (state_fd, AR_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -268,12 +274,12 @@ thaw_after_kill (const ar_state *st, ar_status status, int signal, bool all)
 static int
 kill_init (const ar_state *st, const char *id, int signal, ar_error_t **err)
 {
-  cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+  cleanup_close int pidfd = ar_pidfd_open (st->pid);
   /* The pidfd pins the process: check it is still our init, then signal
    * through the pidfd so a recycled pid can never be hit. */
   if (pidfd < 0 || !ar_state_init_alive (st))
     return ar_error_set (err, 0, "container not running: `%s`", id);
-  if (syscall (SYS_pidfd_send_signal, pidfd, signal, NULL, 0) < 0)
+  if (ar_pidfd_send_signal (pidfd, signal) < 0)
     return ar_error_set (err, errno, "kill container `%s`", id);
   return 0;
 }
@@ -313,10 +319,10 @@ ar_container_kill (const char *root, const char *id, int signal, bool all,
 static int
 stop_init (const ar_state *st, ar_error_t **err)
 {
-  cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+  cleanup_close int pidfd = ar_pidfd_open (st->pid);
   if (pidfd < 0 || !ar_state_init_alive (st))
     return 0;
-  if (syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+  if (ar_pidfd_send_signal (pidfd, SIGKILL) < 0 && errno != ESRCH)
     return ar_error_set (err, errno, "kill container init %d", (int) st->pid);
   ar_wait_pidfd_exit (pidfd, st->pid, 10000);
   return 0;

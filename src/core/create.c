@@ -21,6 +21,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/userns.h"
+#include "../util/pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,7 +93,7 @@ undo_create (create_undo *u)
   if (u->pid > 0)
     {
       if (u->pidfd >= 0)
-        syscall (SYS_pidfd_send_signal, u->pidfd, SIGKILL, NULL, 0);
+        ar_pidfd_send_signal (u->pidfd, SIGKILL);
       else
         kill (u->pid, SIGKILL);
       waitpid (u->pid, NULL, 0);

@@ -4,13 +4,13 @@
 #include "state.h"
 #include "../util/cleanup.h"
 #include "../util/clock.h"
+#include "../util/pidfd.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_gen.h>
@@ -275,7 +275,7 @@ ar_container_events (const char *root, const char *id, bool stats_once,
   if (ar_container_load (root, id, &state_fd, &st, err) < 0)
     return -1;
   /* The pidfd pins the init; checked against the recorded start time. */
-  cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+  cleanup_close int pidfd = ar_pidfd_open (st->pid);
   ar_status status = ar_state_status (state_fd, st);
   if (pidfd < 0 || status == AR_STATUS_STOPPED || !ar_state_init_alive (st))
     return ar_error_set (err, 0, "container not running: `%s`", id);

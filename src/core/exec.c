@@ -14,6 +14,7 @@
 #include "../util/cleanup.h"
 #include "../util/userns.h"
 #include "../util/fs.h"
+#include "../util/pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +25,6 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #ifndef CLONE_NEWTIME
@@ -396,7 +396,7 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
   ar_stage_confine_exec (plan, spec, proc);
   /* Before anything can run: a start without an end is evidence too. */
   audit_exec (opts, plan, proc, &(ar_exec_outcome){ "exec-start", 0, -1, NULL });
-  init_pidfd = (int) syscall (SYS_pidfd_open, st->pid, 0);
+  init_pidfd = ar_pidfd_open (st->pid);
   if (init_pidfd < 0 || !ar_state_init_alive (st))
     {
       exec_stopped_error (opts->id, err);

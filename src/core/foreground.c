@@ -3,13 +3,13 @@
 #include "terminal.h"
 #include "../util/clock.h"
 #include "../util/signals.h"
+#include "../util/pidfd.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <poll.h>
 #include <stdint.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -58,7 +58,7 @@ enforce_deadline (int pidfd, int64_t seconds, bool *timed_out)
         return;
     }
   *timed_out = true;
-  syscall (SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+  ar_pidfd_send_signal (pidfd, SIGKILL);
 }
 
 int

@@ -4,6 +4,7 @@
 #include "../util/cleanup.h"
 #include "../util/clock.h"
 #include "../util/fs.h"
+#include "../util/pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,14 +13,13 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-/* A hook that is running: its pid, a pidfd to wait on (or -1 on kernels
- * without pidfd_open), the write end of its stdin and the read end of the
- * pipe on which the child reports a failed execve. */
+/* A hook that is running: its pid, a pidfd to wait on, the write end of
+ * its stdin and the read end of the pipe on which the child reports a
+ * failed execve. */
 typedef struct
 {
   pid_t pid;
@@ -92,18 +92,6 @@ running_hook_release (running_hook *h)
 }
 
 static int
-open_pidfd (pid_t pid)
-{
-#ifdef SYS_pidfd_open
-  return (int) syscall (SYS_pidfd_open, pid, 0);
-#else
-  (void) pid;
-  errno = ENOSYS;
-  return -1;
-#endif
-}
-
-static int
 spawn_hook (const oci_hook *hook, running_hook *h, ar_error_t **err)
 {
   int stdin_pipe[2], exec_error_pipe[2];
@@ -127,7 +115,16 @@ spawn_hook (const oci_hook *hook, running_hook *h, ar_error_t **err)
   if (h->pid == 0)
     exec_hook (hook, stdin_read, exec_error_write);
 
-  h->pidfd = open_pidfd (h->pid);
+  h->pidfd = ar_pidfd_open (h->pid);
+  if (h->pidfd < 0)
+    {
+      int saved = errno;
+      kill (h->pid, SIGKILL);
+      while (waitpid (h->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+      h->pid = -1;
+      return ar_error_set (err, saved, "pidfd_open of hook `%s`", hook->path);
+    }
   /* The state is written as the hook reads it, inside the wait loop, so a
    * hook that never reads cannot block us past its timeout. */
   fcntl (h->stdin_fd, F_SETFL, O_NONBLOCK);
@@ -171,19 +168,15 @@ reap (pid_t pid, int *status)
     ;
 }
 
-/* Sleep until the hook exits, the pipe wants more state, or `ms` passes.
- * Without a pidfd, poll in short slices so a quick hook costs little. */
+/* Sleep until the hook exits, the pipe wants more state, or `ms` passes. */
 static void
 wait_for_event (running_hook *h, int ms)
 {
   struct pollfd fds[2];
   nfds_t n = 0;
-  if (h->pidfd >= 0)
-    fds[n++] = (struct pollfd){ .fd = h->pidfd, .events = POLLIN };
+  fds[n++] = (struct pollfd){ .fd = h->pidfd, .events = POLLIN };
   if (h->stdin_fd >= 0)
     fds[n++] = (struct pollfd){ .fd = h->stdin_fd, .events = POLLOUT };
-  if (h->pidfd < 0 && (ms < 0 || ms > 5))
-    ms = 5;
   poll (fds, n, ms);
 }
 

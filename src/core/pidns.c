@@ -1,6 +1,7 @@
 #include "config.h"
 #include "pidns.h"
 #include "../util/cleanup.h"
+#include "../util/pidfd.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 static bool
@@ -66,11 +66,11 @@ ar_pidns_kill_all (pid_t init, int sig, ar_error_t **err)
     return -1;
   for (size_t i = 0; i < n; i++)
     {
-      cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, pids[i], 0);
+      cleanup_close int pidfd = ar_pidfd_open (pids[i]);
       /* Checked after the pidfd pins the process: the pid is still it. */
       if (pidfd < 0 || !pidns_of (pids[i], &now) || !same_ns (&now, &ns))
         continue;
-      if (syscall (SYS_pidfd_send_signal, pidfd, sig, NULL, 0) < 0 && errno != ESRCH)
+      if (ar_pidfd_send_signal (pidfd, sig) < 0 && errno != ESRCH)
         return ar_error_set (err, errno, "signal process %d", (int) pids[i]);
     }
   return 0;

@@ -7,6 +7,7 @@
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/pidfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +15,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <yajl/yajl_gen.h>
 
@@ -397,7 +397,7 @@ watchdog_main (const ar_agent_plan *plan, const char *id, int init_pidfd,
   cleanup_error ar_error_t *err = NULL;
   if (cgroup_text && ar_cgroup_deserialize (cgroup_text, &cg, &err) == 0)
     ar_cgroup_kill_all (cg, SIGKILL, &err);
-  syscall (SYS_pidfd_send_signal, init_pidfd, SIGKILL, NULL, 0);
+  ar_pidfd_send_signal (init_pidfd, SIGKILL);
   cleanup_free char *fields = xasprintf ("\"limit\":\"wall-clock\",\"seconds\":%lld",
                                          (long long) plan->wall_clock_seconds);
   ar_stage_audit (plan, id, "limit", fields);
@@ -411,7 +411,7 @@ ar_stage_start_watchdog (const ar_agent_plan *plan, const char *id,
 {
   if (plan == NULL || plan->wall_clock_seconds <= 0)
     return 0;
-  cleanup_close int pidfd = (int) syscall (SYS_pidfd_open, init_pid, 0);
+  cleanup_close int pidfd = ar_pidfd_open (init_pid);
   if (pidfd < 0)
     return ar_error_set (err, errno, "watchdog: pidfd_open");
   /* One fork, not waited for: the callers that get here (create, run -d,
