@@ -205,7 +205,7 @@ validate_spec (const oci_spec *spec, ar_error_t **err)
       && oci_spec_find_namespace (spec, OCI_NS_UTS) == NULL)
     return ar_error_set (err, 0, "config.json: .hostname: setting the hostname needs a uts namespace");
   const oci_namespace *user = oci_spec_find_namespace (spec, OCI_NS_USER);
-  if (user && user->path == NULL
+  if (user && user->path == NULL && spec->linux_cfg
       && (spec->linux_cfg->n_uid_mappings == 0 || spec->linux_cfg->n_gid_mappings == 0))
     return ar_error_set (err, 0, "config.json: .linux: a new user namespace needs uidMappings and gidMappings");
   return 0;

@@ -124,7 +124,7 @@ tree_annotations (yajl_val root, oci_map *map)
 {
   const char *path[] = { "annotations", NULL };
   yajl_val v = yajl_tree_get (root, path, yajl_t_object);
-  if (v == NULL)
+  if (!YAJL_IS_OBJECT (v))
     return;
   size_t n = YAJL_GET_OBJECT (v)->len;
   map->items = xcalloc (n, sizeof *map->items);

@@ -65,7 +65,7 @@ ar_terminal_become_stdio (const char *slave_path, unsigned rows,
       return ar_error_set (err, errno, "dup2 tty onto %d", target);
   /* The slave now lives on as 0, 1 and 2; don't keep a fourth copy. */
   if (slave <= 2)
-    slave = -1;
+    steal_fd (&slave);
   return 0;
 }
 

@@ -1172,7 +1172,7 @@ ar_cgroup_serialize (const ar_cgroup *cg)
   for (size_t i = 0; i < cg->n_created; i++)
     o += sprintf (o, "created %s\n", cg->created[i]);
   if (cg->unit)
-    o += sprintf (o, "unit %s\n", cg->unit);
+    sprintf (o, "unit %s\n", cg->unit);
   return text;
 }
 
