@@ -31,7 +31,7 @@ typedef struct
   bool repeatable; /* every value is kept, in order, in ar_parsed.multi */
 } ar_option;
 
-#define AR_MAX_OPTIONS 24
+#define AR_MAX_OPTIONS 32
 
 typedef struct
 {
