@@ -264,3 +264,17 @@ assert_nothing_made() {
 	[ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ]
 	[ ! -e "$WS/.state" ] || [ -z "$(find "$WS/.state" -mindepth 1)" ]
 }
+
+@test "sandbox_cli: without root, --user other than 0:0 is refused by name before anything is made" {
+	setpriv --reuid=1500 --regid=1500 --clear-groups test -x "$RUNTIME" || skip "uid 1500 cannot run $RUNTIME"
+	chmod 0777 "$WS"
+	chown 1500:1500 "$ROOT"
+	run timeout 30 setpriv --reuid=1500 --regid=1500 --clear-groups env -C "$WS" "$RUNTIME" --root "$ROOT" sandbox --user 1000 -- true
+	assert_failure 1
+	assert_output_contains "sandbox: --user 1000: without root"
+	[ "${#lines[@]}" -eq 1 ] || fail "${#lines[@]} lines"
+	assert_nothing_made
+	run timeout 30 setpriv --reuid=1500 --regid=1500 --clear-groups env -C "$WS" "$RUNTIME" --root "$ROOT" sandbox --user 0:0 -- id -u
+	assert_success
+	assert_equal "${lines[-1]}" 0
+}
