@@ -39,14 +39,14 @@ static const ar_option options[] = {
   { "audit", 0, true, "append the audit log (JSON lines) to FILE" },
   { "env", 'e', true, "NAME=VALUE for the command; NAME alone passes the host's value (none: left out)", true },
   { "allow-net", 0, true, "allow egress to ENTRY (CIDR, host:port, *.domain)", true },
-  { "tty", 't', false, "give the command a terminal (default: when stdin and stdout are one)" },
+  { "tty", 't', false, "give the command a terminal (default: when stdin and stdout are one); stdin is always passed on: there is no -i" },
   { "no-tty", 0, false, "never give the command a terminal" },
   { "hide", 0, true, "also hide host PATH from the command (host root only)", true },
   { "unhide", 0, true, "do not hide host PATH (one the profile hides)", true },
   { "print-policy", 0, false, "print the effective policy as JSON and exit" },
   { "no-init", 0, false, "run the command as PID 1 itself, without the reaping init" },
   { "env-file", 0, true, "FILE of NAME=VALUE lines (NAME alone: the host's value; # comments); -e wins" },
-  { "user", 'u', true, "UID[:GID] to run the command as (default 0:0; GID default 0)" },
+  { "user", 'u', true, "run the command as UID[:GID], numbers (default 0:0; GID 0 when not given); the workspace dir and /output are its" },
   { "workdir", 0, true, "the command's directory in the sandbox (default: the workspace; relative: below it)" },
   { "hostname", 0, true, "the sandbox's hostname (default: sandbox)" },
   { "overlay-size", 0, true, "size of the tmpfs that holds every write (e.g. 512m, 4g; default: the profile's)" },
@@ -89,11 +89,13 @@ static const ar_command_doc doc = {
   "sandbox", "[OPTIONS] -- COMMAND [ARGS...]",
   "Run a command in a fresh agent sandbox (ephemeral overlay, no network,\n"
   "hardened defaults), pass its exit status through, and remove it.\n"
-  "The policy is the global --profile's (agentrun --profile NAME sandbox ...;\n"
+  "\n"
+  "The policy is the global --profile's (agentrun --profile NAME sandbox ...,\n"
   "default: agent); a profile without the overlay cannot make a sandbox.\n"
-  "Paths given to flags are relative to the current directory. The command\n"
-  "gets PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin,\n"
-  "TERM=xterm and HOME (/root, or / for --user), then --env-file and -e.",
+  "A path given to a flag may be relative to the current directory (--hide\n"
+  "and --unhide take absolute host paths). The command's environment:\n"
+  "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin,\n"
+  "TERM=xterm, HOME=/root (/ with --user), then --env-file, then each -e.",
   true
 };
 
