@@ -5,30 +5,7 @@
 # watchdog included).
 
 load helpers
-
-setup() {
-	common_setup
-	WS=$TEST_DIR/ws
-	mkdir -p "$WS"
-	echo original >"$WS/a.txt"
-	echo keep >"$WS/keep.txt"
-	echo doomed >"$WS/gone.txt"
-	touch "$TEST_DIR/marker"
-	# The configuration dir is this test's: no /etc/agentrun/agentrun.json
-	# of the host changes what the sandbox does.
-	export AGENTRUN_CONFIG_DIR=$TEST_DIR/cfg
-	mkdir -p "$AGENTRUN_CONFIG_DIR"
-}
-
-teardown() {
-	sandbox_teardown
-}
-
-# sandbox ARG...: agentrun sandbox in the workspace, no terminal, stdin
-# from /dev/null.
-sandbox() {
-	(cd "$WS" && runtime sandbox "$@")
-}
+load sandbox_helpers
 
 digest() {
 	(cd "$1" && find . -type f -exec sha256sum {} + | sort && find . -printf '%p %y %m %s\n' | sort) | sha256sum
@@ -203,10 +180,10 @@ digest() {
 	run sandbox --timeout soon -- true
 	assert_failure 1
 	assert_output_contains "soon"
-	# the host's root without the overlay: refused, not a pivot_root error
+	# a profile without the overlay: refused, not a pivot_root error
 	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" timeout 30 "$RUNTIME" --root "$ROOT" --profile oci sandbox -- true
 	assert_failure 1
-	assert_output_contains "host's \`/\`"
+	assert_output_contains "profile \"oci\" has no overlay"
 }
 
 @test "sandbox: a bad --allow-net is refused when the options are read, naming the flag; nothing is made" {

@@ -72,6 +72,7 @@ typedef struct ar_agent_plan
    * (sandbox): the real one is never written; the changes stay in the
    * ephemeral layer for ar_workspace_export_diff. NULL: none. */
   char *workspace_host_dir;
+  bool workspace_read_only; /* mounted "ro": writes fail with EROFS */
 
   /* Only when the root is the host's: what to hide (expanded on the host
    * at create, see hide.h), and concrete paths the caller keeps visible
@@ -91,6 +92,8 @@ typedef struct ar_profile ar_profile;
 int ar_profile_load (const char *name, ar_profile **out, ar_error_t **err);
 void ar_profile_free (ar_profile *profile);
 const char *ar_profile_name (const ar_profile *profile);
+/* Does the profile make the ephemeral overlay (what a sandbox needs)? */
+bool ar_profile_has_overlay (const ar_profile *profile);
 
 /* The annotations come from the host user on the command line (sandbox),
  * not from whoever wrote a container spec: host paths need not be under
@@ -129,6 +132,14 @@ int ar_policy_apply (oci_spec *spec, const ar_profile *profile,
                      ar_agent_plan **plan, ar_error_t **err);
 
 void ar_agent_plan_free (ar_agent_plan *plan);
+
+/* One run.agentrun.SUFFIX annotation's value, read as ar_policy_apply
+ * reads it under `profile` and nothing else applied: a caller that makes
+ * annotations of its own flags (sandbox) finds a bad value before
+ * anything is made, and names its flag. The error is the annotation's
+ * handler's, without the annotation's name. */
+int ar_policy_check_annotation (const ar_profile *profile, const char *suffix,
+                                const char *value, ar_error_t **err);
 
 /* A process exec'd into a container under the policy gets no more than
  * the container's own process: no_new_privileges when it had it, and

@@ -120,6 +120,7 @@ ar_agent_plan_gen (yajl_gen g, const ar_agent_plan *plan)
   emit_output (g, plan);
   oj_gen_kv_string (g, "audit", plan->audit_path);
   oj_gen_kv_string (g, "workspace", plan->workspace_host_dir);
+  oj_gen_kv_bool (g, "workspaceReadOnly", plan->workspace_read_only);
   oj_gen_kv_i64 (g, "wallClockSeconds", plan->wall_clock_seconds);
   emit_egress (g, plan);
   emit_hide (g, plan);
@@ -268,6 +269,7 @@ read_plan (oj_ctx *c, const oj_value *doc, ar_agent_plan *plan)
       || oj_field (c, doc, "output", read_output, plan) < 0
       || oj_field (c, doc, "audit", oj_read_string, &plan->audit_path) < 0
       || oj_field (c, doc, "workspace", oj_read_string, &plan->workspace_host_dir) < 0
+      || oj_field (c, doc, "workspaceReadOnly", oj_read_bool, &plan->workspace_read_only) < 0
       || oj_field (c, doc, "wallClockSeconds", oj_read_i64,
                    &plan->wall_clock_seconds) < 0
       || oj_field (c, doc, "egress", read_egress, plan) < 0

@@ -464,6 +464,18 @@ on_workspace (annotation_target *t, const char *value, ar_error_t **err)
   return 0;
 }
 
+static int
+on_workspace_read_only (annotation_target *t, const char *value,
+                        ar_error_t **err)
+{
+  if (!t->plan->overlay)
+    return feature_off (t, "the overlay", err);
+  if (strcmp (value, "true") != 0 && strcmp (value, "false") != 0)
+    return invalid_value (value, "true or false", err);
+  t->plan->workspace_read_only = strcmp (value, "true") == 0;
+  return 0;
+}
+
 static const struct
 {
   const char *suffix;
@@ -471,6 +483,7 @@ static const struct
 } annotation_handlers[] = {
   { "audit", on_audit },
   { "workspace", on_workspace },
+  { "workspace.readOnly", on_workspace_read_only },
   { "overlay.size", on_overlay_size },
   { "overlay.inodes", on_overlay_inodes },
   { "secrets.mainOnly", on_secrets_main_only },
@@ -504,7 +517,7 @@ annotation_allowed (const ar_profile *profile, const char *suffix)
 {
   /* unhide shows the container what the profile hides from it */
   bool caller_only = strcmp (suffix, "audit") == 0 || strcmp (suffix, "workspace") == 0
-                     || strcmp (suffix, "unhide") == 0;
+                     || strcmp (suffix, "workspace.readOnly") == 0 || strcmp (suffix, "unhide") == 0;
   if (profile->trust_caller)
     return true;
   if (caller_only)
@@ -997,4 +1010,28 @@ ar_policy_apply (oci_spec *spec, const ar_profile *profile,
   rewrite_spec (spec, profile, p, &limits);
   *plan = steal_pointer (&p);
   return 0;
+}
+
+int
+ar_policy_check_annotation (const ar_profile *profile, const char *suffix,
+                            const char *value, ar_error_t **err)
+{
+  if (profile->plain_oci)
+    return ar_error_set (err, 0, "profile \"%s\" applies no agent policy",
+                         profile->name);
+  annotation_handler handler
+      = ar_annotation_known (suffix) ? find_handler (suffix) : NULL;
+  if (handler == NULL)
+    return ar_error_set (err, 0, "unknown agentrun annotation %s", suffix);
+  if (!annotation_allowed (profile, suffix))
+    return ar_error_set (err, 0, "not allowed by profile \"%s\"",
+                         profile->name);
+  cleanup_plan ar_agent_plan *plan = plan_from_profile (profile);
+  policy_limits limits = { 0 };
+  annotation_target t = {
+    .profile = profile, .plan = plan, .limits = &limits, .suffix = suffix
+  };
+  int r = handler (&t, value, err);
+  annotation_target_clear (&t);
+  return r;
 }

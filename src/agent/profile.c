@@ -274,7 +274,8 @@ ar_egress_mode_parse (const char *text, ar_egress_mode *out)
 static const char *const known_annotations[] = {
   "overlay.size", "overlay.inodes", "secrets.mainOnly", "output",
   "output.maxBytes", "output.maxFiles", "timeout", "memory", "pids",
-  "cpus", "egress", "egress.allow", "audit", "workspace", "hide", "unhide",
+  "cpus", "egress", "egress.allow", "audit", "workspace", "workspace.readOnly",
+  "hide", "unhide",
 };
 #define SECRET_ANNOTATION_PREFIX "secret."
 
@@ -370,6 +371,12 @@ const char *
 ar_profile_name (const ar_profile *profile)
 {
   return profile->name;
+}
+
+bool
+ar_profile_has_overlay (const ar_profile *profile)
+{
+  return !profile->plain_oci && profile->overlay;
 }
 
 /* A profile with nothing turned on: the base of a file without

@@ -56,21 +56,31 @@ ar_workspace_prepare (const ar_agent_plan *plan, const char *state_dir,
   if ((mkdir (upper, 0755) < 0 && errno != EEXIST)
       || (mkdir (work, 0700) < 0 && errno != EEXIST))
     return ar_error_set (err, errno, "workspace: mkdir under `%s`", state_dir);
+  /* The upper layer's root is the workspace directory as the container
+   * sees it: owned by the process user (sandbox --user), who can then
+   * always make files in it; the files below keep their host owners. */
+  uid_t uid;
+  gid_t gid;
+  if (ar_hostfs_process_owner (spec, &uid, &gid, err) < 0)
+    return ar_error_prefix (err, "workspace");
+  if (chown (upper, uid, gid) < 0)
+    return ar_error_set (err, errno, "workspace: chown `%s` to %u:%u", upper, uid, gid);
 
   char *options[] = {
     xasprintf ("lowerdir=%s", plan->workspace_host_dir),
     xasprintf ("upperdir=%s", upper),
     xasprintf ("workdir=%s%s", work, userxattr_option ()),
+    plan->workspace_read_only ? xstrdup ("ro") : NULL,
     NULL,
   };
-  char **items = xcalloc (4, sizeof *items);
+  char **items = xcalloc (5, sizeof *items);
   memcpy (items, options, sizeof options);
   spec->mounts = xrealloc (spec->mounts, (spec->n_mounts + 1) * sizeof *spec->mounts);
   spec->mounts[spec->n_mounts++] = (oci_mount){
     .destination = xstrdup (plan->workspace_host_dir),
     .source = xstrdup ("overlay"),
     .type = xstrdup ("overlay"),
-    .options = { items, 3 },
+    .options = { items, plan->workspace_read_only ? 4 : 3 },
   };
   return 0;
 }

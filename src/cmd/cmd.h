@@ -31,7 +31,7 @@ typedef struct
   bool repeatable; /* every value is kept, in order, in ar_parsed.multi */
 } ar_option;
 
-#define AR_MAX_OPTIONS 24
+#define AR_MAX_OPTIONS 32
 
 /* What --help prints: the text people read, or (from `agentrun help --man`
  * and `--completion`, which pass --help=man and --help=completion) the

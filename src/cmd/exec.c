@@ -1,5 +1,6 @@
 #include "config.h"
 #include "cmd.h"
+#include "process_flags.h"
 #include "../../oci/oci.h"
 #include "../core/exec.h"
 #include "../util/cleanup.h"
@@ -53,58 +54,19 @@ static const ar_command_doc doc = {
   "Run a new process inside a running container.", true
 };
 
-/* KEY=VALUE replaces an existing KEY, as runc does. */
-static void
-env_set (oci_strv *env, const char *kv)
-{
-  const char *eq = strchr (kv, '=');
-  size_t key_len = eq ? (size_t) (eq - kv) : strlen (kv);
-  for (size_t i = 0; i < env->len; i++)
-    if (strncmp (env->items[i], kv, key_len) == 0 && env->items[i][key_len] == '=')
-      {
-        free (env->items[i]);
-        env->items[i] = xstrdup (kv);
-        return;
-      }
-  oci_strv_push (env, kv);
-}
-
-static int
-parse_id (const char *s, const char *what, uint32_t *out, ar_error_t **err)
-{
-  char *end;
-  unsigned long v = strtoul (s, &end, 10);
-  if (*s == '\0' || *end || v > UINT32_MAX)
-    return ar_error_set (err, 0, "exec: invalid %s `%s`", what, s);
-  *out = (uint32_t) v;
-  return 0;
-}
-
-static int
-apply_user (oci_process *proc, const char *spec, ar_error_t **err)
-{
-  cleanup_free char *copy = xstrdup (spec);
-  char *colon = strchr (copy, ':');
-  if (colon)
-    *colon = '\0';
-  if (parse_id (copy, "--user uid", &proc->user.uid, err) < 0)
-    return -1;
-  return colon ? parse_id (colon + 1, "--user gid", &proc->user.gid, err) : 0;
-}
-
 static int
 apply_flags (const ar_parsed *p, oci_process *proc, ar_error_t **err)
 {
   if (p->n_args > 1)
     oci_strv_set (&proc->args, p->args + 1, (size_t) p->n_args - 1);
   for (size_t i = 0; i < p->n_multi[OPT_ENV]; i++)
-    env_set (&proc->env, p->multi[OPT_ENV][i]);
+    ar_env_set (&proc->env, p->multi[OPT_ENV][i]);
   if (p->value[OPT_CWD])
     {
       free (proc->cwd);
       proc->cwd = xstrdup (p->value[OPT_CWD]);
     }
-  if (p->value[OPT_USER] && apply_user (proc, p->value[OPT_USER], err) < 0)
+  if (p->value[OPT_USER] && ar_user_flag_apply ("exec", p->value[OPT_USER], &proc->user, err) < 0)
     return -1;
   if (p->n_multi[OPT_GIDS])
     {
@@ -112,7 +74,7 @@ apply_flags (const ar_parsed *p, oci_process *proc, ar_error_t **err)
       proc->user.n_additional_gids = p->n_multi[OPT_GIDS];
       proc->user.additional_gids = xcalloc (p->n_multi[OPT_GIDS], sizeof (uint32_t));
       for (size_t i = 0; i < p->n_multi[OPT_GIDS]; i++)
-        if (parse_id (p->multi[OPT_GIDS][i], "--additional-gids", &proc->user.additional_gids[i], err) < 0)
+        if (ar_parse_id_flag ("exec", "--additional-gids", p->multi[OPT_GIDS][i], &proc->user.additional_gids[i], err) < 0)
           return -1;
     }
   if (p->n_multi[OPT_CAP])

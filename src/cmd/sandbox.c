@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "destination.h"
 #include "sandbox_report.h"
+#include "sandbox_flags.h"
 #include "../../oci/oci.h"
 #include "../agent/agent.h"
 #include "../core/container.h"
@@ -35,19 +36,25 @@ static const ar_option options[] = {
   { "diff-strict", 0, false, "exit 125 when the diff cannot be written whole (default: the command's status)" },
   { "output", 'o', true, "export /output to DIR/<id> when done" },
   { "secret", 's', true, "NAME=FILE: a secret at /run/secrets/NAME", true },
-  { "timeout", 't', true, "wall-clock limit (e.g. 30s, 10m, 1h)" },
+  { "timeout", 0, true, "wall-clock limit (e.g. 30s, 10m, 1h); no short form: -t is --tty, as in runc and docker" },
   { "memory", 'm', true, "memory limit (e.g. 512m, 2g)" },
   { "pids", 0, true, "process limit" },
   { "audit", 0, true, "append the audit log (JSON lines) to FILE" },
-  { "env", 'e', true, "KEY=VALUE for the command", true },
+  { "env", 'e', true, "NAME=VALUE for the command; NAME alone passes the host's value (none: left out)", true },
   { "allow-net", 0, true, "allow egress to ENTRY (CIDR, host:port, *.domain)", true },
-  { "tty", 0, false, "give the command a terminal (default: when stdin and stdout are one)" },
+  { "tty", 't', false, "give the command a terminal (default: when stdin and stdout are one); stdin is always passed on: there is no -i" },
   { "no-tty", 0, false, "never give the command a terminal" },
   { "hide", 0, true, "also hide host PATH from the command (host root only)", true },
   { "unhide", 0, true, "do not hide host PATH (one the profile hides)", true },
   { "print-policy", 0, false, "print the effective policy as JSON and exit" },
   { "no-init", 0, false, "run the command as PID 1 itself, without the reaping init" },
   { "json-status", 0, true, "write how it ended to FILE as JSON (status, reason, times, memory, output, diff, audit head)" },
+  { "env-file", 0, true, "FILE of NAME=VALUE lines (NAME alone: the host's value; # comments); -e wins" },
+  { "user", 'u', true, "run the command as UID[:GID], numbers (default 0:0; GID 0 when not given); the workspace dir and /output are its" },
+  { "workdir", 0, true, "the command's directory in the sandbox (default: the workspace; relative: below it)" },
+  { "hostname", 0, true, "the sandbox's hostname (default: sandbox)" },
+  { "overlay-size", 0, true, "size of the tmpfs that holds every write (e.g. 512m, 4g; default: the profile's)" },
+  { "read-only-workspace", 0, false, "show the workspace read-only (writes fail with EROFS; no --diff)" },
   { 0 }
 };
 enum
@@ -71,7 +78,13 @@ enum
   OPT_UNHIDE,
   OPT_PRINT_POLICY,
   OPT_NO_INIT,
-  OPT_JSON_STATUS
+  OPT_JSON_STATUS,
+  OPT_ENV_FILE,
+  OPT_USER,
+  OPT_WORKDIR,
+  OPT_HOSTNAME,
+  OPT_OVERLAY_SIZE,
+  OPT_READ_ONLY_WORKSPACE
 };
 
 /* --diff-strict: what agentrun exits with when the diff failed. */
@@ -80,7 +93,14 @@ enum
 static const ar_command_doc doc = {
   "sandbox", "[OPTIONS] -- COMMAND [ARGS...]",
   "Run a command in a fresh agent sandbox (ephemeral overlay, no network,\n"
-  "hardened defaults), pass its exit status through, and remove it.",
+  "hardened defaults), pass its exit status through, and remove it.\n"
+  "\n"
+  "The policy is the global --profile's (agentrun --profile NAME sandbox ...,\n"
+  "default: agent); a profile without the overlay cannot make a sandbox.\n"
+  "A path given to a flag may be relative to the current directory (--hide\n"
+  "and --unhide take absolute host paths). The command's environment:\n"
+  "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin,\n"
+  "TERM=xterm, HOME=/root (/ with --user), then --env-file, then each -e.",
   true
 };
 
@@ -170,10 +190,19 @@ annotate_options (const ar_parsed *p, oci_spec *spec, ar_error_t **err)
     int option;
     const char *annotation;
   } plain[] = { { OPT_TIMEOUT, "timeout" }, { OPT_MEMORY, "memory" },
-                { OPT_PIDS, "pids" },       { OPT_AUDIT, "audit" } };
+                { OPT_PIDS, "pids" },       { OPT_OVERLAY_SIZE, "overlay.size" } };
   for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
     if (p->value[plain[i].option])
       annotate (spec, plain[i].annotation, p->value[plain[i].option]);
+  if (p->value[OPT_AUDIT])
+    {
+      cleanup_free char *audit = NULL;
+      if (ar_sandbox_host_file ("--audit", p->value[OPT_AUDIT], &audit, err) < 0)
+        return -1;
+      annotate (spec, "audit", audit);
+    }
+  if (ar_flag (p, OPT_READ_ONLY_WORKSPACE))
+    annotate (spec, "workspace.readOnly", "true");
   annotate_joined (p, OPT_ALLOW_NET, spec, "egress.allow");
   annotate_joined (p, OPT_HIDE, spec, "hide");
   annotate_joined (p, OPT_UNHIDE, spec, "unhide");
@@ -224,7 +253,7 @@ request_caps (oci_process *proc)
 
 static int
 build_spec (const ar_parsed *p, const char *rootfs, const char *workspace,
-            oci_spec **out, ar_error_t **err)
+            bool rootless, oci_spec **out, ar_error_t **err)
 {
   cleanup_free char *json = oci_spec_default_json (false, 0, 0);
   oci_spec *spec = NULL;
@@ -233,19 +262,23 @@ build_spec (const ar_parsed *p, const char *rootfs, const char *workspace,
   free (spec->root_path);
   spec->root_path = xstrdup (rootfs);
   spec->root_readonly = true;
-  free (spec->hostname);
-  spec->hostname = xstrdup ("sandbox");
   oci_process *proc = spec->process;
   oci_strv_set (&proc->args, p->args, (size_t) p->n_args);
   request_caps (proc);
   proc->terminal = wants_tty (p);
-  free (proc->cwd);
-  proc->cwd = xstrdup (workspace);
-  oci_strv_push (&proc->env, "HOME=/root");
-  for (size_t i = 0; i < p->n_multi[OPT_ENV]; i++)
-    oci_strv_push (&proc->env, p->multi[OPT_ENV][i]);
+  const ar_sandbox_process_flags process_flags = {
+    .workspace = workspace,
+    .user = p->value[OPT_USER],
+    .workdir = p->value[OPT_WORKDIR],
+    .hostname = p->value[OPT_HOSTNAME],
+    .env_file = p->value[OPT_ENV_FILE],
+    .env = p->multi[OPT_ENV],
+    .n_env = p->n_multi[OPT_ENV],
+    .rootless = rootless,
+  };
   annotate (spec, "workspace", workspace);
-  if (annotate_options (p, spec, err) < 0)
+  if (ar_sandbox_set_process (&process_flags, spec, err) < 0
+      || annotate_options (p, spec, err) < 0)
     {
       oci_spec_free (spec);
       return -1;
@@ -381,6 +414,8 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     return ar_error_set (err, 0, "sandbox: give a command after the options (agentrun sandbox [OPTIONS] -- COMMAND)");
   if (check_allow_net (&p, err) < 0)
     return -1;
+  if (p.value[OPT_DIFF] && ar_flag (&p, OPT_READ_ONLY_WORKSPACE))
+    return ar_error_set (err, 0, "sandbox: --diff with --read-only-workspace: the command cannot change the workspace, there is no diff to write");
 
   cleanup_free char *rootfs = NULL;
   cleanup_free char *workspace = NULL;
@@ -394,8 +429,18 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
       && ar_cmd_file_destination ("--json-status", p.value[OPT_JSON_STATUS], &report.json_path, err) < 0)
     return -1;
   report.diff_path = diff_path;
+  ar_profile *profile = NULL;
+  if (ar_sandbox_load_profile (g->profile, &profile, err) < 0)
+    return -1;
   oci_spec *spec = NULL;
-  if (build_spec (&p, rootfs, workspace, &spec, err) < 0)
+  int checked = build_spec (&p, rootfs, workspace, g->rootless && geteuid () != 0, &spec, err);
+  if (checked == 0 && ar_sandbox_check_annotations (profile, spec, err) < 0)
+    {
+      oci_spec_free (spec);
+      checked = -1;
+    }
+  ar_profile_free (profile);
+  if (checked < 0)
     return -1;
   if (print_only)
     {

@@ -21,13 +21,32 @@ map_own_id (const char *file, unsigned id, ar_error_t **err)
   return 0;
 }
 
+/* What the administrator can change when the kernel refuses the user
+ * namespace, by the errno it refused with. */
+static const char *
+userns_refused_why (int errno_value)
+{
+  switch (errno_value)
+    {
+    case ENOSPC:
+      return "user.max_user_namespaces is 0 or used up (root can raise it: sysctl -w user.max_user_namespaces=15000)";
+    case EPERM:
+      return "unprivileged user namespaces are off (root can allow them: kernel.unprivileged_userns_clone=1, or kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or a seccomp filter forbids unshare";
+    case EINVAL:
+      return "this kernel has no user namespaces (CONFIG_USER_NS)";
+    default:
+      return "the kernel refused one";
+    }
+}
+
 int
 ar_rootless_unshare_self (ar_error_t **err)
 {
   uid_t uid = geteuid ();
   gid_t gid = getegid ();
   if (unshare (CLONE_NEWUSER | CLONE_NEWNS) < 0)
-    return ar_error_set (err, errno, "sandbox without root: a user namespace of its own (is kernel.unprivileged_userns_clone or user.max_user_namespaces 0?)");
+    return ar_error_set (err, errno, "sandbox without root needs a user namespace of its own: %s; or run it as root",
+                         userns_refused_why (errno));
   if (map_own_id ("uid_map", uid, err) < 0
       || ar_proc_write (AT_FDCWD, "/proc/self/setgroups", "deny", 4, err) < 0
       || map_own_id ("gid_map", gid, err) < 0)

@@ -986,6 +986,55 @@ test_annotations_refused (void)
   remove_profile ("strict");
 }
 
+/* The check sandbox runs on its flags: the handler's own error, without
+ * the annotation's name; nothing else applied. */
+static void
+test_check_annotation (void)
+{
+  write_profile ("bare", "{\"description\": \"no overlay\"}");
+  struct
+  {
+    const char *profile, *suffix, *value, *want;
+    bool trust;
+  } cases[] = {
+    { "agent", "timeout", "x", "invalid value \"x\" (want a duration like \"90s\", \"15m\", \"2h\")", true },
+    { "agent", "timeout", "90s", NULL, true },
+    { "agent", "overlay.size", "64m", NULL, true },
+    { "agent", "overlay.size", "12q", "invalid value \"12q\" (want a size like \"512M\" or \"2G\")", true },
+    { "agent", "workspace.readOnly", "true", NULL, true },
+    { "agent", "workspace.readOnly", "yes", "invalid value \"yes\" (want true or false)", true },
+    { "agent", "workspace.readOnly", "true", "not allowed by profile \"agent\"", false },
+    { "agent", "audit", "log.jsonl", "\"log.jsonl\" is not an absolute path", true },
+    { "agent", "nonsense", "1", "unknown agentrun annotation nonsense", true },
+    { "oci", "timeout", "90s", "profile \"oci\" applies no agent policy", true },
+    { "bare", "workspace.readOnly", "true", "the overlay is off in profile \"bare\"", true },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      ar_profile *profile = NULL;
+      ar_error_t *err = NULL;
+      if (!CHECK (ar_profile_load (cases[i].profile, &profile, &err) == 0))
+        continue;
+      if (cases[i].trust)
+        ar_profile_trust_caller (profile);
+      int r = ar_policy_check_annotation (profile, cases[i].suffix, cases[i].value, &err);
+      CHECK (r == (cases[i].want ? -1 : 0));
+      CHECK_STR (err ? err->msg : NULL, cases[i].want);
+      ar_error_free (err);
+      ar_profile_free (profile);
+    }
+  const char *overlay[][2] = { { "agent", "1" }, { "oci", "0" }, { "bare", "0" } };
+  for (size_t i = 0; i < 3; i++)
+    {
+      ar_profile *profile = NULL;
+      ar_error_t *err = NULL;
+      if (CHECK (ar_profile_load (overlay[i][0], &profile, &err) == 0))
+        CHECK (ar_profile_has_overlay (profile) == (overlay[i][1][0] == '1'));
+      ar_profile_free (profile);
+    }
+  remove_profile ("bare");
+}
+
 static void
 test_host_paths (void)
 {
@@ -1243,6 +1292,7 @@ test_plan_round_trip (void)
   remove_profile ("audited");
   if (!CHECK (plan))
     return;
+  plan->workspace_read_only = true;
   CHECK (ar_agent_plan_save (dirfd, plan, &err) == 0);
 
   struct stat st;
@@ -1259,6 +1309,7 @@ test_plan_round_trip (void)
       CHECK (loaded->overlay == plan->overlay);
       CHECK_INT (loaded->overlay_size_bytes, plan->overlay_size_bytes);
       CHECK_INT (loaded->overlay_inodes, plan->overlay_inodes);
+      CHECK (loaded->workspace_read_only);
       CHECK_INT (loaded->n_secrets, 1);
       CHECK_STR (loaded->secrets[0].name, "GH_TOKEN");
       CHECK_STR (loaded->secrets[0].host_path, "/etc/agentrun/secrets/gh");
@@ -1401,6 +1452,7 @@ main (void)
   RUN (test_egress_hooks);
   RUN (test_annotations_accepted);
   RUN (test_annotations_refused);
+  RUN (test_check_annotation);
   RUN (test_host_paths);
   RUN (test_default_seccomp_profile);
   RUN (test_default_seccomp_blocks);
