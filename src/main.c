@@ -76,6 +76,7 @@ enum
   G_CRIU,
   G_VERSION
 };
+AR_OPTIONS_MATCH (global_options, G_VERSION);
 
 /* .TH and NAME of agentrun(8) (verb NULL) or agentrun-VERB(8). No date:
  * every build of one version makes the same page. */
@@ -298,6 +299,7 @@ static const ar_option help_options[] = {
   { "completion", 0, false, "print the commands, or COMMAND's usage, and the flags as tab-separated lines, for shell completion" },
   { 0 }
 };
+AR_OPTIONS_MATCH (help_options, H_COMPLETION);
 
 static const ar_command_doc help_doc = {
   "help", "[--man | --completion] [COMMAND]",

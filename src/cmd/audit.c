@@ -22,6 +22,7 @@ enum
   OPT_HEAD,
   OPT_SHOW_HEAD
 };
+AR_OPTIONS_MATCH (options, OPT_SHOW_HEAD);
 
 static const ar_command_doc doc = {
   "audit", "[--head N:HASH | --show-head] FILE",

@@ -29,6 +29,7 @@ static const ar_option checkpoint_options[] = {
   { "pre-dump", 0, false, "dump memory only, leave the container running" },
   { 0 }
 };
+AR_OPTIONS_FIT (checkpoint_options);
 
 static const ar_option restore_options[] = {
   CRIU_FLAGS,
@@ -42,6 +43,7 @@ static const ar_option restore_options[] = {
   { "lsm-mount-context", 0, true, "an LSM mount context" },
   { 0 }
 };
+AR_OPTIONS_FIT (restore_options);
 
 static const ar_command_doc checkpoint_doc = {
   "checkpoint", "[OPTIONS] CONTAINER_ID",

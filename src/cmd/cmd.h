@@ -33,6 +33,18 @@ typedef struct
 
 #define AR_MAX_OPTIONS 32
 
+/* An option table ends with { 0 }; its entries are indexed by an enum
+ * whose last member is LAST (AR_OPTIONS_MATCH) or by position
+ * (AR_OPTIONS_FIT), and must fit an ar_parsed. Checked when compiling:
+ * a flag added to one and not the other would read another's value. */
+#define AR_OPTIONS_FIT(table)                                                 \
+  _Static_assert (sizeof (table) / sizeof (table)[0] <= AR_MAX_OPTIONS + 1, \
+                  #table " has more options than AR_MAX_OPTIONS")
+#define AR_OPTIONS_MATCH(table, last)                                           \
+  _Static_assert (sizeof (table) / sizeof (table)[0] == (size_t) (last) + 2,  \
+                  #table " and its enum differ");                              \
+  AR_OPTIONS_FIT (table)
+
 /* What --help prints: the text people read, or (from `agentrun help --man`
  * and `--completion`, which pass --help=man and --help=completion) the
  * same tables as a man page and as the lines the shell completion reads. */

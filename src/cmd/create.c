@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 static const ar_option options[] = { AR_CREATE_OPTIONS, { 0 } };
+AR_OPTIONS_FIT (options);
 
 static const ar_command_doc doc = {
   "create", "[OPTIONS] CONTAINER_ID",

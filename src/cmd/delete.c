@@ -6,6 +6,7 @@ static const ar_option options[] = {
   { "force", 'f', false, "kill the container first if it is still running" },
   { 0 }
 };
+AR_OPTIONS_FIT (options);
 
 static const ar_command_doc doc = { "delete", "[OPTIONS] CONTAINER_ID",
                                     "Delete a container and everything it holds." };

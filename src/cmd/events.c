@@ -16,6 +16,7 @@ enum
   OPT_STATS,
   OPT_INTERVAL
 };
+AR_OPTIONS_MATCH (options, OPT_INTERVAL);
 
 static const ar_command_doc doc = {
   "events", "[OPTIONS] CONTAINER_ID",

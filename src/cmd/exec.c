@@ -48,6 +48,7 @@ enum
   OPT_CGROUP,
   OPT_IGNORE_PAUSED
 };
+AR_OPTIONS_MATCH (options, OPT_IGNORE_PAUSED);
 
 static const ar_command_doc doc = {
   "exec", "[OPTIONS] CONTAINER_ID [COMMAND [ARGS...]]",

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 static const ar_option options[] = { { 0 } };
+AR_OPTIONS_FIT (options);
 
 static const ar_command_doc doc = {
   "features", "",

@@ -11,6 +11,7 @@ static const ar_option options[] = {
   { "all", 'a', false, "signal every process of the container" },
   { 0 }
 };
+AR_OPTIONS_FIT (options);
 
 static const ar_command_doc doc = {
   "kill", "[OPTIONS] CONTAINER_ID [SIGNAL]",

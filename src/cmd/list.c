@@ -15,6 +15,7 @@ static const ar_option options[] = {
   { "quiet", 'q', false, "print only the container ids" },
   { 0 }
 };
+AR_OPTIONS_FIT (options);
 
 static const ar_command_doc doc = { "list", "[OPTIONS]",
                                     "List the containers under the state root." };

@@ -12,6 +12,7 @@ static const ar_option options[] = {
   { "format", 'f', true, "table (default: ps output) or json (pids)" },
   { 0 }
 };
+AR_OPTIONS_FIT (options);
 
 static const ar_command_doc doc = {
   "ps", "[OPTIONS] CONTAINER_ID [PS_ARGS...]",

@@ -15,6 +15,7 @@ enum
   OPT_DETACH = AR_CREATE_OPTIONS_COUNT,
   OPT_KEEP
 };
+AR_OPTIONS_MATCH (options, OPT_KEEP);
 
 static const ar_command_doc doc = {
   "run", "[OPTIONS] CONTAINER_ID",

@@ -86,6 +86,7 @@ enum
   OPT_OVERLAY_SIZE,
   OPT_READ_ONLY_WORKSPACE
 };
+AR_OPTIONS_MATCH (options, OPT_READ_ONLY_WORKSPACE);
 
 /* --diff-strict: what agentrun exits with when the diff failed. */
 #define DIFF_FAILED_STATUS 125

@@ -14,6 +14,7 @@ static const ar_option options[] = {
   { "rootless", 0, false, "a config for running as an unprivileged user" },
   { 0 }
 };
+AR_OPTIONS_FIT (options);
 
 static const ar_command_doc doc = { "spec", "[OPTIONS]",
                                     "Write a default config.json for a new bundle." };

@@ -3,6 +3,7 @@
 #include "../core/container.h"
 
 static const ar_option options[] = { { 0 } };
+AR_OPTIONS_FIT (options);
 
 static const ar_command_doc doc = { "state", "CONTAINER_ID",
                                     "Print the OCI state of a container as JSON." };

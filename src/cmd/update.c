@@ -45,6 +45,7 @@ enum
   OPT_BLKIO_WEIGHT,
   OPT_COUNT
 };
+AR_OPTIONS_MATCH (options, OPT_COUNT - 1);
 
 static const ar_command_doc doc = {
   "update", "[OPTIONS] CONTAINER_ID",

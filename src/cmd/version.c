@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 static const ar_option options[] = { { 0 } };
+AR_OPTIONS_FIT (options);
 
 static const ar_command_doc doc = {
   "version", "",
