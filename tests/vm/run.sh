@@ -15,7 +15,7 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
-DEFAULT_SUITES="systemd_cgroup cgroups_v2 cgroup_v2_devices exec_cgroup sandbox sandbox_cli egress rootless_containers rootless_sandbox engines/docker engines/podman engines/podman_rootless engines/containerd engines/cri conformance"
+DEFAULT_SUITES="systemd_cgroup cgroups_v2 cgroup_v2_devices exec_cgroup sandbox sandbox_cli sandbox_outcomes egress rootless_containers rootless_sandbox rootless_sandbox_outcomes engines/docker engines/podman engines/podman_rootless engines/containerd engines/cri conformance"
 
 die() { echo "vm/run: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 
