@@ -201,13 +201,19 @@ runtime_in_ws() {
 	status_is '.diff.path == $diff and (.diff.error | type == "string") and .diff.filesChanged >= 1' --arg diff "$TEST_DIR/changes.diff"
 }
 
-@test "outcome: a sandbox that fails to start still writes its JSON, with the error" {
+@test "outcome: a sandbox that fails to start, or whose flag is refused, still writes its JSON, with the error" {
 	mkdir -p "$AGENTRUN_CONFIG_DIR/profiles"
 	echo '{"extends": "agent", "limits": ' >"$AGENTRUN_CONFIG_DIR/profiles/broken.json"
 	run sandbox_with_profile broken -- true
 	assert_failure 1
 	status_is '.exitStatus == 1 and .reason == "error" and (.error | type == "string") and .exitCode == null and .signal == null'
 	status_is '.durationMs.command == null and .memoryPeakBytes == null'
+	# A flag value refused once --json-status was accepted: written too.
+	rm -f "$STATUS"
+	run sandbox --secret "tok=$TEST_DIR/no-such-file" -- true
+	assert_failure 1
+	assert_output_contains "--secret tok"
+	status_is '.reason == "error" and (.error | test("--secret tok"))'
 }
 
 sandbox_with_profile() {

@@ -398,6 +398,26 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
   return status;
 }
 
+/* The spec the flags ask for, checked by the profile's own parsers (an
+ * error names the flag), before anything is made. */
+static int
+checked_spec (const ar_globals *g, const ar_parsed *p, const char *rootfs,
+              const char *workspace, oci_spec **spec, ar_error_t **err)
+{
+  ar_profile *profile = NULL;
+  if (ar_sandbox_load_profile (g->profile, &profile, err) < 0)
+    return -1;
+  int r = build_spec (p, rootfs, workspace, g->rootless && geteuid () != 0, spec, err);
+  if (r == 0 && ar_sandbox_check_annotations (profile, *spec, err) < 0)
+    {
+      oci_spec_free (*spec);
+      *spec = NULL;
+      r = -1;
+    }
+  ar_profile_free (profile);
+  return r;
+}
+
 int
 ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
@@ -430,31 +450,25 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
       && ar_cmd_file_destination ("--json-status", p.value[OPT_JSON_STATUS], &report.json_path, err) < 0)
     return -1;
   report.diff_path = diff_path;
-  ar_profile *profile = NULL;
-  if (ar_sandbox_load_profile (g->profile, &profile, err) < 0)
-    return -1;
+  /* From here on a failure is also written to --json-status. */
   oci_spec *spec = NULL;
-  int checked = build_spec (&p, rootfs, workspace, g->rootless && geteuid () != 0, &spec, err);
-  if (checked == 0 && ar_sandbox_check_annotations (profile, spec, err) < 0)
+  int status = checked_spec (g, &p, rootfs, workspace, &spec, err);
+  if (status == 0 && print_only)
     {
+      status = print_policy (g, spec, err);
       oci_spec_free (spec);
-      checked = -1;
+      return status;
     }
-  ar_profile_free (profile);
-  if (checked < 0)
-    return -1;
-  if (print_only)
-    {
-      int r = print_policy (g, spec, err);
-      oci_spec_free (spec);
-      return r;
-    }
-  if (g->rootless && geteuid () != 0 && ar_rootless_unshare_self (err) < 0)
-    return -1;
-  cleanup_free char *id = new_sandbox_id ();
+  if (status == 0 && g->rootless && geteuid () != 0)
+    status = ar_rootless_unshare_self (err);
+  cleanup_free char *id = NULL;
   cleanup_free char *bundle = NULL;
-  ar_sandbox_report_plan (&report, spec, id);
-  int status = write_bundle (g->root, id, spec, &bundle, err);
+  if (status == 0)
+    {
+      id = new_sandbox_id ();
+      ar_sandbox_report_plan (&report, spec, id);
+      status = write_bundle (g->root, id, spec, &bundle, err);
+    }
   oci_spec_free (spec);
   if (status == 0)
     status = run_sandbox (g, &p, command_line, id, bundle, &report, err);
