@@ -282,3 +282,33 @@ check_case() {
 	assert_failure 125
 	assert_output_contains "the command exited 3"
 }
+
+# README's "An agent's run end to end" block, run as written on a small C
+# project of the test's own (its ~/src/project and /tmp/agent.diff moved
+# into the test's dir; `agentrun` on the PATH is this tree's, with the
+# test's --root).
+@test "diff: README's agent run works as written: edit, build, test and commit in the sandbox; the diff and the bundle apply to the real checkout" {
+	command -v cc >/dev/null && command -v make >/dev/null || skip "no cc or make"
+	local proj=$TEST_DIR/project block
+	mkdir -p "$proj/src" "$TEST_DIR/bin"
+	printf 'int main (void) { return 0; } /* TODO */\n' >"$proj/src/main.c"
+	printf 'main: src/main.c\n\tcc -o main src/main.c\ntest: main\n\t./main && grep -q done src/main.c\n' >"$proj/Makefile"
+	echo main >"$proj/.gitignore"
+	git -C "$proj" init -q -b main && git -C "$proj" add -A &&
+		git -C "$proj" -c user.name=t -c user.email=t@t commit -qm original
+	printf '#!/bin/sh\nexec %q --root %q "$@"\n' "$RUNTIME" "$ROOT" >"$TEST_DIR/bin/agentrun"
+	chmod 0755 "$TEST_DIR/bin/agentrun"
+	[ -z "$AR_TEST_USER" ] || chown -R "$AR_TEST_USER:$AR_TEST_USER" "$proj"
+	block=$(awk '/^An agent.s run end to end/ {q=1} q && /^```sh/ {f=1; next} f && /^```/ {exit} f' "$AR_TOP/README.md")
+	[ -n "$block" ] || fail "no such block in README.md"
+	block=${block//\~\/src\/project/$proj}
+	block=${block//\/tmp\/agent.diff/$TEST_DIR/agent.diff}
+	run timeout 120 "${AR_AS_USER[@]}" env PATH="$TEST_DIR/bin:$PATH" bash -ec "$block" </dev/null
+	assert_success
+	assert_output_contains "agent: fix"
+	# The real checkout: the edit applied, built and tested there too.
+	grep -q '/\* done \*/' "$proj/src/main.c" || fail "the diff was not applied: $(cat "$proj/src/main.c")"
+	[ "$(host_git -C "$proj" log -1 --format=%s FETCH_HEAD)" = "agent: fix" ]
+	! grep -q '^diff --git a/main ' "$TEST_DIR/agent.diff" || fail "the ignored build output is in the diff"
+	"${AR_AS_USER[@]}" make -s -C "$proj" test
+}
