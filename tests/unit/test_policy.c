@@ -1019,7 +1019,7 @@ test_check_annotation (void)
         ar_profile_trust_caller (profile);
       int r = ar_policy_check_annotation (profile, cases[i].suffix, cases[i].value, &err);
       CHECK (r == (cases[i].want ? -1 : 0));
-      CHECK_STR (err ? err->msg : NULL, cases[i].want);
+      CHECK_STR (err ? ar_error_text (err) : NULL, cases[i].want);
       ar_error_free (err);
       ar_profile_free (profile);
     }
