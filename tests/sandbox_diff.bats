@@ -39,6 +39,10 @@ make_repo() {
 	local d
 	mkdir -p "$1" && cd "$1" || return 1
 	git init -q -b main
+	# 10,000 loose objects are past gc.auto: the commit would start a
+	# background gc that packs them while a test clones the repository
+	# ("failed to copy file": a loose object gone under the copy).
+	git config gc.auto 0
 	for d in $(seq 0 99); do
 		mkdir "src/d$d" -p
 		seq 0 99 | sed "s|.*|echo 'file $d &' >src/d$d/f&.txt|" | sh
