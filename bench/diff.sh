@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # What --diff costs a sandbox on a large git repository:
 #
 #   bench/diff.sh [N] [ROUNDS] [FILES]   (default 30 runs, 3 rounds, 10000 files)

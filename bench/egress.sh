@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # What the egress controller adds to a sandbox's start:
 #
 #   bench/egress.sh [N]     (N runs of each, interleaved; default 15)

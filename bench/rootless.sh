@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # An unprivileged sandbox against bubblewrap, as an ordinary user:
 #
 #   bench/rootless.sh [N] [ROUNDS]     (default 30 runs of each, 3 rounds)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # agentrun against crun and runc, side by side in one run:
 #
 #   bench/run.sh [N]        (N runs of each, interleaved; default 21)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Install everything agentrun needs to build and to run its test suite on
 # Debian 12 (bookworm). Safe to run again: apt-get skips what is installed.
 # Runs without a terminal (CI), so nothing may prompt.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* agentrun-egress: default-deny egress for a container, as an OCI hook
  * any runtime can register (egress_hook.c has the verbs, egress.h what
  * is made where). agentrun runs the same code in-process.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The DNS wire format for the egress resolver (dns_wire.h). Every read is
  * bounded by the message's length; every name is read by read_name. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The DNS wire format, as the egress resolver needs it: a client's query
  * read and checked, the question re-encoded for the upstream from what
  * was checked (so nothing else of the client's bytes goes out), the

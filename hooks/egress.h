@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* agentrun-egress: the egress controller, an OCI hook any runtime can
  * register (createRuntime to set up, poststop to tear down).
  *

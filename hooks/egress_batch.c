@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nftables transactions over netlink; see egress_batch.h. Each object is
  * one message: nfgenmsg, then the attributes nf_tables_api.c parses. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One nftables transaction over netlink, built object by object and
  * committed whole or not at all. Speaking nf_tables' netlink directly
  * rather than through libnftables' text parser is what keeps the egress

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Allow-list entries: 10.0.0.0/8, fd00::/8, 1.2.3.4, 1.2.3.4:443,
  * [fd00::1]:443, pypi.org, pypi.org:443, *.npmjs.org, *.npmjs.org:443.
  * Addresses are normalised with inet_pton/inet_ntop so that the nft text

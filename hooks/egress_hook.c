@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The egress hook's two verbs, for hooks/agentrun-egress.c (any runtime)
  * and for agentrun itself, which runs its own hook in-process.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* /30 leases from the pool (default 10.213.0.0/16), one file per lease
  * under /run/agentrun-egress/leases named by its slot, holding
  * "<id> <pid> <pid start time>". Taken and released under an flock of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Network namespaces and rtnetlink, spoken directly (src/util/netlink.h):
  * an `ip` process per step would cost more than the whole set-up. Every
  * function acts in the caller's current netns (the netlink socket is made

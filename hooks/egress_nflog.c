@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Refused connections, as the container's filter reports them: its refuse
  * chain sends the first bytes of each refused packet to NFLOG group
  * EGRESS_NFLOG_GROUP (rate-limited in the rule), which is per netns. The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The nftables rules, built as netlink objects (egress_batch.h), one
  * transaction each: a table appears whole or not at all.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Without root there is no veth to the host: pasta (Debian's passt) links
  * the container's network namespace to the host's through the user's own
  * sockets, and the in-namespace filter and resolver do the rest, as with

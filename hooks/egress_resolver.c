@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The per-container resolver: the only DNS the container can reach.
  *
  * It listens on 127.0.0.53:53 (UDP and TCP) INSIDE the container's netns

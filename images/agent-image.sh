@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Build the Debian-based agent image: what a coding agent expects to find
 # (bash, coreutils, git, python3, build-essential, ca-certificates, curl)
 # on Debian 12, made with debootstrap from Debian's archive.

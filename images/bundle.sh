@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Make an OCI bundle: DIR/rootfs (the busybox rootfs) and DIR/config.json.
 #
 #   images/bundle.sh DIR [ARG...]      (default process: sh)

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Build a minimal root filesystem from Debian's busybox-static.
 #
 #   images/busybox.sh [DIR]     (default: images/out/busybox/rootfs)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # awk -f merge.awk PROSE.roff - <GENERATED: one man page from two parts.
 # GENERATED is what `agentrun help --man` prints from the tables --help
 # uses (NAME, SYNOPSIS, DESCRIPTION, then OPTIONS or COMMANDS). PROSE is

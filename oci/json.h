@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal JSON helpers for the oci/ module: a small document tree built
  * with yajl's event parser (which does not recurse, so hostile nesting is
  * caught by a counter instead of the C stack), typed readers that report

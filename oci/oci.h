@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parse and emit runtime-spec documents. No syscalls beyond reading the
  * named file, no globals. Every error names the file and the JSON path:
  *   config.json: .process.args[2]: expected string, got number 3

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runtime-spec 1.2 model of config.json (Linux), as typed structs.
  * Pure data: parsing and emitting live in oci/parse.c and oci/emit.c.
  * Strings are heap-allocated, NULL when absent. Optional scalars use the

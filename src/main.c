@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* agentrun: global flags, then one subcommand. */
 #include "config.h"
 #include "cmd/cmd.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The agent profile end to end: real containers from the busybox bundle
 # under a test profile that extends the built-in `agent` one (secrets and
 # /output from this test's directories, an audit log), checked from the

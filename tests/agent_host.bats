@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The agent profile's host side, driven step by step through the unit test
 # binary (tests/unit/test_agent_host, built by `make check`) and checked
 # with independent tools: coreutils sha256sum for the audit chain and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # cgroup v2 device control: linux.resources.devices becomes an eBPF program
 # (BPF_PROG_TYPE_CGROUP_DEVICE) on the container's cgroup.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Resource limits at create on this host's cgroup layout: v1 controllers
 # under /sys/fs/cgroup/<controller> plus a cgroup2 mount holding only
 # hugetlb (runc copes; crun refuses with "hybrid mode not supported").

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # cgroup v2 for real, with both drivers: on a host whose only hierarchy is
 # the unified one (the test VM, tests/vm/), every resource the spec maps
 # onto v2 files, freeze, OOM and statistics, exec into a sub-cgroup and a

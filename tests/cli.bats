@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Global flags and the verbs that need no running container, as runc has them.
 
 load helpers

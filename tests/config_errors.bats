@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # A bad bundle is refused with a useful message, and a refused or failed
 # create leaves nothing behind: no state dir, mount, cgroup or process.
 

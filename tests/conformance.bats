@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The OCI runtime-tools validation suite against agentrun, through
 # tests/conformance.sh. Skipped unless RUNTIME_TOOLS_DIR points at a
 # runtime-tools checkout where `make runtimetest validation-executables`

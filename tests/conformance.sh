@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Run the OCI runtime-tools validation suite against a runtime and print a
 # TAP summary.
 #

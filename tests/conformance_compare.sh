@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The runtime-tools validation suite against agentrun and a reference
 # runtime (crun by default) on this host, one after the other, and the
 # failures agentrun has that the reference does not.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Regression tests for what the OCI runtime-tools validation suite found
 # (tests/conformance.sh runs the suite itself). Each test fails without its
 # fix; the validation named in the comment is the one that caught it.

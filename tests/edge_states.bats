@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # kill, delete, start and state of containers that are stopped, paused,
 # created, or half-created (the state dir exists but the init died), as
 # runc 1.1 behaves (checked side by side on this machine). Error checks use

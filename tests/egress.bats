@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Egress control (hooks/agentrun-egress): the test makes its own test host,
 # a network namespace behind a veth, with two addresses (allowed and other)
 # serving HTTP (busybox httpd), HTTPS (openssl s_server, a self-signed cert

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # exec --cgroup [<controller>:]<path>: the exec'd process joins an existing
 # sub-cgroup of the container's cgroup (runc's flag). The sub-cgroups are
 # made by the test inside the container's own cgroup; delete removes them

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # An /output export (src/agent/output.c) checked the same way by the
 # agent suites (agent.bats, agent_host.bats); they provide fail().
 # check_export DIR: only regular files and directories, no special bits,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared set-up for the bats suites in tests/.
 #
 # Every test gets its own temporary directory holding a runtime state dir

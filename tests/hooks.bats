@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # OCI hooks: every phase, the state on stdin, args, env, failure, timeout.
 
 load helpers

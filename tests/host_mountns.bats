@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # A config without a mount namespace (runtime-spec: the container shares
 # the runtime's): its mounts are made in the host's namespace under the
 # rootfs, it enters the rootfs by chroot, and every one of those mounts is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The create/start/state/kill/delete model and `run`, as runc implements it.
 
 load helpers

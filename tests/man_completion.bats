@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # What `make install` adds beside the binary: a man page per command and
 # the bash and zsh completion, all made from the tables --help prints.
 

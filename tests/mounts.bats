@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The root filesystem: mounts from the config, bind mounts, readonly root,
 # masked and read-only paths, symlink safety, devices.
 

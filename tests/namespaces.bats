@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # New namespaces, joined namespaces, id mappings, hostname, time offsets.
 
 load helpers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The container process: args, env, cwd, user, umask, capabilities,
 # rlimits, no_new_privs, oom score, sysctls, seccomp, fds, terminal.
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Run README's quick-start block exactly as written (the first ```sh block
 # under "## Quick start") and check it ran the container. Prints a summary
 # line "1 passed, 0 failed" or "0 passed, 1 failed".

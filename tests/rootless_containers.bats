@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # OCI containers run by an ordinary user (uid 1500 unless AR_TEST_USER):
 # what the rootless lifecycle suite (rootless_lifecycle.bats) does not
 # cover on its own.

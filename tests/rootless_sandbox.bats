@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # `agentrun sandbox` run by an ordinary user (uid 1500 unless AR_TEST_USER, no groups, no
 # capabilities): the same sandbox as root gets, from a user namespace of
 # its own. Every test ends by checking the user's sandbox left nothing:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite, as root, from a clean checkout:
 #
 #   tests/run.sh

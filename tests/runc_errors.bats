@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The error words and exit codes that engines, shims and scripts match on,
 # as runc 1.1 prints them (containerd's shim treats a kill error holding
 # "container not running" as harmless, "does not exist" as not found).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # What the container's process and the hooks get from the runtime when the
 # config leaves it out, as runc gives it. Holds for RUNTIME=/usr/sbin/runc.
 

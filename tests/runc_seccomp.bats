@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Seccomp as runc applies it: a syscall newer than every one the profile
 # names gets ENOSYS (so libc falls back: clone3 -> clone, faccessat2 ...),
 # one the profile could have named gets the default action. Debian's runc

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # `agentrun sandbox -- CMD`: a command in a fresh agent sandbox without a
 # bundle. Every test ends by checking that the sandbox left nothing behind:
 # no state or bundle dir, no mount, no cgroup, no process (the wall-clock

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # `agentrun sandbox`'s flags as people expect them from runc and docker:
 # -t is the terminal, a bad value is one line naming the flag and the value
 # before anything is made, paths are relative to the caller's directory,

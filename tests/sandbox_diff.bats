@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # `agentrun sandbox --diff FILE` on a git repository of 10,000 files: the
 # diff is applied with `git apply` to a fresh clone of the original, and
 # the result is compared, file by file (content, exec bit, symlink

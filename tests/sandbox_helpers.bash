@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The set-up of the sandbox suites run as root (sandbox.bats,
 # sandbox_cli.bats): a workspace of three files, this test's own
 # configuration dir, and a teardown that fails the test when the sandbox

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # How `agentrun sandbox` ends, as a person reads it (one line on stderr
 # for each way other than the command's own exit, and where /output went)
 # and as a program reads it (--json-status FILE). rootless_sandbox_outcomes.bats

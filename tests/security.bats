@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # What a hostile container must not reach: the runtime's binary, host fds
 # as its working directory, and the usual kernel knobs under the default
 # config.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Supervision to the end and an audit log that misses nothing: a container
 # whose foreground runtime dies dies too and leaves nothing the next
 # create, list or delete does not remove; the sandbox's PID 1 reaps and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # The systemd cgroup driver (--systemd-cgroup): the container's cgroup is a
 # transient scope that systemd makes, in the slice cgroupsPath names
 # ("slice:prefix:name"). On a host with systemd and cgroup v2 (the test VM,

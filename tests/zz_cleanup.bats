@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Runs last (zz_): the suite must leave the host as it found it. Each
 # test's teardown records what the runtime left behind before removing it
 # ($AR_BASE/leaks); this file reports those and then looks at the host

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent policy: what agentrun adds on top of a plain OCI runtime.
  *
  *   spec ──ar_policy_apply──► spec' + plan     (pure: no syscalls)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sandbox --print-policy: what the policy makes of a spec, as JSON,
  * without creating anything. The host is only read (the hidden paths are
  * expanded as create would expand them). */

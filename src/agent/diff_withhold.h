@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --diff withholds what /output withholds: a changed workspace file that
  * holds a secret's bytes (before or after the change), a symlink whose
  * target does, and a path that spells a secret are replaced in the diff

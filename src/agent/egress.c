@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runtime's side of egress control; the hook (hooks/agentrun-egress)
  * does the rest.
  *

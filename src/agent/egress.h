@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runtime's side of egress control (src/agent/egress.c). */
 #ifndef AR_AGENT_EGRESS_H
 #define AR_AGENT_EGRESS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The format is git's own (diff.c, apply.c): what `git apply` needs is the
  * "diff --git" line, the mode lines, a full "index" line for binary
  * patches (it checks the preimage and the result against those ids),

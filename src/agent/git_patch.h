@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One path's part of a diff in git's extended format, as `git diff
  * --binary --full-index` writes it and `git apply` takes it: modes,
  * creations and deletions, symlinks (the target is the content), text as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host paths hidden from a container whose root is the host's (sandbox):
  * the plan's patterns are expanded on the host at create, each match
  * resolved inside the rootfs (a symlink hides its target as the container

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host side of the agent profile: what a plan asks for is made under
  * the container's state dir at create, and exported, logged and removed at
  * delete. Every step checks what is actually mounted, so a delete after a

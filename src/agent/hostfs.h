@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host-side filesystem helpers shared by the overlay, secrets and output
  * parts of the agent profile: private tmpfs mounts under the state dir,
  * checks that make teardown idempotent, and JSON-safe names. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Artifact-only output: a tmpfs bind-mounted at the container's output
  * path, exported at delete into <host dir>/<container id>/ — regular
  * files and directories only, modes sanitized, within quota, files that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ephemeral layer: the rootfs is the read-only lower layer of an
  * overlay whose upper layer lives in a size- and inode-limited tmpfs under
  * the state dir. At delete the changes are listed for the audit log and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The plan between create and delete: freed here, and kept as JSON in the
  * container's state dir (AR_AGENT_PLAN_FILE). Secrets are stored as name
  * and host path only; their bytes never pass through this file. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ar_policy_apply: profile + the container's run.agentrun.* annotations →
  * a rewritten spec and a plan for the host side. Pure: no syscalls, no
  * files; the profile is already loaded.

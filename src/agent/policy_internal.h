@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What profile.c, policy.c and plan.c share, and what the unit tests look
  * at: the loaded profile, and the parsers for the small value languages
  * (sizes, durations, cpus, names) that profile files and annotations both

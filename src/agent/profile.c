@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Profiles: the built-in "oci" and "agent", and files under
  * <config dir>/profiles/<name>.json that add profiles or replace "agent".
  * A file may start from another profile ("extends") and change only some

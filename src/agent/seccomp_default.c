@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The default seccomp filter of the agent profile.
  *
  * An allow-list: every syscall not named here fails with EPERM. The list

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent profile's default seccomp filter, as an oci_seccomp so that it
  * goes through the same validation, compilation and cache as a filter
  * from config.json (src/core/seccomp.c). */

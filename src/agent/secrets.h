@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Scoped secrets: host files copied into a per-container tmpfs (never to
  * disk), bind-mounted read-only into the container, zeroed and unmounted
  * at delete. Secret bytes are held in memory only to scan /output for

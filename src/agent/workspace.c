@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The sandbox's workspace: a host directory the container sees at the same
  * path through an overlay of its own, whose upper layer lives in the
  * ephemeral tmpfs. The real directory is never written; what the agent

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The sandbox's workspace overlay (see workspace.c). */
 #ifndef AR_AGENT_WORKSPACE_H
 #define AR_AGENT_WORKSPACE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Which workspace paths may have changed, from the overlay's upper layer
  * alone: what the agent wrote is there, what it deleted is a whiteout
  * or an opaque directory over the original. Fast whatever the size of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The workspace diff, path by path: each side read from its view (the
  * original workspace, what the agent left), compared, and written as a
  * git patch (git_patch.h) or withheld (diff_withhold.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What git knows about a workspace that is a git repository: which of
  * the changed paths it ignores, and the commits the agent made.
  *

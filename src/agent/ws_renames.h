@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Exact renames among the workspace's changed paths, as git finds them
  * at 100% similarity: a path only the original has and one only the
  * agent's view has, with the same mode and the same bytes. In the diff

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One side of a workspace path: the entry in one view (the original
  * workspace or what the agent left), opened without following it, and
  * what git sees of it. Directories, devices, fifos and sockets are not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* agentrun audit FILE: check an audit log's hash chain. Each line carries
  * the sha256 of the line before it, so an edited, removed or cut line
  * shows at the first line whose "prev" no longer matches. What the chain

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* checkpoint and restore: runc's verbs and flags, so engines and scripts
  * find them; there is no CRIU support yet, and each says so in one line
  * instead of pretending. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The subcommands. Each parses its own flags and calls into src/core. */
 #ifndef AR_CMD_CMD_H
 #define AR_CMD_CMD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where a sandbox writes a file when it is done (--diff, --json-status). */
 #ifndef AR_CMD_DESTINATION_H
 #define AR_CMD_DESTINATION_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Flags that set a process's environment and user, shared by the verbs
  * that have them (exec, sandbox). */
 #ifndef AR_CMD_PROCESS_FLAGS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* agentrun sandbox [OPTIONS] -- CMD...: run CMD in a fresh agent sandbox
  * with no bundle, then remove it. The bundle is made here from the
  * default spec, the options become run.agentrun.* annotations that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What `agentrun sandbox`'s own flags become, checked before anything is
  * made: the profile, the run.agentrun.* annotations (read by the policy's
  * own parser, the error naming the flag), host paths, and the command's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* How a sandbox ended, for a person (one line on stderr for each way it
  * ends other than the command's own exit, and where /output went) and for
  * a program (--json-status FILE; the schema is in docs/profiles.md). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What --help prints, in the three forms ar_help_format names: text for
  * people, roff for the man pages make builds (man/merge.awk adds their
  * prose), tab-separated lines for the shell completion in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* agentrun version (and --version): runc's lines, which tools parse
  * (`agentrun version X`, `commit:`, `spec:`, `libseccomp:`), then the
  * other libraries agentrun is built with. */

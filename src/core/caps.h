@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Capabilities of the container process (libcap). */
 #ifndef AR_CORE_CAPS_H
 #define AR_CORE_CAPS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "container.h"
 #include "container_internal.h"

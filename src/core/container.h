@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Container lifecycle, as the CLI verbs drive it. */
 #ifndef AR_CORE_CONTAINER_H
 #define AR_CORE_CONTAINER_H

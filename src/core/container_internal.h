@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers shared by create.c and container.c only. */
 #ifndef AR_CORE_CONTAINER_INTERNAL_H
 #define AR_CORE_CONTAINER_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The device cgroup rules every container gets on top of its own. */
 #ifndef AR_CORE_DEVICE_RULES_H
 #define AR_CORE_DEVICE_RULES_H

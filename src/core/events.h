@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `agentrun events`: a container's statistics and OOM notifications as
  * JSON lines, in runc's format. */
 #ifndef AR_CORE_EVENTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `exec`: a new process inside a running container. */
 #ifndef AR_CORE_EXEC_H
 #define AR_CORE_EXEC_H

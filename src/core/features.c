@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* features.json from the tables the runtime itself uses (mounts.c,
  * seccomp.c, libcap, the namespace list), so it cannot drift from what
  * create accepts. */

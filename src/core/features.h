@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `agentrun features`: what this build and this host support. */
 #ifndef AR_CORE_FEATURES_H
 #define AR_CORE_FEATURES_H

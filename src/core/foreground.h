@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* run and exec in the foreground: forward signals to the container
  * process, wait for it, and turn its end into an exit status. */
 #ifndef AR_CORE_FOREGROUND_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OCI hooks: each runs with the container state on stdin. */
 #ifndef AR_CORE_HOOKS_H
 #define AR_CORE_HOOKS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The mounts of a container that has no mount namespace of its own: they
  * are made in the runtime's (the host's) namespace under the rootfs, and
  * nothing else would ever remove them. create notes which mounts were

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Writing a new user namespace's uid_map and gid_map, as root or not. */
 #ifndef AR_CORE_IDMAP_H
 #define AR_CORE_IDMAP_H

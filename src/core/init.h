@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The container init: the process clone() makes, which sets the container
  * up from the inside and finally execs the workload. */
 #ifndef AR_CORE_INIT_H

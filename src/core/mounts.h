@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The container's filesystem view. Runs inside the container's new mount
  * namespace, in the container init, before and after pivot_root. */
 #ifndef AR_CORE_MOUNTS_H

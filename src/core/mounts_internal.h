@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared between mounts.c and devices.c only; nothing outside src/core
  * should need these. */
 #ifndef AR_CORE_MOUNTS_INTERNAL_H

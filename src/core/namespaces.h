@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Namespaces of the container: which to create, which to join by path. */
 #ifndef AR_CORE_NAMESPACES_H
 #define AR_CORE_NAMESPACES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* How a foreground container (run, sandbox) ended: gathered when its init
  * is gone and before its delete, while the cgroup still holds the numbers,
  * for the one line on stderr that says why and for sandbox --json-status. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A container's processes when no cgroup holds them (rootless, none
  * delegated): the members of the init's own pid namespace. */
 #ifndef AR_CORE_PIDNS_H

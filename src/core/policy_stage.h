@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one place where the core calls the agent policy (src/agent/): the
  * rest of the core sees only an opaque plan and these steps. */
 #ifndef AR_CORE_POLICY_STAGE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The last step before exec, shared by the container init and `exec`:
  * LSM labels, seccomp, user, capabilities and no_new_privs, in the order
  * that lets each one still be done. */

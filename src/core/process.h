@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The last steps before exec, shared by the container init and `exec`. */
 #ifndef AR_CORE_PROCESS_H
 #define AR_CORE_PROCESS_H

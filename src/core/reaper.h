@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The sandbox's PID 1: the container init forks the workload instead of
  * becoming it, and stays behind as a reaper that passes signals on to
  * every process of the pid namespace and ends with the workload's status. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An unprivileged `agentrun sandbox`: the runtime itself moves into a user
  * namespace of its own before it makes anything. */
 #ifndef AR_CORE_ROOTLESS_H

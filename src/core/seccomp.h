@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The container's seccomp filter, built with libseccomp from linux.seccomp. */
 #ifndef AR_CORE_SECCOMP_H
 #define AR_CORE_SECCOMP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #ifndef AGENTRUN_SECCOMP_ENOSYS_H
 #define AGENTRUN_SECCOMP_ENOSYS_H
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The persistent record of one container: <root>/<id>/state.json, written
  * by create and read by every later verb. Status is derived from the live
  * process, never stored, so a crash cannot leave a lie behind. */

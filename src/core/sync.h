@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The parent <-> container-init channel during create: a SOCK_SEQPACKET
  * pair carrying small typed messages, optionally with one fd. */
 #ifndef AR_CORE_SYNC_H

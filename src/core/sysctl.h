@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* linux.sysctl: only keys of a namespace the container has of its own. */
 #ifndef AR_CORE_SYSCTL_H
 #define AR_CORE_SYSCTL_H

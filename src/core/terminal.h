@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Terminals: the pty a container with process.terminal gets. */
 #ifndef AR_CORE_TERMINAL_H
 #define AR_CORE_TERMINAL_H

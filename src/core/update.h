@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `agentrun update`: new resource limits for a live container. */
 #ifndef AR_CORE_UPDATE_H
 #define AR_CORE_UPDATE_H

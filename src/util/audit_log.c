@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The audit log: JSON lines, each ending in "prev", the sha256 of the line
  * before it (64 zeros for the first), so an edited or cut line breaks the
  * chain. Appends take an exclusive flock, so concurrent runtime processes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The audit log: one JSON object per line, each carrying the sha256 of
  * the previous line, so that a line cut or edited shows. Written by the
  * agent policy and by the egress hook's resolver, which both sit above

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Base85 as git writes binary patches (RFC 1924's alphabet): each 4 bytes,
  * big-endian, become 5 digits, most significant first. */
 #ifndef AR_UTIL_BASE85_H

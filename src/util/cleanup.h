@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Cleanup attributes for every owned resource. A variable declared with one
  * of these is released when it goes out of scope; to hand ownership on,
  * take it with steal_pointer()/steal_fd(). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Monotonic time for deadlines and polling. */
 #ifndef AR_UTIL_CLOCK_H
 #define AR_UTIL_CLOCK_H

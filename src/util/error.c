@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #define AR_ERROR_DEFINING
 #include "error.h"

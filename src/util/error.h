@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One error type for the whole runtime: created where a failure happens,
  * passed up unchanged or with context prepended, printed once by main. */
 #ifndef AR_UTIL_ERROR_H

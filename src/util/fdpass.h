@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Passing a file descriptor to another process over a unix socket
  * (SCM_RIGHTS): the runtime's sync socket with its init, the console
  * socket and the seccomp listener. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small file helpers used across modules. */
 #ifndef AR_UTIL_FS_H
 #define AR_UTIL_FS_H

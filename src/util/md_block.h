@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What SHA-1 and SHA-256 share (FIPS 180-4 5.1.1, 6.1.2, 6.2.2): input cut
  * into 64-byte blocks for a compression function, and the final padding
  * (a 1 bit, zeros, the length in bits, big-endian). */

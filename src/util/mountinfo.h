@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* /proc/self/mountinfo, one line at a time: what the runtime needs of it
  * (cgroup discovery, host mounts under a rootfs, pseudo-filesystems to
  * hide under --no-pivot). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Netlink messages and sockets; see netlink.h. */
 #include "config.h"
 #include "netlink.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Netlink messages, built in a growing buffer and sent over a raw socket.
  * rtnetlink and nfnetlink (nftables, NFLOG) need no more than this, and
  * no library means nothing more for the dynamic loader on a container's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Paths from a container are hostile: resolve them inside the rootfs only. */
 #ifndef AR_UTIL_PATH_H
 #define AR_UTIL_PATH_H

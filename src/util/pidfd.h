@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A pidfd pins a process: its pid cannot be reused while the fd is open,
  * and it polls readable when the process exits. The runtime needs one for
  * every process it waits on or signals (Linux 5.3 and later). */

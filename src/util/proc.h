@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every write the runtime makes into /proc goes through here. A file under
  * /proc can be covered by a bind mount (one from config.json, or one raced
  * in by the container), and a write meant for the kernel then lands in

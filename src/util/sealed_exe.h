@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Defence against a container reaching the runtime's binary through
  * /proc/<pid>/exe (CVE-2019-5736): commands that put a process of ours
  * inside a container first re-exec from a sealed memfd copy of the binary,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SHA-1 as specified in FIPS 180-4, sections 4.1.1 (functions), 4.2.1
  * (constants), 5.3.1 (initial value) and 6.1.2 (the compression
  * function); padding is SHA-256's (md_block.c). Checked against the

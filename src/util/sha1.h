@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SHA-1 (FIPS 180-4), for git's object names only: a blob's id is the
  * SHA-1 of "blob <size>\0" and its content, and `git apply` checks a
  * binary patch against those ids. Not for anything that needs a secure

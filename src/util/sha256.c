@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SHA-256 as specified in FIPS 180-4, sections 4.1.2 (functions), 4.2.2
  * (constants), 5.1.1 (padding), 5.3.3 (initial value) and 6.2.2 (the
  * compression function). Written from the standard; checked against its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SHA-256 (FIPS 180-4), for the audit log's hash chain and the manifest of
  * exported artifacts. Streaming: init, update any number of times, final. */
 #ifndef AR_UTIL_SHA256_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the runtime says and decides about a signal by its number. */
 #ifndef AR_UTIL_SIGNALS_H
 #define AR_UTIL_SIGNALS_H

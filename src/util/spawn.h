@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Running helper programs (newuidmap, pasta, git, diff): one way to
  * start one, with clean signals and only the fds asked for. */
 #ifndef AR_UTIL_SPAWN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Who the runtime is running as: the facts rootless mode is decided from. */
 #ifndef AR_UTIL_USERNS_H
 #define AR_UTIL_USERNS_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// SPDX-License-Identifier: Apache-2.0
 // A CRI client for the tests: one call of the runtime service over a
 // unix socket, the request as JSON, the reply as JSON on stdout.
 //

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Kubernetes' CRI validation suite (critest, from kubernetes-sigs/cri-tools)
 # against a private containerd's CRI plugin, with runtime handler runc and
 # then with handler agentrun, side by side.

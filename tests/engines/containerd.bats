@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # containerd (Debian's containerd 1.6) with its runc v2 shim driving
 # agentrun: `ctr run --runc-binary`, the task verbs that reach the runtime
 # (exec, ps, pause/resume, kill, metrics, delete), the config.toml runtime

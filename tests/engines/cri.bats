@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Kubernetes' path at the CRI level. A private containerd (Debian's 1.6)
 # with its CRI plugin and the handlers of contrib/containerd/config.toml
 # (runc, agentrun, agentrun-agent) is driven through the CRI v1 gRPC API

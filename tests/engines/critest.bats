@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Kubernetes' CRI validation suite (critest) through tests/cri/critest.sh:
 # a private containerd with handler runc, then agentrun, side by side.
 # Fails when agentrun fails a test that runc passes. Skipped unless CRITEST

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Docker (Debian's docker.io) driving agentrun: `docker run --runtime=agentrun`
 # with the everyday flags, and the container verbs that reach the runtime
 # through containerd's runc v2 shim.

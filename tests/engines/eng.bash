@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The engine suites' shell-only pieces, sourced by lib.bash (the bats
 # suites) and by tests/cri/critest.sh (a plain script): a private temp dir
 # with the runtime under test and the project's busybox rootfs, daemons

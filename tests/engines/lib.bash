@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared set-up for the engine suites (docker.bats, podman.bats,
 # containerd.bats, cri.bats): each starts the real engine from Debian's
 # packages on a private socket, data root and state dir under one temp dir,

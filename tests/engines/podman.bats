@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Podman (Debian's podman, rootful) driving agentrun, both by path
 # (`podman --runtime /path/agentrun`) and by the name contrib/podman's
 # containers.conf registers (`podman --runtime agentrun`).

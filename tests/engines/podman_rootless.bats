@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
 # Rootless Podman (Debian's podman, run by an ordinary user) driving
 # agentrun, by path (`podman --runtime /path/agentrun`) and by the name
 # contrib/podman's containers.conf registers (`podman --runtime agentrun`).

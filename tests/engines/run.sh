@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Run the engine suites: Docker, Podman and containerd driving agentrun.
 #
 #   tests/engines/run.sh [SUITE...]      (default: docker podman podman_rootless containerd cri critest)

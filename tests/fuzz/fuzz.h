@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every libFuzzer target here checks of a failure: an error object
  * with a message of one line. */
 #ifndef AR_TESTS_FUZZ_H

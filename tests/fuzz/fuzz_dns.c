@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target for the egress resolver's DNS wire parser
  * (hooks/dns_wire.c). The whole input is read as a client's query; it is
  * also split into a question (first byte: 0 asks A, else AAAA; second:

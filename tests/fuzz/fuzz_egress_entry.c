@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target for the egress allow-entry parser
  * (hooks/egress_entries.c egress_entry_parse), and the name match that
  * uses its entries. Seeds: tests/fuzz/corpus/fuzz_egress_entry.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target for the oci/ parser and emitter (`make` builds it
  * when configure found a compiler for -fsanitize=fuzzer; tests/fuzz/run.sh
  * runs it). Seeds live in tests/fuzz/corpus/fuzz_oci and the dictionary

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer target for the agent policy's parsers: the input is read as
  * a profile file (src/agent/profile.c ar_profile_parse), and as lines
  * "KEY=VALUE" that become run.agentrun.KEY annotations on the default

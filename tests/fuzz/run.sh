@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Run each libFuzzer target (tests/fuzz/fuzz_*, which `make` builds when
 # configure found a compiler for -fsanitize=fuzzer) for SECONDS over its
 # seeds in tests/fuzz/corpus/<target>, and end with one line

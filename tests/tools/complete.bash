@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # bash --norc complete.bash SCRIPT LINE: what SCRIPT's bash completion
 # offers at the end of LINE, one candidate a line, as bash-completion runs
 # it (bash-completion's own functions loaded first).

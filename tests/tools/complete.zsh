@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # zsh -f complete.zsh DIR LINE: the matches zsh's completion system offers
 # at the end of LINE, with the completion functions of DIR first in fpath,
 # one a line. An interactive zsh on a pty (zpty) gets LINE and a key bound

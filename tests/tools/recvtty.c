@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * recvtty: the receiving end of a runtime's --console-socket, for tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * seccomp_agent: the listener end of a seccomp profile's listenerPath, for
  * tests.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* syscall_nr NR...: makes each raw syscall NR with zero arguments and
  * prints "NR ret=R" or "NR errno=NAME", for seccomp tests in a container
  * (built static: the test rootfs has no libc). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host side of the agent profile: sha256 vectors, the audit log's hash
  * chain, and (as root) the ephemeral overlay, the secrets tmpfs and the
  * sanitized /output export, each driven with a plan built by hand in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The systemd driver's cgroupsPath ("slice:prefix:name") as runc reads it:
  * unit name, slice and the cgroup directory systemd makes; bad forms are
  * refused with the JSON path. Pure: no bus, no cgroup is touched. */

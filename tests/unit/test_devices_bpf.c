@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The cgroup v2 device program: its shape, what it decides (by running it
  * in a tiny interpreter for the few instructions the generator emits), and,
  * as root, whether the kernel's verifier takes it. */

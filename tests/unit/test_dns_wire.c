@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The resolver's DNS wire parser (hooks/dns_wire.c): hostile queries and
  * answers are refused, good ones give exactly the name, question and
  * addresses they carry, and what goes upstream is the checked name only. */

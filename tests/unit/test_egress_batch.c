@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* nftables transactions over netlink (hooks/egress_batch.c), in a network
  * namespace of the test's own: what commits, what a failure reports, and
  * that a failed transaction leaves nothing. Needs root (skipped

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Allow-list entries (hooks/egress_entries.c): what each form becomes,
  * and that every malformed one is refused with its reason on one line. */
 #define _GNU_SOURCE

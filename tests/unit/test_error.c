@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The error object: the errno kept apart from the message and rendered
  * only when the text is asked for, context prepended, codes to branch on,
  * the first of several failures kept. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pieces of sandbox --diff's git format: SHA-1 (FIPS 180-4's
  * vectors), git's blob ids (as `git hash-object` prints them), base85
  * (Python's base64.b85encode with pad=True uses the same alphabet) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The oci/ module: parse, emit, defaults, state, and hostile input.
  * JSON in this file is written with ' for " (see J()) to stay readable. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The subcommands' flag parser (src/cmd/options.c), without a command:
  * long and short forms, inline values, repeatable flags, where options
  * end, help, and the one-line errors. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Safe path resolution: a hostile rootfs full of symlinks must not make
  * ar_path_open_in_root or ar_path_create_in_root touch anything outside
  * the root. Runs unprivileged in a temporary directory. */

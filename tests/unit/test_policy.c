@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent policy without root: profiles (built-in, files, extends,
  * errors), ar_policy_apply as spec in → spec out, annotations, host path
  * rules, the default seccomp filter (validated, round-tripped, and loaded

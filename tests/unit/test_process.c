@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The last steps before exec: validation of the process section, the PATH
  * lookup, and the OCI hook runner (exit status, signals, timeouts, stdin,
  * env). Most of it runs unprivileged in a temporary directory; the user

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A container's state record without a container: the id rules, and
  * state.json written and read back field by field. No root needed: the
  * record goes to a temporary directory. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A tiny assertion helper for the C unit tests. Each test program is one
  * translation unit: include this, write `static void test_x (void)`
  * functions using CHECK*, run them with RUN (test_x), and end main with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Boot the test VM once: the guest runs SHARE/run-in-guest.sh as root and
 # powers off. The disk is the cached image under a throw-away overlay
 # (-snapshot), so every boot starts from the same pristine guest.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Inside the test VM (agentrun-vm.service, started by systemd): wait until
 # the system is up, mount the host's share, run its run-in-guest.sh as
 # root, leave the output and the exit status in the share, power off.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Build the test VM's disk image: Debian 12 with systemd as PID 1 and only
 # cgroup v2, the engines, crun, and an ordinary user for rootless tests.
 # Built once into $AGENTRUN_VM_DIR (default /var/cache/agentrun-vm, outside

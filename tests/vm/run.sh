@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Run bats suites inside the test VM (systemd as PID 1, cgroup v2 only):
 # the host's built tree is copied into the guest, the suites run there as
 # root against the agentrun built here, and the last line is

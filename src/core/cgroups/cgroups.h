@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A container's cgroup, across whatever hierarchies the host has mounted:
  * cgroup v1 (one per controller), v2 (unified), or hybrid (v1 controllers
  * plus a cgroup2 mount, e.g. /sys/fs/cgroup/unified). Only directories

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cgroup v2 has no devices.allow/devices.deny: device access is decided by
  * an eBPF program (BPF_PROG_TYPE_CGROUP_DEVICE) attached to the cgroup.
  * This module turns linux.resources.devices into such a program with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared between cgroups.c (discovery, paths, lifecycle), v1.c and v2.c
  * (writing linux.resources into one hierarchy). Not a public interface. */
 #ifndef AR_CORE_CGROUPS_INTERNAL_H

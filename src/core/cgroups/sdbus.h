@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libsystemd's sd-bus, loaded when the systemd cgroup driver is used and
  * not before: linking it would put libsystemd and its own dependencies in
  * front of every exec of the runtime (about 2 ms each, measured), for a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Statistics and OOM notification for `events`, read from the container's
  * own cgroup files. Which hierarchy answers is decided by which files a
  * directory has, so v1, v2 and hybrid need no separate code paths above

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `exec --cgroup [<controller>:]<path>`: the new process goes into a
  * sub-cgroup the container (or its owner) made inside the container's
  * cgroup, instead of the container's cgroup itself. Nothing is created

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The systemd cgroup driver (--systemd-cgroup): the container's cgroup is
  * a transient scope unit made by systemd over D-Bus, with Delegate=yes,
  * in the slice that cgroupsPath names ("slice:prefix:name", runc's form).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `update`: new linux.resources for the cgroup of a live container. The
  * writes are the ones create makes (ar_cg_v1_apply, ar_cg_v2_apply), aimed
  * at the directories the container's state records. */
