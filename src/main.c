@@ -359,6 +359,7 @@ main (int argc, char **argv, char **envp)
   int command_index = 0;
   int status = 1;
 
+  ar_cmd_install_agent_stage ();
   char root_buf[PATH_MAX];
   ar_help_format help_format = AR_HELP_NONE;
   int r = parse_globals (argc, argv, &g, &command_index, &help_format, root_buf,

@@ -36,7 +36,7 @@ typedef enum
   AR_EGRESS_ALLOWLIST, /* entries below */
 } ar_egress_mode;
 
-typedef struct ar_agent_plan
+typedef struct ar_plan
 {
   char *profile; /* "agent", ... */
 

@@ -69,6 +69,9 @@ typedef struct
 } ar_parsed;
 
 void ar_parsed_free (ar_parsed *p);
+
+/* The agent policy becomes the core's policy stage (agent_stage.c). */
+void ar_cmd_install_agent_stage (void);
 #define cleanup_parsed __attribute__ ((cleanup (ar_parsed_free)))
 
 typedef struct

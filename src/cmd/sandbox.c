@@ -10,6 +10,7 @@
 #include "sandbox_flags.h"
 #include "../../oci/oci.h"
 #include "../agent/agent.h"
+#include "../agent/stage.h"
 #include "../core/container.h"
 #include "../core/foreground.h"
 #include "../core/policy_stage.h"
@@ -318,8 +319,8 @@ static int
 print_policy (const ar_globals *g, oci_spec *spec, ar_error_t **err)
 {
   cleanup_free char *json = NULL;
-  if (ar_stage_describe_policy (g->profile ? g->profile : "agent", true,
-                                spec, &json, err)
+  if (ar_agent_stage_describe (g->profile ? g->profile : "agent", true,
+                               spec, &json, err)
       < 0)
     return ar_error_prefix (err, "sandbox: --print-policy");
   printf ("%s\n", json);

@@ -82,14 +82,9 @@ ar_container_cgroup (const ar_state *st, ar_cgroup **cg, ar_error_t **err)
 void
 ar_container_remove_state_dir (int root_fd, const char *id, int state_fd)
 {
-  static const char *const files[] = { AR_STATE_FILE, AR_CONFIG_FILE,
-                                       AR_EXEC_FIFO, AR_STATE_FILE ".tmp",
-                                       AR_AGENT_PLAN_FILE, AR_EXIT_LOGGED_FILE,
-                                       AR_HOST_MOUNTS_FILE, AR_AGENT_FINISHED_FILE,
-                                       AR_SUPERVISOR_FILE, AR_OWNED_BUNDLE_FILE,
-                                       AR_CGROUP_FILE, NULL };
-  for (size_t i = 0; files[i]; i++)
-    unlinkat (state_fd, files[i], 0);
+  /* Whatever the runtime and the policy stage kept there: the policy's
+   * files are its own business. */
+  ar_unlink_files_at (state_fd);
   unlinkat (root_fd, id, AT_REMOVEDIR);
 }
 
@@ -136,14 +131,14 @@ run_stored_hooks (int state_fd, const ar_state *st, bool poststart)
   const oci_hook_list *hooks = poststart ? &spec->hooks.poststart : &spec->hooks.poststop;
   if (hooks->len > 0)
     {
-      ar_agent_plan *plan = NULL;
+      ar_plan *plan = NULL;
       cleanup_error ar_error_t *plan_err = NULL;
       ar_stage_load_plan (state_fd, &plan, &plan_err);
       cleanup_free char *json = ar_state_to_oci_json (
           st, poststart ? AR_STATUS_RUNNING : AR_STATUS_STOPPED, false);
       if (ar_stage_run_hooks (plan, st->id, hooks, phase, json, &e) < 0)
         warn (phase, e);
-      ar_agent_plan_free (plan);
+      ar_stage_free_plan (plan);
     }
   oci_spec_free (spec);
 }
@@ -153,7 +148,7 @@ static void
 audit_event (int state_fd, const char *id, const char *event,
              const char *fields_json)
 {
-  ar_agent_plan *plan = NULL;
+  ar_plan *plan = NULL;
   cleanup_error ar_error_t *e = NULL;
   if (ar_stage_load_plan (state_fd, &plan, &e) < 0)
     {
@@ -161,7 +156,7 @@ audit_event (int state_fd, const char *id, const char *event,
       return;
     }
   ar_stage_audit (plan, id, event, fields_json);
-  ar_agent_plan_free (plan);
+  ar_stage_free_plan (plan);
 }
 
 int
@@ -358,7 +353,7 @@ step_failed (ar_error_t **first, ar_error_t **step)
  * second delete redoes only that. */
 static int
 tear_down (int state_fd, const ar_state *st, const char *state_dir,
-           const ar_agent_plan *plan, ar_status status, ar_error_t **err)
+           const ar_plan *plan, ar_status status, ar_error_t **err)
 {
   ar_error_t *first = NULL, *step = NULL;
   ar_cgroup *cg = NULL;
@@ -421,11 +416,11 @@ remove_half_made (const char *root, const char *id, int state_fd,
     return ar_error_set (err, errno == EWOULDBLOCK ? 0 : errno,
                          "container `%s` is still being created", id);
   cleanup_free char *state_dir = ar_container_state_path (root, id, err);
-  ar_agent_plan *plan = NULL;
+  ar_plan *plan = NULL;
   if (state_dir == NULL || ar_stage_load_plan (state_fd, &plan, err) < 0)
     return -1;
   ar_stage_release_unstarted (plan, state_dir, id);
-  ar_agent_plan_free (plan);
+  ar_stage_free_plan (plan);
   if (remove_half_made_cgroup (state_fd, err) < 0
       || ar_host_mounts_undo (state_fd, err) < 0)
     return -1;
@@ -475,7 +470,7 @@ ar_container_delete (const char *root, const char *id, bool force,
   cleanup_free char *state_dir = ar_container_state_path (root, id, err);
   if (state_dir == NULL)
     return -1;
-  ar_agent_plan *plan = NULL;
+  ar_plan *plan = NULL;
   if (ar_stage_load_plan (state_fd, &plan, err) < 0)
     return -1;
   /* A detached container's exit status went to whoever reaped it; what
@@ -501,7 +496,7 @@ ar_container_delete (const char *root, const char *id, bool force,
       else
         ar_container_remove_state_dir (root_fd, id, state_fd);
     }
-  ar_agent_plan_free (plan);
+  ar_stage_free_plan (plan);
   return r;
 }
 
@@ -690,7 +685,8 @@ ar_container_wait (const char *root, const char *id, const char *who,
 
 int
 ar_container_workspace_diff (const char *root, const char *id,
-                             const ar_diff_request *req, ar_error_t **err)
+                             const struct ar_diff_request *req,
+                             ar_error_t **err)
 {
   cleanup_close int state_fd = ar_container_open_dir (root, id, err);
   if (state_fd < 0)
@@ -698,11 +694,11 @@ ar_container_workspace_diff (const char *root, const char *id,
   cleanup_free char *state_dir = ar_container_state_path (root, id, err);
   if (state_dir == NULL)
     return -1;
-  ar_agent_plan *plan = NULL;
+  ar_plan *plan = NULL;
   if (ar_stage_load_plan (state_fd, &plan, err) < 0)
     return -1;
-  int r = ar_workspace_export_diff (plan, state_dir, id, req, err);
-  ar_agent_plan_free (plan);
+  int r = ar_stage_export_diff (plan, state_dir, id, req, err);
+  ar_stage_free_plan (plan);
   return r;
 }
 

@@ -85,7 +85,7 @@ typedef struct
   ar_cgroup *cgroup;
   bool in_cgroup_v2;          /* the init was cloned into cgroup's v2 dir */
   char *state_dir;            /* absolute */
-  const ar_agent_plan *plan;  /* host resources to release */
+  const ar_plan *plan;  /* host resources to release */
 } create_undo;
 
 static void
@@ -323,7 +323,7 @@ leave_child_namespaces (ns_restore *saved)
 
 /* `skip` createRuntime hooks already ran (ar_stage_run_egress_early). */
 static int
-run_parent_hooks (const oci_spec *spec, const ar_agent_plan *plan,
+run_parent_hooks (const oci_spec *spec, const ar_plan *plan,
                   const ar_state *st, size_t skip, ar_error_t **err)
 {
   const oci_hook_list create_runtime = { .items = spec->hooks.create_runtime.items + skip,
@@ -391,7 +391,7 @@ prefer_init_error (int sync_fd, ar_error_t **err)
 /* Talk the init through its set-up until it is ready to be started. */
 static int
 drive_init (const ar_create_options *opts, const oci_spec *spec,
-            const ar_agent_plan *plan, const ar_state *st, int sync_fd,
+            const ar_plan *plan, const ar_state *st, int sync_fd,
             ar_created *out, ar_error_t **err)
 {
   if (ar_sync_send (sync_fd, AR_SYNC_GO, st->pid, -1, NULL, err) < 0)
@@ -520,7 +520,7 @@ typedef struct
   char *config_data;
   size_t config_len;
   oci_spec *spec;
-  ar_agent_plan *plan;
+  ar_plan *plan;
   ar_ns_joins joins;
   int sync[2];
   int fifo_fd;
@@ -551,7 +551,7 @@ create_ctx_free (create_ctx *c)
   ar_closep (&c->sync[1]);
   ar_closep (&c->fifo_fd);
   ar_seccomp_program_free (c->seccomp);
-  ar_agent_plan_free (c->plan);
+  ar_stage_free_plan (c->plan);
   oci_spec_free (c->spec);
   free (c->bundle);
   free (c->rootfs);
@@ -572,7 +572,7 @@ load_bundle (create_ctx *c, ar_error_t **err)
     return -1;
   /* Only the agent overlay can put a container on the host's own root:
    * the root itself can be neither pivoted away nor given to a container. */
-  if (strcmp (c->rootfs, "/") == 0 && (c->plan == NULL || !c->plan->overlay))
+  if (strcmp (c->rootfs, "/") == 0 && !ar_stage_has_overlay (c->plan))
     return ar_error_set (err, 0, "config.json: .root.path: the rootfs is the host's `/`: only a profile with the overlay (e.g. --profile agent) can run on it");
   if (ar_ns_open_joins (c->spec, &c->joins, err) < 0)
     return -1;
@@ -779,7 +779,7 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
     return -1;
   if (c->plan && c->opts->caller_waits && out->pty_master < 0)
     {
-      out->wall_clock_seconds = c->plan->wall_clock_seconds;
+      out->wall_clock_seconds = ar_stage_wall_clock_seconds (c->plan);
       return 0;
     }
   return ar_stage_start_watchdog (c->plan, c->opts->id, u->pid, c->st.cgroup, err);

@@ -80,7 +80,7 @@ typedef struct
 {
   const oci_process *proc;
   const ar_seccomp_program *seccomp;
-  const ar_agent_plan *plan;
+  const ar_plan *plan;
   const oci_spec *spec;
   int init_pidfd;
   int root_fd; /* the init's root, when its mount namespace is ours */
@@ -331,7 +331,7 @@ enter_cgroup (const ar_exec_options *opts, const ar_state *st, pid_t pid,
 }
 
 static void
-audit_exec (const ar_exec_options *opts, const ar_agent_plan *plan,
+audit_exec (const ar_exec_options *opts, const ar_plan *plan,
             const oci_process *proc, const ar_exec_outcome *outcome)
 {
   if (plan == NULL)
@@ -386,7 +386,7 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
 
   int r = -1;
   ar_seccomp_program *seccomp = NULL;
-  ar_agent_plan *plan = NULL;
+  ar_plan *plan = NULL;
   pid_t pid = 0;
   int sync[2] = { -1, -1 };
   cleanup_close int pty = -1;
@@ -457,7 +457,7 @@ out:
   ar_closep (&sync[0]);
   ar_closep (&sync[1]);
   ar_seccomp_program_free (seccomp);
-  ar_agent_plan_free (plan);
+  ar_stage_free_plan (plan);
   oci_spec_free (spec);
   return r;
 }

@@ -4,7 +4,7 @@
 #include "cgroups/cgroups.h"
 #include "hooks.h"
 #include "process.h"
-#include "../agent/secrets.h"
+#include "../../oci/json.h"
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -19,227 +19,92 @@
 #include <sys/wait.h>
 #include <yajl/yajl_gen.h>
 
-static int
-load_profile (const char *profile_name, bool trust_caller,
-              ar_profile **profile, ar_error_t **err)
+static const ar_stage_ops *stage;
+
+void
+ar_stage_install (const ar_stage_ops *ops)
 {
-  if (ar_profile_load (profile_name, profile, err) < 0)
-    return -1;
-  if (trust_caller)
-    ar_profile_trust_caller (*profile);
-  cleanup_free char *egress_hook = ar_egress_hook_find ();
-  ar_profile_set_egress_hook (*profile, egress_hook);
-  return 0;
+  stage = ops;
 }
 
 int
 ar_stage_apply_policy (const char *profile_name, bool trust_caller,
-                       oci_spec *spec, ar_agent_plan **plan, ar_error_t **err)
+                       oci_spec *spec, ar_plan **plan, ar_error_t **err)
 {
   *plan = NULL;
-  ar_profile *profile = NULL;
-  if (load_profile (profile_name, trust_caller, &profile, err) < 0)
-    return -1;
-  int r = ar_policy_apply (spec, profile, plan, err);
-  ar_profile_free (profile);
-  return r;
-}
-
-int
-ar_stage_describe_policy (const char *profile_name, bool trust_caller,
-                          oci_spec *spec, char **json, ar_error_t **err)
-{
-  ar_profile *profile = NULL;
-  if (load_profile (profile_name, trust_caller, &profile, err) < 0)
-    return -1;
-  int r = ar_policy_describe (spec, profile, json, err);
-  ar_profile_free (profile);
-  return r;
-}
-
-int
-ar_stage_prepare (const ar_agent_plan *plan, int state_fd,
-                  const char *state_dir, const char *rootfs, oci_spec *spec,
-                  ar_error_t **err)
-{
-  if (plan == NULL)
-    return 0;
-  if (ar_agent_plan_save (state_fd, plan, err) < 0)
-    return -1;
-  return ar_agent_prepare (plan, state_dir, rootfs, spec, err);
+  return stage ? stage->apply (profile_name, trust_caller, spec, plan, err) : 0;
 }
 
 void
-ar_stage_keep_audit_head (ar_agent_plan *plan, const char *state_dir)
+ar_stage_free_plan (ar_plan *plan)
 {
-  if (plan == NULL || plan->audit_path == NULL)
-    return;
-  const char *slash = strrchr (state_dir, '/');
-  free (plan->audit_heads_dir);
-  plan->audit_heads_dir = xasprintf ("%.*s/" AR_AUDIT_HEADS_DIR,
-                                     (int) (slash ? slash - state_dir : 0), state_dir);
+  if (plan)
+    stage->free (plan);
+}
+
+int
+ar_stage_prepare (const ar_plan *plan, int state_fd, const char *state_dir,
+                  const char *rootfs, oci_spec *spec, ar_error_t **err)
+{
+  return plan ? stage->prepare (plan, state_fd, state_dir, rootfs, spec, err) : 0;
 }
 
 void
-ar_stage_confine_exec (const ar_agent_plan *plan, const oci_spec *spec,
+ar_stage_keep_audit_head (ar_plan *plan, const char *state_dir)
+{
+  if (plan)
+    stage->keep_audit_head (plan, state_dir);
+}
+
+void
+ar_stage_confine_exec (const ar_plan *plan, const oci_spec *spec,
                        oci_process *proc)
 {
   if (plan)
-    ar_policy_confine_exec (proc, spec->process);
+    stage->confine_exec (plan, spec, proc);
 }
 
 int
-ar_stage_load_plan (int state_fd, ar_agent_plan **plan, ar_error_t **err)
+ar_stage_load_plan (int state_fd, ar_plan **plan, ar_error_t **err)
 {
   *plan = NULL;
-  if (faccessat (state_fd, AR_AGENT_PLAN_FILE, F_OK, 0) < 0)
+  if (stage == NULL)
     return 0;
-  if (ar_agent_plan_load (state_fd, plan, err) < 0)
-    return -1;
   /* The state dir's own path, from the fd: every caller has that. */
   char link[64], dir[PATH_MAX];
   snprintf (link, sizeof link, "/proc/self/fd/%d", state_fd);
   ssize_t n = readlink (link, dir, sizeof dir - 1);
-  if (n > 0)
-    {
-      dir[n] = '\0';
-      ar_stage_keep_audit_head (*plan, dir);
-    }
-  return 0;
+  dir[n > 0 ? n : 0] = '\0';
+  return stage->load (state_fd, n > 0 ? dir : NULL, plan, err);
+}
+
+bool
+ar_stage_has_overlay (const ar_plan *plan)
+{
+  return plan && stage->has_overlay (plan);
+}
+
+int64_t
+ar_stage_wall_clock_seconds (const ar_plan *plan)
+{
+  return plan ? stage->wall_clock_seconds (plan) : 0;
+}
+
+static bool
+audits (const ar_plan *plan)
+{
+  return plan && stage->audits (plan);
 }
 
 void
-ar_stage_audit (const ar_agent_plan *plan, const char *id, const char *event,
+ar_stage_audit (const ar_plan *plan, const char *id, const char *event,
                 const char *fields_json)
 {
-  if (plan == NULL || plan->audit_path == NULL)
-    return;
-  cleanup_error ar_error_t *err = NULL;
-  if (ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir, id,
-                                 event, fields_json, &err) < 0)
-    fprintf (stderr, "agentrun: warning: audit log: %s\n", ar_error_text (err));
+  if (audits (plan))
+    stage->audit (plan, id, event, fields_json);
 }
 
 /* yajl_gen emits a whole object; the audit log wants its inside. */
-static char *
-object_inside (yajl_gen g)
-{
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  return len >= 2 ? xstrndup ((const char *) buf + 1, len - 2) : xstrdup ("");
-}
-
-static void
-gen_key (yajl_gen g, const char *key)
-{
-  yajl_gen_string (g, (const unsigned char *) key, strlen (key));
-}
-
-/* A secret typed on an exec command line must not reach the log. */
-static void
-gen_argv_redacted (yajl_gen g, const oci_strv *args, const ar_secret_set *secrets)
-{
-  yajl_gen_array_open (g);
-  for (size_t i = 0; i < args->len; i++)
-    {
-      const char *arg = args->items[i];
-      const char *secret = ar_secret_set_find (secrets, arg, strlen (arg));
-      cleanup_free char *shown = secret ? xasprintf ("[redacted: contains secret %s]", secret) : NULL;
-      const char *out = shown ? shown : arg;
-      yajl_gen_string (g, (const unsigned char *) out, strlen (out));
-    }
-  yajl_gen_array_close (g);
-}
-
-static void
-gen_process (yajl_gen g, const oci_process *proc, const ar_secret_set *secrets)
-{
-  gen_key (g, "argv");
-  gen_argv_redacted (g, &proc->args, secrets);
-  gen_key (g, "uid");
-  yajl_gen_integer (g, proc->user.uid);
-  gen_key (g, "gid");
-  yajl_gen_integer (g, proc->user.gid);
-  const char *cwd = proc->cwd ? proc->cwd : "/";
-  gen_key (g, "cwd");
-  yajl_gen_string (g, (const unsigned char *) cwd, strlen (cwd));
-}
-
-/* A record about a process, its argv redacted against the secrets. */
-static void
-audit_process (const ar_agent_plan *plan, const char *state_dir,
-               const char *id, const char *event, const oci_process *proc,
-               void (*more) (yajl_gen, const void *, const ar_secret_set *),
-               const void *arg)
-{
-  if (plan == NULL || plan->audit_path == NULL || proc == NULL)
-    return;
-  ar_secret_set secrets = { 0 };
-  cleanup_error ar_error_t *ignored = NULL;
-  ar_secrets_load (plan, state_dir, &secrets, &ignored);
-  yajl_gen g = yajl_gen_alloc (NULL);
-  yajl_gen_map_open (g);
-  gen_process (g, proc, &secrets);
-  if (more)
-    more (g, arg, &secrets);
-  ar_secret_set_clear (&secrets);
-  yajl_gen_map_close (g);
-  cleanup_free char *fields = object_inside (g);
-  yajl_gen_free (g);
-  ar_stage_audit (plan, id, event, fields);
-}
-
-static void
-gen_command_line (yajl_gen g, const void *arg, const ar_secret_set *secrets)
-{
-  char *const *argv = arg;
-  oci_strv view = { .items = (char **) argv, .len = 0 };
-  while (argv[view.len])
-    view.len++;
-  gen_key (g, "command");
-  gen_argv_redacted (g, &view, secrets);
-}
-
-void
-ar_stage_audit_create (const ar_agent_plan *plan, const char *state_dir,
-                       const char *id, const oci_process *proc,
-                       char *const *command_line)
-{
-  audit_process (plan, state_dir, id, "create", proc,
-                 command_line ? gen_command_line : NULL, command_line);
-}
-
-static void
-gen_exec_outcome (yajl_gen g, const void *arg, const ar_secret_set *secrets)
-{
-  (void) secrets;
-  const ar_exec_outcome *o = arg;
-  if (o->pid > 0)
-    {
-      gen_key (g, "pid");
-      yajl_gen_integer (g, o->pid);
-    }
-  if (o->status >= 0)
-    {
-      gen_key (g, "status");
-      yajl_gen_integer (g, o->status);
-    }
-  if (o->error)
-    {
-      gen_key (g, "error");
-      yajl_gen_string (g, (const unsigned char *) o->error, strlen (o->error));
-    }
-}
-
-void
-ar_stage_audit_exec (const ar_agent_plan *plan, const char *state_dir,
-                     const char *id, const oci_process *proc,
-                     const ar_exec_outcome *outcome)
-{
-  audit_process (plan, state_dir, id, outcome->event, proc, gen_exec_outcome, outcome);
-}
-
 static char *
 fields_of (void (*fill) (yajl_gen, const void *), const void *arg)
 {
@@ -247,9 +112,44 @@ fields_of (void (*fill) (yajl_gen, const void *), const void *arg)
   yajl_gen_map_open (g);
   fill (g, arg);
   yajl_gen_map_close (g);
-  char *fields = object_inside (g);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (g, &buf, &len);
+  char *fields = len >= 2 ? xstrndup ((const char *) buf + 1, len - 2) : xstrdup ("");
   yajl_gen_free (g);
   return fields;
+}
+
+void
+ar_stage_audit_create (const ar_plan *plan, const char *state_dir,
+                       const char *id, const oci_process *proc,
+                       char *const *command_line)
+{
+  if (audits (plan) && proc)
+    stage->audit_process (plan, state_dir, id, "create", proc, command_line, NULL);
+}
+
+static void
+fill_exec_outcome (yajl_gen g, const void *arg)
+{
+  const ar_exec_outcome *o = arg;
+  if (o->pid > 0)
+    oj_gen_kv_i64 (g, "pid", o->pid);
+  if (o->status >= 0)
+    oj_gen_kv_i64 (g, "status", o->status);
+  if (o->error)
+    oj_gen_kv_string (g, "error", o->error);
+}
+
+void
+ar_stage_audit_exec (const ar_plan *plan, const char *state_dir,
+                     const char *id, const oci_process *proc,
+                     const ar_exec_outcome *outcome)
+{
+  if (!audits (plan) || proc == NULL)
+    return;
+  cleanup_free char *fields = fields_of (fill_exec_outcome, outcome);
+  stage->audit_process (plan, state_dir, id, outcome->event, proc, NULL, fields);
 }
 
 typedef struct
@@ -263,43 +163,37 @@ static void
 fill_hook_outcome (yajl_gen g, const void *arg)
 {
   const hook_outcome *o = arg;
-  gen_key (g, "phase");
-  yajl_gen_string (g, (const unsigned char *) o->phase, strlen (o->phase));
-  gen_key (g, "hooks");
-  yajl_gen_integer (g, (long long) o->count);
-  gen_key (g, "ok");
-  yajl_gen_bool (g, o->error == NULL);
+  oj_gen_kv_string (g, "phase", o->phase);
+  oj_gen_kv_i64 (g, "hooks", (int64_t) o->count);
+  oj_gen_kv_bool (g, "ok", o->error == NULL);
   if (o->error)
-    {
-      gen_key (g, "error");
-      yajl_gen_string (g, (const unsigned char *) o->error, strlen (o->error));
-    }
+    oj_gen_kv_string (g, "error", o->error);
 }
 
-/* Only a container under the agent policy has the runtime's own egress
- * hook in its spec: no lookup for the rest (Docker's prestart hook, on
- * every container). */
-static char *
-own_egress_hook (const ar_agent_plan *plan)
+/* Only a container under a plan can have the policy's own hook (the
+ * egress controller): no look-up for the rest (Docker's prestart hook,
+ * on every container). */
+static bool
+hook_is_own (const ar_plan *plan, const oci_hook *hook)
 {
-  return plan ? ar_egress_hook_find () : NULL;
+  return plan && stage->hook_is_own (plan, hook);
 }
 
 static int
-run_hooks (const ar_agent_plan *plan, const char *id, const oci_hook_list *hooks,
-           const char *phase, const char *state_json, const char *own_egress,
-           bool caller_stays, ar_error_t **err)
+run_hooks (const ar_plan *plan, const char *id, const oci_hook_list *hooks,
+           const char *phase, const char *state_json, bool caller_stays,
+           ar_error_t **err)
 {
   int r = 0;
   for (size_t i = 0; i < hooks->len && r == 0; i++)
     {
       const oci_hook *hook = &hooks->items[i];
-      if (!ar_egress_hook_is_own (hook, own_egress))
+      if (!hook_is_own (plan, hook))
         r = ar_hooks_run_one (hook, phase, i, state_json, err);
-      else if ((r = ar_egress_hook_run_here (hook, state_json, caller_stays, err)) < 0)
+      else if ((r = stage->run_own_hook (hook, state_json, caller_stays, err)) < 0)
         ar_error_prefix (err, "%s hook #%zu (%s)", phase, i, hook->path);
     }
-  if (plan && plan->audit_path)
+  if (audits (plan))
     {
       hook_outcome o = { phase, hooks->len, r < 0 && *err ? ar_error_text (*err) : NULL };
       cleanup_free char *fields = fields_of (fill_hook_outcome, &o);
@@ -309,18 +203,17 @@ run_hooks (const ar_agent_plan *plan, const char *id, const oci_hook_list *hooks
 }
 
 int
-ar_stage_run_hooks (const ar_agent_plan *plan, const char *id,
+ar_stage_run_hooks (const ar_plan *plan, const char *id,
                     const oci_hook_list *hooks, const char *phase,
                     const char *state_json, ar_error_t **err)
 {
   if (hooks->len == 0)
     return 0;
-  cleanup_free char *own_egress = own_egress_hook (plan);
-  return run_hooks (plan, id, hooks, phase, state_json, own_egress, false, err);
+  return run_hooks (plan, id, hooks, phase, state_json, false, err);
 }
 
 int
-ar_stage_run_egress_early (const ar_agent_plan *plan, const char *id,
+ar_stage_run_egress_early (const ar_plan *plan, const char *id,
                            const oci_spec *spec, const char *state_json,
                            bool caller_stays, bool *ran, ar_error_t **err)
 {
@@ -330,52 +223,46 @@ ar_stage_run_egress_early (const ar_agent_plan *plan, const char *id,
   if (plan == NULL || hooks->prestart.len > 0 || hooks->create_runtime.len == 0
       || (netns && netns->path))
     return 0;
-  cleanup_free char *own_egress = own_egress_hook (plan);
-  if (!ar_egress_hook_is_own (&hooks->create_runtime.items[0], own_egress))
+  if (!hook_is_own (plan, &hooks->create_runtime.items[0]))
     return 0;
   *ran = true;
   const oci_hook_list first = { .items = hooks->create_runtime.items, .len = 1 };
-  return run_hooks (plan, id, &first, "createRuntime", state_json, own_egress,
-                    caller_stays, err);
+  return run_hooks (plan, id, &first, "createRuntime", state_json, caller_stays, err);
 }
 
 static void
 fill_error (yajl_gen g, const void *arg)
 {
-  const char *message = arg;
-  gen_key (g, "error");
-  yajl_gen_string (g, (const unsigned char *) message, strlen (message));
+  oj_gen_kv_string (g, "error", arg);
 }
 
 void
-ar_stage_audit_error (const ar_agent_plan *plan, const char *id,
-                      const char *event, const char *message)
+ar_stage_audit_error (const ar_plan *plan, const char *id, const char *event,
+                      const char *message)
 {
-  if (plan == NULL || plan->audit_path == NULL)
+  if (!audits (plan))
     return;
   cleanup_free char *fields = fields_of (fill_error, message);
   ar_stage_audit (plan, id, event, fields);
 }
 
 bool
-ar_stage_secrets_main_only (const ar_agent_plan *plan)
+ar_stage_secrets_main_only (const ar_plan *plan)
 {
-  return plan && plan->secrets_main_only && plan->n_secrets > 0;
+  return plan && stage->secrets_main_only (plan);
 }
 
 int
-ar_stage_hide_secrets (const ar_agent_plan *plan, ar_error_t **err)
+ar_stage_hide_secrets (const ar_plan *plan, ar_error_t **err)
 {
-  if (!ar_stage_secrets_main_only (plan))
-    return 0;
-  return ar_secrets_hide (plan->secrets_path, err);
+  return ar_stage_secrets_main_only (plan) ? stage->hide_secrets (plan, err) : 0;
 }
 
 /* The watchdog is a grandchild in its own session, holding only a pidfd
  * of the init: it ends when the init ends, or kills the container when
  * the wall-clock limit comes first. */
 static _Noreturn void
-watchdog_main (const ar_agent_plan *plan, const char *id, int init_pidfd,
+watchdog_main (const ar_plan *plan, const char *id, int init_pidfd,
                const char *cgroup_text)
 {
   setsid ();
@@ -387,7 +274,8 @@ watchdog_main (const ar_agent_plan *plan, const char *id, int init_pidfd,
   int keep[] = { init_pidfd };
   ar_process_close_fds (3, keep, 1);
   struct pollfd p = { .fd = init_pidfd, .events = POLLIN };
-  long long ms = (long long) plan->wall_clock_seconds * 1000;
+  long long seconds = stage->wall_clock_seconds (plan);
+  long long ms = seconds * 1000;
   int r;
   do
     r = poll (&p, 1, ms > INT32_MAX ? INT32_MAX : (int) ms);
@@ -399,18 +287,16 @@ watchdog_main (const ar_agent_plan *plan, const char *id, int init_pidfd,
   if (cgroup_text && ar_cgroup_deserialize (cgroup_text, &cg, &err) == 0)
     ar_cgroup_kill_all (cg, SIGKILL, &err);
   ar_pidfd_send_signal (init_pidfd, SIGKILL);
-  cleanup_free char *fields = xasprintf ("\"limit\":\"wall-clock\",\"seconds\":%lld",
-                                         (long long) plan->wall_clock_seconds);
+  cleanup_free char *fields = xasprintf ("\"limit\":\"wall-clock\",\"seconds\":%lld", seconds);
   ar_stage_audit (plan, id, "limit", fields);
   _exit (0);
 }
 
 int
-ar_stage_start_watchdog (const ar_agent_plan *plan, const char *id,
-                         pid_t init_pid, const char *cgroup_text,
-                         ar_error_t **err)
+ar_stage_start_watchdog (const ar_plan *plan, const char *id, pid_t init_pid,
+                         const char *cgroup_text, ar_error_t **err)
 {
-  if (plan == NULL || plan->wall_clock_seconds <= 0)
+  if (ar_stage_wall_clock_seconds (plan) <= 0)
     return 0;
   cleanup_close int pidfd = ar_pidfd_open (init_pid);
   if (pidfd < 0)
@@ -428,10 +314,9 @@ ar_stage_start_watchdog (const ar_agent_plan *plan, const char *id,
 }
 
 void
-ar_stage_audit_limits (const ar_agent_plan *plan, const char *id,
-                       const ar_cgroup *cg)
+ar_stage_audit_limits (const ar_plan *plan, const char *id, const ar_cgroup *cg)
 {
-  if (plan == NULL || plan->audit_path == NULL || cg == NULL)
+  if (!audits (plan) || cg == NULL)
     return;
   ar_cgroup_limit_hits hits;
   ar_cgroup_limit_hits_read (cg, &hits);
@@ -450,23 +335,27 @@ ar_stage_audit_limits (const ar_agent_plan *plan, const char *id,
 }
 
 void
-ar_stage_release_unstarted (const ar_agent_plan *plan, const char *state_dir,
+ar_stage_release_unstarted (const ar_plan *plan, const char *state_dir,
                             const char *id)
 {
-  if (plan == NULL)
-    return;
-  ar_agent_plan quiet = *plan;
-  quiet.output_host_dir = NULL;
-  quiet.audit_path = NULL;
   cleanup_error ar_error_t *ignored = NULL;
-  ar_stage_finish (&quiet, state_dir, id, &ignored);
+  if (plan)
+    stage->finish (plan, state_dir, id, false, &ignored);
 }
 
 int
-ar_stage_finish (const ar_agent_plan *plan, const char *state_dir,
-                 const char *id, ar_error_t **err)
+ar_stage_finish (const ar_plan *plan, const char *state_dir, const char *id,
+                 ar_error_t **err)
+{
+  return plan ? stage->finish (plan, state_dir, id, true, err) : 0;
+}
+
+int
+ar_stage_export_diff (const ar_plan *plan, const char *state_dir,
+                      const char *id, const struct ar_diff_request *req,
+                      ar_error_t **err)
 {
   if (plan == NULL)
-    return 0;
-  return ar_agent_finish (plan, state_dir, id, err);
+    return ar_error_set (err, 0, "--diff: the sandbox has no workspace");
+  return stage->export_diff (plan, state_dir, id, req, err);
 }
