@@ -104,6 +104,10 @@ const char *oci_ns_type_name (oci_ns_type type);
 const oci_namespace *oci_spec_find_namespace (const oci_spec *spec,
                                               oci_ns_type type);
 
+/* Append a mount of copies of its strings; `options` ends with NULL. */
+void oci_spec_append_mount (oci_spec *spec, const char *type, const char *source,
+                            const char *destination, const char *const *options);
+
 /* Replace a string list with copies of `items` / append a copy of one. */
 void oci_strv_set (oci_strv *v, char *const *items, size_t n);
 void oci_strv_push (oci_strv *v, const char *item);

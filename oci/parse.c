@@ -3,6 +3,7 @@
 #include "oci.h"
 #include "json.h"
 #include "../src/util/cleanup.h"
+#include "../src/util/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -799,52 +800,6 @@ oci_resources_parse (const char *data, size_t len, const char *display_name,
   return 0;
 }
 
-/* Read at most OCI_MAX_FILE_SIZE + 1 bytes: enough to tell "too big"
- * without trusting st_size (pipes, /proc files, files still growing). */
-static int
-read_limited (const char *path, const char *file, char **data, size_t *len,
-              ar_error_t **err)
-{
-  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0)
-    return ar_error_set (err, errno, "open `%s`", path);
-
-  struct stat st;
-  size_t cap = 4096;
-  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode))
-    {
-      if ((uint64_t) st.st_size > OCI_MAX_FILE_SIZE)
-        return ar_error_set (err, 0, "%s: larger than %u bytes", file,
-                             OCI_MAX_FILE_SIZE);
-      cap = (size_t) st.st_size + 1;
-    }
-
-  size_t used = 0;
-  cleanup_free char *buf = xmalloc (cap);
-  for (;;)
-    {
-      if (used == cap)
-        {
-          if (cap > OCI_MAX_FILE_SIZE)
-            break;
-          cap = cap * 2 > OCI_MAX_FILE_SIZE + 1 ? OCI_MAX_FILE_SIZE + 1
-                                                : cap * 2;
-          buf = xrealloc (buf, cap);
-        }
-      ssize_t n = read (fd, buf + used, cap - used);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return ar_error_set (err, errno, "read `%s`", path);
-      if (n == 0)
-        break;
-      used += (size_t) n;
-    }
-  *data = steal_pointer (&buf);
-  *len = used;
-  return 0;
-}
-
 int
 oci_spec_load (const char *path, const char *display_name, oci_spec **out,
                ar_error_t **err)
@@ -853,7 +808,13 @@ oci_spec_load (const char *path, const char *display_name, oci_spec **out,
   const char *file = display_name ? display_name : slash ? slash + 1 : path;
   cleanup_free char *data = NULL;
   size_t len = 0;
-  if (read_limited (path, file, &data, &len, err) < 0)
-    return -1;
+  if (ar_read_file_at (AT_FDCWD, path, OCI_MAX_FILE_SIZE, &data, &len, err) < 0)
+    {
+      /* The error names the file as the user knows it. */
+      if (err == NULL || !ar_error_is (*err, AR_ERR_TOO_LARGE))
+        return -1;
+      ar_error_freep (err);
+      return ar_error_set (err, 0, "%s: larger than %u bytes", file, OCI_MAX_FILE_SIZE);
+    }
   return oci_spec_parse (data, len, file, out, err);
 }

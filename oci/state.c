@@ -35,6 +35,25 @@ oci_spec_find_namespace (const oci_spec *spec, oci_ns_type type)
   return NULL;
 }
 
+void
+oci_spec_append_mount (oci_spec *spec, const char *type, const char *source,
+                       const char *destination, const char *const *options)
+{
+  size_t n = 0;
+  while (options[n])
+    n++;
+  char **items = xcalloc (n + 1, sizeof *items);
+  for (size_t i = 0; i < n; i++)
+    items[i] = xstrdup (options[i]);
+  spec->mounts = xrealloc (spec->mounts, (spec->n_mounts + 1) * sizeof *spec->mounts);
+  spec->mounts[spec->n_mounts++] = (oci_mount){
+    .destination = xstrdup (destination),
+    .source = xstrdup (source),
+    .type = xstrdup (type),
+    .options = { items, n },
+  };
+}
+
 const char *
 oci_map_get (const oci_map *map, const char *key)
 {

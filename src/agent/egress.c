@@ -107,17 +107,8 @@ ar_egress_prepare (const ar_agent_plan *plan, const char *state_dir,
   if (ar_write_file_atomic_at (AT_FDCWD, path, RESOLV_CONF_TEXT,
                                strlen (RESOLV_CONF_TEXT), 0644, err) < 0)
     return ar_error_prefix (err, "egress");
-  char **options = xcalloc (6, sizeof *options);
-  const char *const wanted[] = { "rbind", "ro", "nosuid", "nodev", "noexec" };
-  for (size_t i = 0; i < 5; i++)
-    options[i] = xstrdup (wanted[i]);
-  spec->mounts = xrealloc (spec->mounts, (spec->n_mounts + 1) * sizeof *spec->mounts);
-  spec->mounts[spec->n_mounts++] = (oci_mount){
-    .destination = xstrdup ("/etc/resolv.conf"),
-    .source = steal_pointer (&path),
-    .type = xstrdup ("bind"),
-    .options = { options, 5 },
-  };
+  const char *const options[] = { "rbind", "ro", "nosuid", "nodev", "noexec", NULL };
+  oci_spec_append_mount (spec, "bind", path, "/etc/resolv.conf", options);
   return 0;
 }
 

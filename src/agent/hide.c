@@ -3,6 +3,7 @@
 #include "hide.h"
 #include "policy_internal.h"
 #include "../../oci/json.h"
+#include "../../oci/oci.h"
 #include "../util/cleanup.h"
 #include "../util/path.h"
 
@@ -206,7 +207,7 @@ append_cover (oci_spec *spec, const char *path)
 {
   static const char *const options[]
       = { "nosuid", "nodev", "noexec", "mode=0755", "size=64k", NULL };
-  ar_spec_append_mount (spec, "tmpfs", "tmpfs", path, options);
+  oci_spec_append_mount (spec, "tmpfs", "tmpfs", path, options);
   ar_strv_append_unique (&ar_spec_ensure_linux (spec)->readonly_paths, path);
 }
 
@@ -215,7 +216,7 @@ static void
 append_empty_home (oci_spec *spec, const char *path)
 {
   static const char *const options[] = { "nosuid", "nodev", "mode=0700", NULL };
-  ar_spec_append_mount (spec, "tmpfs", "tmpfs", path, options);
+  oci_spec_append_mount (spec, "tmpfs", "tmpfs", path, options);
 }
 
 void

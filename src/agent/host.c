@@ -13,6 +13,7 @@
 #include "policy_internal.h"
 #include "secrets.h"
 #include "workspace.h"
+#include "../../oci/oci.h"
 #include "../util/cleanup.h"
 
 #include <string.h>
@@ -60,18 +61,10 @@ append_private_output (oci_spec *spec, const ar_agent_plan *plan, uid_t uid,
       ? xasprintf (",size=%llu", (unsigned long long) plan->output_max_bytes) : xstrdup ("");
   cleanup_free char *inodes = plan->output_max_files
       ? xasprintf (",nr_inodes=%llu", (unsigned long long) plan->output_max_files + 8) : xstrdup ("");
-  char **items = xcalloc (5, sizeof *items);
-  items[0] = xstrdup ("nosuid");
-  items[1] = xstrdup ("nodev");
-  items[2] = xstrdup ("noexec");
-  items[3] = xasprintf ("mode=0755,uid=%u,gid=%u%s%s", (unsigned) uid, (unsigned) gid, size, inodes);
-  spec->mounts = xrealloc (spec->mounts, (spec->n_mounts + 1) * sizeof *spec->mounts);
-  spec->mounts[spec->n_mounts++] = (oci_mount){
-    .destination = xstrdup (plan->output_path),
-    .source = xstrdup ("tmpfs"),
-    .type = xstrdup ("tmpfs"),
-    .options = { items, 4 },
-  };
+  cleanup_free char *mode = xasprintf ("mode=0755,uid=%u,gid=%u%s%s", (unsigned) uid,
+                                       (unsigned) gid, size, inodes);
+  const char *const options[] = { "nosuid", "nodev", "noexec", mode, NULL };
+  oci_spec_append_mount (spec, "tmpfs", "tmpfs", plan->output_path, options);
 }
 
 static void
@@ -90,7 +83,7 @@ rewrite_spec (const ar_agent_plan *plan, const char *state_dir,
   if (plan->n_secrets > 0)
     {
       cleanup_free char *source = ar_hostfs_join (state_dir, AR_SECRETS_DIR);
-      ar_spec_append_mount (spec, "bind", source,
+      oci_spec_append_mount (spec, "bind", source,
                          plan->secrets_path ? plan->secrets_path
                                             : AR_SECRETS_DEFAULT_PATH,
                          secrets_options);
@@ -98,7 +91,7 @@ rewrite_spec (const ar_agent_plan *plan, const char *state_dir,
   if (plan->output_path && plan->output_host_dir)
     {
       cleanup_free char *source = ar_hostfs_join (state_dir, AR_OUTPUT_DIR);
-      ar_spec_append_mount (spec, "bind", source, plan->output_path, output_options);
+      oci_spec_append_mount (spec, "bind", source, plan->output_path, output_options);
     }
   else if (plan->output_path)
     append_private_output (spec, plan, uid, gid);

@@ -15,6 +15,7 @@
 #include "policy_internal.h"
 #include "seccomp_default.h"
 #include "../../oci/json.h"
+#include "../../oci/oci.h"
 #include "../util/cleanup.h"
 #include "../util/path.h"
 
@@ -589,25 +590,6 @@ ar_spec_ensure_linux (oci_spec *spec)
   if (spec->linux_cfg == NULL)
     spec->linux_cfg = xcalloc (1, sizeof *spec->linux_cfg);
   return spec->linux_cfg;
-}
-
-void
-ar_spec_append_mount (oci_spec *spec, const char *type, const char *source,
-                      const char *destination, const char *const *options)
-{
-  size_t n = 0;
-  while (options[n])
-    n++;
-  char **items = xcalloc (n + 1, sizeof *items);
-  for (size_t i = 0; i < n; i++)
-    items[i] = xstrdup (options[i]);
-  spec->mounts = xrealloc (spec->mounts, (spec->n_mounts + 1) * sizeof *spec->mounts);
-  spec->mounts[spec->n_mounts++] = (oci_mount){
-    .destination = xstrdup (destination),
-    .source = xstrdup (source),
-    .type = xstrdup (type),
-    .options = { items, n },
-  };
 }
 
 static oci_resources *

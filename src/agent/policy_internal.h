@@ -143,9 +143,6 @@ bool ar_map_remove (oci_map *m, const char *key);
 
 /* spec->linux_cfg, made when absent. */
 oci_linux *ar_spec_ensure_linux (oci_spec *spec);
-/* Append a mount; `options` ends with NULL. */
-void ar_spec_append_mount (oci_spec *spec, const char *type, const char *source,
-                           const char *destination, const char *const *options);
 
 /* Append `item` to `list` unless it is there already. */
 void ar_strv_append_unique (oci_strv *list, const char *item);

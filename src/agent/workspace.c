@@ -13,6 +13,7 @@
 #include "ws_changes.h"
 #include "ws_diff.h"
 #include "ws_git.h"
+#include "../../oci/oci.h"
 #include "../util/cleanup.h"
 #include "../util/path.h"
 #include "../util/userns.h"
@@ -67,22 +68,12 @@ ar_workspace_prepare (const ar_agent_plan *plan, const char *state_dir,
   if (chown (upper, uid, gid) < 0)
     return ar_error_set (err, errno, "workspace: chown `%s` to %u:%u", upper, uid, gid);
 
-  char *options[] = {
-    xasprintf ("lowerdir=%s", plan->workspace_host_dir),
-    xasprintf ("upperdir=%s", upper),
-    xasprintf ("workdir=%s%s", work, userxattr_option ()),
-    plan->workspace_read_only ? xstrdup ("ro") : NULL,
-    NULL,
-  };
-  char **items = xcalloc (5, sizeof *items);
-  memcpy (items, options, sizeof options);
-  spec->mounts = xrealloc (spec->mounts, (spec->n_mounts + 1) * sizeof *spec->mounts);
-  spec->mounts[spec->n_mounts++] = (oci_mount){
-    .destination = xstrdup (plan->workspace_host_dir),
-    .source = xstrdup ("overlay"),
-    .type = xstrdup ("overlay"),
-    .options = { items, plan->workspace_read_only ? 4 : 3 },
-  };
+  cleanup_free char *lower = xasprintf ("lowerdir=%s", plan->workspace_host_dir);
+  cleanup_free char *upper_option = xasprintf ("upperdir=%s", upper);
+  cleanup_free char *work_option = xasprintf ("workdir=%s%s", work, userxattr_option ());
+  const char *const options[] = { lower, upper_option, work_option,
+                                  plan->workspace_read_only ? "ro" : NULL, NULL };
+  oci_spec_append_mount (spec, "overlay", "overlay", plan->workspace_host_dir, options);
   return 0;
 }
 

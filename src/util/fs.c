@@ -3,12 +3,15 @@
 #include "fs.h"
 #include "cleanup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int
 ar_write_all (int fd, const void *buf, size_t len)
@@ -45,23 +48,38 @@ ar_read_all (int fd, void *buf, size_t max)
   return (ssize_t) got;
 }
 
+static int
+too_large (ar_error_t **err, const char *path, size_t max)
+{
+  return ar_error_set_code (err, AR_ERR_TOO_LARGE, 0, "`%s`: larger than %zu bytes",
+                            path, max);
+}
+
 int
 ar_read_file_at (int dirfd, const char *path, size_t max, char **out,
                  size_t *len, ar_error_t **err)
 {
-  cleanup_close int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC);
+  cleanup_close int fd = openat (dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0)
     return ar_error_set (err, errno, "open `%s`", path);
 
+  /* A regular file's size sizes the buffer, but is not trusted as the
+   * end: the file may still grow. Pipes and /proc files say 0. */
+  struct stat st;
   size_t cap = 4096, used = 0;
+  if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode) && st.st_size > 0)
+    {
+      if ((uint64_t) st.st_size > max)
+        return too_large (err, path, max);
+      cap = (size_t) st.st_size + 1;
+    }
   cleanup_free char *buf = xmalloc (cap + 1);
   for (;;)
     {
       if (used == cap)
         {
           if (cap > max)
-            return ar_error_set (err, 0, "`%s`: larger than %zu bytes", path,
-                                 max);
+            return too_large (err, path, max);
           cap *= 2;
           buf = xrealloc (buf, cap + 1);
         }
@@ -75,7 +93,7 @@ ar_read_file_at (int dirfd, const char *path, size_t max, char **out,
       used += (size_t) n;
     }
   if (used > max)
-    return ar_error_set (err, 0, "`%s`: larger than %zu bytes", path, max);
+    return too_large (err, path, max);
   buf[used] = '\0';
   if (len)
     *len = used;
@@ -177,4 +195,21 @@ ar_pid_start_time (pid_t pid)
       p++;
     }
   return strtoull (p, NULL, 10);
+}
+
+void
+ar_unlink_files_at (int dirfd)
+{
+  int fd = openat (dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_dir DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+  if (d == NULL)
+    {
+      if (fd >= 0)
+        close (fd);
+      return;
+    }
+  struct dirent *e;
+  while ((e = readdir (d)) != NULL)
+    if (e->d_type != DT_DIR)
+      unlinkat (dirfd, e->d_name, 0);
 }

@@ -25,6 +25,10 @@ int ar_write_file_atomic_at (int dirfd, const char *path, const char *data,
 /* Write "<pid>" to `path` (atomically); a NULL path is a no-op. */
 int ar_write_pid_file (const char *path, pid_t pid, ar_error_t **err);
 
+/* Unlink every entry of `dirfd` that is not a directory (best effort:
+ * what cannot go stays). */
+void ar_unlink_files_at (int dirfd);
+
 /* mkdir -p; existing directories are fine. */
 int ar_mkdir_p (const char *path, mode_t mode, ar_error_t **err);
 
