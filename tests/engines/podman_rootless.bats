@@ -83,6 +83,14 @@ rl_args() {
 	[ "$RL_MANAGER" = cgroupfs ] || env+=(DBUS_SESSION_BUS_ADDRESS="unix:path=$RL_XDG/bus")
 	# From a directory the user may enter (not root's home).
 	RL_AS_USER=(runuser -u "$RL_USER" -- env -C "$ENG_T" "${env[@]}")
+	# Where /dev/net/tun is not the user's (no udev: this development
+	# host's is 0600), slirp4netns could not open it: Podman then runs in a
+	# mount namespace of its own where a node of udev's 0666 is bound
+	# there. Its pause process, made by the first call, keeps that view
+	# for the calls that join it.
+	[ ! -e "$ENG_T/tun" ] \
+		|| RL_AS_USER=(unshare -m --propagation private -- sh -c 'mount --bind "$0" /dev/net/tun && exec "$@"'
+			"$ENG_T/tun" "${RL_AS_USER[@]}")
 	RL_PODMAN_ARGS=(--root "$p/root" --runroot "$ENG_T/rr" --tmpdir "$p/tmp"
 		--storage-driver vfs --cgroup-manager "$RL_MANAGER" --events-backend file
 		--runtime "$ENG_AGENTRUN")
@@ -148,6 +156,7 @@ setup_file() {
 	fi
 	export RL_DELEGATED=0
 	if rl_delegated; then RL_DELEGATED=1; fi
+	runuser -u "$RL_USER" -- test -r /dev/net/tun -a -w /dev/net/tun || mknod -m 0666 "$ENG_T/tun" c 10 200
 	rl_args
 	pm import --change 'CMD ["/bin/sh"]' "$ENG_T/rootfs.tar" "$I" >/dev/null
 }
