@@ -200,40 +200,60 @@ memfd_contents (int fd, size_t *len)
   return buf;
 }
 
-/* Run `git ARGS...` on the shadow, stdin from `in_fd` (-1: /dev/null).
- * Its exit status, *out what it wrote (caller frees, may be NULL);
- * stdout and stderr go to memory files, so nothing can fill a pipe. A
- * status other than 0 or `ok_status` is an error naming git's last line
- * on stderr. */
+/* Start `git ARGS...` on the shadow, stdin from `in_fd` (-1: /dev/null),
+ * stdout to `out_fd`, stderr to a memory file (*err_fd, for finish_git)
+ * that no amount of output fills. A pipe as `out_fd` is the caller's to
+ * drain before finish_git. */
 static int
-run_git (const ar_git_shadow *g, const char *const args[], int in_fd,
-         int ok_status, char **out, size_t *out_len, ar_error_t **err)
+start_git (const ar_git_shadow *g, const char *const args[], int in_fd,
+           int out_fd, int *err_fd, pid_t *pid, ar_error_t **err)
 {
-  cleanup_close int out_fd = memfd_create ("git-out", MFD_CLOEXEC);
-  cleanup_close int err_fd = memfd_create ("git-err", MFD_CLOEXEC);
   cleanup_close int null_fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (out_fd < 0 || err_fd < 0 || null_fd < 0)
+  *err_fd = memfd_create ("git-err", MFD_CLOEXEC);
+  if (*err_fd < 0 || null_fd < 0)
     return ar_error_set (err, errno, "git: memfd");
   cleanup_strv char **env = git_environment (g);
   const ar_spawn_request req = { .argv = (char *const *) args, .envp = env,
                                  .in_fd = in_fd >= 0 ? in_fd : null_fd,
-                                 .out_fd = out_fd, .err_fd = err_fd };
-  pid_t pid;
-  if (ar_spawn (&req, &pid, err) < 0)
-    return -1;
+                                 .out_fd = out_fd, .err_fd = *err_fd };
+  return ar_spawn (&req, pid, err);
+}
+
+/* Wait for a started git: its exit status. A status other than 0 or
+ * `ok_status` is an error naming git's last line on stderr. */
+static int
+finish_git (pid_t pid, const char *const args[], int err_fd, int ok_status,
+            ar_error_t **err)
+{
   int code = ar_spawn_reap (pid, "git", err);
-  if (code < 0)
-    return -1;
-  size_t len;
-  if (out)
-    *out = memfd_contents (out_fd, out_len ? out_len : &len);
-  if (code == 0 || code == ok_status)
+  if (code < 0 || code == 0 || code == ok_status)
     return code;
+  size_t len;
   cleanup_free char *msg = memfd_contents (err_fd, &len);
   while (len > 0 && msg[len - 1] == '\n')
     msg[--len] = '\0';
   const char *last = strrchr (msg, '\n');
   return ar_error_set (err, 0, "git %s: %s", args[1], last ? last + 1 : *msg ? msg : "failed");
+}
+
+/* Run `git ARGS...` (start_git) and wait for it (finish_git); *out what
+ * it wrote (caller frees, may be NULL), kept in a memory file. */
+static int
+run_git (const ar_git_shadow *g, const char *const args[], int in_fd,
+         int ok_status, char **out, size_t *out_len, ar_error_t **err)
+{
+  cleanup_close int out_fd = memfd_create ("git-out", MFD_CLOEXEC);
+  cleanup_close int err_fd = -1;
+  pid_t pid;
+  if (out_fd < 0)
+    return ar_error_set (err, errno, "git: memfd");
+  if (start_git (g, args, in_fd, out_fd, &err_fd, &pid, err) < 0)
+    return -1;
+  int code = finish_git (pid, args, err_fd, ok_status, err);
+  size_t len;
+  if (out && code >= 0)
+    *out = memfd_contents (out_fd, out_len ? out_len : &len);
+  return code;
 }
 
 /* ---- what git is asked ------------------------------------------------ */
