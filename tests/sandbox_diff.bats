@@ -201,7 +201,9 @@ check_case() {
 }
 
 @test "diff: commits made in the sandbox come back as FILE.bundle; the diff is against the original HEAD" {
-	check_case -- 'git config user.name agent && git config user.email agent@sandbox &&
+	# With a secret the commits do not hold, looked for and not found.
+	printf 'not-in-any-commit-%s' "$RANDOM" >"$TEST_DIR/secret"
+	check_case --secret "tok=$TEST_DIR/secret" -- 'git config user.name agent && git config user.email agent@sandbox &&
 		echo committed >>doc.txt && git commit -qam "agent: edit doc" && echo uncommitted >>src/d5/f5.txt'
 	local d=$TEST_DIR/changes.diff original
 	! grep -q '\.git/' "$d" || fail ".git in the diff"
@@ -222,6 +224,68 @@ check_case() {
 	echo stale >"$TEST_DIR/changes.diff.bundle"
 	check_case -- 'echo x >>doc.txt'
 	[ ! -e "$TEST_DIR/changes.diff.bundle" ]
+}
+
+# A secret as --secret tok=FILE gives it: $secret, its value.
+make_secret() {
+	secret=bundle-secret-$RANDOM$RANDOM
+	printf '%s' "$secret" >"$TEST_DIR/secret"
+}
+
+# No FILE.bundle (a stale one is gone), one line on stderr naming it, the
+# audit log's diff event listing it as withheld, and the value nowhere.
+assert_bundle_withheld() {
+	local d=$TEST_DIR/changes.diff
+	[ ! -e "$d.bundle" ] || fail "a bundle was written"
+	[ "$(grep -cF "withheld \`$d.bundle\` (a new commit contains secret tok)" <<<"$output")" = 1 ] || fail "not one line"
+	[ "$(jq -r 'select(.event == "diff") | .withheld[] | select(.path == "'"$d.bundle"'") | .reason' "$TEST_DIR/audit.log")" \
+		= "a new commit contains secret tok" ] || fail "not in the audit log: $(cat "$TEST_DIR/audit.log")"
+	[ "$(jq -r 'select(.event == "diff") | .bundle' "$TEST_DIR/audit.log")" = null ]
+	! grep -qF -- "$secret" "$TEST_DIR/audit.log" "$d" || fail "the secret is in the audit log or the diff"
+	refute_output_contains "$secret"
+}
+
+@test "diff: no FILE.bundle when a new commit holds a file with a secret's value, even one removed by a later commit" {
+	local secret
+	make_secret
+	echo stale >"$TEST_DIR/changes.diff.bundle"
+	run diff_sandbox --secret "tok=$TEST_DIR/secret" --audit "$TEST_DIR/audit.log" -- \
+		'git config user.name agent && git config user.email agent@sandbox &&
+		cp /run/secrets/tok leaked.txt && echo clean >>doc.txt && git add -A && git commit -qm "agent: add"'
+	assert_success
+	assert_output_contains "exit status 0 is kept"
+	assert_bundle_withheld
+	grep -qx 'agentrun: withheld b/leaked.txt (contains secret tok)' "$TEST_DIR/changes.diff"
+	grep -qx '+clean' "$TEST_DIR/changes.diff"
+
+	# Gone from the workspace, the file is still in the commits.
+	rm "$TEST_DIR/audit.log"
+	run diff_sandbox --secret "tok=$TEST_DIR/secret" --audit "$TEST_DIR/audit.log" -- \
+		'git config user.name agent && git config user.email agent@sandbox &&
+		cp /run/secrets/tok leaked.txt && git add leaked.txt && git commit -qm "agent: add" &&
+		git rm -q leaked.txt && echo clean >>doc.txt && git commit -qam "agent: clean"'
+	assert_success
+	assert_bundle_withheld
+	[ "$(grep -c '^diff --git' "$TEST_DIR/changes.diff")" = 1 ] || fail "$(cat "$TEST_DIR/changes.diff")"
+}
+
+@test "diff: no FILE.bundle when a new commit's message or the branch's name holds a secret's value; --diff-strict exits 125" {
+	local secret
+	make_secret
+	run diff_sandbox --secret "tok=$TEST_DIR/secret" --audit "$TEST_DIR/audit.log" --diff-strict -- \
+		'echo clean >>doc.txt && git -c user.name=agent -c user.email=agent@sandbox commit -qam "agent: $(cat /run/secrets/tok)"'
+	assert_failure 125
+	assert_output_contains "the command exited 0"
+	assert_bundle_withheld
+	grep -qx '+clean' "$TEST_DIR/changes.diff"
+
+	# A branch named after it: the bundle would carry the name.
+	rm "$TEST_DIR/audit.log"
+	run diff_sandbox --secret "tok=$TEST_DIR/secret" --audit "$TEST_DIR/audit.log" -- \
+		'git checkout -qb "x-$(cat /run/secrets/tok)" && echo clean >>doc.txt &&
+		git -c user.name=agent -c user.email=agent@sandbox commit -qam "agent: clean"'
+	assert_success
+	assert_bundle_withheld
 }
 
 @test "diff: gitignored files are left out, made or deleted; --diff-ignored keeps them" {

@@ -183,7 +183,9 @@ int ar_agent_finish (const ar_agent_plan *plan, const char *state_dir,
  * the workspace as it was, in git's diff format (git apply takes it on a
  * clean checkout of the original); without .git, nor, in a git
  * repository, the files git ignores unless `include_ignored`. The
- * commits made in the sandbox go to FILE.bundle (none: no such file).
+ * commits made in the sandbox go to FILE.bundle (none: no such file),
+ * unless what it would carry holds a secret: then there is none either,
+ * it is listed as withheld and the diff is not whole.
  * After the container stopped and before ar_agent_finish. Files holding
  * a secret are withheld as from /output; the audit log's "diff" event
  * lists them, and the error when the diff is not whole (a path that

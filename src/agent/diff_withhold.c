@@ -33,6 +33,13 @@ withhold (ar_diff_withheld_list *l, const char *path, bool name_shown, char *rea
   return &l->withheld[l->n++];
 }
 
+const ar_output_withheld *
+ar_diff_withhold_named (ar_diff_withheld_list *list, const char *name,
+                        char *reason)
+{
+  return withhold (list, name, true, reason);
+}
+
 /* The secret in one side's file or symlink target; NULL when it holds
  * none or is not there. */
 static char *

@@ -27,6 +27,12 @@ const ar_output_withheld *ar_diff_withhold_path (const ar_secret_set *secrets,
                                                  int b_fd,
                                                  ar_diff_withheld_list *list);
 
+/* Add what is no workspace path (the commits' bundle) under `name`, as
+ * it is, and why (`reason`, taken over). */
+const ar_output_withheld *ar_diff_withhold_named (ar_diff_withheld_list *list,
+                                                  const char *name,
+                                                  char *reason);
+
 void ar_diff_withheld_list_clear (ar_diff_withheld_list *list);
 #define cleanup_diff_withheld __attribute__ ((cleanup (ar_diff_withheld_list_clear)))
 

@@ -98,7 +98,8 @@ mount_views (const char *workspace, const char *upper, const char *a,
 typedef struct
 {
   size_t changed;
-  ar_diff_withheld_list withheld;
+  ar_diff_withheld_list withheld; /* the paths, then the bundle */
+  size_t withheld_paths;
   char *bundle; /* NULL: none written */
 } diff_outcome;
 
@@ -176,21 +177,44 @@ drop_ignored (const git_views *g, int a_fd, int b_fd, ar_path_list *paths,
   return ar_git_drop_ignored (&g->original, paths, ask, err);
 }
 
-/* The commits since the original HEAD, as FILE.bundle; an older
- * FILE.bundle goes when there are none, so it never belongs to an
- * earlier run. */
+/* Whether there are commits since the original HEAD, and which secret
+ * what they carry that is new holds. */
 static int
-export_commits (const git_views *g, const char *bundle, bool *written,
-                ar_error_t **err)
+new_commits (const git_views *g, const ar_secret_set *secrets, char *since,
+             bool *ahead, const char **secret, ar_error_t **err)
+{
+  if ((g->original.dir && ar_git_head (&g->original, since, err) < 0)
+      || ar_git_moved_ahead (&g->changed, since, ahead, err) < 0
+      || (*ahead && ar_git_find_secret (&g->changed, since, secrets, secret, err) < 0))
+    return ar_error_prefix (err, "--diff: commits");
+  return 0;
+}
+
+/* The commits since the original HEAD, as FILE.bundle. When what they
+ * carry holds a secret there is none: it is withheld (listed with the
+ * withheld paths) and the diff is not whole. An older FILE.bundle goes
+ * whenever none is written, so it never belongs to an earlier run. */
+static int
+export_commits (const git_views *g, const ar_secret_set *secrets,
+                const char *bundle, ar_diff_withheld_list *withheld,
+                bool *written, ar_error_t **err)
 {
   char since[AR_GIT_ID_SIZE] = "";
-  *written = false;
-  if (g->repo && ((g->original.dir && ar_git_head (&g->original, since, err) < 0)
-                  || ar_git_bundle (&g->changed, since, bundle, written, err) < 0))
-    return ar_error_prefix (err, "--diff: commits");
+  bool ahead = false;
+  const char *secret = NULL;
+  int r = g->repo ? new_commits (g, secrets, since, &ahead, &secret, err) : 0;
+  if (r == 0 && secret)
+    {
+      const ar_output_withheld *w
+          = ar_diff_withhold_named (withheld, bundle, xasprintf ("a new commit contains secret %s", secret));
+      r = ar_error_set (err, 0, "--diff: withheld `%s` (%s)", bundle, w->reason);
+    }
+  else if (r == 0 && ahead && ar_git_bundle (&g->changed, since, bundle, err) < 0)
+    r = ar_error_prefix (err, "--diff: commits");
+  *written = r == 0 && ahead;
   if (!*written && unlink (bundle) < 0 && errno != ENOENT)
-    return ar_error_set (err, errno, "--diff: remove the old `%s`", bundle);
-  return 0;
+    r = ar_error_set (err, errno, "--diff: remove the old `%s`", bundle);
+  return r;
 }
 
 static int
@@ -242,14 +266,14 @@ diff_views (const ar_diff_request *req, const char *state_dir,
                    .sink = { .secrets = secrets } };
   write_patches (&d, &paths, req->path, &step);
   ar_error_free (ar_error_keep_first (&first, &step));
-  cleanup_free char *bundle = xasprintf ("%s.bundle", req->path);
-  bool written = false;
-  export_commits (&git, bundle, &written, &step);
-  ar_error_free (ar_error_keep_first (&first, &step));
-
   outcome->changed = d.changed;
   outcome->withheld = d.withheld;
+  outcome->withheld_paths = d.withheld.n;
   d.withheld = (ar_diff_withheld_list){ 0 };
+  cleanup_free char *bundle = xasprintf ("%s.bundle", req->path);
+  bool written = false;
+  export_commits (&git, secrets, bundle, &outcome->withheld, &written, &step);
+  ar_error_free (ar_error_keep_first (&first, &step));
   outcome->bundle = written ? steal_pointer (&bundle) : NULL;
   ar_ws_diff_clear (&d);
   return ar_error_pass (err, steal_pointer (&first));
@@ -325,7 +349,7 @@ ar_workspace_export_diff (const ar_agent_plan *plan, const char *state_dir,
   ar_secret_set_clear (&secrets);
   if (req->result)
     *req->result = (ar_diff_result){ .changed = outcome.changed,
-                                     .withheld = outcome.withheld.n,
+                                     .withheld = outcome.withheld_paths,
                                      .bundle = steal_pointer (&outcome.bundle) };
   return r;
 }

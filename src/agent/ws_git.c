@@ -200,40 +200,60 @@ memfd_contents (int fd, size_t *len)
   return buf;
 }
 
-/* Run `git ARGS...` on the shadow, stdin from `in_fd` (-1: /dev/null).
- * Its exit status, *out what it wrote (caller frees, may be NULL);
- * stdout and stderr go to memory files, so nothing can fill a pipe. A
- * status other than 0 or `ok_status` is an error naming git's last line
- * on stderr. */
+/* Start `git ARGS...` on the shadow, stdin from `in_fd` (-1: /dev/null),
+ * stdout to `out_fd`, stderr to a memory file (*err_fd, for finish_git)
+ * that no amount of output fills. A pipe as `out_fd` is the caller's to
+ * drain before finish_git. */
 static int
-run_git (const ar_git_shadow *g, const char *const args[], int in_fd,
-         int ok_status, char **out, size_t *out_len, ar_error_t **err)
+start_git (const ar_git_shadow *g, const char *const args[], int in_fd,
+           int out_fd, int *err_fd, pid_t *pid, ar_error_t **err)
 {
-  cleanup_close int out_fd = memfd_create ("git-out", MFD_CLOEXEC);
-  cleanup_close int err_fd = memfd_create ("git-err", MFD_CLOEXEC);
   cleanup_close int null_fd = open ("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (out_fd < 0 || err_fd < 0 || null_fd < 0)
+  *err_fd = memfd_create ("git-err", MFD_CLOEXEC);
+  if (*err_fd < 0 || null_fd < 0)
     return ar_error_set (err, errno, "git: memfd");
   cleanup_strv char **env = git_environment (g);
   const ar_spawn_request req = { .argv = (char *const *) args, .envp = env,
                                  .in_fd = in_fd >= 0 ? in_fd : null_fd,
-                                 .out_fd = out_fd, .err_fd = err_fd };
-  pid_t pid;
-  if (ar_spawn (&req, &pid, err) < 0)
-    return -1;
+                                 .out_fd = out_fd, .err_fd = *err_fd };
+  return ar_spawn (&req, pid, err);
+}
+
+/* Wait for a started git: its exit status. A status other than 0 or
+ * `ok_status` is an error naming git's last line on stderr. */
+static int
+finish_git (pid_t pid, const char *const args[], int err_fd, int ok_status,
+            ar_error_t **err)
+{
   int code = ar_spawn_reap (pid, "git", err);
-  if (code < 0)
-    return -1;
-  size_t len;
-  if (out)
-    *out = memfd_contents (out_fd, out_len ? out_len : &len);
-  if (code == 0 || code == ok_status)
+  if (code < 0 || code == 0 || code == ok_status)
     return code;
+  size_t len;
   cleanup_free char *msg = memfd_contents (err_fd, &len);
   while (len > 0 && msg[len - 1] == '\n')
     msg[--len] = '\0';
   const char *last = strrchr (msg, '\n');
   return ar_error_set (err, 0, "git %s: %s", args[1], last ? last + 1 : *msg ? msg : "failed");
+}
+
+/* Run `git ARGS...` (start_git) and wait for it (finish_git); *out what
+ * it wrote (caller frees, may be NULL), kept in a memory file. */
+static int
+run_git (const ar_git_shadow *g, const char *const args[], int in_fd,
+         int ok_status, char **out, size_t *out_len, ar_error_t **err)
+{
+  cleanup_close int out_fd = memfd_create ("git-out", MFD_CLOEXEC);
+  cleanup_close int err_fd = -1;
+  pid_t pid;
+  if (out_fd < 0)
+    return ar_error_set (err, errno, "git: memfd");
+  if (start_git (g, args, in_fd, out_fd, &err_fd, &pid, err) < 0)
+    return -1;
+  int code = finish_git (pid, args, err_fd, ok_status, err);
+  size_t len;
+  if (out && code >= 0)
+    *out = memfd_contents (out_fd, out_len ? out_len : &len);
+  return code;
 }
 
 /* ---- what git is asked ------------------------------------------------ */
@@ -302,10 +322,10 @@ head_behind (const ar_git_shadow *g, const char *commit, bool *yes,
 }
 
 int
-ar_git_bundle (const ar_git_shadow *g, const char *since, const char *path,
-               bool *written, ar_error_t **err)
+ar_git_moved_ahead (const ar_git_shadow *g, const char *since, bool *ahead,
+                    ar_error_t **err)
 {
-  *written = false;
+  *ahead = false;
   char head[AR_GIT_ID_SIZE];
   if (ar_git_head (g, head, err) < 0)
     return -1;
@@ -314,23 +334,107 @@ ar_git_bundle (const ar_git_shadow *g, const char *since, const char *path,
   bool behind = false;
   if (*since && head_behind (g, since, &behind, err) < 0)
     return -1;
-  if (behind)
-    return 0; /* nothing new: HEAD did not move, or went back */
+  *ahead = !behind; /* behind: HEAD did not move, or went back */
+  return 0;
+}
+
+/* "^since" for git's revision arguments; NULL when there is none. */
+static char *
+exclude_arg (const char *since)
+{
+  return *since ? xasprintf ("^%s", since) : NULL;
+}
+
+/* The ids of the objects HEAD reaches and `since` does not, a line each,
+ * in a memory file read from its start. */
+static int
+new_object_ids (const ar_git_shadow *g, const char *since, int *ids,
+                ar_error_t **err)
+{
+  cleanup_free char *exclude = exclude_arg (since);
+  const char *const args[] = { "git", "rev-list", "--objects", "--no-object-names",
+                               "HEAD", exclude, NULL };
+  cleanup_close int err_fd = -1;
+  pid_t pid;
+  *ids = memfd_create ("git-ids", MFD_CLOEXEC);
+  if (*ids < 0)
+    return ar_error_set (err, errno, "git: memfd");
+  if (start_git (g, args, -1, *ids, &err_fd, &pid, err) < 0
+      || finish_git (pid, args, err_fd, 0, err) < 0)
+    return -1;
+  if (lseek (*ids, 0, SEEK_SET) < 0)
+    return ar_error_set (err, errno, "git: rewind");
+  return 0;
+}
+
+/* The branch HEAD names ("" for a detached HEAD; caller frees). */
+static int
+head_branch (const ar_git_shadow *g, char **branch, ar_error_t **err)
+{
+  static const char *const args[] = { "git", "symbolic-ref", "-q", "HEAD", NULL };
+  if (run_git (g, args, -1, 1, branch, NULL, err) < 0)
+    return -1;
+  (*branch)[strcspn (*branch, "\n")] = '\0';
+  return 0;
+}
+
+/* The objects' raw contents (cat-file --batch: a header line each, then
+ * the bytes) go through a pipe to the streaming search, so a large blob
+ * is never held whole. The read end is closed before the wait: git is
+ * never left blocked on a full pipe. */
+static int
+scan_new_objects (const ar_git_shadow *g, const char *since,
+                  const ar_secret_set *secrets, const char **found,
+                  ar_error_t **err)
+{
+  cleanup_close int ids = -1;
+  if (new_object_ids (g, since, &ids, err) < 0)
+    return -1;
+  int fds[2];
+  if (pipe2 (fds, O_CLOEXEC) < 0)
+    return ar_error_set (err, errno, "git: pipe");
+  cleanup_close int rd = fds[0];
+  cleanup_close int err_fd = -1;
+  static const char *const args[] = { "git", "cat-file", "--batch", NULL };
+  pid_t pid;
+  int r = start_git (g, args, ids, fds[1], &err_fd, &pid, err);
+  close (fds[1]);
+  if (r < 0)
+    return -1;
+  r = ar_secret_scan_fd (secrets, rd, found, err);
+  close (steal_fd (&rd));
+  return finish_git (pid, args, err_fd, 0, err) < 0 || r < 0 ? -1 : 0;
+}
+
+int
+ar_git_find_secret (const ar_git_shadow *g, const char *since,
+                    const ar_secret_set *secrets, const char **found,
+                    ar_error_t **err)
+{
+  *found = NULL;
+  if (secrets == NULL || secrets->n == 0)
+    return 0;
+  cleanup_free char *branch = NULL;
+  if (head_branch (g, &branch, err) < 0)
+    return -1;
+  *found = ar_secret_set_find (secrets, branch, strlen (branch));
+  return *found ? 0 : scan_new_objects (g, since, secrets, found, err);
+}
+
+int
+ar_git_bundle (const ar_git_shadow *g, const char *since, const char *path,
+               ar_error_t **err)
+{
   /* HEAD, and its branch (bundled under its name) when it has one. */
   cleanup_free char *branch = NULL;
-  static const char *const symref[] = { "git", "symbolic-ref", "-q", "HEAD", NULL };
-  if (run_git (g, symref, -1, 1, &branch, NULL, err) < 0)
+  if (head_branch (g, &branch, err) < 0)
     return -1;
-  branch[strcspn (branch, "\n")] = '\0';
-  cleanup_free char *exclude = *since ? xasprintf ("^%s", since) : NULL;
+  cleanup_free char *exclude = exclude_arg (since);
   const char *args[9] = { "git", "bundle", "create", "-q", path, "HEAD" }; /* NULL-ended */
   size_t n = 6;
   if (*branch)
     args[n++] = branch;
   if (exclude)
     args[n++] = exclude;
-  if (run_git (g, args, -1, 0, NULL, NULL, err) < 0)
-    return -1;
-  *written = true;
-  return 0;
+  return run_git (g, args, -1, 0, NULL, NULL, err) < 0 ? -1 : 0;
 }

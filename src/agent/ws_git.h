@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What git knows about a workspace that is a git repository: which of
- * the changed paths it ignores, and the commits the agent made.
+ * the changed paths it ignores, and the commits the agent made (and
+ * whether they hold a secret).
  *
  * git never runs on the agent's .git: its config, hooks, attributes and
  * fsmonitor could run commands on the host. It runs on a shadow git dir
@@ -10,6 +11,7 @@
 #ifndef AR_AGENT_WS_GIT_H
 #define AR_AGENT_WS_GIT_H
 
+#include "secrets.h"
 #include "ws_changes.h"
 #include "../util/error.h"
 #include <stdbool.h>
@@ -46,10 +48,23 @@ int ar_git_drop_ignored (const ar_git_shadow *g, ar_path_list *paths,
 int ar_git_head (const ar_git_shadow *g, char id[AR_GIT_ID_SIZE],
                  ar_error_t **err);
 
-/* The commits from `since` (a commit id, "" for none) to HEAD, as a git
- * bundle at `path` with HEAD and the branch HEAD names. *written is
- * false when there is nothing new (HEAD is `since` or behind it). */
+/* HEAD has a commit, and it is neither `since` (a commit id, "" for
+ * none) nor behind it: there is something to bundle. */
+int ar_git_moved_ahead (const ar_git_shadow *g, const char *since,
+                        bool *ahead, ar_error_t **err);
+
+/* What a bundle from `since` would carry that is new, looked for the
+ * secrets' bytes: every object HEAD reaches and `since` does not (the
+ * commits, their messages and authors; the trees, their names; the
+ * blobs) and the name of HEAD's branch. *found: the secret's name, NULL
+ * when there is none (or no secrets). */
+int ar_git_find_secret (const ar_git_shadow *g, const char *since,
+                        const ar_secret_set *secrets, const char **found,
+                        ar_error_t **err);
+
+/* The commits from `since` to HEAD, as a git bundle at `path` with HEAD
+ * and the branch HEAD names. */
 int ar_git_bundle (const ar_git_shadow *g, const char *since,
-                   const char *path, bool *written, ar_error_t **err);
+                   const char *path, ar_error_t **err);
 
 #endif
