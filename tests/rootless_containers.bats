@@ -69,6 +69,37 @@ as_user() {
 	refute_output_contains system.slice
 }
 
+@test "rootless: where a fresh cgroup mount is refused, /sys/fs/cgroup shows the container's own cgroup, bound read-only" {
+	# The kernel refuses a user namespace's cgroup mount on some hosts
+	# (a cgroup namespace it does not own, a hierarchy mounted with other
+	# options): the runtime then binds the cgroup the container runs in,
+	# as runc does. Neither host here refuses, so a seccomp filter
+	# (tests/tools/deny_mount.c) refuses mount(2) with the cgroup mount's
+	# flags alone: ro,nosuid,nodev,noexec,relatime and nodiratime, which
+	# no other mount of this spec has.
+	local h=/sys/fs/cgroup/pids inside=/sys/fs/cgroup/pids
+	if [ -f /sys/fs/cgroup/cgroup.controllers ]; then h=/sys/fs/cgroup inside=/sys/fs/cgroup; fi
+	[ -f "$h/cgroup.procs" ] || skip "no pids hierarchy at $h"
+	# A cgroup of the test's own with a sibling, so a bind of the
+	# hierarchy's root (or of the parent) would show.
+	local own=$h/$AR_RUN-own
+	mkdir -p "$own/inner" "$own/sibling"
+	update_config '.linux.namespaces |= (map(select(.type != "cgroup")) + [{type: "cgroup"}])
+		| .mounts |= map(if .type == "cgroup" then .options = ["nosuid","noexec","nodev","relatime","nodiratime","ro"] else . end)'
+	set_args sh -c "ls $inside; test -e $inside/cgroup.procs && echo has-procs; touch $inside/probe 2>/dev/null || echo read-only"
+	run bash -c 'echo $$ >"$1/cgroup.procs" && cd "$2" && shift 2 && exec "$@" </dev/null' \
+		_ "$own/inner" "$BUNDLE" timeout -k 5 "$AR_TIMEOUT" "${AR_AS_USER[@]}" \
+		"$(tool_bin deny_mount)" 0x20080f "$RUNTIME" --root "$ROOT" run "$CID"
+	rmdir "$own/inner" "$own/sibling" "$own"
+	assert_success
+	assert_output_contains has-procs
+	assert_output_contains read-only
+	refute_output_contains sibling
+	refute_output_contains inner
+	refute_output_contains "$AR_RUN-own"
+	# Without the filter the same spec mounts the hierarchy afresh.
+}
+
 @test "rootless: --rootless takes true, false or auto, nothing else; false as a user fails as root's run would" {
 	run "$RUNTIME" --rootless maybe list
 	assert_failure

@@ -285,6 +285,9 @@ locked_flags (const char *path)
     flags |= MS_NODIRATIME;
   if (st.f_flag & ST_RELATIME)
     flags |= MS_RELATIME;
+  /* Neither: strictatime, which a remount must say (no flag is relatime). */
+  if (!(st.f_flag & (ST_NOATIME | ST_RELATIME)))
+    flags |= MS_STRICTATIME;
   if (st.f_flag & ST_RDONLY)
     flags |= MS_RDONLY;
   return flags;
@@ -304,9 +307,11 @@ remount_bind (const char *path, const char *display, unsigned long flags,
 
   /* Retry with what is locked on the mount now. Read-only stays only if
    * it was asked for: locked_flags reports it too, but a locked
-   * read-only mount cannot become writable anyway. */
+   * read-only mount cannot become writable anyway. Locked atime flags
+   * cannot change at all: the mount's own replace the ones asked for. */
+  const unsigned long atime = MS_NOATIME | MS_NODIRATIME | MS_RELATIME | MS_STRICTATIME;
   unsigned long locked = locked_flags (path) & ~MS_RDONLY;
-  if (mount (NULL, path, NULL, base | keep | locked, NULL) < 0)
+  if (mount (NULL, path, NULL, base | (keep & ~atime) | locked, NULL) < 0)
     return ar_error_set (err, errno, "remount \"%s\"", display);
   return 0;
 }
