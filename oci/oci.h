@@ -16,10 +16,6 @@
 #define OCI_MAX_DEPTH 64              /* JSON nesting */
 #define OCI_MAX_ARRAY 8192            /* elements of any one array */
 
-/* Read and parse a config.json. `display_name` is used in error messages
- * ("config.json"); pass NULL to use the basename of `path`. */
-int oci_spec_load (const char *path, const char *display_name,
-                   oci_spec **out, ar_error_t **err);
 
 /* Parse a config.json held in memory (need not be NUL-terminated). */
 int oci_spec_parse (const char *data, size_t len, const char *display_name,

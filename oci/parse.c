@@ -3,7 +3,6 @@
 #include "oci.h"
 #include "json.h"
 #include "../src/util/cleanup.h"
-#include "../src/util/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -800,21 +799,3 @@ oci_resources_parse (const char *data, size_t len, const char *display_name,
   return 0;
 }
 
-int
-oci_spec_load (const char *path, const char *display_name, oci_spec **out,
-               ar_error_t **err)
-{
-  const char *slash = strrchr (path, '/');
-  const char *file = display_name ? display_name : slash ? slash + 1 : path;
-  cleanup_free char *data = NULL;
-  size_t len = 0;
-  if (ar_read_file_at (AT_FDCWD, path, OCI_MAX_FILE_SIZE, &data, &len, err) < 0)
-    {
-      /* The error names the file as the user knows it. */
-      if (err == NULL || !ar_error_is (*err, AR_ERR_TOO_LARGE))
-        return -1;
-      ar_error_freep (err);
-      return ar_error_set (err, 0, "%s: larger than %u bytes", file, OCI_MAX_FILE_SIZE);
-    }
-  return oci_spec_parse (data, len, file, out, err);
-}

@@ -12,7 +12,6 @@ typedef enum
 {
   AR_ERR_FAILED = 0,   /* nothing more specific */
   AR_ERR_NO_CONTAINER, /* no container of that id under the state root */
-  AR_ERR_TOO_LARGE,    /* a file over the size its reader accepts */
 } ar_error_code;
 
 typedef struct ar_error

@@ -51,8 +51,7 @@ ar_read_all (int fd, void *buf, size_t max)
 static int
 too_large (ar_error_t **err, const char *path, size_t max)
 {
-  return ar_error_set_code (err, AR_ERR_TOO_LARGE, 0, "`%s`: larger than %zu bytes",
-                            path, max);
+  return ar_error_set (err, 0, "`%s`: larger than %zu bytes", path, max);
 }
 
 int
@@ -98,18 +97,6 @@ ar_read_file_at (int dirfd, const char *path, size_t max, char **out,
   if (len)
     *len = used;
   *out = steal_pointer (&buf);
-  return 0;
-}
-
-int
-ar_write_file_at (int dirfd, const char *path, const char *data, size_t len,
-                  ar_error_t **err)
-{
-  cleanup_close int fd = openat (dirfd, path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0)
-    return ar_error_set (err, errno, "open `%s`", path);
-  if (ar_write_all (fd, data, len) < 0)
-    return ar_error_set (err, errno, "write `%s`", path);
   return 0;
 }
 

@@ -13,10 +13,6 @@
 int ar_read_file_at (int dirfd, const char *path, size_t max, char **out,
                      size_t *len, ar_error_t **err);
 
-/* Write `len` bytes to an existing file (cgroup knobs, /proc files). */
-int ar_write_file_at (int dirfd, const char *path, const char *data,
-                      size_t len, ar_error_t **err);
-
 /* Create or replace a file atomically (write a temporary, fsync-free
  * rename) with the given mode. */
 int ar_write_file_atomic_at (int dirfd, const char *path, const char *data,

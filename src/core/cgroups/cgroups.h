@@ -68,14 +68,9 @@ int ar_cgroup_open_v2_dir (const ar_cgroup *cg);
  * cloned into that one already); on a v2-only host, nothing to do. */
 int ar_cgroup_enter_v1 (const ar_cgroup *cg, pid_t pid, ar_error_t **err);
 
-/* Move pid into the existing sub-cgroup `sub` (relative, no "..") of the
- * container's cgroup, in the hierarchies that have `controller_or_null`
- * (a comma list; NULL: all of them); the others are left alone. Fails,
- * naming it, when the sub-cgroup does not exist. */
-int ar_cgroup_enter_sub (const ar_cgroup *cg, const char *controller_or_null,
-                         const char *sub, pid_t pid, ar_error_t **err);
-
-/* exec --cgroup: `specs` are "[<controller>:]<sub>" (runc's format). Plain
+/* exec --cgroup: move pid into existing sub-cgroups (relative, no "..")
+ * of the container's cgroup; a missing one fails, named. `specs` are
+ * "[<controller>:]<sub>" (runc's format). Plain
  * ones apply to every hierarchy, controller ones override them there, and
  * hierarchies nobody names get the container's cgroup itself. All are
  * checked before pid moves anywhere. */

@@ -196,18 +196,6 @@ enter_targets (const ar_cgroup *cg, const sub_request *reqs, size_t n,
 }
 
 int
-ar_cgroup_enter_sub (const ar_cgroup *cg, const char *controller_or_null,
-                     const char *sub, pid_t pid, ar_error_t **err)
-{
-  sub_request r = { 0 };
-  if (make_request (controller_or_null, sub, &r, err) < 0)
-    return -1;
-  int ret = enter_targets (cg, &r, 1, false, pid, err);
-  request_clear (&r);
-  return ret;
-}
-
-int
 ar_cgroup_enter_subs (const ar_cgroup *cg, char *const *specs, size_t n,
                       pid_t pid, ar_error_t **err)
 {
