@@ -237,7 +237,10 @@ export_file (export_ctx *x, int src_dir, int dst_dir, const char *name,
   if (ret == 0 && res.over_quota)
     reason = "byte quota exceeded";
   else if (ret == 0 && res.secret)
-    reason = secret_reason = xasprintf ("contains secret %s", res.secret);
+    {
+      secret_reason = xasprintf ("contains secret %s", res.secret);
+      reason = secret_reason;
+    }
   if (ret < 0 || reason)
     {
       /* Truncate first: the bytes go even if the name cannot. */
@@ -520,7 +523,7 @@ ar_output_exported (const char *host_dir, const char *container_id,
   yajl_val root = yajl_tree_parse (json, problem, sizeof problem);
   const char *files_key[] = { "files", NULL };
   yajl_val files = root ? yajl_tree_get (root, files_key, yajl_t_array) : NULL;
-  if (files == NULL)
+  if (!YAJL_IS_ARRAY (files))
     {
       yajl_tree_free (root);
       return ar_error_set (err, 0, "output: `%s`: expected an object with \"files\": [...]", manifest);

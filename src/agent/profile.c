@@ -1071,9 +1071,11 @@ default_profile_name (char **name, ar_error_t **err)
   if (r == 0)
     r = oj_field (&c, &doc, "profile", oj_read_string, name);
   oj_value_clear (&doc);
-  if (r == 0 && *name == NULL)
+  if (r < 0)
+    return -1;
+  if (*name == NULL)
     *name = xstrdup ("oci");
-  return r;
+  return 0;
 }
 
 int

@@ -329,6 +329,8 @@ static bool
 env_has (const oci_strv *env, const char *key)
 {
   size_t len = strlen (key);
+  if (env->items == NULL)
+    return false;
   for (size_t i = 0; i < env->len && env->items[i]; i++)
     if (strncmp (env->items[i], key, len) == 0 && env->items[i][len] == '=')
       return true;
