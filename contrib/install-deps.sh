@@ -21,7 +21,7 @@ BUILD_DEPS=(
 # and completes in bash (bash-completion) and zsh.
 TEST_DEPS=(
 	bats busybox-static crun runc jq iproute2 util-linux procps
-	coreutils findutils clang libclang-rt-14-dev hyperfine git ca-certificates bc
+	coreutils findutils clang clang-format libclang-rt-14-dev hyperfine git ca-certificates bc
 	nftables dnsmasq-base openssl curl strace uidmap passt bubblewrap
 	man-db bash-completion zsh
 )

@@ -46,7 +46,8 @@ main (int argc, char **argv)
       r = egress_hook_run (argc, argv, state, false, &err);
     }
   if (r < 0)
-    fprintf (stderr, "agentrun-egress: %s\n", err ? ar_error_text (err) : "failed");
+    fprintf (stderr, "agentrun-egress: %s\n",
+             err ? ar_error_text (err) : "failed");
   ar_error_free (err);
   return r < 0 ? 1 : 0;
 }

@@ -58,17 +58,28 @@ read_name (const uint8_t *msg, size_t len, size_t *off,
   for (;;)
     {
       if (pos >= len)
-        return ar_error_set (err, 0, "dns: name at offset %zu runs past the end of the message", start);
+        return ar_error_set (
+            err, 0, "dns: name at offset %zu runs past the end of the message",
+            start);
       uint8_t l = msg[pos];
       if ((l & 0xc0) == 0xc0)
         {
           if (pos + 1 >= len)
-            return ar_error_set (err, 0, "dns: name at offset %zu runs past the end of the message", start);
+            return ar_error_set (
+                err, 0,
+                "dns: name at offset %zu runs past the end of the message",
+                start);
           size_t target = (size_t) (l & 0x3f) << 8 | msg[pos + 1];
           if (target >= pos)
-            return ar_error_set (err, 0, "dns: compression pointer at offset %zu points to %zu, not before it", pos, target);
+            return ar_error_set (
+                err, 0,
+                "dns: compression pointer at offset %zu points to %zu, not before it",
+                pos, target);
           if (++hops > DNS_MAX_HOPS)
-            return ar_error_set (err, 0, "dns: name at offset %zu follows more than %d compression pointers", start, DNS_MAX_HOPS);
+            return ar_error_set (
+                err, 0,
+                "dns: name at offset %zu follows more than %d compression pointers",
+                start, DNS_MAX_HOPS);
           if (!jumped)
             *off = pos + 2;
           jumped = true;
@@ -76,22 +87,29 @@ read_name (const uint8_t *msg, size_t len, size_t *off,
           continue;
         }
       if (l & 0xc0)
-        return ar_error_set (err, 0, "dns: label type 0x%02x at offset %zu", l & 0xc0, pos);
+        return ar_error_set (err, 0, "dns: label type 0x%02x at offset %zu",
+                             l & 0xc0, pos);
       wire += 1u + l;
       if (wire > DNS_NAME_WIRE_MAX)
-        return ar_error_set (err, 0, "dns: name at offset %zu is longer than %d bytes", start, DNS_NAME_WIRE_MAX);
+        return ar_error_set (err, 0,
+                             "dns: name at offset %zu is longer than %d bytes",
+                             start, DNS_NAME_WIRE_MAX);
       pos++;
       if (l == 0)
         break;
       if (pos + l > len)
-        return ar_error_set (err, 0, "dns: name at offset %zu runs past the end of the message", start);
+        return ar_error_set (
+            err, 0, "dns: name at offset %zu runs past the end of the message",
+            start);
       if (text)
         out[text++] = '.';
       for (size_t i = 0; i < l; i++)
         {
           uint8_t c = msg[pos + i];
           clean = clean && label_byte (c);
-          out[text++] = !label_byte (c) ? '?' : (char) (c >= 'A' && c <= 'Z' ? c + 32 : c);
+          out[text++] = !label_byte (c)
+                            ? '?'
+                            : (char) (c >= 'A' && c <= 'Z' ? c + 32 : c);
         }
       pos += l;
     }
@@ -140,12 +158,16 @@ read_opt (const uint8_t *msg, size_t len, size_t *off, dns_query *q,
 {
   size_t o = *off;
   if (o + 11 > len)
-    return ar_error_set (err, 0, "dns: additional record at offset %zu is truncated", o);
+    return ar_error_set (
+        err, 0, "dns: additional record at offset %zu is truncated", o);
   if (msg[o] != 0 || get16 (msg + o + 1) != DNS_TYPE_OPT)
-    return ar_error_set (err, 0, "dns: query's additional record is not an OPT record of the root");
+    return ar_error_set (
+        err, 0,
+        "dns: query's additional record is not an OPT record of the root");
   size_t rdlen = get16 (msg + o + 9);
   if (o + 11 + rdlen > len)
-    return ar_error_set (err, 0, "dns: OPT record at offset %zu is truncated", o);
+    return ar_error_set (err, 0, "dns: OPT record at offset %zu is truncated",
+                         o);
   q->edns = true;
   q->dnssec_ok = (msg[o + 7] & 0x80) != 0;
   *off = o + 11 + rdlen;
@@ -156,19 +178,24 @@ static int
 check_query_header (const uint8_t *msg, size_t len, ar_error_t **err)
 {
   if (len < DNS_HEADER_LEN)
-    return ar_error_set (err, 0, "dns: message of %zu bytes is shorter than a header", len);
+    return ar_error_set (
+        err, 0, "dns: message of %zu bytes is shorter than a header", len);
   if (msg[2] & 0x80)
     return ar_error_set (err, 0, "dns: message is a response, not a query");
   if ((msg[2] >> 3) & 0x0f)
-    return ar_error_set (err, 0, "dns: opcode %u is not QUERY", (msg[2] >> 3) & 0x0f);
+    return ar_error_set (err, 0, "dns: opcode %u is not QUERY",
+                         (msg[2] >> 3) & 0x0f);
   if (msg[2] & 0x02)
     return ar_error_set (err, 0, "dns: query is truncated (TC set)");
   if (get16 (msg + 4) != 1)
-    return ar_error_set (err, 0, "dns: query has %u questions, want 1", get16 (msg + 4));
+    return ar_error_set (err, 0, "dns: query has %u questions, want 1",
+                         get16 (msg + 4));
   if (get16 (msg + 6) || get16 (msg + 8))
     return ar_error_set (err, 0, "dns: query has answer or authority records");
   if (get16 (msg + 10) > 1)
-    return ar_error_set (err, 0, "dns: query has %u additional records, want at most an OPT", get16 (msg + 10));
+    return ar_error_set (
+        err, 0, "dns: query has %u additional records, want at most an OPT",
+        get16 (msg + 10));
   return 0;
 }
 
@@ -192,13 +219,17 @@ dns_parse_query (const uint8_t *msg, size_t len, dns_query *q, ar_error_t **err)
   off += 4;
   q->end = off;
   if (name == NAME_BAD_BYTES)
-    return ar_error_set (err, 0, "dns: query name `%s` has a byte other than a letter, digit, '-' or '_' in a label", q->name);
+    return ar_error_set (
+        err, 0,
+        "dns: query name `%s` has a byte other than a letter, digit, '-' or '_' in a label",
+        q->name);
   if (q->qclass != DNS_CLASS_IN)
     return ar_error_set (err, 0, "dns: query class %u is not IN", q->qclass);
   if (get16 (msg + 10) == 1 && read_opt (msg, len, &off, q, err) < 0)
     return -1;
   if (off != len)
-    return ar_error_set (err, 0, "dns: %zu bytes after the query's last record", len - off);
+    return ar_error_set (err, 0, "dns: %zu bytes after the query's last record",
+                         len - off);
   return 0;
 }
 
@@ -209,11 +240,12 @@ dns_encode_query (const dns_query *q, uint16_t id, uint8_t *out, size_t size)
     return 0;
   memset (out, 0, DNS_HEADER_LEN);
   put16 (out, id);
-  out[2] = q->flags[0] & 0x01;  /* RD */
-  out[3] = q->flags[1] & 0x30;  /* AD, CD */
+  out[2] = q->flags[0] & 0x01; /* RD */
+  out[3] = q->flags[1] & 0x30; /* AD, CD */
   put16 (out + 4, 1);
   put16 (out + 10, q->edns ? 1 : 0);
-  size_t n = encode_name (q->name, out + DNS_HEADER_LEN, size - DNS_HEADER_LEN - 4);
+  size_t n
+      = encode_name (q->name, out + DNS_HEADER_LEN, size - DNS_HEADER_LEN - 4);
   if (n == 0)
     return 0;
   n += DNS_HEADER_LEN;
@@ -224,7 +256,7 @@ dns_encode_query (const dns_query *q, uint16_t id, uint8_t *out, size_t size)
     return n;
   if (n + 11 > size)
     return 0;
-  memset (out + n, 0, 11);      /* root name; ttl: rcode, version 0 */
+  memset (out + n, 0, 11); /* root name; ttl: rcode, version 0 */
   put16 (out + n + 1, DNS_TYPE_OPT);
   put16 (out + n + 3, DNS_EDNS_PAYLOAD);
   out[n + 7] = q->dnssec_ok ? 0x80 : 0;
@@ -270,14 +302,18 @@ read_record (const uint8_t *msg, size_t len, size_t *off, record *rec,
     return -1;
   rec->owner_clean = name == NAME_CLEAN;
   if (*off + 10 > len)
-    return ar_error_set (err, 0, "dns: record at offset %zu is truncated", *off);
+    return ar_error_set (err, 0, "dns: record at offset %zu is truncated",
+                         *off);
   rec->type = get16 (msg + *off);
   rec->rclass = get16 (msg + *off + 2);
   rec->ttl = get32 (msg + *off + 4);
   rec->rdlen = get16 (msg + *off + 8);
   rec->rdata = *off + 10;
   if (rec->rdata + rec->rdlen > len)
-    return ar_error_set (err, 0, "dns: record data at offset %zu runs past the end of the message", rec->rdata);
+    return ar_error_set (
+        err, 0,
+        "dns: record data at offset %zu runs past the end of the message",
+        rec->rdata);
   *off = rec->rdata + rec->rdlen;
   return 0;
 }
@@ -291,7 +327,9 @@ read_cname_target (const uint8_t *msg, const record *rec,
   size_t off = rec->rdata;
   int name = read_name (msg, rec->rdata + rec->rdlen, &off, target, err);
   if (name >= 0 && off != rec->rdata + rec->rdlen)
-    return ar_error_set (err, 0, "dns: CNAME at offset %zu has bytes after its target", rec->rdata);
+    return ar_error_set (err, 0,
+                         "dns: CNAME at offset %zu has bytes after its target",
+                         rec->rdata);
   return name;
 }
 
@@ -316,8 +354,11 @@ check_answer_section (const uint8_t *msg, size_t len, size_t off,
       if (rec.rclass != rclass)
         continue;
       if (address_size (rec.type) && rec.rdlen != address_size (rec.type))
-        return ar_error_set (err, 0, "dns: address record of type %u has %zu bytes", rec.type, rec.rdlen);
-      if (rec.type == DNS_TYPE_CNAME && read_cname_target (msg, &rec, target, err) < 0)
+        return ar_error_set (err, 0,
+                             "dns: address record of type %u has %zu bytes",
+                             rec.type, rec.rdlen);
+      if (rec.type == DNS_TYPE_CNAME
+          && read_cname_target (msg, &rec, target, err) < 0)
         return -1;
     }
   return 0;
@@ -397,13 +438,16 @@ check_answer_header (const uint8_t *msg, size_t len, uint16_t id,
                      ar_error_t **err)
 {
   if (len < DNS_HEADER_LEN)
-    return ar_error_set (err, 0, "dns: message of %zu bytes is shorter than a header", len);
+    return ar_error_set (
+        err, 0, "dns: message of %zu bytes is shorter than a header", len);
   if (get16 (msg) != id)
-    return ar_error_set (err, 0, "dns: answer has id %u, want %u", get16 (msg), id);
+    return ar_error_set (err, 0, "dns: answer has id %u, want %u", get16 (msg),
+                         id);
   if (!(msg[2] & 0x80) || ((msg[2] >> 3) & 0x0f))
     return ar_error_set (err, 0, "dns: message is not a response to a query");
   if (get16 (msg + 4) != 1)
-    return ar_error_set (err, 0, "dns: answer has %u questions, want 1", get16 (msg + 4));
+    return ar_error_set (err, 0, "dns: answer has %u questions, want 1",
+                         get16 (msg + 4));
   return 0;
 }
 
@@ -422,7 +466,8 @@ dns_parse_answers (const uint8_t *msg, size_t len, const dns_query *asked,
   if (off + 4 > len)
     return ar_error_set (err, 0, "dns: answer's question is truncated");
   if (clean != NAME_CLEAN || strcmp (name, asked->name) != 0
-      || get16 (msg + off) != asked->qtype || get16 (msg + off + 2) != asked->qclass)
+      || get16 (msg + off) != asked->qtype
+      || get16 (msg + off + 2) != asked->qclass)
     return ar_error_set (err, 0, "dns: answer's question is not the one asked");
   off += 4;
   unsigned count = get16 (msg + 6);

@@ -23,7 +23,7 @@
 #define DNS_NAME_TEXT_MAX 253 /* dotted, without the final dot */
 #define DNS_NAME_WIRE_MAX 255
 #define DNS_LABEL_MAX 63
-#define DNS_MAX_HOPS 16 /* compression pointers followed in one name */
+#define DNS_MAX_HOPS 16  /* compression pointers followed in one name */
 #define DNS_MAX_CNAMES 8 /* links of a CNAME chain followed in an answer */
 
 #define DNS_TYPE_A 1
@@ -38,8 +38,8 @@
 typedef struct
 {
   uint16_t id;
-  uint8_t flags[2];                  /* the header's bytes 2 and 3 */
-  char name[DNS_NAME_TEXT_MAX + 1];  /* lowercase, dotted; "" is the root */
+  uint8_t flags[2];                 /* the header's bytes 2 and 3 */
+  char name[DNS_NAME_TEXT_MAX + 1]; /* lowercase, dotted; "" is the root */
   uint16_t qtype, qclass;
   bool edns;      /* an OPT record came with it */
   bool dnssec_ok; /* its DO bit */
@@ -59,8 +59,8 @@ int dns_parse_query (const uint8_t *msg, size_t len, dns_query *q,
  * our own (payload DNS_EDNS_PAYLOAD, q's DO bit, no options). Returns its
  * length, or 0 when q's name does not encode or `size` is too small. */
 #define DNS_EDNS_PAYLOAD 1232
-size_t dns_encode_query (const dns_query *q, uint16_t id, uint8_t *out,
-                         size_t size);
+size_t
+dns_encode_query (const dns_query *q, uint16_t id, uint8_t *out, size_t size);
 
 /* What a refused query gets: NXDOMAIN with the question (the query's
  * bytes 12..question_end) echoed, or FORMERR without one when

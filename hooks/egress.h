@@ -47,7 +47,7 @@ typedef enum
 
 typedef enum
 {
-  ENTRY_NET4,     /* address or CIDR */
+  ENTRY_NET4, /* address or CIDR */
   ENTRY_NET6,
   ENTRY_DOMAIN,   /* exactly this name */
   ENTRY_WILDCARD, /* any name below `name` (not `name` itself) */
@@ -92,7 +92,8 @@ int egress_enter_netns (int fd, const char *what, ar_error_t **err);
 
 /* Without root: link the container's netns to the host's through pasta
  * (its pid file in `dir`), and stop it again. */
-int egress_pasta_connect (pid_t container_pid, const char *dir, ar_error_t **err);
+int
+egress_pasta_connect (pid_t container_pid, const char *dir, ar_error_t **err);
 void egress_pasta_stop (const char *dir);
 
 /* Run fn(arg, err) in the network namespace `netns_fd` on a thread of its
@@ -101,19 +102,20 @@ void egress_pasta_stop (const char *dir);
  * not enter (the host's, from the user namespace of a sandbox without
  * root). fn's result is returned, its error passed on. */
 typedef int (*egress_netns_fn) (void *arg, ar_error_t **err);
-int egress_in_netns (int netns_fd, egress_netns_fn fn, void *arg, ar_error_t **err);
+int
+egress_in_netns (int netns_fd, egress_netns_fn fn, void *arg, ar_error_t **err);
 int egress_link_up (const char *ifname, ar_error_t **err);
 /* Interfaces other than lo in the current netns: an engine made it. */
 bool egress_netns_has_links (void);
 /* IPv4 default gateway of the current netns; false when there is none. */
 bool egress_default_gateway (struct in_addr *gw);
-int egress_veth_create (const char *host_name, int peer_netns_fd,
-                        ar_error_t **err);
+int
+egress_veth_create (const char *host_name, int peer_netns_fd, ar_error_t **err);
 int egress_link_delete (const char *ifname);
-int egress_addr_add (const char *ifname, struct in_addr addr,
-                     unsigned prefix, ar_error_t **err);
-int egress_route_default (const char *ifname, struct in_addr gw,
-                          ar_error_t **err);
+int egress_addr_add (const char *ifname, struct in_addr addr, unsigned prefix,
+                     ar_error_t **err);
+int
+egress_route_default (const char *ifname, struct in_addr gw, ar_error_t **err);
 
 /* ---- egress_nft.c: the rules, over netlink ---- */
 typedef struct
@@ -195,8 +197,7 @@ typedef struct
 
 /* Make the sockets (listening in the container's netns, upstream in the
  * caller's), start the resolver as a daemon and record its pid. */
-int egress_resolver_start (const egress_resolver_config *cfg,
-                           ar_error_t **err);
+int egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err);
 /* Stop and join this process's resolver thread for container `id`, if it
  * has one (delete, in the process that started it). */
 void egress_resolver_stop_thread (const char *id);

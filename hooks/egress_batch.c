@@ -62,7 +62,8 @@ nfnl_message (egress_batch *b, uint16_t type, uint16_t flags, uint8_t family,
               uint16_t res_id)
 {
   ar_nl_msg (&b->msgs, type, flags, b->next_seq++);
-  struct nfgenmsg nfg = { .nfgen_family = family, .version = NFNETLINK_V0,
+  struct nfgenmsg nfg = { .nfgen_family = family,
+                          .version = NFNETLINK_V0,
                           .res_id = htobe16 (res_id) };
   ar_nl_put (&b->msgs, &nfg, sizeof nfg);
 }
@@ -74,7 +75,8 @@ message_begin (egress_batch *b, uint16_t type, uint16_t flags, char *what)
 {
   if (b->msgs.len == 0)
     {
-      nfnl_message (b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+      nfnl_message (b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC,
+                    NFNL_SUBSYS_NFTABLES);
       b->first_seq = b->next_seq;
     }
   b->what = xrealloc (b->what, (b->n_what + 1) * sizeof *b->what);
@@ -87,14 +89,16 @@ message_begin (egress_batch *b, uint16_t type, uint16_t flags, char *what)
 void
 egress_batch_add_table (egress_batch *b)
 {
-  message_begin (b, NFT_MSG_NEWTABLE, NLM_F_CREATE, xasprintf ("table %s", b->table));
+  message_begin (b, NFT_MSG_NEWTABLE, NLM_F_CREATE,
+                 xasprintf ("table %s", b->table));
   ar_nl_attr_str (&b->msgs, NFTA_TABLE_NAME, b->table);
 }
 
 void
 egress_batch_delete_table (egress_batch *b)
 {
-  message_begin (b, NFT_MSG_DELTABLE, 0, xasprintf ("delete table %s", b->table));
+  message_begin (b, NFT_MSG_DELTABLE, 0,
+                 xasprintf ("delete table %s", b->table));
   ar_nl_attr_str (&b->msgs, NFTA_TABLE_NAME, b->table);
 }
 
@@ -103,7 +107,8 @@ egress_batch_add_chain (egress_batch *b, const char *name, int hook,
                         int priority, const char *type, int policy)
 {
   ar_nl_buf *m = &b->msgs;
-  message_begin (b, NFT_MSG_NEWCHAIN, NLM_F_CREATE, xasprintf ("chain %s", name));
+  message_begin (b, NFT_MSG_NEWCHAIN, NLM_F_CREATE,
+                 xasprintf ("chain %s", name));
   ar_nl_attr_str (m, NFTA_CHAIN_TABLE, b->table);
   ar_nl_attr_str (m, NFTA_CHAIN_NAME, name);
   if (hook < 0)
@@ -129,7 +134,8 @@ void
 egress_batch_add_set (egress_batch *b, const egress_set_spec *spec)
 {
   ar_nl_buf *m = &b->msgs;
-  message_begin (b, NFT_MSG_NEWSET, NLM_F_CREATE, xasprintf ("set %s", spec->name));
+  message_begin (b, NFT_MSG_NEWSET, NLM_F_CREATE,
+                 xasprintf ("set %s", spec->name));
   ar_nl_attr_str (m, NFTA_SET_TABLE, b->table);
   ar_nl_attr_str (m, NFTA_SET_NAME, spec->name);
   if (spec->flags)
@@ -198,7 +204,9 @@ egress_rule_new (egress_batch *b, const char *chain)
                  xasprintf ("rule in chain %s", chain));
   ar_nl_attr_str (m, NFTA_RULE_TABLE, b->table);
   ar_nl_attr_str (m, NFTA_RULE_CHAIN, chain);
-  b->rule = (egress_rule){ .msgs = m, .expressions = ar_nl_nest (m, NFTA_RULE_EXPRESSIONS) };
+  b->rule
+      = (egress_rule){ .msgs = m,
+                       .expressions = ar_nl_nest (m, NFTA_RULE_EXPRESSIONS) };
   return &b->rule;
 }
 
@@ -243,8 +251,8 @@ egress_expr_meta (egress_rule *r, uint32_t key, uint32_t dreg)
 }
 
 void
-egress_expr_cmp (egress_rule *r, uint32_t sreg, uint32_t op,
-                 const void *data, size_t len)
+egress_expr_cmp (egress_rule *r, uint32_t sreg, uint32_t op, const void *data,
+                 size_t len)
 {
   expr_nest e = expr_begin (r, "cmp");
   ar_nl_attr_be32 (e.m, NFTA_CMP_SREG, sreg);
@@ -288,7 +296,8 @@ egress_expr_ct (egress_rule *r, uint32_t key, uint32_t dreg)
 }
 
 void
-egress_expr_lookup (egress_rule *r, uint32_t sreg, const char *set, bool inverted)
+egress_expr_lookup (egress_rule *r, uint32_t sreg, const char *set,
+                    bool inverted)
 {
   expr_nest e = expr_begin (r, "lookup");
   ar_nl_attr_str (e.m, NFTA_LOOKUP_SET, set);
@@ -373,5 +382,6 @@ egress_batch_commit (egress_batch *b, ar_error_t **err)
     return 0;
   size_t index = failed - b->first_seq;
   return ar_error_set (err, -r, "nftables: %s",
-                       failed && index < b->n_what ? b->what[index] : "transaction");
+                       failed && index < b->n_what ? b->what[index]
+                                                   : "transaction");
 }

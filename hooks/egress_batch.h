@@ -33,7 +33,7 @@ typedef struct
   const char *name;
   uint32_t key_type; /* nftables' datatype number, for `nft list` */
   uint32_t key_len;
-  uint32_t flags; /* NFT_SET_* */
+  uint32_t flags;             /* NFT_SET_* */
   const uint8_t *concat_lens; /* field lengths of a concatenated interval key */
   size_t n_concat;
   bool host_order_key; /* a string key (ifname): how `nft list` must read it */
@@ -54,13 +54,13 @@ void egress_batch_add_rule (egress_batch *b, egress_rule *r);
 void egress_expr_meta (egress_rule *r, uint32_t key, uint32_t dreg);
 void egress_expr_cmp (egress_rule *r, uint32_t sreg, uint32_t op,
                       const void *data, size_t len);
-void egress_expr_payload (egress_rule *r, uint32_t base,
-                          uint32_t offset, uint32_t len, uint32_t dreg);
-void egress_expr_bitwise (egress_rule *r, uint32_t reg,
-                          const void *mask, size_t len);
+void egress_expr_payload (egress_rule *r, uint32_t base, uint32_t offset,
+                          uint32_t len, uint32_t dreg);
+void egress_expr_bitwise (egress_rule *r, uint32_t reg, const void *mask,
+                          size_t len);
 void egress_expr_ct (egress_rule *r, uint32_t key, uint32_t dreg);
-void egress_expr_lookup (egress_rule *r, uint32_t sreg,
-                         const char *set, bool inverted);
+void egress_expr_lookup (egress_rule *r, uint32_t sreg, const char *set,
+                         bool inverted);
 /* NF_ACCEPT, NF_DROP or NFT_GOTO (with `chain`). */
 void egress_expr_verdict (egress_rule *r, int verdict, const char *chain);
 void egress_expr_reject (egress_rule *r, uint32_t type, uint32_t code);

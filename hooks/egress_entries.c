@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ENTRY_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.:/*[]_-"
+#define ENTRY_CHARS                                                            \
+  "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.:/*[]_-"
 #define DIGITS "0123456789"
 
 static int
@@ -22,9 +23,11 @@ parse_port (const char *text, uint16_t *port, ar_error_t **err)
   if (*text == '\0')
     return ar_error_set (err, 0, "empty port after `:`");
   size_t len = strlen (text);
-  unsigned long v = len <= 5 && strspn (text, DIGITS) == len ? strtoul (text, NULL, 10) : 0;
+  unsigned long v
+      = len <= 5 && strspn (text, DIGITS) == len ? strtoul (text, NULL, 10) : 0;
   if (v == 0 || v > 65535)
-    return ar_error_set (err, 0, "port `%s` is not a number from 1 to 65535", text);
+    return ar_error_set (err, 0, "port `%s` is not a number from 1 to 65535",
+                         text);
   *port = (uint16_t) v;
   return 0;
 }
@@ -52,11 +55,13 @@ parse_network (const char *addr, egress_entry *out, ar_error_t **err)
                          family == AF_INET ? "IPv4" : "IPv6");
   int bits = family == AF_INET ? 32 : 128;
   if (prefix > bits)
-    return ar_error_set (err, 0, "prefix /%ld is longer than the address's %d bits", prefix, bits);
+    return ar_error_set (err, 0,
+                         "prefix /%ld is longer than the address's %d bits",
+                         prefix, bits);
   inet_ntop (family, buf, shown, sizeof shown);
   out->kind = family == AF_INET ? ENTRY_NET4 : ENTRY_NET6;
-  out->text = prefix >= 0 ? xasprintf ("%s/%ld", shown, prefix)
-                          : xstrdup (shown);
+  out->text
+      = prefix >= 0 ? xasprintf ("%s/%ld", shown, prefix) : xstrdup (shown);
   return 0;
 }
 
@@ -75,10 +80,15 @@ check_domain (const char *name, ar_error_t **err)
       if (label == 0)
         return ar_error_set (err, 0, "empty label in `%s`", name);
       if (label > 63)
-        return ar_error_set (err, 0, "label of %zu characters in `%s` (at most 63)", label, name);
+        return ar_error_set (err, 0,
+                             "label of %zu characters in `%s` (at most 63)",
+                             label, name);
       for (size_t i = 0; i < label; i++)
         if (!isalnum ((unsigned char) p[i]) && p[i] != '-' && p[i] != '_')
-          return ar_error_set (err, 0, "`%c` in `%s` (a name's labels have letters, digits, '-' and '_')", p[i], name);
+          return ar_error_set (
+              err, 0,
+              "`%c` in `%s` (a name's labels have letters, digits, '-' and '_')",
+              p[i], name);
       p += label;
       if (*p == '.' && *++p == '\0')
         return ar_error_set (err, 0, "empty label in `%s`", name);
@@ -102,7 +112,8 @@ lowercase_without_dot (const char *name)
 static bool
 looks_like_address (const char *host)
 {
-  return (*host && strspn (host, DIGITS ".") == strlen (host)) || strpbrk (host, ":/") != NULL;
+  return (*host && strspn (host, DIGITS ".") == strlen (host))
+         || strpbrk (host, ":/") != NULL;
 }
 
 static int
@@ -112,7 +123,8 @@ parse_host (const char *host, egress_entry *out, ar_error_t **err)
     return parse_network (host, out, err);
   bool wildcard = strncmp (host, "*.", 2) == 0;
   if (strchr (wildcard ? host + 1 : host, '*'))
-    return ar_error_set (err, 0, "`*` only as the whole first label (`*.name`)");
+    return ar_error_set (err, 0,
+                         "`*` only as the whole first label (`*.name`)");
   cleanup_free char *name = lowercase_without_dot (wildcard ? host + 2 : host);
   if (wildcard && name[0] == '\0')
     return ar_error_set (err, 0, "`*.` wants a name after it");
@@ -131,7 +143,8 @@ parse_bracketed (const char *text, egress_entry *out, ar_error_t **err)
   if (close == NULL)
     return ar_error_set (err, 0, "`[` without `]`");
   if (close[1] != '\0' && close[1] != ':')
-    return ar_error_set (err, 0, "`]` followed by something other than `:PORT`");
+    return ar_error_set (err, 0,
+                         "`]` followed by something other than `:PORT`");
   if (close[1] == ':' && parse_port (close + 2, &out->port, err) < 0)
     return -1;
   cleanup_free char *host = xstrndup (text + 1, (size_t) (close - text - 1));
@@ -148,9 +161,14 @@ parse_entry (const char *text, egress_entry *out, ar_error_t **err)
     return ar_error_set (err, 0, "empty entry");
   unsigned char bad = (unsigned char) text[strspn (text, ENTRY_CHARS)];
   if (bad > ' ' && bad < 0x7f)
-    return ar_error_set (err, 0, "character `%c` (an entry has letters, digits and . : / * [ ] - _)", bad);
+    return ar_error_set (
+        err, 0,
+        "character `%c` (an entry has letters, digits and . : / * [ ] - _)",
+        bad);
   if (bad)
-    return ar_error_set (err, 0, "byte 0x%02x (an entry has letters, digits and . : / * [ ] - _)", bad);
+    return ar_error_set (
+        err, 0,
+        "byte 0x%02x (an entry has letters, digits and . : / * [ ] - _)", bad);
   if (text[0] == '[')
     return parse_bracketed (text, out, err);
   if (colon == NULL || strchr (text, ':') != colon)
@@ -160,7 +178,8 @@ parse_entry (const char *text, egress_entry *out, ar_error_t **err)
   if (parse_port (colon + 1, &out->port, err) < 0)
     return -1;
   if (strchr (host, '/'))
-    return ar_error_set (err, 0, "a network with a port (an address or name may have one)");
+    return ar_error_set (
+        err, 0, "a network with a port (an address or name may have one)");
   return parse_host (host, out, err);
 }
 
@@ -178,7 +197,8 @@ egress_entry_parse (const char *what, const char *text, egress_entry *out,
   bool plain = true;
   for (const char *p = text; *p; p++)
     plain = plain && *p >= ' ' && *p < 0x7f && *p != '`';
-  cleanup_free char *shown = plain ? xasprintf ("`%s`", text) : oj_quote (text, strlen (text));
+  cleanup_free char *shown
+      = plain ? xasprintf ("`%s`", text) : oj_quote (text, strlen (text));
   return ar_error_set (err, 0, "%s %s: %s", what, shown, ar_error_text (why));
 }
 
@@ -209,7 +229,8 @@ name_matches (const egress_entry *e, const char *name)
   if (e->kind != ENTRY_WILDCARD)
     return false;
   size_t n = strlen (name), s = strlen (e->text);
-  return n > s + 1 && name[n - s - 1] == '.' && strcmp (name + n - s, e->text) == 0;
+  return n > s + 1 && name[n - s - 1] == '.'
+         && strcmp (name + n - s, e->text) == 0;
 }
 
 bool

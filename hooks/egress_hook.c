@@ -72,7 +72,8 @@ parse_mode (const char *text, egress_mode *mode, ar_error_t **err)
         *mode = (egress_mode) i;
         return 0;
       }
-  return ar_error_set (err, 0, "--mode `%s`: want none, allowlist or open", text);
+  return ar_error_set (err, 0, "--mode `%s`: want none, allowlist or open",
+                       text);
 }
 
 static int
@@ -111,8 +112,11 @@ static int
 parse_options (int argc, char **argv, options *o, ar_error_t **err)
 {
   *o = (options){ .mode = EGRESS_MODE_NONE, .pool = DEFAULT_POOL };
-  if (argc < 2 || (strcmp (argv[1], "create") != 0 && strcmp (argv[1], "delete") != 0))
-    return ar_error_set (err, 0, "usage: agentrun-egress create|delete [--mode none|allowlist|open] [--allow ENTRY]... [--upstream ADDR] [--audit FILE] [--pool CIDR] [--state-dir DIR] [--netns-owned] < state.json");
+  if (argc < 2
+      || (strcmp (argv[1], "create") != 0 && strcmp (argv[1], "delete") != 0))
+    return ar_error_set (
+        err, 0,
+        "usage: agentrun-egress create|delete [--mode none|allowlist|open] [--allow ENTRY]... [--upstream ADDR] [--audit FILE] [--pool CIDR] [--state-dir DIR] [--netns-owned] < state.json");
   o->action = argv[1];
   for (int i = 2; i < argc; i++)
     {
@@ -146,12 +150,14 @@ check_id (const char *id, ar_error_t **err)
 {
   if (*id == '\0' || strlen (id) > 1024 || strchr (id, '/')
       || strcmp (id, ".") == 0 || strcmp (id, "..") == 0 || strchr (id, ' '))
-    return ar_error_set (err, 0, "container id `%s` is not usable as a name", id);
+    return ar_error_set (err, 0, "container id `%s` is not usable as a name",
+                         id);
   return 0;
 }
 
 static int
-parse_state (const char *json, container_state *st, bool need_pid, ar_error_t **err)
+parse_state (const char *json, container_state *st, bool need_pid,
+             ar_error_t **err)
 {
   char msg[256];
   yajl_val tree = yajl_tree_parse (json, msg, sizeof msg);
@@ -164,12 +170,16 @@ parse_state (const char *json, container_state *st, bool need_pid, ar_error_t **
   int r = 0;
   if (id == NULL)
     r = ar_error_set (err, 0, "container state on stdin: no \"id\"");
-  else if (need_pid && (pid == NULL || !YAJL_IS_INTEGER (pid) || YAJL_GET_INTEGER (pid) <= 0))
-    r = ar_error_set (err, 0, "container state on stdin: no \"pid\" of a running container");
+  else if (need_pid
+           && (pid == NULL || !YAJL_IS_INTEGER (pid)
+               || YAJL_GET_INTEGER (pid) <= 0))
+    r = ar_error_set (
+        err, 0, "container state on stdin: no \"pid\" of a running container");
   else
     {
       st->id = xstrdup (YAJL_GET_STRING (id));
-      st->pid = pid && YAJL_IS_INTEGER (pid) ? (pid_t) YAJL_GET_INTEGER (pid) : 0;
+      st->pid
+          = pid && YAJL_IS_INTEGER (pid) ? (pid_t) YAJL_GET_INTEGER (pid) : 0;
     }
   yajl_tree_free (tree);
   return r < 0 ? r : check_id (st->id, err);
@@ -222,7 +232,8 @@ enable_forwarding (ar_error_t **err)
 {
   cleanup_free char *now = NULL;
   const char *path = "/proc/sys/net/ipv4/ip_forward";
-  if (ar_read_file_at (AT_FDCWD, path, 16, &now, NULL, NULL) == 0 && now[0] == '1')
+  if (ar_read_file_at (AT_FDCWD, path, 16, &now, NULL, NULL) == 0
+      && now[0] == '1')
     return 0;
   return ar_proc_write (AT_FDCWD, path, "1", 1, err);
 }
@@ -248,19 +259,22 @@ configure_container_side (create_ctx *c, ar_error_t **err)
 static int
 connect_to_host (create_ctx *c, ar_error_t **err)
 {
-  if (egress_lease_take (c->o->pool, c->st->id, c->st->pid, c->hash, &c->lease, err) < 0)
+  if (egress_lease_take (c->o->pool, c->st->id, c->st->pid, c->hash, &c->lease,
+                         err)
+      < 0)
     return -1;
   c->leased = true;
   /* "<index>", and "owned" when the netns lives and dies with the
    * container: its veth then goes with it, nobody has to wait for that. */
-  cleanup_free char *index = xasprintf ("%u%s\n", c->lease.index,
-                                        c->o->netns_owned ? " owned" : "");
+  cleanup_free char *index
+      = xasprintf ("%u%s\n", c->lease.index, c->o->netns_owned ? " owned" : "");
   cleanup_free char *lease_path = xasprintf ("%s/lease", c->dir);
-  if (ar_write_file_atomic_at (AT_FDCWD, lease_path, index, strlen (index), 0600, err) < 0
+  if (ar_write_file_atomic_at (AT_FDCWD, lease_path, index, strlen (index),
+                               0600, err)
+          < 0
       || egress_veth_create (c->host_link, c->ctr_ns, err) < 0
       || egress_addr_add (c->host_link, c->lease.host, 30, err) < 0
-      || egress_link_up (c->host_link, err) < 0
-      || enable_forwarding (err) < 0)
+      || egress_link_up (c->host_link, err) < 0 || enable_forwarding (err) < 0)
     return -1;
   c->filter.has_host_addr = true;
   c->filter.host_addr = c->lease.host;
@@ -286,7 +300,8 @@ start_resolver (create_ctx *c, ar_error_t **err)
   bool open = c->o->mode == EGRESS_MODE_OPEN;
   /* Without names to answer and no audit log to write refusals to, no
    * process: resolv.conf still points at lo and lookups fail at once. */
-  if (!open && !egress_allowlist_has_domains (&c->o->allow) && c->o->audit == NULL)
+  if (!open && !egress_allowlist_has_domains (&c->o->allow)
+      && c->o->audit == NULL)
     return 0;
   egress_resolver_config cfg = {
     .id = c->st->id,
@@ -347,9 +362,14 @@ undo_create (create_ctx *c)
 static int
 cmd_create (const options *o, const container_state *st, ar_error_t **err)
 {
-  create_ctx c = { .o = o, .st = st, .host_ns = -1, .ctr_ns = -1,
-                   .filter = { .mode = o->mode, .allow = &o->allow,
-                               .nflog_group = o->audit ? EGRESS_NFLOG_GROUP : -1 } };
+  create_ctx c
+      = { .o = o,
+          .st = st,
+          .host_ns = -1,
+          .ctr_ns = -1,
+          .filter = { .mode = o->mode,
+                      .allow = &o->allow,
+                      .nflog_group = o->audit ? EGRESS_NFLOG_GROUP : -1 } };
   egress_id_hash (st->id, c.hash);
   snprintf (c.host_link, sizeof c.host_link, "ar%s", c.hash);
   c.host_ns = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -363,8 +383,10 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
       if (o->mode == EGRESS_MODE_OPEN)
         r = 0;
       else
-        ar_error_set (err, 0, "the container shares the host's network namespace: mode %s needs one of its own",
-                      o->mode == EGRESS_MODE_NONE ? "none" : "allowlist");
+        ar_error_set (
+            err, 0,
+            "the container shares the host's network namespace: mode %s needs one of its own",
+            o->mode == EGRESS_MODE_NONE ? "none" : "allowlist");
       goto out;
     }
   if (inspect_container_netns (&c, err) < 0)
@@ -381,7 +403,8 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
     }
   c.dir = egress_state_dir (o->state_dir, st->id);
   if (access (c.dir, F_OK) == 0)
-    egress_cleanup_host (o->pool, st->id, o->state_dir, -1); /* a previous container of this id */
+    egress_cleanup_host (o->pool, st->id, o->state_dir,
+                         -1); /* a previous container of this id */
   r = set_up (&c, err);
   if (r < 0)
     undo_create (&c);
@@ -411,7 +434,8 @@ egress_hook_run (int argc, char **argv, const char *state_json,
   container_state st = { 0 };
   int r = -1;
   if (parse_options (argc, argv, &o, err) == 0
-      && parse_state (state_json, &st, strcmp (o.action, "create") == 0, err) == 0)
+      && parse_state (state_json, &st, strcmp (o.action, "create") == 0, err)
+             == 0)
     {
       o.resolver_in_thread = caller_stays;
       r = strcmp (o.action, "create") == 0 ? cmd_create (&o, &st, err)

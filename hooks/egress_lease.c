@@ -34,7 +34,8 @@ egress_pool_parse (const char *pool, struct in_addr *base, unsigned *n_slots,
     *slash = '\0';
   if (slash == NULL || *end != '\0' || prefix < 8 || prefix > 30
       || inet_pton (AF_INET, copy, base) != 1)
-    return ar_error_set (err, 0, "--pool `%s`: want an IPv4 CIDR from /8 to /30", pool);
+    return ar_error_set (err, 0,
+                         "--pool `%s`: want an IPv4 CIDR from /8 to /30", pool);
   uint32_t mask = prefix ? ~0u << (32 - prefix) : 0;
   base->s_addr = htonl (ntohl (base->s_addr) & mask);
   *n_slots = 1u << (30 - prefix);
@@ -85,7 +86,8 @@ detach_host (const char *pool, const char *hash, long index)
   unsigned n_slots;
   cleanup_error ar_error_t *ignored = NULL;
   egress_lease lease = { 0 };
-  bool known = index >= 0 && egress_pool_parse (pool, &base, &n_slots, &ignored) == 0;
+  bool known
+      = index >= 0 && egress_pool_parse (pool, &base, &n_slots, &ignored) == 0;
   if (known)
     lease_addresses (base, (unsigned) index, &lease);
   egress_nft_host_detach (hash, known ? &lease : NULL);
@@ -178,7 +180,8 @@ egress_cleanup_host (const char *pool, const char *id, const char *state_dir,
   cleanup_free char *link = xasprintf ("ar%s", hash);
   if (!netns_owned)
     remove_link_later (link);
-  static const char *const files[] = { "resolver.pid", "resolv.conf", "lease", NULL };
+  static const char *const files[]
+      = { "resolver.pid", "resolv.conf", "lease", NULL };
   for (size_t i = 0; files[i]; i++)
     {
       cleanup_free char *path = xasprintf ("%s/%s", dir, files[i]);
@@ -222,7 +225,8 @@ reclaim_stale (int dirfd, const char *pool, const char *id)
       if (!ours && owner_alive (&owner))
         continue;
       if (!ours)
-        egress_cleanup_host (pool, owner.id, NULL, strtol (de->d_name, NULL, 10));
+        egress_cleanup_host (pool, owner.id, NULL,
+                             strtol (de->d_name, NULL, 10));
       unlinkat (dirfd, de->d_name, 0);
     }
 }
@@ -245,9 +249,11 @@ egress_lease_take (const char *pool, const char *id, pid_t pid,
       snprintf (name, sizeof name, "%u", i);
       if (faccessat (dirfd, name, F_OK, 0) == 0)
         continue;
-      cleanup_free char *owner = xasprintf ("%s %d %llu\n", id, (int) pid,
-                                            ar_pid_start_time (pid));
-      if (ar_write_file_atomic_at (dirfd, name, owner, strlen (owner), 0600, err) < 0)
+      cleanup_free char *owner
+          = xasprintf ("%s %d %llu\n", id, (int) pid, ar_pid_start_time (pid));
+      if (ar_write_file_atomic_at (dirfd, name, owner, strlen (owner), 0600,
+                                   err)
+          < 0)
         return -1;
       lease_addresses (base, i, out);
       if (egress_nft_host_attach (hash, out, err) < 0)

@@ -45,7 +45,8 @@ int
 egress_enter_netns (int fd, const char *what, ar_error_t **err)
 {
   if (setns (fd, CLONE_NEWNET) < 0)
-    return ar_error_set (err, errno, "setns into the %s network namespace", what);
+    return ar_error_set (err, errno, "setns into the %s network namespace",
+                         what);
   return 0;
 }
 
@@ -62,9 +63,10 @@ static void *
 netns_call_main (void *data)
 {
   netns_call *call = data;
-  call->result = egress_enter_netns (call->netns_fd, "container's", &call->err) < 0
-                     ? -1
-                     : call->fn (call->arg, &call->err);
+  call->result
+      = egress_enter_netns (call->netns_fd, "container's", &call->err) < 0
+            ? -1
+            : call->fn (call->arg, &call->err);
   return NULL;
 }
 
@@ -75,7 +77,8 @@ egress_in_netns (int netns_fd, egress_netns_fn fn, void *arg, ar_error_t **err)
   pthread_t thread;
   int r = pthread_create (&thread, NULL, netns_call_main, &call);
   if (r != 0)
-    return ar_error_set (err, r, "start a thread for the container's network namespace");
+    return ar_error_set (
+        err, r, "start a thread for the container's network namespace");
   pthread_join (thread, NULL);
   if (call.result >= 0)
     ar_error_free (call.err);
@@ -143,8 +146,8 @@ egress_default_gateway (struct in_addr *gw)
     {
       char ifname[IFNAMSIZ + 1];
       unsigned dest, gateway;
-      if (sscanf (line, "%16s %x %x", ifname, &dest, &gateway) == 3
-          && dest == 0 && gateway != 0)
+      if (sscanf (line, "%16s %x %x", ifname, &dest, &gateway) == 3 && dest == 0
+          && gateway != 0)
         {
           gw->s_addr = gateway; /* already in network order */
           return true;
@@ -154,8 +157,7 @@ egress_default_gateway (struct in_addr *gw)
 }
 
 int
-egress_veth_create (const char *host_name, int peer_netns_fd,
-                    ar_error_t **err)
+egress_veth_create (const char *host_name, int peer_netns_fd, ar_error_t **err)
 {
   cleanup_nl_buf ar_nl_buf req = { 0 };
   link_request (&req, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, host_name);
@@ -193,8 +195,10 @@ egress_addr_add (const char *ifname, struct in_addr addr, unsigned prefix,
     return ar_error_set (err, errno, "no link %s", ifname);
   cleanup_nl_buf ar_nl_buf req = { 0 };
   ar_nl_msg (&req, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL, 1);
-  struct ifaddrmsg ifa = { .ifa_family = AF_INET, .ifa_prefixlen = (unsigned char) prefix,
-                           .ifa_scope = RT_SCOPE_UNIVERSE, .ifa_index = index };
+  struct ifaddrmsg ifa = { .ifa_family = AF_INET,
+                           .ifa_prefixlen = (unsigned char) prefix,
+                           .ifa_scope = RT_SCOPE_UNIVERSE,
+                           .ifa_index = index };
   ar_nl_put (&req, &ifa, sizeof ifa);
   ar_nl_attr (&req, IFA_LOCAL, &addr, sizeof addr);
   ar_nl_attr (&req, IFA_ADDRESS, &addr, sizeof addr);
@@ -212,8 +216,10 @@ egress_route_default (const char *ifname, struct in_addr gw, ar_error_t **err)
     return ar_error_set (err, errno, "no link %s", ifname);
   cleanup_nl_buf ar_nl_buf req = { 0 };
   ar_nl_msg (&req, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, 1);
-  struct rtmsg rtm = { .rtm_family = AF_INET, .rtm_table = RT_TABLE_MAIN,
-                       .rtm_protocol = RTPROT_BOOT, .rtm_scope = RT_SCOPE_UNIVERSE,
+  struct rtmsg rtm = { .rtm_family = AF_INET,
+                       .rtm_table = RT_TABLE_MAIN,
+                       .rtm_protocol = RTPROT_BOOT,
+                       .rtm_scope = RT_SCOPE_UNIVERSE,
                        .rtm_type = RTN_UNICAST };
   ar_nl_put (&req, &rtm, sizeof rtm);
   ar_nl_attr (&req, RTA_GATEWAY, &gw, sizeof gw);

@@ -29,7 +29,8 @@ config_request (ar_nl_buf *req, uint16_t group)
 {
   ar_nl_msg (req, (NFNL_SUBSYS_ULOG << 8) | NFULNL_MSG_CONFIG, NLM_F_ACK,
              (uint32_t) (req->len + 1));
-  struct nfgenmsg nfg = { .nfgen_family = AF_UNSPEC, .version = NFNETLINK_V0,
+  struct nfgenmsg nfg = { .nfgen_family = AF_UNSPEC,
+                          .version = NFNETLINK_V0,
                           .res_id = htons (group) };
   ar_nl_put (req, &nfg, sizeof nfg);
 }
@@ -46,8 +47,8 @@ egress_nflog_open (int *fd, ar_error_t **err)
   struct nfulnl_msg_config_cmd cmd = { .command = NFULNL_CFG_CMD_BIND };
   ar_nl_attr (&req, NFULA_CFG_CMD, &cmd, sizeof cmd);
   config_request (&req, EGRESS_NFLOG_GROUP);
-  struct nfulnl_msg_config_mode mode = { .copy_range = htonl (COPY_BYTES),
-                                         .copy_mode = NFULNL_COPY_PACKET };
+  struct nfulnl_msg_config_mode mode
+      = { .copy_range = htonl (COPY_BYTES), .copy_mode = NFULNL_COPY_PACKET };
   ar_nl_attr (&req, NFULA_CFG_MODE, &mode, sizeof mode);
   ar_nl_attr_be32 (&req, NFULA_CFG_QTHRESH, 1);
   cleanup_close int sock = ar_nl_socket (NETLINK_NETFILTER, err);
@@ -65,11 +66,16 @@ proto_name (int proto)
 {
   switch (proto)
     {
-    case IPPROTO_TCP: return "tcp";
-    case IPPROTO_UDP: return "udp";
-    case IPPROTO_ICMP: return "icmp";
-    case IPPROTO_ICMPV6: return "icmpv6";
-    default: return "other";
+    case IPPROTO_TCP:
+      return "tcp";
+    case IPPROTO_UDP:
+      return "udp";
+    case IPPROTO_ICMP:
+      return "icmp";
+    case IPPROTO_ICMPV6:
+      return "icmpv6";
+    default:
+      return "other";
     }
 }
 
@@ -113,14 +119,14 @@ egress_nflog_read (int fd, egress_refusal_fn fn, void *data)
   if (n <= 0)
     return false;
   ar_nl_for_each_msg (nlh, buf, (size_t) n)
-    {
-      const struct nlattr *tb[NFULA_MAX + 1];
-      ar_nl_parse (nlh, sizeof (struct nfgenmsg), tb, NFULA_MAX);
-      egress_refusal r;
-      if (tb[NFULA_PAYLOAD]
-          && parse_packet (ar_nl_attr_data (tb[NFULA_PAYLOAD]),
-                           ar_nl_attr_len (tb[NFULA_PAYLOAD]), &r))
-        fn (&r, data);
-    }
+  {
+    const struct nlattr *tb[NFULA_MAX + 1];
+    ar_nl_parse (nlh, sizeof (struct nfgenmsg), tb, NFULA_MAX);
+    egress_refusal r;
+    if (tb[NFULA_PAYLOAD]
+        && parse_packet (ar_nl_attr_data (tb[NFULA_PAYLOAD]),
+                         ar_nl_attr_len (tb[NFULA_PAYLOAD]), &r))
+      fn (&r, data);
+  }
   return true;
 }

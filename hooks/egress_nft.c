@@ -111,7 +111,8 @@ match_u8 (egress_rule *r, uint32_t meta_key, uint8_t value)
 static void
 match_family (egress_rule *r, int family)
 {
-  match_u8 (r, NFT_META_NFPROTO, family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
+  match_u8 (r, NFT_META_NFPROTO,
+            family == AF_INET ? NFPROTO_IPV4 : NFPROTO_IPV6);
 }
 
 static void
@@ -183,8 +184,10 @@ add_container_sets (egress_batch *b)
   static const egress_set_spec sets[] = {
     { "allow4", TYPE_IPADDR, 4, 0, NULL, 0 },
     { "allow6", TYPE_IP6ADDR, 16, 0, NULL, 0 },
-    { "allow4p", CONCAT (TYPE_IPADDR, TYPE_INET_SERVICE), 8, NFT_SET_TIMEOUT, NULL, 0 },
-    { "allow6p", CONCAT (TYPE_IP6ADDR, TYPE_INET_SERVICE), 20, NFT_SET_TIMEOUT, NULL, 0 },
+    { "allow4p", CONCAT (TYPE_IPADDR, TYPE_INET_SERVICE), 8, NFT_SET_TIMEOUT,
+      NULL, 0 },
+    { "allow6p", CONCAT (TYPE_IP6ADDR, TYPE_INET_SERVICE), 20, NFT_SET_TIMEOUT,
+      NULL, 0 },
     { "dyn4", TYPE_IPADDR, 4, NFT_SET_TIMEOUT, NULL, 0 },
     { "dyn6", TYPE_IP6ADDR, 16, NFT_SET_TIMEOUT, NULL, 0 },
     { "nd_out", TYPE_ICMP6_TYPE, 1, 0, NULL, 0 },
@@ -229,7 +232,8 @@ add_refuse_chain (egress_batch *b, const egress_filter *f)
   egress_expr_reject (r, NFT_REJECT_TCP_RST, 0);
   egress_batch_add_rule (b, r);
   r = egress_rule_new (b, CHAIN_REFUSE);
-  egress_expr_reject (r, NFT_REJECT_ICMPX_UNREACH, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+  egress_expr_reject (r, NFT_REJECT_ICMPX_UNREACH,
+                      NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
   egress_batch_add_rule (b, r);
 }
 
@@ -240,7 +244,8 @@ add_neighbour_discovery (egress_batch *b, const char *chain, const char *types)
 {
   static const char *const out_prefixes[] = { "fe80::/10", "ff02::/16", NULL };
   static const char *const any[] = { "::/0", NULL };
-  const char *const *prefixes = strcmp (chain, CHAIN_OUTPUT) == 0 ? out_prefixes : any;
+  const char *const *prefixes
+      = strcmp (chain, CHAIN_OUTPUT) == 0 ? out_prefixes : any;
   for (size_t i = 0; prefixes[i]; i++)
     {
       network n;
@@ -314,8 +319,10 @@ accept_sets (egress_batch *b)
   {
     int family;
     const char *set;
-  } plain[] = { { AF_INET, "allow4" }, { AF_INET, "dyn4" },
-                { AF_INET6, "allow6" }, { AF_INET6, "dyn6" } };
+  } plain[] = { { AF_INET, "allow4" },
+                { AF_INET, "dyn4" },
+                { AF_INET6, "allow6" },
+                { AF_INET6, "dyn6" } };
   for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
     {
       egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
@@ -342,7 +349,8 @@ static void
 accept_entry (egress_batch *b, const egress_entry *e)
 {
   network n;
-  if ((e->kind != ENTRY_NET4 && e->kind != ENTRY_NET6) || !parse_network (e->text, &n))
+  if ((e->kind != ENTRY_NET4 && e->kind != ENTRY_NET6)
+      || !parse_network (e->text, &n))
     return;
   bool v6 = n.family == AF_INET6;
   if (is_single_address (&n))
@@ -353,7 +361,8 @@ accept_entry (egress_batch *b, const egress_entry *e)
                               addr_len (n.family), NULL, 0);
       else
         egress_batch_element (b, v6 ? "allow6p" : "allow4p", true, key,
-                              port_key (n.addr, n.family, e->port, key), NULL, 0);
+                              port_key (n.addr, n.family, e->port, key), NULL,
+                              0);
       return;
     }
   /* A network takes no port (egress_entry_parse). */
@@ -365,7 +374,8 @@ accept_entry (egress_batch *b, const egress_entry *e)
 static void
 add_output_chain (egress_batch *b, const egress_filter *f)
 {
-  egress_batch_add_chain (b, CHAIN_OUTPUT, NF_INET_LOCAL_OUT, 0, "filter", NF_DROP);
+  egress_batch_add_chain (b, CHAIN_OUTPUT, NF_INET_LOCAL_OUT, 0, "filter",
+                          NF_DROP);
   egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
   match_oif_lo (r, NFT_META_OIF);
   match_bits (r, NFT_CT_STATUS, CT_STATUS_DNAT);
@@ -392,7 +402,8 @@ add_output_chain (egress_batch *b, const egress_filter *f)
 static void
 add_input_chain (egress_batch *b)
 {
-  egress_batch_add_chain (b, CHAIN_INPUT, NF_INET_LOCAL_IN, 0, "filter", NF_DROP);
+  egress_batch_add_chain (b, CHAIN_INPUT, NF_INET_LOCAL_IN, 0, "filter",
+                          NF_DROP);
   egress_rule *r = egress_rule_new (b, CHAIN_INPUT);
   match_oif_lo (r, NFT_META_IIF);
   accept_rule (b, r);
@@ -405,7 +416,8 @@ add_input_chain (egress_batch *b)
 int
 egress_nft_container_filter (const egress_filter *f, ar_error_t **err)
 {
-  cleanup_batch egress_batch *b = egress_batch_new (NFPROTO_INET, EGRESS_CONTAINER_TABLE);
+  cleanup_batch egress_batch *b
+      = egress_batch_new (NFPROTO_INET, EGRESS_CONTAINER_TABLE);
   /* Start from nothing: a second create in the same netns (an engine's
    * restart) replaces, never stacks. */
   if (!f->fresh_netns)
@@ -424,7 +436,8 @@ egress_nft_container_filter (const egress_filter *f, ar_error_t **err)
 int
 egress_nft_learn (const egress_learnt *items, size_t n, ar_error_t **err)
 {
-  cleanup_batch egress_batch *b = egress_batch_new (NFPROTO_INET, EGRESS_CONTAINER_TABLE);
+  cleanup_batch egress_batch *b
+      = egress_batch_new (NFPROTO_INET, EGRESS_CONTAINER_TABLE);
   for (size_t i = 0; i < n; i++)
     {
       const egress_learnt *l = &items[i];
@@ -462,7 +475,8 @@ match_pair (egress_rule *r)
 {
   match_family (r, AF_INET);
   egress_expr_meta (r, NFT_META_IIFNAME, REG);
-  egress_expr_payload (r, NFT_PAYLOAD_NETWORK_HEADER, 12, 4, REG_AFTER_16_BYTES);
+  egress_expr_payload (r, NFT_PAYLOAD_NETWORK_HEADER, 12, 4,
+                       REG_AFTER_16_BYTES);
   egress_expr_lookup (r, REG, HOST_PAIRS, false);
 }
 
@@ -472,9 +486,15 @@ host_rule (egress_batch *b, const char *chain, int kind, int verdict)
   egress_rule *r = egress_rule_new (b, chain);
   switch (kind)
     {
-    case 'p': match_pair (r); break;
-    case 'i': match_link (r, NFT_META_IIFNAME, false); break;
-    case 'o': match_link (r, NFT_META_OIFNAME, false); break;
+    case 'p':
+      match_pair (r);
+      break;
+    case 'i':
+      match_link (r, NFT_META_IIFNAME, false);
+      break;
+    case 'o':
+      match_link (r, NFT_META_OIFNAME, false);
+      break;
     }
   if (verdict == NF_ACCEPT && kind != 'p')
     match_bits (r, NFT_CT_STATE, CT_STATE_ESTABLISHED_RELATED);
@@ -492,20 +512,24 @@ static void
 add_host_table (egress_batch *b)
 {
   static const uint8_t pair_fields[] = { IFNAMSIZ, 4 };
-  const egress_set_spec links = { HOST_LINKS, TYPE_IFNAME, IFNAMSIZ, 0, NULL, 0, true };
-  const egress_set_spec pairs = { HOST_PAIRS, CONCAT (TYPE_IFNAME, TYPE_IPADDR),
-                                  IFNAMSIZ + 4, NFT_SET_INTERVAL | NFT_SET_CONCAT,
-                                  pair_fields, 2 };
+  const egress_set_spec links
+      = { HOST_LINKS, TYPE_IFNAME, IFNAMSIZ, 0, NULL, 0, true };
+  const egress_set_spec pairs
+      = { HOST_PAIRS,   CONCAT (TYPE_IFNAME, TYPE_IPADDR),
+          IFNAMSIZ + 4, NFT_SET_INTERVAL | NFT_SET_CONCAT,
+          pair_fields,  2 };
   egress_batch_add_table (b);
   egress_batch_add_set (b, &links);
   egress_batch_add_set (b, &pairs);
-  egress_batch_add_chain (b, "postrouting", NF_INET_POST_ROUTING, PRIORITY_SRCNAT, "nat", NF_ACCEPT);
+  egress_batch_add_chain (b, "postrouting", NF_INET_POST_ROUTING,
+                          PRIORITY_SRCNAT, "nat", NF_ACCEPT);
   egress_rule *r = egress_rule_new (b, "postrouting");
   match_pair (r);
   match_link (r, NFT_META_OIFNAME, true);
   egress_expr_masquerade (r);
   egress_batch_add_rule (b, r);
-  egress_batch_add_chain (b, "forward", NF_INET_FORWARD, 0, "filter", NF_ACCEPT);
+  egress_batch_add_chain (b, "forward", NF_INET_FORWARD, 0, "filter",
+                          NF_ACCEPT);
   host_rule (b, "forward", 'p', NF_ACCEPT);
   host_rule (b, "forward", 'i', NF_DROP);
   host_rule (b, "forward", 'o', NF_ACCEPT);
@@ -513,7 +537,8 @@ add_host_table (egress_batch *b)
   egress_batch_add_chain (b, "input", NF_INET_LOCAL_IN, 0, "filter", NF_ACCEPT);
   host_rule (b, "input", 'i', NF_ACCEPT);
   host_rule (b, "input", 'i', NF_DROP);
-  egress_batch_add_chain (b, "output", NF_INET_LOCAL_OUT, 0, "filter", NF_ACCEPT);
+  egress_batch_add_chain (b, "output", NF_INET_LOCAL_OUT, 0, "filter",
+                          NF_ACCEPT);
 }
 
 static void
@@ -552,7 +577,8 @@ host_elements (egress_batch *b, bool add, const char *hash,
 static void
 refuse_to_host_chain (egress_batch *b)
 {
-  egress_batch_add_chain (b, HOST_REFUSE, NF_INET_LOCAL_IN, -1, "filter", NF_ACCEPT);
+  egress_batch_add_chain (b, HOST_REFUSE, NF_INET_LOCAL_IN, -1, "filter",
+                          NF_ACCEPT);
   egress_batch_flush_chain (b, HOST_REFUSE);
   egress_rule *r = egress_rule_new (b, HOST_REFUSE);
   match_link (r, NFT_META_IIFNAME, false);
@@ -565,7 +591,8 @@ refuse_to_host_chain (egress_batch *b)
   egress_batch_add_rule (b, r);
   r = egress_rule_new (b, HOST_REFUSE);
   match_link (r, NFT_META_IIFNAME, false);
-  egress_expr_reject (r, NFT_REJECT_ICMPX_UNREACH, NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+  egress_expr_reject (r, NFT_REJECT_ICMPX_UNREACH,
+                      NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
   egress_batch_add_rule (b, r);
 }
 
@@ -574,7 +601,8 @@ host_transaction (bool with_table, bool add, const char *hash,
                   const egress_lease *lease, bool link, bool pair,
                   ar_error_t **err)
 {
-  cleanup_batch egress_batch *b = egress_batch_new (NFPROTO_INET, EGRESS_HOST_TABLE);
+  cleanup_batch egress_batch *b
+      = egress_batch_new (NFPROTO_INET, EGRESS_HOST_TABLE);
   if (with_table)
     add_host_table (b);
   if (add && link)
@@ -601,7 +629,9 @@ void
 egress_nft_host_detach (const char *hash, const egress_lease *lease)
 {
   cleanup_error ar_error_t *ignored = NULL;
-  if (lease && host_transaction (false, false, hash, lease, true, true, &ignored) == 0)
+  if (lease
+      && host_transaction (false, false, hash, lease, true, true, &ignored)
+             == 0)
     return;
   ar_error_free (steal_pointer (&ignored));
   if (lease)

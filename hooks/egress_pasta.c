@@ -50,7 +50,8 @@ netns_file_path (const char *dir, ar_error_t **err)
 static int
 bind_netns_file (pid_t pid, const char *file, ar_error_t **err)
 {
-  cleanup_close int fd = open (file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  cleanup_close int fd
+      = open (file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0)
     return ar_error_set (err, errno, "create `%s`", file);
   cleanup_free char *ns = xasprintf ("/proc/%d/ns/net", (int) pid);
@@ -75,23 +76,40 @@ unbind_netns_file (const char *file)
 static int
 run_pasta (const char *netns_file, ar_error_t **err)
 {
-  char *argv[] = { (char *) "pasta", (char *) "--quiet", (char *) "--runas", (char *) "0:0",
-                   (char *) "--config-net", (char *) "--no-map-gw",
-                   (char *) "-t", (char *) "none", (char *) "-u", (char *) "none",
-                   (char *) "-T", (char *) "none", (char *) "-U", (char *) "none",
-                   (char *) "--netns", (char *) netns_file, NULL };
+  char *argv[] = { (char *) "pasta",
+                   (char *) "--quiet",
+                   (char *) "--runas",
+                   (char *) "0:0",
+                   (char *) "--config-net",
+                   (char *) "--no-map-gw",
+                   (char *) "-t",
+                   (char *) "none",
+                   (char *) "-u",
+                   (char *) "none",
+                   (char *) "-T",
+                   (char *) "none",
+                   (char *) "-U",
+                   (char *) "none",
+                   (char *) "--netns",
+                   (char *) netns_file,
+                   NULL };
   cleanup_free char *msg = NULL;
   cleanup_error ar_error_t *not_run = NULL;
   int r = ar_spawn_wait (argv, &msg, &not_run);
   if (r < 0)
-    return ar_error_set (err, not_run->errno_value, "egress without root needs pasta (Debian: apt-get install passt)");
+    return ar_error_set (
+        err, not_run->errno_value,
+        "egress without root needs pasta (Debian: apt-get install passt)");
   if (r == 0)
     return 0;
   struct stat st;
   if (access (TUN_DEVICE, R_OK | W_OK) < 0 && stat (TUN_DEVICE, &st) == 0)
-    return ar_error_set (err, 0, "pasta failed: %s: " TUN_DEVICE " is mode %04o, not read-writable by this user "
+    return ar_error_set (err, 0,
+                         "pasta failed: %s: " TUN_DEVICE
+                         " is mode %04o, not read-writable by this user "
                          "(udev makes it 0666: chmod 0666 " TUN_DEVICE ")",
-                         msg[0] ? msg : "no message", (unsigned) (st.st_mode & 07777));
+                         msg[0] ? msg : "no message",
+                         (unsigned) (st.st_mode & 07777));
   return ar_error_set (err, 0, "pasta failed: %s", msg[0] ? msg : "no message");
 }
 

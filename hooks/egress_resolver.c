@@ -112,13 +112,20 @@ qtype_name (uint16_t t)
 {
   switch (t)
     {
-    case DNS_TYPE_A: return "A";
-    case DNS_TYPE_AAAA: return "AAAA";
-    case DNS_TYPE_CNAME: return "CNAME";
-    case 16: return "TXT";
-    case 15: return "MX";
-    case 65: return "HTTPS";
-    default: return "other";
+    case DNS_TYPE_A:
+      return "A";
+    case DNS_TYPE_AAAA:
+      return "AAAA";
+    case DNS_TYPE_CNAME:
+      return "CNAME";
+    case 16:
+      return "TXT";
+    case 15:
+      return "MX";
+    case 65:
+      return "HTTPS";
+    default:
+      return "other";
     }
 }
 
@@ -148,8 +155,9 @@ audit_write (const resolver *r, const char *event, const char *fields)
       return;
     }
   used++;
-  cleanup_free char *all = dropped ? xasprintf ("%s,\"dropped\":%lu", fields, dropped)
-                                   : xstrdup (fields);
+  cleanup_free char *all
+      = dropped ? xasprintf ("%s,\"dropped\":%lu", fields, dropped)
+                : xstrdup (fields);
   dropped = 0;
   cleanup_error ar_error_t *err = NULL;
   ar_audit_append (r->cfg->audit_path, r->cfg->id, event, all, &err);
@@ -182,7 +190,8 @@ send_to_client (const resolver *r, int tcp_fd, const struct sockaddr *to,
     }
   unsigned char prefix[2];
   set16 (prefix, (uint16_t) len);
-  if (ar_write_all (tcp_fd, prefix, 2) < 0 || ar_write_all (tcp_fd, msg, len) < 0)
+  if (ar_write_all (tcp_fd, prefix, 2) < 0
+      || ar_write_all (tcp_fd, msg, len) < 0)
     return;
 }
 
@@ -247,7 +256,8 @@ handle_query (resolver *r, const unsigned char *msg, size_t len, int tcp_fd,
       return;
     }
   bool allowed = r->cfg->forward_all
-                 || egress_name_allowed (r->cfg->allow, q.name, ports, MAX_PORTS, &n_ports);
+                 || egress_name_allowed (r->cfg->allow, q.name, ports,
+                                         MAX_PORTS, &n_ports);
   pending_query *p = allowed ? free_slot (r) : NULL;
   if (p == NULL)
     {
@@ -255,15 +265,19 @@ handle_query (resolver *r, const unsigned char *msg, size_t len, int tcp_fd,
       refuse (r, tcp_fd, to, from_len, msg, len, q.end);
       return;
     }
-  *p = (pending_query){ .client_id = q.id, .upstream_id = new_upstream_id (r),
-                        .tcp_fd = tcp_fd, .deadline = time (NULL) + PENDING_SECONDS,
-                        .question = q, .n_ports = n_ports };
+  *p = (pending_query){ .client_id = q.id,
+                        .upstream_id = new_upstream_id (r),
+                        .tcp_fd = tcp_fd,
+                        .deadline = time (NULL) + PENDING_SECONDS,
+                        .question = q,
+                        .n_ports = n_ports };
   memcpy (&p->client, from, from_len);
   p->client_len = from_len;
   memcpy (p->ports, ports, n_ports * sizeof *ports);
   unsigned char out[DNS_MAX];
   size_t out_len = dns_encode_query (&q, p->upstream_id, out, sizeof out);
-  p->in_use = out_len > 0 && send (r->upstream_fd, out, out_len, MSG_DONTWAIT) >= 0;
+  p->in_use
+      = out_len > 0 && send (r->upstream_fd, out, out_len, MSG_DONTWAIT) >= 0;
 }
 
 /* ---- answers ---------------------------------------------------------- */
@@ -271,8 +285,9 @@ handle_query (resolver *r, const unsigned char *msg, size_t len, int tcp_fd,
 static uint32_t
 clamp_ttl (uint32_t ttl)
 {
-  return ttl < EGRESS_TTL_MIN ? EGRESS_TTL_MIN
-         : ttl > EGRESS_TTL_MAX ? EGRESS_TTL_MAX : ttl;
+  return ttl < EGRESS_TTL_MIN   ? EGRESS_TTL_MIN
+         : ttl > EGRESS_TTL_MAX ? EGRESS_TTL_MAX
+                                : ttl;
 }
 
 /* What one answer allows, and the same for the audit log. */
@@ -335,7 +350,8 @@ learn_address (resolver *r, const pending_query *p, const dns_address *a,
     learn (out, family, a->addr, 0, ttl);
   for (size_t i = 0; i < p->n_ports; i++)
     learn (out, family, a->addr, p->ports[i], ttl);
-  append (&out->addresses, xasprintf ("%s\"%s\"", out->addresses ? "," : "[", addr));
+  append (&out->addresses,
+          xasprintf ("%s\"%s\"", out->addresses ? "," : "[", addr));
 }
 
 static pending_query *
@@ -357,7 +373,10 @@ handle_answer (resolver *r, unsigned char *msg, size_t len)
   pending_query *p = pending_for (r, get16 (msg));
   dns_addresses found = { 0 };
   cleanup_error ar_error_t *err = NULL;
-  if (p == NULL || dns_parse_answers (msg, len, &p->question, p->upstream_id, &found, &err) < 0)
+  if (p == NULL
+      || dns_parse_answers (msg, len, &p->question, p->upstream_id, &found,
+                            &err)
+             < 0)
     return;
   p->in_use = false;
   learnt l = { 0 };
@@ -372,10 +391,12 @@ handle_answer (resolver *r, unsigned char *msg, size_t len)
       free (l.addresses);
       return;
     }
-  cleanup_free char *addresses = l.addresses ? xasprintf ("%s]", l.addresses) : NULL;
+  cleanup_free char *addresses
+      = l.addresses ? xasprintf ("%s]", l.addresses) : NULL;
   audit (r, p->question.name, p->question.qtype, "allowed", addresses);
   set16 (msg, p->client_id);
-  send_to_client (r, p->tcp_fd, (struct sockaddr *) &p->client, p->client_len, msg, len);
+  send_to_client (r, p->tcp_fd, (struct sockaddr *) &p->client, p->client_len,
+                  msg, len);
   free (l.items);
   free (l.addresses);
 }
@@ -388,10 +409,13 @@ on_refusal (const egress_refusal *refusal, void *data)
   const resolver *r = data;
   const char *name = name_of (r, refusal->addr);
   cleanup_free char *quoted = name ? oj_quote (name, strlen (name)) : NULL;
-  cleanup_free char *port = refusal->port ? xasprintf (",\"port\":%u", refusal->port) : xstrdup ("");
-  cleanup_free char *fields = xasprintf ("\"destination\":\"%s\",\"protocol\":\"%s\"%s%s%s",
-                                         refusal->addr, refusal->proto_name, port,
-                                         quoted ? ",\"name\":" : "", quoted ? quoted : "");
+  cleanup_free char *port = refusal->port
+                                ? xasprintf (",\"port\":%u", refusal->port)
+                                : xstrdup ("");
+  cleanup_free char *fields
+      = xasprintf ("\"destination\":\"%s\",\"protocol\":\"%s\"%s%s%s",
+                   refusal->addr, refusal->proto_name, port,
+                   quoted ? ",\"name\":" : "", quoted ? quoted : "");
   audit_write (r, "egress-refused", fields);
 }
 
@@ -416,7 +440,8 @@ tcp_accept (resolver *r)
   for (size_t i = 0; i < MAX_TCP; i++)
     if (r->tcp[i].fd < 0)
       {
-        r->tcp[i] = (tcp_client){ .fd = fd, .deadline = time (NULL) + PENDING_SECONDS };
+        r->tcp[i] = (tcp_client){ .fd = fd,
+                                  .deadline = time (NULL) + PENDING_SECONDS };
         return;
       }
   close (fd);
@@ -485,11 +510,13 @@ serve (resolver *r)
       ssize_t len;
       if (fds[1].revents
           && (len = recvfrom (r->udp_fd, msg, sizeof msg, MSG_DONTWAIT,
-                              (struct sockaddr *) &from, &from_len)) > 0)
+                              (struct sockaddr *) &from, &from_len))
+                 > 0)
         handle_query (r, msg, (size_t) len, -1, &from, from_len);
       if (fds[2].revents)
         tcp_accept (r);
-      if (fds[3].revents && (len = recv (r->upstream_fd, msg, sizeof msg, MSG_DONTWAIT)) > 0)
+      if (fds[3].revents
+          && (len = recv (r->upstream_fd, msg, sizeof msg, MSG_DONTWAIT)) > 0)
         handle_answer (r, msg, (size_t) len);
       if (fds[4 + MAX_TCP].revents)
         egress_nflog_read (r->nflog_fd, on_refusal, r);
@@ -540,7 +567,8 @@ upstream_socket (const char *spec, int *fd, ar_error_t **err)
                             .ai_socktype = SOCK_DGRAM };
   struct addrinfo *ai = NULL;
   if (getaddrinfo (host, port, &hints, &ai) != 0)
-    return ar_error_set (err, 0, "upstream resolver `%s`: want an address[:port]", spec);
+    return ar_error_set (
+        err, 0, "upstream resolver `%s`: want an address[:port]", spec);
   *fd = socket (ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   int r = *fd < 0 || connect (*fd, ai->ai_addr, ai->ai_addrlen) < 0 ? -1 : 0;
   int saved = errno;
@@ -564,7 +592,8 @@ listening_socket (int type, int *fd, ar_error_t **err)
           && setsockopt (*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
       || bind (*fd, (struct sockaddr *) &addr, sizeof addr) < 0
       || (type == SOCK_STREAM && listen (*fd, 16) < 0))
-    return ar_error_set (err, errno, "resolver: listen on %s:53/%s", EGRESS_RESOLVER_ADDR,
+    return ar_error_set (err, errno, "resolver: listen on %s:53/%s",
+                         EGRESS_RESOLVER_ADDR,
                          type == SOCK_STREAM ? "tcp" : "udp");
   return 0;
 }
@@ -599,7 +628,8 @@ close_all_but (const int *keep, size_t n_keep)
 static _Noreturn void
 daemon_main (resolver *r, int netns_fd)
 {
-  int keep[] = { r->udp_fd, r->tcp_fd, r->upstream_fd, r->pidfd, r->nflog_fd, netns_fd };
+  int keep[] = { r->udp_fd, r->tcp_fd,   r->upstream_fd,
+                 r->pidfd,  r->nflog_fd, netns_fd };
   close_all_but (keep, sizeof keep / sizeof *keep);
   /* Forked from the runtime too (it runs the hook in-process): none of
    * its signal handling. A TCP client that hangs up before its answer
@@ -626,14 +656,17 @@ static int
 write_pid_file (const char *state_dir, pid_t pid, ar_error_t **err)
 {
   cleanup_free char *path = xasprintf ("%s/resolver.pid", state_dir);
-  cleanup_free char *text = xasprintf ("%d %llu\n", (int) pid, ar_pid_start_time (pid));
-  return ar_write_file_atomic_at (AT_FDCWD, path, text, strlen (text), 0600, err);
+  cleanup_free char *text
+      = xasprintf ("%d %llu\n", (int) pid, ar_pid_start_time (pid));
+  return ar_write_file_atomic_at (AT_FDCWD, path, text, strlen (text), 0600,
+                                  err);
 }
 
 /* One fork: the hook (or the runtime's create) exits soon after, so the
  * daemon ends up init's child; nobody waits for it but by its pid file. */
 static int
-spawn_daemon (resolver *r, int netns_fd, const char *state_dir, ar_error_t **err)
+spawn_daemon (resolver *r, int netns_fd, const char *state_dir,
+              ar_error_t **err)
 {
   pid_t daemon = fork ();
   if (daemon < 0)
@@ -699,8 +732,8 @@ static resolver_thread *threads;
 static void
 close_resolver (resolver *r)
 {
-  int *fds[] = { &r->udp_fd, &r->tcp_fd, &r->upstream_fd, &r->pidfd,
-                 &r->nflog_fd, &r->stop_fd };
+  int *fds[] = { &r->udp_fd, &r->tcp_fd,   &r->upstream_fd,
+                 &r->pidfd,  &r->nflog_fd, &r->stop_fd };
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     ar_closep (fds[i]);
   for (size_t i = 0; i < MAX_TCP; i++)
@@ -734,8 +767,9 @@ spawn_thread (resolver *r, const egress_resolver_config *cfg, ar_error_t **err)
   sigset_t all, old;
   sigfillset (&all);
   pthread_sigmask (SIG_SETMASK, &all, &old);
-  int e = t->netns_fd < 0 || r->stop_fd < 0 ? errno
-                                             : pthread_create (&t->thread, NULL, thread_main, t);
+  int e = t->netns_fd < 0 || r->stop_fd < 0
+              ? errno
+              : pthread_create (&t->thread, NULL, thread_main, t);
   pthread_sigmask (SIG_SETMASK, &old, NULL);
   if (e != 0)
     {
@@ -789,18 +823,27 @@ egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
   /* On the heap: the pending queries, TCP buffers and name cache are
    * ~190 KiB, and a thread keeps them. */
   resolver *r = xcalloc (1, sizeof *r);
-  *r = (resolver){ .cfg = cfg, .udp_fd = -1, .tcp_fd = -1, .upstream_fd = -1,
-                   .pidfd = -1, .nflog_fd = -1, .stop_fd = -1 };
+  *r = (resolver){ .cfg = cfg,
+                   .udp_fd = -1,
+                   .tcp_fd = -1,
+                   .upstream_fd = -1,
+                   .pidfd = -1,
+                   .nflog_fd = -1,
+                   .stop_fd = -1 };
   for (size_t i = 0; i < MAX_TCP; i++)
     r->tcp[i].fd = -1;
-  cleanup_free char *upstream = cfg->upstream ? xstrdup (cfg->upstream) : egress_host_nameserver ();
+  cleanup_free char *upstream
+      = cfg->upstream ? xstrdup (cfg->upstream) : egress_host_nameserver ();
   int ret = -1;
   if ((r->pidfd = ar_pidfd_open (cfg->container_pid)) < 0)
     ret = ar_error_set (err, errno, "pidfd_open of the container's init");
   else if (upstream_socket (upstream, &r->upstream_fd, err) == 0
-           && egress_in_netns (cfg->container_netns_fd, open_sockets_in_netns, r, err) == 0)
-    ret = cfg->in_thread ? spawn_thread (r, cfg, err)
-                         : spawn_daemon (r, cfg->container_netns_fd, cfg->state_dir, err);
+           && egress_in_netns (cfg->container_netns_fd, open_sockets_in_netns,
+                               r, err)
+                  == 0)
+    ret = cfg->in_thread
+              ? spawn_thread (r, cfg, err)
+              : spawn_daemon (r, cfg->container_netns_fd, cfg->state_dir, err);
   /* The daemon has its own copies; a thread keeps these. */
   if (ret < 0 || !cfg->in_thread)
     close_resolver (r);

@@ -165,16 +165,15 @@ default_linux (bool rootless, uid_t uid, gid_t gid)
       l->resources = xcalloc (1, sizeof *l->resources);
       l->resources->devices = xcalloc (1, sizeof *l->resources->devices);
       l->resources->n_devices = 1;
-      l->resources->devices[0] = (oci_device_rule){
-        .allow = false, .access = xstrdup ("rwm")
-      };
+      l->resources->devices[0]
+          = (oci_device_rule){ .allow = false, .access = xstrdup ("rwm") };
     }
 
-  l->masked_paths = STRV ("/proc/acpi", "/proc/asound", "/proc/kcore",
-                          "/proc/keys", "/proc/latency_stats",
-                          "/proc/timer_list", "/proc/timer_stats",
-                          "/proc/sched_debug", "/sys/firmware", "/proc/scsi",
-                          "/sys/devices/virtual/powercap");
+  l->masked_paths
+      = STRV ("/proc/acpi", "/proc/asound", "/proc/kcore", "/proc/keys",
+              "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats",
+              "/proc/sched_debug", "/sys/firmware", "/proc/scsi",
+              "/sys/devices/virtual/powercap");
   l->readonly_paths = STRV ("/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
                             "/proc/sysrq-trigger");
   return l;

@@ -17,7 +17,8 @@ typedef struct
 {
   oj_value root;
   bool have_root;
-  oj_value *open[OCI_MAX_DEPTH]; /* containers not yet closed, outermost first */
+  oj_value
+      *open[OCI_MAX_DEPTH]; /* containers not yet closed, outermost first */
   size_t depth;
   size_t n_values;
   char *key; /* the key whose value comes next, inside an object */
@@ -59,8 +60,8 @@ builder_stop (oj_builder *b, const char *what, unsigned limit)
   oj_path p;
   builder_path (b, &p);
   cleanup_free char *msg = xasprintf (what, limit);
-  b->stop_reason = p.len ? xasprintf ("%s: %s", p.buf, msg)
-                         : steal_pointer (&msg);
+  b->stop_reason
+      = p.len ? xasprintf ("%s: %s", p.buf, msg) : steal_pointer (&msg);
   return NULL;
 }
 
@@ -79,8 +80,7 @@ static oj_value *
 builder_add (oj_builder *b, oj_type type)
 {
   if (++b->n_values > OJ_MAX_VALUES)
-    return builder_stop (b, "document has more than %u values",
-                         OJ_MAX_VALUES);
+    return builder_stop (b, "document has more than %u values", OJ_MAX_VALUES);
   if (b->depth == 0)
     {
       b->have_root = true;
@@ -163,8 +163,8 @@ on_open (void *ctx, oj_type type)
   if (b->depth == OCI_MAX_DEPTH)
     {
       /* A path 64 levels deep says less than the byte offset. */
-      b->stop_reason = xasprintf ("JSON nested deeper than %d levels",
-                                  OCI_MAX_DEPTH);
+      b->stop_reason
+          = xasprintf ("JSON nested deeper than %d levels", OCI_MAX_DEPTH);
       return 0;
     }
   oj_value *v = builder_add (b, type);
@@ -273,8 +273,7 @@ static int
 syntax_error (yajl_handle h, const char *data, size_t len, bool at_end,
               const char *file, ar_error_t **err)
 {
-  unsigned char *raw = yajl_get_error (h, 0, (const unsigned char *) data,
-                                       len);
+  unsigned char *raw = yajl_get_error (h, 0, (const unsigned char *) data, len);
   cleanup_free char *msg = xstrdup ((const char *) raw);
   yajl_free_error (h, raw);
   collapse_to_one_line (msg);

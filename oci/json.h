@@ -133,9 +133,10 @@ int oj_read_opt_bool (oj_ctx *c, const oj_value *v, void *out);
 int oj_read_opt_i64 (oj_ctx *c, const oj_value *v, void *out);
 int oj_read_opt_u64 (oj_ctx *c, const oj_value *v, void *out);
 int oj_read_opt_u32 (oj_ctx *c, const oj_value *v, void *out);
-int oj_read_opt_u16 (oj_ctx *c, const oj_value *v, void *out); /* into oci_opt_u32 */
-int oj_read_strv (oj_ctx *c, const oj_value *v, void *out);  /* oci_strv */
-int oj_read_map (oj_ctx *c, const oj_value *v, void *out);   /* oci_map */
+int oj_read_opt_u16 (oj_ctx *c, const oj_value *v,
+                     void *out); /* into oci_opt_u32 */
+int oj_read_strv (oj_ctx *c, const oj_value *v, void *out); /* oci_strv */
+int oj_read_map (oj_ctx *c, const oj_value *v, void *out);  /* oci_map */
 
 /* Frees for the C types above. */
 void oj_strv_clear (oci_strv *v);

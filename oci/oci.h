@@ -16,7 +16,6 @@
 #define OCI_MAX_DEPTH 64              /* JSON nesting */
 #define OCI_MAX_ARRAY 8192            /* elements of any one array */
 
-
 /* Parse a config.json held in memory (need not be NUL-terminated). */
 int oci_spec_parse (const char *data, size_t len, const char *display_name,
                     oci_spec **out, ar_error_t **err);
@@ -31,9 +30,8 @@ void oci_process_free (oci_process *process);
 
 /* Parse a linux.resources object on its own, as `update --resources`
  * takes it; errors read "FILE: .memory.limit: ...". */
-int oci_resources_parse (const char *data, size_t len,
-                         const char *display_name, oci_resources **out,
-                         ar_error_t **err);
+int oci_resources_parse (const char *data, size_t len, const char *display_name,
+                         oci_resources **out, ar_error_t **err);
 void oci_resources_free (oci_resources *resources);
 
 /* Emit a spec as JSON (round-trips everything oci_spec_parse reads).
@@ -97,12 +95,13 @@ char *oci_features_to_json (const oci_features *features);
 const char *oci_ns_type_name (oci_ns_type type);
 
 /* Find a namespace of the given type; NULL when the spec does not list it. */
-const oci_namespace *oci_spec_find_namespace (const oci_spec *spec,
-                                              oci_ns_type type);
+const oci_namespace *
+oci_spec_find_namespace (const oci_spec *spec, oci_ns_type type);
 
 /* Append a mount of copies of its strings; `options` ends with NULL. */
-void oci_spec_append_mount (oci_spec *spec, const char *type, const char *source,
-                            const char *destination, const char *const *options);
+void
+oci_spec_append_mount (oci_spec *spec, const char *type, const char *source,
+                       const char *destination, const char *const *options);
 
 /* Replace a string list with copies of `items` / append a copy of one. */
 void oci_strv_set (oci_strv *v, char *const *items, size_t n);

@@ -13,14 +13,14 @@
 /* Each reader below turns one JSON value into one C object (see oj_reader
  * in json.h). Unknown fields are ignored, as the runtime-spec requires. */
 
-#define ARRAY_FIELD(c, obj, key, read, items, n)                       \
-  array_field ((c), (obj), (key), sizeof **(items), (read),            \
-               (void **) (items), (n))
+#define ARRAY_FIELD(c, obj, key, read, items, n)                               \
+  array_field ((c), (obj), (key), sizeof **(items), (read), (void **) (items), \
+               (n))
 
 /* obj[key] as an array of C objects, when present. */
 static int
-array_field (oj_ctx *c, const oj_value *obj, const char *key,
-             size_t elem_size, oj_reader read, void **items, size_t *n)
+array_field (oj_ctx *c, const oj_value *obj, const char *key, size_t elem_size,
+             oj_reader read, void **items, size_t *n)
 {
   const oj_value *v = oj_get (obj, key);
   if (v == NULL)
@@ -57,9 +57,9 @@ read_user (oj_ctx *c, const oj_value *v, void *out)
       || oj_field (c, v, "uid", oj_read_u32, &u->uid) < 0
       || oj_field (c, v, "gid", oj_read_u32, &u->gid) < 0
       || oj_field (c, v, "umask", oj_read_opt_u32, &u->umask) < 0
-      || ARRAY_FIELD (c, v, "additionalGids", oj_read_u32,
-                      &u->additional_gids,
-                      &u->n_additional_gids) < 0
+      || ARRAY_FIELD (c, v, "additionalGids", oj_read_u32, &u->additional_gids,
+                      &u->n_additional_gids)
+             < 0
       || oj_field (c, v, "username", oj_read_string, &u->username) < 0)
     return -1;
   return 0;
@@ -146,14 +146,15 @@ read_process_fields (oj_ctx *c, const oj_value *v, oci_process *p)
       || oj_field (c, v, "commandLine", oj_read_string, &p->command_line) < 0
       || oj_field (c, v, "env", oj_read_strv, &p->env) < 0
       || oj_field (c, v, "cwd", oj_read_string, &p->cwd) < 0
-      || oj_field (c, v, "capabilities", read_capabilities,
-                   &p->capabilities) < 0
-      || ARRAY_FIELD (c, v, "rlimits", read_rlimit, &p->rlimits,
-                      &p->n_rlimits) < 0
-      || oj_field (c, v, "noNewPrivileges", oj_read_bool,
-                   &p->no_new_privileges) < 0
+      || oj_field (c, v, "capabilities", read_capabilities, &p->capabilities)
+             < 0
+      || ARRAY_FIELD (c, v, "rlimits", read_rlimit, &p->rlimits, &p->n_rlimits)
+             < 0
+      || oj_field (c, v, "noNewPrivileges", oj_read_bool, &p->no_new_privileges)
+             < 0
       || oj_field (c, v, "apparmorProfile", oj_read_string,
-                   &p->apparmor_profile) < 0
+                   &p->apparmor_profile)
+             < 0
       || oj_field (c, v, "oomScoreAdj", oj_read_opt_i64, &p->oom_score_adj) < 0
       || oj_field (c, v, "selinuxLabel", oj_read_string, &p->selinux_label) < 0
       || oj_field (c, v, "scheduler", read_scheduler, &p->scheduler) < 0
@@ -206,9 +207,11 @@ read_mount (oj_ctx *c, const oj_value *v, void *out)
       || oj_field (c, v, "type", oj_read_string, &m->type) < 0
       || oj_field (c, v, "options", oj_read_strv, &m->options) < 0
       || ARRAY_FIELD (c, v, "uidMappings", read_id_mapping, &m->uid_mappings,
-                      &m->n_uid_mappings) < 0
+                      &m->n_uid_mappings)
+             < 0
       || ARRAY_FIELD (c, v, "gidMappings", read_id_mapping, &m->gid_mappings,
-                      &m->n_gid_mappings) < 0)
+                      &m->n_gid_mappings)
+             < 0)
     return -1;
   return 0;
 }
@@ -286,11 +289,13 @@ read_memory_fields (oj_ctx *c, const oj_value *v, oci_memory *m)
       || oj_field (c, v, "kernelTCP", oj_read_opt_i64, &m->kernel_tcp) < 0
       || oj_field (c, v, "swappiness", oj_read_opt_u64, &m->swappiness) < 0
       || oj_field (c, v, "disableOOMKiller", oj_read_opt_bool,
-                   &m->disable_oom_killer) < 0
-      || oj_field (c, v, "useHierarchy", oj_read_opt_bool,
-                   &m->use_hierarchy) < 0
+                   &m->disable_oom_killer)
+             < 0
+      || oj_field (c, v, "useHierarchy", oj_read_opt_bool, &m->use_hierarchy)
+             < 0
       || oj_field (c, v, "checkBeforeUpdate", oj_read_opt_bool,
-                   &m->check_before_update) < 0)
+                   &m->check_before_update)
+             < 0)
     return -1;
   return 0;
 }
@@ -311,9 +316,11 @@ read_cpu_fields (oj_ctx *c, const oj_value *v, oci_cpu *cpu)
       || oj_field (c, v, "burst", oj_read_opt_u64, &cpu->burst) < 0
       || oj_field (c, v, "period", oj_read_opt_u64, &cpu->period) < 0
       || oj_field (c, v, "realtimeRuntime", oj_read_opt_i64,
-                   &cpu->realtime_runtime) < 0
+                   &cpu->realtime_runtime)
+             < 0
       || oj_field (c, v, "realtimePeriod", oj_read_opt_u64,
-                   &cpu->realtime_period) < 0
+                   &cpu->realtime_period)
+             < 0
       || oj_field (c, v, "cpus", oj_read_string, &cpu->cpus) < 0
       || oj_field (c, v, "mems", oj_read_string, &cpu->mems) < 0
       || oj_field (c, v, "idle", oj_read_opt_i64, &cpu->idle) < 0)
@@ -375,19 +382,23 @@ read_blkio_fields (oj_ctx *c, const oj_value *v, oci_blkio *b)
   if (oj_field (c, v, "weight", oj_read_opt_u16, &b->weight) < 0
       || oj_field (c, v, "leafWeight", oj_read_opt_u16, &b->leaf_weight) < 0
       || ARRAY_FIELD (c, v, "weightDevice", read_blkio_weight_device,
-                      &b->weight_device, &b->n_weight_device) < 0
-      || ARRAY_FIELD (c, v, "throttleReadBpsDevice",
-                      read_blkio_throttle_device, &b->throttle_read_bps,
-                      &b->n_throttle_read_bps) < 0
+                      &b->weight_device, &b->n_weight_device)
+             < 0
+      || ARRAY_FIELD (c, v, "throttleReadBpsDevice", read_blkio_throttle_device,
+                      &b->throttle_read_bps, &b->n_throttle_read_bps)
+             < 0
       || ARRAY_FIELD (c, v, "throttleWriteBpsDevice",
                       read_blkio_throttle_device, &b->throttle_write_bps,
-                      &b->n_throttle_write_bps) < 0
+                      &b->n_throttle_write_bps)
+             < 0
       || ARRAY_FIELD (c, v, "throttleReadIOPSDevice",
                       read_blkio_throttle_device, &b->throttle_read_iops,
-                      &b->n_throttle_read_iops) < 0
+                      &b->n_throttle_read_iops)
+             < 0
       || ARRAY_FIELD (c, v, "throttleWriteIOPSDevice",
                       read_blkio_throttle_device, &b->throttle_write_iops,
-                      &b->n_throttle_write_iops) < 0)
+                      &b->n_throttle_write_iops)
+             < 0)
     return -1;
   return 0;
 }
@@ -428,8 +439,9 @@ read_network (oj_ctx *c, const oj_value *v, void *out)
   oci_resources *r = out;
   if (oj_expect_object (c, v) < 0
       || oj_field (c, v, "classID", oj_read_opt_u32, &r->net_class_id) < 0
-      || ARRAY_FIELD (c, v, "priorities", read_net_priority,
-                      &r->net_priorities, &r->n_net_priorities) < 0)
+      || ARRAY_FIELD (c, v, "priorities", read_net_priority, &r->net_priorities,
+                      &r->n_net_priorities)
+             < 0)
     return -1;
   return 0;
 }
@@ -441,8 +453,10 @@ read_rdma_limit (oj_ctx *c, const oj_member *m, oci_rdma_limit *l)
     return oj_fail (c, "expected a device name");
   l->device = xstrdup (m->key);
   if (oj_expect_object (c, &m->value) < 0
-      || oj_field (c, &m->value, "hcaHandles", oj_read_opt_u32, &l->hca_handles) < 0
-      || oj_field (c, &m->value, "hcaObjects", oj_read_opt_u32, &l->hca_objects) < 0)
+      || oj_field (c, &m->value, "hcaHandles", oj_read_opt_u32, &l->hca_handles)
+             < 0
+      || oj_field (c, &m->value, "hcaObjects", oj_read_opt_u32, &l->hca_objects)
+             < 0)
     return -1;
   return 0;
 }
@@ -471,13 +485,15 @@ static int
 read_resources_fields (oj_ctx *c, const oj_value *v, oci_resources *r)
 {
   if (ARRAY_FIELD (c, v, "devices", read_device_rule, &r->devices,
-                   &r->n_devices) < 0
+                   &r->n_devices)
+          < 0
       || oj_field (c, v, "memory", read_memory, &r->memory) < 0
       || oj_field (c, v, "cpu", read_cpu, &r->cpu) < 0
       || oj_field (c, v, "pids", read_pids, &r->pids_limit) < 0
       || oj_field (c, v, "blockIO", read_blkio, &r->block_io) < 0
       || ARRAY_FIELD (c, v, "hugepageLimits", read_hugepage_limit,
-                      &r->hugepage_limits, &r->n_hugepage_limits) < 0
+                      &r->hugepage_limits, &r->n_hugepage_limits)
+             < 0
       || oj_field (c, v, "network", read_network, r) < 0
       || oj_field (c, v, "rdma", read_rdma, r) < 0
       || oj_field (c, v, "unified", oj_read_map, &r->unified) < 0)
@@ -535,8 +551,8 @@ check_unique_namespaces (oj_ctx *c, const oci_linux *l)
           seen[t] = true;
           continue;
         }
-      size_t mark = oj_path_push_key (&c->path, "namespaces",
-                                      strlen ("namespaces"));
+      size_t mark
+          = oj_path_push_key (&c->path, "namespaces", strlen ("namespaces"));
       oj_path_push_index (&c->path, i);
       oj_path_push_key (&c->path, "type", strlen ("type"));
       oj_fail (c, "duplicate namespace type \"%s\"", oci_ns_type_name (t));
@@ -550,7 +566,8 @@ static int
 read_namespaces (oj_ctx *c, const oj_value *v, oci_linux *l)
 {
   if (ARRAY_FIELD (c, v, "namespaces", read_namespace, &l->namespaces,
-                   &l->n_namespaces) < 0
+                   &l->n_namespaces)
+          < 0
       || check_unique_namespaces (c, l) < 0)
     return -1;
   return 0;
@@ -593,8 +610,7 @@ read_syscall (oj_ctx *c, const oj_value *v, void *out)
       || oj_required (c, v, "names", oj_read_strv, &s->names) < 0
       || oj_required (c, v, "action", oj_read_string, &s->action) < 0
       || oj_field (c, v, "errnoRet", oj_read_opt_u32, &s->errno_ret) < 0
-      || ARRAY_FIELD (c, v, "args", read_seccomp_arg, &s->args, &s->n_args)
-             < 0)
+      || ARRAY_FIELD (c, v, "args", read_seccomp_arg, &s->args, &s->n_args) < 0)
     return -1;
   return 0;
 }
@@ -605,14 +621,17 @@ read_seccomp_fields (oj_ctx *c, const oj_value *v, oci_seccomp *s)
   if (oj_required (c, v, "defaultAction", oj_read_string, &s->default_action)
           < 0
       || oj_field (c, v, "defaultErrnoRet", oj_read_opt_u32,
-                   &s->default_errno_ret) < 0
+                   &s->default_errno_ret)
+             < 0
       || oj_field (c, v, "architectures", oj_read_strv, &s->architectures) < 0
       || oj_field (c, v, "flags", oj_read_strv, &s->flags) < 0
       || oj_field (c, v, "listenerPath", oj_read_string, &s->listener_path) < 0
       || oj_field (c, v, "listenerMetadata", oj_read_string,
-                   &s->listener_metadata) < 0
+                   &s->listener_metadata)
+             < 0
       || ARRAY_FIELD (c, v, "syscalls", read_syscall, &s->syscalls,
-                      &s->n_syscalls) < 0)
+                      &s->n_syscalls)
+             < 0)
     return -1;
   return 0;
 }
@@ -668,18 +687,21 @@ static int
 read_linux_fields (oj_ctx *c, const oj_value *v, oci_linux *l)
 {
   if (ARRAY_FIELD (c, v, "uidMappings", read_id_mapping, &l->uid_mappings,
-                   &l->n_uid_mappings) < 0
+                   &l->n_uid_mappings)
+          < 0
       || ARRAY_FIELD (c, v, "gidMappings", read_id_mapping, &l->gid_mappings,
-                      &l->n_gid_mappings) < 0
+                      &l->n_gid_mappings)
+             < 0
       || oj_field (c, v, "sysctl", oj_read_map, &l->sysctl) < 0
       || oj_field (c, v, "resources", read_resources, &l->resources) < 0
       || oj_field (c, v, "cgroupsPath", oj_read_string, &l->cgroups_path) < 0
       || read_namespaces (c, v, l) < 0
-      || ARRAY_FIELD (c, v, "devices", read_device, &l->devices,
-                      &l->n_devices) < 0
+      || ARRAY_FIELD (c, v, "devices", read_device, &l->devices, &l->n_devices)
+             < 0
       || oj_field (c, v, "seccomp", read_seccomp, &l->seccomp) < 0
       || oj_field (c, v, "rootfsPropagation", oj_read_string,
-                   &l->rootfs_propagation) < 0
+                   &l->rootfs_propagation)
+             < 0
       || oj_field (c, v, "maskedPaths", oj_read_strv, &l->masked_paths) < 0
       || oj_field (c, v, "readonlyPaths", oj_read_strv, &l->readonly_paths) < 0
       || oj_field (c, v, "mountLabel", oj_read_string, &l->mount_label) < 0
@@ -711,8 +733,7 @@ read_spec (oj_ctx *c, const oj_value *v, void *out)
       || oj_field (c, v, "root", read_root, s) < 0
       || oj_field (c, v, "hostname", oj_read_string, &s->hostname) < 0
       || oj_field (c, v, "domainname", oj_read_string, &s->domainname) < 0
-      || ARRAY_FIELD (c, v, "mounts", read_mount, &s->mounts, &s->n_mounts)
-             < 0
+      || ARRAY_FIELD (c, v, "mounts", read_mount, &s->mounts, &s->n_mounts) < 0
       || oj_field (c, v, "hooks", read_hooks, &s->hooks) < 0
       || oj_field (c, v, "annotations", oj_read_map, &s->annotations) < 0
       || oj_field (c, v, "linux", read_linux, &s->linux_cfg) < 0)
@@ -722,8 +743,8 @@ read_spec (oj_ctx *c, const oj_value *v, void *out)
 
 /* Parse `data` into a tree and hand it to `read`, which fills `out`. */
 static int
-parse_document (const char *data, size_t len, const char *file,
-                oj_reader read, void *out, ar_error_t **err)
+parse_document (const char *data, size_t len, const char *file, oj_reader read,
+                void *out, ar_error_t **err)
 {
   if (len > OCI_MAX_FILE_SIZE)
     return ar_error_set (err, 0, "%s: larger than %u bytes", file,
@@ -789,8 +810,7 @@ oci_resources_parse (const char *data, size_t len, const char *display_name,
 {
   const char *file = display_name ? display_name : "resources.json";
   oci_resources *resources = xcalloc (1, sizeof *resources);
-  if (parse_document (data, len, file, read_top_resources, resources, err)
-      < 0)
+  if (parse_document (data, len, file, read_top_resources, resources, err) < 0)
     {
       oci_resources_free (resources);
       return -1;
@@ -798,4 +818,3 @@ oci_resources_parse (const char *data, size_t len, const char *display_name,
   *out = resources;
   return 0;
 }
-

@@ -12,10 +12,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct { bool set; bool value; } oci_opt_bool;
-typedef struct { bool set; int64_t value; } oci_opt_i64;
-typedef struct { bool set; uint64_t value; } oci_opt_u64;
-typedef struct { bool set; uint32_t value; } oci_opt_u32;
+typedef struct
+{
+  bool set;
+  bool value;
+} oci_opt_bool;
+typedef struct
+{
+  bool set;
+  int64_t value;
+} oci_opt_i64;
+typedef struct
+{
+  bool set;
+  uint64_t value;
+} oci_opt_u64;
+typedef struct
+{
+  bool set;
+  uint32_t value;
+} oci_opt_u32;
 
 typedef struct
 {
@@ -108,7 +124,7 @@ typedef struct
   char *apparmor_profile;
   oci_opt_i64 oom_score_adj;
   char *selinux_label;
-  oci_scheduler *scheduler;    /* NULL when absent */
+  oci_scheduler *scheduler;     /* NULL when absent */
   oci_io_priority *io_priority; /* NULL when absent */
 } oci_process;
 
@@ -164,7 +180,7 @@ typedef struct
 typedef struct
 {
   bool allow;
-  char *type; /* "a", "c", "b"; NULL means all */
+  char *type;               /* "a", "c", "b"; NULL means all */
   oci_opt_i64 major, minor; /* unset means wildcard */
   char *access;             /* "rwm" */
 } oci_device_rule;
@@ -202,8 +218,8 @@ typedef struct
   oci_opt_u32 weight, leaf_weight;
   oci_blkio_device *weight_device;
   size_t n_weight_device;
-  oci_blkio_device *throttle_read_bps, *throttle_write_bps,
-      *throttle_read_iops, *throttle_write_iops;
+  oci_blkio_device *throttle_read_bps, *throttle_write_bps, *throttle_read_iops,
+      *throttle_write_iops;
   size_t n_throttle_read_bps, n_throttle_write_bps, n_throttle_read_iops,
       n_throttle_write_iops;
 } oci_blkio;

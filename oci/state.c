@@ -45,7 +45,8 @@ oci_spec_append_mount (oci_spec *spec, const char *type, const char *source,
   char **items = xcalloc (n + 1, sizeof *items);
   for (size_t i = 0; i < n; i++)
     items[i] = xstrdup (options[i]);
-  spec->mounts = xrealloc (spec->mounts, (spec->n_mounts + 1) * sizeof *spec->mounts);
+  spec->mounts
+      = xrealloc (spec->mounts, (spec->n_mounts + 1) * sizeof *spec->mounts);
   spec->mounts[spec->n_mounts++] = (oci_mount){
     .destination = xstrdup (destination),
     .source = xstrdup (source),
@@ -104,7 +105,8 @@ oci_container_process_state_to_json (const oci_state *state, pid_t pid,
                     state->oci_version ? state->oci_version : AR_OCI_VERSION);
   oj_gen_key (g, "fds");
   yajl_gen_array_open (g);
-  yajl_gen_string (g, (const unsigned char *) "seccompFd", strlen ("seccompFd"));
+  yajl_gen_string (g, (const unsigned char *) "seccompFd",
+                   strlen ("seccompFd"));
   yajl_gen_array_close (g);
   oj_gen_kv_i64 (g, "pid", pid);
   oj_gen_kv_string (g, "metadata", metadata ? metadata : "");

@@ -40,26 +40,39 @@ static const struct
   { "pause", ar_cmd_pause, false, "freeze a container" },
   { "resume", ar_cmd_resume, false, "thaw a paused container" },
   { "spec", ar_cmd_spec, false, "write a new config.json" },
-  { "sandbox", ar_cmd_sandbox, true, "run a command in a fresh agent sandbox, no bundle needed" },
-  { "update", ar_cmd_update, false, "change the resource limits of a container" },
-  { "events", ar_cmd_events, false, "print container statistics and OOM events" },
-  { "features", ar_cmd_features, false, "print the features this build supports" },
+  { "sandbox", ar_cmd_sandbox, true,
+    "run a command in a fresh agent sandbox, no bundle needed" },
+  { "update", ar_cmd_update, false,
+    "change the resource limits of a container" },
+  { "events", ar_cmd_events, false,
+    "print container statistics and OOM events" },
+  { "features", ar_cmd_features, false,
+    "print the features this build supports" },
   { "audit", ar_cmd_audit, false, "verify the hash chain of an audit log" },
-  { "checkpoint", ar_cmd_checkpoint, false, "checkpoint a container (no CRIU support yet)" },
-  { "restore", ar_cmd_restore, false, "restore a container (no CRIU support yet)" },
+  { "checkpoint", ar_cmd_checkpoint, false,
+    "checkpoint a container (no CRIU support yet)" },
+  { "restore", ar_cmd_restore, false,
+    "restore a container (no CRIU support yet)" },
   { "help", help, false, "print the help of agentrun or of a command" },
-  { "version", ar_cmd_version, false, "print the version and the libraries' versions" },
+  { "version", ar_cmd_version, false,
+    "print the version and the libraries' versions" },
 };
 
 static const ar_option global_options[] = {
-  { "root", 0, true, "state directory (default " AR_DEFAULT_ROOT ", without root $XDG_RUNTIME_DIR/agentrun)" },
-  { "profile", 0, true, "agent policy profile: oci, agent, or /etc/agentrun/profiles/NAME.json" },
+  { "root", 0, true,
+    "state directory (default " AR_DEFAULT_ROOT
+    ", without root $XDG_RUNTIME_DIR/agentrun)" },
+  { "profile", 0, true,
+    "agent policy profile: oci, agent, or /etc/agentrun/profiles/NAME.json" },
   { "log", 0, true, "also write errors and debug output to this file" },
   { "log-format", 0, true, "text (default) or json" },
   { "debug", 0, false, "verbose log" },
-  { "systemd-cgroup", 0, false, "make cgroups as systemd transient units (cgroupsPath slice:prefix:name)" },
-  { "rootless", 0, true, "run as an unprivileged user: true, false or auto (default: not real root)" },
-  { "rootless-limits", 0, true, "without root and without a delegated cgroup: refuse (default) or ignore (warn and run without) linux.resources limits" },
+  { "systemd-cgroup", 0, false,
+    "make cgroups as systemd transient units (cgroupsPath slice:prefix:name)" },
+  { "rootless", 0, true,
+    "run as an unprivileged user: true, false or auto (default: not real root)" },
+  { "rootless-limits", 0, true,
+    "without root and without a delegated cgroup: refuse (default) or ignore (warn and run without) linux.resources limits" },
   { "criu", 0, true, "accepted for runc compatibility; unused" },
   { "version", 'v', false, "print the version" },
   { 0 }
@@ -116,10 +129,11 @@ usage (ar_help_format format)
   if (format == AR_HELP_MAN)
     {
       print_man_header (NULL, SUMMARY);
-      printf (".SH SYNOPSIS\n\\fBagentrun\\fR [\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR "
-              "[\\fIOPTIONS\\fR] [\\fIARGS\\fR]\n"
-              ".SH DESCRIPTION\nAn " SUMMARY ".\n"
-              ".SH COMMANDS\n");
+      printf (
+          ".SH SYNOPSIS\n\\fBagentrun\\fR [\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR "
+          "[\\fIOPTIONS\\fR] [\\fIARGS\\fR]\n"
+          ".SH DESCRIPTION\nAn " SUMMARY ".\n"
+          ".SH COMMANDS\n");
     }
   else if (format == AR_HELP_TEXT)
     printf ("Usage: agentrun [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n\n"
@@ -200,7 +214,8 @@ profile_of_name (const char *argv0)
   const char *base = strrchr (argv0, '/');
   base = base ? base + 1 : argv0;
   const char *prefix = "agentrun-";
-  if (strncmp (base, prefix, strlen (prefix)) != 0 || base[strlen (prefix)] == '\0')
+  if (strncmp (base, prefix, strlen (prefix)) != 0
+      || base[strlen (prefix)] == '\0')
     return NULL;
   return base + strlen (prefix);
 }
@@ -216,9 +231,12 @@ parse_rootless (const char *mode, const char *limits, ar_globals *g,
   else if (strcmp (mode, "true") == 0 || strcmp (mode, "false") == 0)
     g->rootless = strcmp (mode, "true") == 0;
   else
-    return ar_error_set (err, 0, "--rootless: `%s` is not true, false or auto", mode);
-  if (limits && strcmp (limits, "refuse") != 0 && strcmp (limits, "ignore") != 0)
-    return ar_error_set (err, 0, "--rootless-limits: `%s` is not refuse or ignore", limits);
+    return ar_error_set (err, 0, "--rootless: `%s` is not true, false or auto",
+                         mode);
+  if (limits && strcmp (limits, "refuse") != 0
+      && strcmp (limits, "ignore") != 0)
+    return ar_error_set (
+        err, 0, "--rootless-limits: `%s` is not refuse or ignore", limits);
   g->ignore_unenforced_limits = limits && strcmp (limits, "ignore") == 0;
   return 0;
 }
@@ -267,15 +285,19 @@ parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
   if (p.help || ar_flag (&p, G_VERSION))
     return 1;
   g->systemd_cgroup = ar_flag (&p, G_SYSTEMD_CGROUP);
-  if (parse_rootless (p.value[G_ROOTLESS], p.value[G_ROOTLESS_LIMITS], g, err) < 0)
+  if (parse_rootless (p.value[G_ROOTLESS], p.value[G_ROOTLESS_LIMITS], g, err)
+      < 0)
     return -1;
-  g->root = p.value[G_ROOT] ? p.value[G_ROOT] : default_root (g, root_buf, root_len);
+  g->root = p.value[G_ROOT] ? p.value[G_ROOT]
+                            : default_root (g, root_buf, root_len);
   g->log_path = p.value[G_LOG];
-  g->profile = p.value[G_PROFILE] ? p.value[G_PROFILE] : profile_of_name (argv[0]);
+  g->profile
+      = p.value[G_PROFILE] ? p.value[G_PROFILE] : profile_of_name (argv[0]);
   g->debug = ar_flag (&p, G_DEBUG);
   const char *format = p.value[G_LOG_FORMAT] ? p.value[G_LOG_FORMAT] : "text";
   if (strcmp (format, "json") != 0 && strcmp (format, "text") != 0)
-    return ar_error_set (err, 0, "--log-format: unknown format `%s` (text or json)", format);
+    return ar_error_set (
+        err, 0, "--log-format: unknown format `%s` (text or json)", format);
   g->log_json = strcmp (format, "json") == 0;
   *command_index = end;
   return 0;
@@ -296,8 +318,10 @@ enum
   H_COMPLETION
 };
 static const ar_option help_options[] = {
-  { "man", 0, false, "print it as a man page (roff): agentrun help --man COMMAND | man -l -" },
-  { "completion", 0, false, "print the commands, or COMMAND's usage, and the flags as tab-separated lines, for shell completion" },
+  { "man", 0, false,
+    "print it as a man page (roff): agentrun help --man COMMAND | man -l -" },
+  { "completion", 0, false,
+    "print the commands, or COMMAND's usage, and the flags as tab-separated lines, for shell completion" },
   { 0 }
 };
 AR_OPTIONS_MATCH (help_options, H_COMPLETION);
@@ -319,9 +343,11 @@ help (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (r != 0)
     return r < 0 ? -1 : 0;
   if (ar_flag (&p, H_MAN) && ar_flag (&p, H_COMPLETION))
-    return ar_error_set (err, 0, "help: --man and --completion exclude each other");
+    return ar_error_set (err, 0,
+                         "help: --man and --completion exclude each other");
   if (p.n_args > 1)
-    return ar_error_set (err, 0, "help: expected at most one COMMAND, got %d", p.n_args);
+    return ar_error_set (err, 0, "help: expected at most one COMMAND, got %d",
+                         p.n_args);
   ar_help_format format = ar_flag (&p, H_MAN)          ? AR_HELP_MAN
                           : ar_flag (&p, H_COMPLETION) ? AR_HELP_COMPLETION
                                                        : AR_HELP_TEXT;
@@ -332,14 +358,16 @@ help (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     }
   int c = find_command (p.args[0]);
   if (c < 0)
-    return ar_error_set (err, 0, "help: unknown command `%s` (see agentrun --help)", p.args[0]);
-  static const char *const help_flag[] = {
-    [AR_HELP_TEXT] = "--help", [AR_HELP_MAN] = "--help=man",
-    [AR_HELP_COMPLETION] = "--help=completion"
-  };
+    return ar_error_set (
+        err, 0, "help: unknown command `%s` (see agentrun --help)", p.args[0]);
+  static const char *const help_flag[]
+      = { [AR_HELP_TEXT] = "--help",
+          [AR_HELP_MAN] = "--help=man",
+          [AR_HELP_COMPLETION] = "--help=completion" };
   if (format == AR_HELP_MAN)
     print_man_header (commands[c].name, commands[c].what);
-  char *args[] = { (char *) commands[c].name, (char *) help_flag[format], NULL };
+  char *args[]
+      = { (char *) commands[c].name, (char *) help_flag[format], NULL };
   return commands[c].fn (g, 2, args, err);
 }
 
@@ -379,7 +407,8 @@ main (int argc, char **argv, char **envp)
       const char *name = argv[command_index];
       int c = find_command (name);
       if (c < 0)
-        ar_error_set (&err, 0, "unknown command `%s` (see agentrun --help)", name);
+        ar_error_set (&err, 0, "unknown command `%s` (see agentrun --help)",
+                      name);
       else if (!commands[c].enters_container
                || ar_ensure_sealed_exe (argv, envp, &err) == 0)
         {
@@ -387,10 +416,12 @@ main (int argc, char **argv, char **envp)
            * line) may hold what must never reach a log. */
           if (g.debug)
             log_line (&g, "debug", name);
-          status = commands[c].fn (&g, argc - command_index, argv + command_index, &err);
+          status = commands[c].fn (&g, argc - command_index,
+                                   argv + command_index, &err);
           if (g.debug && err == NULL)
             {
-              cleanup_free char *done = xasprintf ("%s: exit status %d", name, status);
+              cleanup_free char *done
+                  = xasprintf ("%s: exit status %d", name, status);
               log_line (&g, "debug", done);
             }
         }

@@ -52,8 +52,8 @@ typedef struct ar_plan
   bool secrets_main_only; /* hidden from exec'd processes */
 
   /* The one directory that leaves the sandbox, at delete. */
-  char *output_path;      /* in the container; default /output; NULL: off */
-  char *output_host_dir;  /* where it is exported; NULL: not exported */
+  char *output_path;     /* in the container; default /output; NULL: off */
+  char *output_host_dir; /* where it is exported; NULL: not exported */
   uint64_t output_max_bytes;
   uint64_t output_max_files;
 
@@ -105,7 +105,8 @@ void ar_profile_trust_caller (ar_profile *profile);
 /* An egress allow entry (CIDR, address, host:port, [v6]:port, name,
  * *.name), checked as the hook will read it; the error reads
  * "WHAT `ENTRY`: why". */
-int ar_egress_entry_check (const char *what, const char *entry, ar_error_t **err);
+int
+ar_egress_entry_check (const char *what, const char *entry, ar_error_t **err);
 /* Where the egress hook (hooks/agentrun-egress) is: the runtime finds it
  * (ar_egress_hook_find) and tells the policy, which stays pure. */
 #define AR_EGRESS_HOOK_NAME "agentrun-egress"
@@ -155,14 +156,14 @@ void ar_agent_plan_gen (yajl_gen g, const ar_agent_plan *plan);
  * result as JSON (hidden host paths with their reasons, mounts, masked
  * and read-only paths, egress, limits). Creates nothing; reads the host
  * only to expand the hidden paths. */
-int ar_policy_describe (oci_spec *spec, const ar_profile *profile,
-                        char **json, ar_error_t **err);
+int ar_policy_describe (oci_spec *spec, const ar_profile *profile, char **json,
+                        ar_error_t **err);
 
 /* Persist / restore the plan in the state dir. */
 int ar_agent_plan_save (int state_dirfd, const ar_agent_plan *plan,
                         ar_error_t **err);
-int ar_agent_plan_load (int state_dirfd, ar_agent_plan **plan,
-                        ar_error_t **err);
+int
+ar_agent_plan_load (int state_dirfd, ar_agent_plan **plan, ar_error_t **err);
 
 /* At create, before clone: mount the overlay and secrets tmpfs under the
  * state dir (`state_dir` is its absolute path), copy the secrets in
@@ -199,8 +200,8 @@ typedef struct ar_diff_result
 
 typedef struct ar_diff_request
 {
-  const char *path;     /* absolute */
-  bool include_ignored; /* --diff-ignored */
+  const char *path;       /* absolute */
+  bool include_ignored;   /* --diff-ignored */
   ar_diff_result *result; /* when not NULL: as far as the diff got */
 } ar_diff_request;
 

@@ -35,10 +35,14 @@ gen_limits (yajl_gen g, const oci_spec *spec, const ar_agent_plan *plan)
   const oci_resources *r = spec->linux_cfg ? spec->linux_cfg->resources : NULL;
   oj_gen_key (g, "limits");
   yajl_gen_map_open (g);
-  oj_gen_kv_i64 (g, "memoryBytes", r && r->memory && r->memory->limit.set ? r->memory->limit.value : 0);
+  oj_gen_kv_i64 (g, "memoryBytes",
+                 r && r->memory && r->memory->limit.set ? r->memory->limit.value
+                                                        : 0);
   oj_gen_kv_i64 (g, "pids", r && r->pids_limit.set ? r->pids_limit.value : 0);
-  oj_gen_kv_i64 (g, "cpuQuotaMicros", r && r->cpu && r->cpu->quota.set ? r->cpu->quota.value : 0);
-  oj_gen_kv_u64 (g, "cpuPeriodMicros", r && r->cpu && r->cpu->period.set ? r->cpu->period.value : 0);
+  oj_gen_kv_i64 (g, "cpuQuotaMicros",
+                 r && r->cpu && r->cpu->quota.set ? r->cpu->quota.value : 0);
+  oj_gen_kv_u64 (g, "cpuPeriodMicros",
+                 r && r->cpu && r->cpu->period.set ? r->cpu->period.value : 0);
   oj_gen_kv_i64 (g, "wallClockSeconds", plan ? plan->wall_clock_seconds : 0);
   yajl_gen_map_close (g);
 }

@@ -23,7 +23,8 @@ ar_diff_withheld_list_clear (ar_diff_withheld_list *list)
 }
 
 static const ar_output_withheld *
-withhold (ar_diff_withheld_list *l, const char *path, bool name_shown, char *reason)
+withhold (ar_diff_withheld_list *l, const char *path, bool name_shown,
+          char *reason)
 {
   l->withheld = xrealloc (l->withheld, (l->n + 1) * sizeof *l->withheld);
   l->withheld[l->n] = (ar_output_withheld){
@@ -68,8 +69,8 @@ entry_secret (const ar_secret_set *secrets, int fd)
 }
 
 const ar_output_withheld *
-ar_diff_withhold_path (const ar_secret_set *secrets, const char *path,
-                       int a_fd, int b_fd, ar_diff_withheld_list *list)
+ar_diff_withhold_path (const ar_secret_set *secrets, const char *path, int a_fd,
+                       int b_fd, ar_diff_withheld_list *list)
 {
   if (secrets->n == 0)
     return NULL;

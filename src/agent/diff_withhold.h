@@ -13,7 +13,7 @@
 
 typedef struct
 {
-  ar_output_withheld *withheld;  /* the path or "[withheld name]", why */
+  ar_output_withheld *withheld; /* the path or "[withheld name]", why */
   size_t n;
 } ar_diff_withheld_list;
 
@@ -22,18 +22,18 @@ typedef struct
  * O_PATH fds of the entries, not followed; -1: none there). When it
  * must be withheld it is added to `list` and returned; NULL otherwise,
  * and always without secrets. */
-const ar_output_withheld *ar_diff_withhold_path (const ar_secret_set *secrets,
-                                                 const char *path, int a_fd,
-                                                 int b_fd,
-                                                 ar_diff_withheld_list *list);
+const ar_output_withheld *
+ar_diff_withhold_path (const ar_secret_set *secrets, const char *path, int a_fd,
+                       int b_fd, ar_diff_withheld_list *list);
 
 /* Add what is no workspace path (the commits' bundle) under `name`, as
  * it is, and why (`reason`, taken over). */
-const ar_output_withheld *ar_diff_withhold_named (ar_diff_withheld_list *list,
-                                                  const char *name,
-                                                  char *reason);
+const ar_output_withheld *
+ar_diff_withhold_named (ar_diff_withheld_list *list, const char *name,
+                        char *reason);
 
 void ar_diff_withheld_list_clear (ar_diff_withheld_list *list);
-#define cleanup_diff_withheld __attribute__ ((cleanup (ar_diff_withheld_list_clear)))
+#define cleanup_diff_withheld                                                  \
+  __attribute__ ((cleanup (ar_diff_withheld_list_clear)))
 
 #endif

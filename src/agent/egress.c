@@ -46,9 +46,11 @@ static char *
 beside_path_lookup (const char *name)
 {
   const char *path = getenv ("PATH");
-  cleanup_free char *copy = xstrdup (path ? path : "/usr/local/sbin:/usr/sbin:/usr/bin");
+  cleanup_free char *copy
+      = xstrdup (path ? path : "/usr/local/sbin:/usr/sbin:/usr/bin");
   char *save = NULL;
-  for (char *dir = strtok_r (copy, ":", &save); dir; dir = strtok_r (NULL, ":", &save))
+  for (char *dir = strtok_r (copy, ":", &save); dir;
+       dir = strtok_r (NULL, ":", &save))
     {
       cleanup_free char *exe = xasprintf ("%s/%s", dir, name);
       if (access (exe, X_OK) == 0)
@@ -80,7 +82,8 @@ bool
 ar_egress_hook_is_own (const oci_hook *hook, const char *own_path)
 {
   return hook->path && own_path && strcmp (hook->path, own_path) == 0
-         && hook->args.len >= 2 && strcmp (hook->args.items[0], AR_EGRESS_HOOK_NAME) == 0;
+         && hook->args.len >= 2
+         && strcmp (hook->args.items[0], AR_EGRESS_HOOK_NAME) == 0;
 }
 
 int
@@ -105,9 +108,11 @@ ar_egress_prepare (const ar_agent_plan *plan, const char *state_dir,
     return 0;
   cleanup_free char *path = xasprintf ("%s/" RESOLV_CONF_FILE, state_dir);
   if (ar_write_file_atomic_at (AT_FDCWD, path, RESOLV_CONF_TEXT,
-                               strlen (RESOLV_CONF_TEXT), 0644, err) < 0)
+                               strlen (RESOLV_CONF_TEXT), 0644, err)
+      < 0)
     return ar_error_prefix (err, "egress");
-  const char *const options[] = { "rbind", "ro", "nosuid", "nodev", "noexec", NULL };
+  const char *const options[]
+      = { "rbind", "ro", "nosuid", "nodev", "noexec", NULL };
   oci_spec_append_mount (spec, "bind", path, "/etc/resolv.conf", options);
   return 0;
 }
@@ -117,5 +122,6 @@ ar_egress_teardown (const char *state_dir)
 {
   cleanup_free char *path = xasprintf ("%s/" RESOLV_CONF_FILE, state_dir);
   if (unlink (path) < 0 && errno != ENOENT)
-    fprintf (stderr, "agentrun: warning: egress: unlink `%s`: %s\n", path, strerror (errno));
+    fprintf (stderr, "agentrun: warning: egress: unlink `%s`: %s\n", path,
+             strerror (errno));
 }

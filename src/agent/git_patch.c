@@ -24,7 +24,8 @@ ar_patch_line (ar_patch_sink *s, const char *line, size_t len)
 {
   const char *secret = ar_secret_set_find (s->secrets, line, len);
   if (secret)
-    fprintf (s->out, "agentrun: withheld a line (contains secret %s)\n", secret);
+    fprintf (s->out, "agentrun: withheld a line (contains secret %s)\n",
+             secret);
   else
     fwrite (line, 1, len, s->out);
 }
@@ -114,12 +115,15 @@ write_literal (ar_patch_sink *s, const ar_git_blob *x, ar_error_t **err)
   size_t len = x->mode ? x->len : 0;
   uLongf packed_len = compressBound (len);
   cleanup_free uint8_t *packed = xmalloc (packed_len);
-  if (compress2 (packed, &packed_len, len ? x->data : nothing, len, LITERAL_LEVEL) != Z_OK)
+  if (compress2 (packed, &packed_len, len ? x->data : nothing, len,
+                 LITERAL_LEVEL)
+      != Z_OK)
     return ar_error_set (err, 0, "deflate %zu bytes failed", len);
   ar_patch_printf (s, "literal %zu\n", len);
   for (uLongf off = 0; off < packed_len; off += LITERAL_LINE_BYTES)
     {
-      size_t n = packed_len - off < LITERAL_LINE_BYTES ? packed_len - off : LITERAL_LINE_BYTES;
+      size_t n = packed_len - off < LITERAL_LINE_BYTES ? packed_len - off
+                                                       : LITERAL_LINE_BYTES;
       char line[2 + 5 * (LITERAL_LINE_BYTES / 4) + 1];
       line[0] = (char) (n <= 26 ? 'A' + n - 1 : 'a' + n - 27);
       ar_base85_encode (packed + off, n, line + 1);
@@ -196,7 +200,8 @@ write_file_line (ar_patch_sink *s, const char *marker, const char *prefix,
     }
   cleanup_free char *name = ar_git_quote_path (prefix, path);
   /* As git does: a tab after a name with a space, for patch(1). */
-  ar_patch_printf (s, "%s %s%s\n", marker, name, strchr (name, ' ') ? "\t" : "");
+  ar_patch_printf (s, "%s %s%s\n", marker, name,
+                   strchr (name, ' ') ? "\t" : "");
 }
 
 static void
@@ -272,6 +277,8 @@ ar_git_rename_write (ar_patch_sink *s, const char *from, const char *to)
   cleanup_free char *qb = ar_git_quote_path ("b/", to);
   cleanup_free char *qfrom = ar_git_quote_path ("", from);
   cleanup_free char *qto = ar_git_quote_path ("", to);
-  ar_patch_printf (s, "diff --git %s %s\nsimilarity index 100%%\nrename from %s\nrename to %s\n",
-                   qa, qb, qfrom, qto);
+  ar_patch_printf (
+      s,
+      "diff --git %s %s\nsimilarity index 100%%\nrename from %s\nrename to %s\n",
+      qa, qb, qfrom, qto);
 }

@@ -21,10 +21,10 @@
 /* One side of a change. */
 typedef struct
 {
-  unsigned mode;        /* 0: not there; else an AR_GIT_MODE_* */
-  const uint8_t *data;  /* the content; a symlink's target */
+  unsigned mode;       /* 0: not there; else an AR_GIT_MODE_* */
+  const uint8_t *data; /* the content; a symlink's target */
   size_t len;
-  int fd;               /* a regular file's readable fd (for the hunks), or -1 */
+  int fd; /* a regular file's readable fd (for the hunks), or -1 */
 } ar_git_blob;
 
 /* Where the lines go. Each line is checked for a secret's bytes on the

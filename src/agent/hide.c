@@ -53,7 +53,8 @@ resolve_in_root (int root_fd, const char *root_real, const char *rel,
     }
   real[n] = '\0';
   size_t root_len = strcmp (root_real, "/") == 0 ? 0 : strlen (root_real);
-  if (strncmp (real, root_real, root_len) != 0 || (real[root_len] != '/' && real[root_len] != '\0'))
+  if (strncmp (real, root_real, root_len) != 0
+      || (real[root_len] != '/' && real[root_len] != '\0'))
     return NULL; /* not below the rootfs: nothing the container sees */
   return xstrdup (real[root_len] ? real + root_len : "/");
 }
@@ -115,7 +116,8 @@ add_match (expand_ctx *x, const char *match, ar_error_t **err)
   if (unhidden (x->plan, rel))
     return 0;
   cleanup_error ar_error_t *resolve_err = NULL;
-  cleanup_free char *path = resolve_in_root (x->root_fd, x->root_real, rel, &resolve_err);
+  cleanup_free char *path
+      = resolve_in_root (x->root_fd, x->root_real, rel, &resolve_err);
   if (path == NULL && resolve_err)
     {
       *err = steal_pointer (&resolve_err);
@@ -124,7 +126,8 @@ add_match (expand_ctx *x, const char *match, ar_error_t **err)
   if (path == NULL || strcmp (path, "/") == 0 || unhidden (x->plan, path)
       || listed (x->out, path))
     return 0;
-  ar_hide_how how = how_to_hide (path, x->entry->key, x->plan->workspace_host_dir);
+  ar_hide_how how
+      = how_to_hide (path, x->entry->key, x->plan->workspace_host_dir);
   ar_hide_list *l = x->out;
   l->items = xrealloc (l->items, (l->n + 1) * sizeof *l->items);
   l->items[l->n++] = (ar_hide_target){
@@ -139,7 +142,8 @@ add_match (expand_ctx *x, const char *match, ar_error_t **err)
 static int
 expand_pattern (expand_ctx *x, const char *pattern, ar_error_t **err)
 {
-  cleanup_free char *full = xasprintf ("%s%s", strcmp (x->root_real, "/") == 0 ? "" : x->root_real, pattern);
+  cleanup_free char *full = xasprintf (
+      "%s%s", strcmp (x->root_real, "/") == 0 ? "" : x->root_real, pattern);
   glob_t g = { 0 };
   int r = glob (full, GLOB_NOSORT, NULL, &g);
   if (r == GLOB_NOMATCH || r == GLOB_ABORTED)
@@ -184,10 +188,13 @@ ar_hide_resolve (const ar_agent_plan *plan, const char *rootfs,
   char root_real[PATH_MAX];
   if (realpath (rootfs, root_real) == NULL)
     return ar_error_set (err, errno, "hide: rootfs `%s`", rootfs);
-  cleanup_close int root_fd = open (root_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int root_fd
+      = open (root_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root_fd < 0)
     return ar_error_set (err, errno, "hide: open rootfs `%s`", root_real);
-  expand_ctx x = { .plan = plan, .root_fd = root_fd, .root_real = root_real, .out = out };
+  expand_ctx x = {
+    .plan = plan, .root_fd = root_fd, .root_real = root_real, .out = out
+  };
   for (size_t i = 0; i < plan->hide.len; i++)
     {
       x.entry = &plan->hide.items[i];
@@ -224,7 +231,8 @@ ar_hide_apply (const ar_hide_list *list, oci_spec *spec)
 {
   for (size_t i = 0; i < list->n; i++)
     if (list->items[i].how == AR_HIDE_MASK)
-      ar_strv_append_unique (&ar_spec_ensure_linux (spec)->masked_paths, list->items[i].path);
+      ar_strv_append_unique (&ar_spec_ensure_linux (spec)->masked_paths,
+                             list->items[i].path);
     else if (list->items[i].how == AR_HIDE_COVER)
       append_cover (spec, list->items[i].path);
     else if (list->items[i].how == AR_HIDE_EMPTY)

@@ -21,9 +21,9 @@ typedef enum
 
 typedef struct
 {
-  char *path;           /* resolved, as the container sees it */
-  const char *pattern;  /* the plan's entry (borrowed from the plan) */
-  const char *reason;   /* borrowed from the plan */
+  char *path;          /* resolved, as the container sees it */
+  const char *pattern; /* the plan's entry (borrowed from the plan) */
+  const char *reason;  /* borrowed from the plan */
   ar_hide_how how;
 } ar_hide_target;
 

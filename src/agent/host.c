@@ -57,19 +57,24 @@ append_private_output (oci_spec *spec, const ar_agent_plan *plan, uid_t uid,
                        gid_t gid)
 {
   /* 0 leaves tmpfs's own default, as the host-side output tmpfs does */
-  cleanup_free char *size = plan->output_max_bytes
-      ? xasprintf (",size=%llu", (unsigned long long) plan->output_max_bytes) : xstrdup ("");
-  cleanup_free char *inodes = plan->output_max_files
-      ? xasprintf (",nr_inodes=%llu", (unsigned long long) plan->output_max_files + 8) : xstrdup ("");
-  cleanup_free char *mode = xasprintf ("mode=0755,uid=%u,gid=%u%s%s", (unsigned) uid,
-                                       (unsigned) gid, size, inodes);
+  cleanup_free char *size
+      = plan->output_max_bytes ? xasprintf (
+            ",size=%llu", (unsigned long long) plan->output_max_bytes)
+                               : xstrdup ("");
+  cleanup_free char *inodes
+      = plan->output_max_files ? xasprintf (
+            ",nr_inodes=%llu", (unsigned long long) plan->output_max_files + 8)
+                               : xstrdup ("");
+  cleanup_free char *mode
+      = xasprintf ("mode=0755,uid=%u,gid=%u%s%s", (unsigned) uid,
+                   (unsigned) gid, size, inodes);
   const char *const options[] = { "nosuid", "nodev", "noexec", mode, NULL };
   oci_spec_append_mount (spec, "tmpfs", "tmpfs", plan->output_path, options);
 }
 
 static void
-rewrite_spec (const ar_agent_plan *plan, const char *state_dir,
-              char *merged, uid_t uid, gid_t gid, oci_spec *spec)
+rewrite_spec (const ar_agent_plan *plan, const char *state_dir, char *merged,
+              uid_t uid, gid_t gid, oci_spec *spec)
 {
   static const char *const secrets_options[]
       = { "rbind", "ro", "nosuid", "nodev", "noexec", NULL };
@@ -84,14 +89,15 @@ rewrite_spec (const ar_agent_plan *plan, const char *state_dir,
     {
       cleanup_free char *source = ar_hostfs_join (state_dir, AR_SECRETS_DIR);
       oci_spec_append_mount (spec, "bind", source,
-                         plan->secrets_path ? plan->secrets_path
-                                            : AR_SECRETS_DEFAULT_PATH,
-                         secrets_options);
+                             plan->secrets_path ? plan->secrets_path
+                                                : AR_SECRETS_DEFAULT_PATH,
+                             secrets_options);
     }
   if (plan->output_path && plan->output_host_dir)
     {
       cleanup_free char *source = ar_hostfs_join (state_dir, AR_OUTPUT_DIR);
-      oci_spec_append_mount (spec, "bind", source, plan->output_path, output_options);
+      oci_spec_append_mount (spec, "bind", source, plan->output_path,
+                             output_options);
     }
   else if (plan->output_path)
     append_private_output (spec, plan, uid, gid);
@@ -143,18 +149,16 @@ audit_changes (const ar_agent_plan *plan, const char *state_dir,
   const char *mount_points[3] = { NULL };
   size_t n = 0;
   if (plan->n_secrets > 0)
-    mount_points[n++] = plan->secrets_path ? plan->secrets_path
-                                           : AR_SECRETS_DEFAULT_PATH;
+    mount_points[n++]
+        = plan->secrets_path ? plan->secrets_path : AR_SECRETS_DEFAULT_PATH;
   if (plan->output_path)
     mount_points[n++] = plan->output_path;
   if (ar_overlay_changes_json (state_dir, plan->workspace_host_dir, secrets,
-                               mount_points, &fields,
-                               &step)
+                               mount_points, &fields, &step)
           == 0
       && fields)
     ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir,
-                               container_id, "fs-changes", fields,
-                     &step);
+                               container_id, "fs-changes", fields, &step);
   ar_error_free (ar_error_keep_first (first, &step));
 }
 

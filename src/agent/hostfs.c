@@ -14,8 +14,8 @@
 #define MAX_STACKED_MOUNTS 16
 
 int
-ar_hostfs_mount_tmpfs (const char *path, unsigned long flags,
-                       const char *data, ar_error_t **err)
+ar_hostfs_mount_tmpfs (const char *path, unsigned long flags, const char *data,
+                       ar_error_t **err)
 {
   if (mkdir (path, 0700) < 0 && errno != EEXIST)
     return ar_error_set (err, errno, "mkdir `%s`", path);
@@ -122,13 +122,12 @@ ar_hostfs_process_owner (const oci_spec *spec, uid_t *uid, gid_t *gid,
   uint32_t container_gid = spec->process ? spec->process->user.gid : 0;
   const oci_linux *l = spec->linux_cfg;
   uint32_t host_uid, host_gid;
-  if (ar_hostfs_map_id (l ? l->uid_mappings : NULL,
-                        l ? l->n_uid_mappings : 0, container_uid, &host_uid,
-                        err)
+  if (ar_hostfs_map_id (l ? l->uid_mappings : NULL, l ? l->n_uid_mappings : 0,
+                        container_uid, &host_uid, err)
           < 0
       || ar_hostfs_map_id (l ? l->gid_mappings : NULL,
-                           l ? l->n_gid_mappings : 0, container_gid,
-                           &host_gid, err)
+                           l ? l->n_gid_mappings : 0, container_gid, &host_gid,
+                           err)
              < 0)
     return ar_error_prefix (err, "process user");
   *uid = host_uid;

@@ -24,8 +24,7 @@
 
 int
 ar_output_prepare (const char *state_dir, uint64_t max_bytes,
-                   uint64_t max_files, uid_t uid, gid_t gid,
-                   ar_error_t **err)
+                   uint64_t max_files, uid_t uid, gid_t gid, ar_error_t **err)
 {
   cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OUTPUT_DIR);
   /* A quota of 0 means none: then tmpfs's defaults bound it. */
@@ -33,12 +32,11 @@ ar_output_prepare (const char *state_dir, uint64_t max_bytes,
       = max_bytes > 0 ? xasprintf (",size=%llu", (unsigned long long) max_bytes)
                       : xstrdup ("");
   cleanup_free char *inodes
-      = max_files > 0 ? xasprintf (",nr_inodes=%llu", (unsigned long long) (
-                            max_files + EXTRA_INODES))
+      = max_files > 0 ? xasprintf (
+            ",nr_inodes=%llu", (unsigned long long) (max_files + EXTRA_INODES))
                       : xstrdup ("");
   cleanup_free char *data = xasprintf ("mode=0755%s%s", size, inodes);
-  if (ar_hostfs_mount_tmpfs (dir, MS_NOSUID | MS_NODEV | MS_NOEXEC, data,
-                             err)
+  if (ar_hostfs_mount_tmpfs (dir, MS_NOSUID | MS_NODEV | MS_NOEXEC, data, err)
       < 0)
     return ar_error_prefix (err, "output");
   if (chown (dir, uid, gid) < 0)
@@ -77,8 +75,8 @@ static int
 withhold (export_ctx *x, const char *reason)
 {
   ar_output_report *r = x->report;
-  r->withheld = xrealloc (r->withheld,
-                          (r->n_withheld + 1) * sizeof *r->withheld);
+  r->withheld
+      = xrealloc (r->withheld, (r->n_withheld + 1) * sizeof *r->withheld);
   r->withheld[r->n_withheld++] = (ar_output_withheld){
     .path = xstrdup (x->path),
     .reason = xstrdup (reason),
@@ -151,8 +149,7 @@ typedef struct
 /* Stream one file: hash, secret scan and quota in the same pass, so a
  * file need not fit in memory and growing it cannot beat the quota. */
 static int
-copy_stream (export_ctx *x, int in, int out, copy_result *res,
-             ar_error_t **err)
+copy_stream (export_ctx *x, int in, int out, copy_result *res, ar_error_t **err)
 {
   ar_sha256_ctx sha;
   ar_secret_scanner scan;
@@ -197,9 +194,8 @@ copy_stream (export_ctx *x, int in, int out, copy_result *res,
 static int
 open_source_file (int src_dir, const char *name, const struct stat *seen)
 {
-  cleanup_close int fd
-      = openat (src_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY
-                                   | O_CLOEXEC);
+  cleanup_close int fd = openat (
+      src_dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || fstat (fd, &st) < 0)
     return -1;
@@ -267,14 +263,14 @@ export_dir (export_ctx *x, int src_dir, int dst_dir, const char *name,
 {
   if (depth >= MAX_EXPORT_DEPTH)
     return withhold (x, "nested too deeply");
-  cleanup_close int src = openat (src_dir, name, O_RDONLY | O_DIRECTORY
-                                                     | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int src
+      = openat (src_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (src < 0)
     return withhold (x, "changed while exporting");
   if (mkdirat (dst_dir, name, 0700) < 0)
     return ar_error_set (err, errno, "output: mkdir `%s`", x->path);
-  cleanup_close int dst = openat (dst_dir, name, O_RDONLY | O_DIRECTORY
-                                                     | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int dst
+      = openat (dst_dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dst < 0)
     return ar_error_set (err, errno, "output: open `%s`", x->path);
   if (export_tree (x, src, dst, depth + 1, err) < 0)
@@ -355,8 +351,7 @@ gen_key (yajl_gen gen, const char *key)
 }
 
 void
-ar_output_gen_withheld (yajl_gen gen, const ar_output_withheld *items,
-                        size_t n)
+ar_output_gen_withheld (yajl_gen gen, const ar_output_withheld *items, size_t n)
 {
   gen_key (gen, "withheld");
   yajl_gen_array_open (gen);
@@ -450,16 +445,18 @@ make_destination (const char *host_dir, const char *id, struct stat *owner,
                   ar_error_t **err)
 {
   if (!container_id_is_safe (id))
-    return ar_error_set (err, 0, "output: container id `%s` is not usable "
-                         "as a directory name", id ? id : "");
+    return ar_error_set (err, 0,
+                         "output: container id `%s` is not usable "
+                         "as a directory name",
+                         id ? id : "");
   cleanup_close int host_fd
       = open (host_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (host_fd < 0 || fstat (host_fd, owner) < 0)
     return ar_error_set (err, errno, "output: open `%s`", host_dir);
   if (mkdirat (host_fd, id, 0700) < 0)
     return ar_error_set (err, errno, "output: create `%s/%s`", host_dir, id);
-  int fd = openat (host_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW
-                                    | O_CLOEXEC);
+  int fd
+      = openat (host_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return ar_error_set (err, errno, "output: open `%s/%s`", host_dir, id);
   return fd;
@@ -526,7 +523,9 @@ ar_output_exported (const char *host_dir, const char *container_id,
   if (!YAJL_IS_ARRAY (files))
     {
       yajl_tree_free (root);
-      return ar_error_set (err, 0, "output: `%s`: expected an object with \"files\": [...]", manifest);
+      return ar_error_set (
+          err, 0, "output: `%s`: expected an object with \"files\": [...]",
+          manifest);
     }
   *n_files = YAJL_GET_ARRAY (files)->len;
   yajl_tree_free (root);

@@ -18,9 +18,9 @@
 
 /* Mount the tmpfs at <state_dir>/output (size max_bytes, room for about
  * max_files files), its root 0755 owned by uid:gid (host ids). */
-int ar_output_prepare (const char *state_dir, uint64_t max_bytes,
-                       uint64_t max_files, uid_t uid, gid_t gid,
-                       ar_error_t **err);
+int
+ar_output_prepare (const char *state_dir, uint64_t max_bytes,
+                   uint64_t max_files, uid_t uid, gid_t gid, ar_error_t **err);
 
 typedef struct
 {
@@ -58,8 +58,7 @@ int ar_output_export (const char *state_dir, const char *host_dir,
  * many files its manifest lists; *destination is NULL (and 0) when no
  * manifest is there (nothing was exported). */
 int ar_output_exported (const char *host_dir, const char *container_id,
-                        char **destination, size_t *n_files,
-                        ar_error_t **err);
+                        char **destination, size_t *n_files, ar_error_t **err);
 
 /* The report as the inside of a JSON object ("destination", "files",
  * "withheld"), for the audit log. */

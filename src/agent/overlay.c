@@ -41,8 +41,7 @@ static const char *const userns_option_sets[] = {
 };
 
 static int
-make_layer_dirs (const char *dir, const struct stat *root_st,
-                 ar_error_t **err)
+make_layer_dirs (const char *dir, const struct stat *root_st, ar_error_t **err)
 {
   static const char *const names[] = { "upper", "work", "merged" };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -71,21 +70,23 @@ mount_layers (int lower_fd, const char *upper, const char *work,
               const char *merged, ar_error_t **err)
 {
   cleanup_close int upper_fd = ar_hostfs_open_dir (upper, err);
-  cleanup_close int work_fd = upper_fd < 0 ? -1 : ar_hostfs_open_dir (work, err);
+  cleanup_close int work_fd
+      = upper_fd < 0 ? -1 : ar_hostfs_open_dir (work, err);
   if (upper_fd < 0 || work_fd < 0)
     return -1;
 
   bool userns = ar_userns_unprivileged ();
   const char *const *sets = userns ? userns_option_sets : overlay_option_sets;
-  size_t n_sets = userns ? sizeof userns_option_sets / sizeof *userns_option_sets
-                         : sizeof overlay_option_sets / sizeof *overlay_option_sets;
+  size_t n_sets
+      = userns ? sizeof userns_option_sets / sizeof *userns_option_sets
+               : sizeof overlay_option_sets / sizeof *overlay_option_sets;
   int saved = 0;
   for (size_t i = 0; i < n_sets; i++)
     {
-      cleanup_free char *data = xasprintf (
-          "lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,"
-          "workdir=/proc/self/fd/%d%s",
-          lower_fd, upper_fd, work_fd, sets[i]);
+      cleanup_free char *data
+          = xasprintf ("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,"
+                       "workdir=/proc/self/fd/%d%s",
+                       lower_fd, upper_fd, work_fd, sets[i]);
       if (mount ("overlay", merged, "overlay", 0, data) == 0)
         {
           if (mount (NULL, merged, NULL, MS_PRIVATE, NULL) < 0)
@@ -158,7 +159,8 @@ split_entry (const char *dir, int lower_fd, const char *name,
         return ar_error_set (err, errno, "read link `/%s`", name);
       target[len] = '\0';
       return symlink (target, merged) < 0
-                 ? ar_error_set (err, errno, "symlink `%s`", merged) : 0;
+                 ? ar_error_set (err, errno, "symlink `%s`", merged)
+                 : 0;
     }
   if (!S_ISDIR (st.st_mode))
     return 0; /* a file at the top of / is no place a command looks */
@@ -166,7 +168,8 @@ split_entry (const char *dir, int lower_fd, const char *name,
     return ar_error_set (err, errno, "mkdir `%s`", merged);
   if (strv_has (mounted, name))
     return 0;
-  cleanup_close int sub_fd = openat (lower_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  cleanup_close int sub_fd
+      = openat (lower_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (sub_fd < 0)
     return ar_error_set (err, errno, "open `/%s`", name);
   cleanup_free char *upper = xasprintf ("%s/upper/%s", dir, name);
@@ -185,7 +188,8 @@ static int
 mount_split_overlay (const char *dir, int lower_fd, ar_error_t **err)
 {
   cleanup_strv char **mounted = mounted_top_level_names ();
-  cleanup_dir DIR *d = fdopendir (openat (lower_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  cleanup_dir DIR *d
+      = fdopendir (openat (lower_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (d == NULL)
     return ar_error_set (err, errno, "list `/`");
   for (struct dirent *e; (e = readdir (d)) != NULL;)
@@ -220,15 +224,15 @@ overlay_prepare_in (const char *dir, const char *rootfs, uint64_t size_bytes,
   cleanup_free char *data = xasprintf ("mode=0700");
   if (size_bytes > 0)
     {
-      char *more = xasprintf ("%s,size=%llu", data,
-                              (unsigned long long) size_bytes);
+      char *more
+          = xasprintf ("%s,size=%llu", data, (unsigned long long) size_bytes);
       free (data);
       data = more;
     }
   if (inodes > 0)
     {
-      char *more = xasprintf ("%s,nr_inodes=%llu", data,
-                              (unsigned long long) inodes);
+      char *more
+          = xasprintf ("%s,nr_inodes=%llu", data, (unsigned long long) inodes);
       free (data);
       data = more;
     }
@@ -322,8 +326,8 @@ record (change_list *c, change_kind kind, const char *path)
       c->truncated = true;
       return;
     }
-  c->paths[kind] = xrealloc (c->paths[kind],
-                             (c->n[kind] + 1) * sizeof *c->paths[kind]);
+  c->paths[kind]
+      = xrealloc (c->paths[kind], (c->n[kind] + 1) * sizeof *c->paths[kind]);
   c->paths[kind][c->n[kind]++] = xstrdup (path);
   c->total++;
   c->bytes += len;
@@ -347,8 +351,8 @@ ar_overlay_is_opaque_dir (int dirfd)
   return n == 1 && value[0] == 'y';
 }
 
-static void walk_upper (change_list *c, int upper_fd, int lower_fd,
-                        char *path, size_t path_len, int depth);
+static void walk_upper (change_list *c, int upper_fd, int lower_fd, char *path,
+                        size_t path_len, int depth);
 
 /* An empty directory the runtime created to mount on. */
 static bool
@@ -365,13 +369,11 @@ is_own_mount_point (const change_list *c, const char *path, int dirfd)
 }
 
 static void
-walk_dir_entry (change_list *c, int upper_fd, int lower_fd,
-                const char *name, bool in_lower, char *path, size_t path_len,
-                int depth)
+walk_dir_entry (change_list *c, int upper_fd, int lower_fd, const char *name,
+                bool in_lower, char *path, size_t path_len, int depth)
 {
-  cleanup_close int child
-      = openat (upper_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW
-                                    | O_CLOEXEC);
+  cleanup_close int child = openat (
+      upper_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (child < 0)
     return;
   cleanup_close int lower_child = -1;
@@ -408,9 +410,9 @@ walk_entry (change_list *c, int upper_fd, int lower_fd, const char *name,
   struct stat st, lower_st;
   if (fstatat (upper_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return;
-  bool in_lower = lower_fd >= 0
-                  && fstatat (lower_fd, name, &lower_st, AT_SYMLINK_NOFOLLOW)
-                         == 0;
+  bool in_lower
+      = lower_fd >= 0
+        && fstatat (lower_fd, name, &lower_st, AT_SYMLINK_NOFOLLOW) == 0;
   if (ar_overlay_is_whiteout (&st))
     record (c, CHANGE_DELETED, path);
   else if (S_ISDIR (st.st_mode))
@@ -472,8 +474,8 @@ open_lower_dir (const char *dir)
 /* Walk one upper layer into `c`; its paths start with `prefix` ("" for
  * the root). A layer that is not there adds nothing. */
 static int
-walk_layer (change_list *c, const char *upper, int lower_fd,
-            const char *prefix, ar_error_t **err)
+walk_layer (change_list *c, const char *upper, int lower_fd, const char *prefix,
+            ar_error_t **err)
 {
   cleanup_close int upper_fd
       = open (upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

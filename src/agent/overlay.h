@@ -39,11 +39,11 @@ int ar_overlay_prepare (const char *state_dir, const char *rootfs,
  * too, its paths under that directory.
  * *fields_json is NULL when there is no layer (nothing prepared, or
  * already torn down). */
-int ar_overlay_changes_json (const char *state_dir,
-                             const char *workspace_host_dir,
-                             const ar_secret_set *secrets,
-                             const char *const *mount_points,
-                             char **fields_json, ar_error_t **err);
+int
+ar_overlay_changes_json (const char *state_dir, const char *workspace_host_dir,
+                         const ar_secret_set *secrets,
+                         const char *const *mount_points, char **fields_json,
+                         ar_error_t **err);
 
 /* In an upper layer: a whiteout (a deleted entry), an opaque directory
  * (one that hides everything below it in the lower layer). */

@@ -205,11 +205,9 @@ read_output (oj_ctx *c, const oj_value *v, void *out)
   ar_agent_plan *plan = out;
   if (oj_expect_object (c, v) < 0
       || oj_required (c, v, "path", oj_read_string, &plan->output_path) < 0
-      || oj_field (c, v, "hostDir", oj_read_string, &plan->output_host_dir)
-             < 0
+      || oj_field (c, v, "hostDir", oj_read_string, &plan->output_host_dir) < 0
       || oj_field (c, v, "maxBytes", oj_read_u64, &plan->output_max_bytes) < 0
-      || oj_field (c, v, "maxFiles", oj_read_u64, &plan->output_max_files)
-             < 0)
+      || oj_field (c, v, "maxFiles", oj_read_u64, &plan->output_max_files) < 0)
     return -1;
   return 0;
 }
@@ -253,8 +251,9 @@ read_version (oj_ctx *c, const oj_value *v, void *out)
   if (oj_read_i64 (c, v, &version) < 0)
     return -1;
   if (version != PLAN_VERSION)
-    return oj_fail (c, "unsupported version %" PRId64 " (this agentrun "
-                       "reads %d)",
+    return oj_fail (c,
+                    "unsupported version %" PRId64 " (this agentrun "
+                    "reads %d)",
                     version, PLAN_VERSION);
   return 0;
 }
@@ -269,10 +268,15 @@ read_plan (oj_ctx *c, const oj_value *doc, ar_agent_plan *plan)
       || oj_field (c, doc, "secrets", read_secrets, plan) < 0
       || oj_field (c, doc, "output", read_output, plan) < 0
       || oj_field (c, doc, "audit", oj_read_string, &plan->audit_path) < 0
-      || oj_field (c, doc, "workspace", oj_read_string, &plan->workspace_host_dir) < 0
-      || oj_field (c, doc, "workspaceReadOnly", oj_read_bool, &plan->workspace_read_only) < 0
+      || oj_field (c, doc, "workspace", oj_read_string,
+                   &plan->workspace_host_dir)
+             < 0
+      || oj_field (c, doc, "workspaceReadOnly", oj_read_bool,
+                   &plan->workspace_read_only)
+             < 0
       || oj_field (c, doc, "wallClockSeconds", oj_read_i64,
-                   &plan->wall_clock_seconds) < 0
+                   &plan->wall_clock_seconds)
+             < 0
       || oj_field (c, doc, "egress", read_egress, plan) < 0
       || oj_field (c, doc, "hide", oj_read_map, &plan->hide) < 0
       || oj_field (c, doc, "unhide", oj_read_strv, &plan->unhide) < 0)

@@ -58,8 +58,8 @@ add_secret (ar_agent_plan *plan, const char *name, const char *host_path)
         plan->secrets[i].host_path = xstrdup (host_path);
         return;
       }
-  plan->secrets = xrealloc (plan->secrets,
-                            (plan->n_secrets + 1) * sizeof *plan->secrets);
+  plan->secrets
+      = xrealloc (plan->secrets, (plan->n_secrets + 1) * sizeof *plan->secrets);
   plan->secrets[plan->n_secrets++]
       = (ar_secret){ xstrdup (name), xstrdup (host_path) };
 }
@@ -186,8 +186,7 @@ on_overlay_inodes (annotation_target *t, const char *value, ar_error_t **err)
 }
 
 static int
-on_secrets_main_only (annotation_target *t, const char *value,
-                      ar_error_t **err)
+on_secrets_main_only (annotation_target *t, const char *value, ar_error_t **err)
 {
   if (t->plan->secrets_path == NULL)
     return feature_off (t, "secrets", err);
@@ -216,9 +215,8 @@ join_dirs (const oci_strv *dirs)
 /* A host path from an annotation, accepted only inside one of `allowed`
  * (equal to it too when `dir_itself_ok`). *clean is the normalised path. */
 static int
-check_host_path (const char *value, const oci_strv *allowed,
-                 bool dir_itself_ok, bool trusted, char **clean,
-                 ar_error_t **err)
+check_host_path (const char *value, const oci_strv *allowed, bool dir_itself_ok,
+                 bool trusted, char **clean, ar_error_t **err)
 {
   cleanup_free char *quoted = oj_quote (value, strlen (value));
   if (value[0] != '/')
@@ -277,8 +275,7 @@ on_output (annotation_target *t, const char *value, ar_error_t **err)
 }
 
 static int
-on_output_max_bytes (annotation_target *t, const char *value,
-                     ar_error_t **err)
+on_output_max_bytes (annotation_target *t, const char *value, ar_error_t **err)
 {
   if (t->plan->output_path == NULL)
     return feature_off (t, "output", err);
@@ -286,8 +283,7 @@ on_output_max_bytes (annotation_target *t, const char *value,
 }
 
 static int
-on_output_max_files (annotation_target *t, const char *value,
-                     ar_error_t **err)
+on_output_max_files (annotation_target *t, const char *value, ar_error_t **err)
 {
   if (t->plan->output_path == NULL)
     return feature_off (t, "output", err);
@@ -333,8 +329,7 @@ on_cpus (annotation_target *t, const char *value, ar_error_t **err)
 {
   uint64_t millicpus;
   if (!ar_parse_cpus (value, &millicpus) || millicpus == 0)
-    return invalid_value (value, "a number of cpus like \"2\" or \"0.5\"",
-                          err);
+    return invalid_value (value, "a number of cpus like \"2\" or \"0.5\"", err);
   t->limits->millicpus = millicpus;
   return 0;
 }
@@ -349,8 +344,10 @@ on_egress (annotation_target *t, const char *value, ar_error_t **err)
     return invalid_value (value, "none, allowlist or open", err);
   if (mode == AR_EGRESS_OPEN && t->profile->egress != AR_EGRESS_OPEN
       && !t->profile->egress_annotations_may_open)
-    return ar_error_set (err, 0, "\"open\" is not allowed by profile \"%s\" (network.annotationsMayOpen)",
-                         t->profile->name);
+    return ar_error_set (
+        err, 0,
+        "\"open\" is not allowed by profile \"%s\" (network.annotationsMayOpen)",
+        t->profile->name);
   t->plan->egress = mode;
   t->limits->egress_mode_annotated = true;
   return 0;
@@ -407,7 +404,8 @@ check_hide_path (const char *path, ar_error_t **err)
 {
   if (path[0] == '/' && !ar_path_has_dotdot (path) && strcmp (path, "/") != 0)
     return 0;
-  return invalid_value (path, "absolute paths without \"..\", comma-separated", err);
+  return invalid_value (path, "absolute paths without \"..\", comma-separated",
+                        err);
 }
 
 /* Comma-separated absolute host paths ('*' globs a component). */
@@ -457,7 +455,9 @@ on_workspace (annotation_target *t, const char *value, ar_error_t **err)
   if (!t->plan->overlay)
     return feature_off (t, "the overlay", err);
   if (strpbrk (value, ",:\\") != NULL)
-    return ar_error_set (err, 0, "the workspace path may not contain ',', ':' or '\\' (overlayfs options)");
+    return ar_error_set (
+        err, 0,
+        "the workspace path may not contain ',', ':' or '\\' (overlayfs options)");
   cleanup_free char *path = NULL;
   if (check_host_path (value, NULL, true, true, &path, err) < 0)
     return -1;
@@ -518,8 +518,10 @@ static bool
 annotation_allowed (const ar_profile *profile, const char *suffix)
 {
   /* unhide shows the container what the profile hides from it */
-  bool caller_only = strcmp (suffix, "audit") == 0 || strcmp (suffix, "workspace") == 0
-                     || strcmp (suffix, "workspace.readOnly") == 0 || strcmp (suffix, "unhide") == 0;
+  bool caller_only = strcmp (suffix, "audit") == 0
+                     || strcmp (suffix, "workspace") == 0
+                     || strcmp (suffix, "workspace.readOnly") == 0
+                     || strcmp (suffix, "unhide") == 0;
   if (profile->trust_caller)
     return true;
   if (caller_only)
@@ -545,9 +547,8 @@ static int
 apply_annotation (annotation_target *t, const char *key, const char *value,
                   ar_error_t **err)
 {
-  annotation_handler handler = ar_annotation_known (t->suffix)
-                                   ? find_handler (t->suffix)
-                                   : NULL;
+  annotation_handler handler
+      = ar_annotation_known (t->suffix) ? find_handler (t->suffix) : NULL;
   cleanup_free char *shown = printable_key (key);
   if (handler == NULL)
     return ar_error_set (err, 0, "annotation %s: unknown agentrun annotation",
@@ -649,8 +650,7 @@ apply_cpu_limit (oci_resources *r, uint64_t millicpus)
 static void
 apply_limits (oci_spec *spec, const policy_limits *limits)
 {
-  if (limits->memory_bytes == 0 && limits->pids == 0
-      && limits->millicpus == 0)
+  if (limits->memory_bytes == 0 && limits->pids == 0 && limits->millicpus == 0)
     return;
   oci_resources *r = ensure_resources (ar_spec_ensure_linux (spec));
   if (limits->memory_bytes)
@@ -742,8 +742,8 @@ apply_rlimit (oci_process *process, const oci_rlimit *want)
         have->soft = have->hard;
       return;
     }
-  process->rlimits = xrealloc (process->rlimits, (process->n_rlimits + 1)
-                                                     * sizeof *process->rlimits);
+  process->rlimits = xrealloc (
+      process->rlimits, (process->n_rlimits + 1) * sizeof *process->rlimits);
   process->rlimits[process->n_rlimits++]
       = (oci_rlimit){ xstrdup (want->type), want->hard, want->soft };
 }
@@ -792,7 +792,8 @@ apply_paths (oci_spec *spec, const ar_profile *profile)
   for (size_t i = 0; i < profile->masked_paths.len; i++)
     ar_strv_append_unique (&l->masked_paths, profile->masked_paths.items[i]);
   for (size_t i = 0; i < profile->readonly_paths.len; i++)
-    ar_strv_append_unique (&l->readonly_paths, profile->readonly_paths.items[i]);
+    ar_strv_append_unique (&l->readonly_paths,
+                           profile->readonly_paths.items[i]);
 }
 
 /* A new namespace of `type` unless the spec has one; one it names by
@@ -803,8 +804,8 @@ ensure_namespace (oci_spec *spec, oci_ns_type type)
   if (oci_spec_find_namespace (spec, type) != NULL)
     return;
   oci_linux *l = ar_spec_ensure_linux (spec);
-  l->namespaces = xrealloc (l->namespaces,
-                            (l->n_namespaces + 1) * sizeof *l->namespaces);
+  l->namespaces
+      = xrealloc (l->namespaces, (l->n_namespaces + 1) * sizeof *l->namespaces);
   l->namespaces[l->n_namespaces++]
       = (oci_namespace){ .type = type, .path = NULL };
 }
@@ -833,7 +834,8 @@ add_egress_hooks (oci_spec *spec, const ar_profile *profile,
   strv_push (&create, "create");
   strv_push (&create, "--mode");
   strv_push (&create, ar_egress_mode_name (plan->egress));
-  for (size_t i = 0; plan->egress == AR_EGRESS_ALLOWLIST && i < plan->n_egress_allow; i++)
+  for (size_t i = 0;
+       plan->egress == AR_EGRESS_ALLOWLIST && i < plan->n_egress_allow; i++)
     {
       strv_push (&create, "--allow");
       strv_push (&create, plan->egress_allow[i]);
@@ -958,8 +960,10 @@ annotation_target_clear (annotation_target *t)
 static bool
 is_pod_sandbox (const oci_spec *spec)
 {
-  const char *containerd = oci_map_get (&spec->annotations, "io.kubernetes.cri.container-type");
-  const char *crio = oci_map_get (&spec->annotations, "io.kubernetes.cri-o.ContainerType");
+  const char *containerd
+      = oci_map_get (&spec->annotations, "io.kubernetes.cri.container-type");
+  const char *crio
+      = oci_map_get (&spec->annotations, "io.kubernetes.cri-o.ContainerType");
   return (containerd && strcmp (containerd, "sandbox") == 0)
          || (crio && strcmp (crio, "sandbox") == 0);
 }

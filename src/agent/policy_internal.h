@@ -31,7 +31,7 @@ typedef enum
 struct ar_profile
 {
   char *name;
-  bool plain_oci; /* the "oci" profile: ar_policy_apply changes nothing */
+  bool plain_oci;    /* the "oci" profile: ar_policy_apply changes nothing */
   bool trust_caller; /* see ar_profile_trust_caller */
 
   bool overlay;

@@ -20,65 +20,66 @@
 /* The agent defaults. Kept as profile JSON so that the built-in profile
  * goes through the same parser and checks as a file, and docs/profiles.md
  * can show it verbatim. */
-const char ar_builtin_agent_profile_json[] = "{\n"
-  "  \"overlay\": {\"enabled\": true, \"size\": \"1G\", \"inodes\": 262144},\n"
-  "  \"secrets\": {\"path\": \"/run/secrets\", \"mainOnly\": false,\n"
-  "              \"allowedHostDirs\": [\"/etc/agentrun/secrets\",\n"
-  "                                  \"/run/agentrun-secrets\"]},\n"
-  "  \"output\": {\"path\": \"/output\", \"maxBytes\": \"1G\",\n"
-  "             \"maxFiles\": 10000,\n"
-  "             \"allowedHostDirs\": [\"/var/lib/agentrun/output\"]},\n"
-  "  \"limits\": {\"memory\": \"2G\", \"pids\": 1024, \"cpus\": 2,\n"
-  "             \"wallClock\": \"1h\"},\n"
-  "  \"seccomp\": \"default\",\n"
-  "  \"capabilities\": [\"CAP_CHOWN\", \"CAP_DAC_OVERRIDE\", \"CAP_FOWNER\",\n"
-  "                   \"CAP_FSETID\", \"CAP_KILL\", \"CAP_SETGID\",\n"
-  "                   \"CAP_SETUID\", \"CAP_SETPCAP\",\n"
-  "                   \"CAP_NET_BIND_SERVICE\"],\n"
-  "  \"noNewPrivileges\": true,\n"
-  "  \"maskedPaths\": [\"/proc/acpi\", \"/proc/asound\", \"/proc/kcore\",\n"
-  "                  \"/proc/keys\", \"/proc/latency_stats\",\n"
-  "                  \"/proc/timer_list\", \"/proc/timer_stats\",\n"
-  "                  \"/proc/sched_debug\", \"/proc/kallsyms\",\n"
-  "                  \"/proc/scsi\", \"/sys/firmware\",\n"
-  "                  \"/sys/devices/virtual/powercap\"],\n"
-  "  \"readonlyPaths\": [\"/proc/bus\", \"/proc/fs\", \"/proc/irq\",\n"
-  "                    \"/proc/sys\", \"/proc/sysrq-trigger\"],\n"
-  "  \"network\": {\"egress\": \"none\", \"allow\": []},\n"
-  "  \"hideHostPaths\": {\n"
-  "    \"/root\": \"root's home: keys, tokens, shell history\",\n"
-  "    \"/home/*\": \"users' homes (the workspace itself stays visible)\",\n"
-  "    \"/etc/shadow\": \"password hashes\",\n"
-  "    \"/etc/shadow-\": \"backup of /etc/shadow\",\n"
-  "    \"/etc/gshadow\": \"group password hashes\",\n"
-  "    \"/etc/gshadow-\": \"backup of /etc/gshadow\",\n"
-  "    \"/etc/ssh/*_key\": \"SSH host private keys\",\n"
-  "    \"/var/lib/docker\": \"Docker images, volumes and their secrets\",\n"
-  "    \"/var/lib/containerd\": \"containerd images and snapshots\",\n"
-  "    \"/var/lib/containers\": \"Podman and CRI-O images and volumes\",\n"
-  "    \"/run/docker.sock\": \"Docker daemon socket (root on the host)\",\n"
-  "    \"/var/run/docker.sock\": \"Docker daemon socket (root on the host)\",\n"
-  "    \"/run/docker\": \"Docker runtime state and sockets\",\n"
-  "    \"/run/containerd\": \"containerd socket (root on the host) and state\",\n"
-  "    \"/run/podman\": \"Podman socket (root on the host)\",\n"
-  "    \"~/.ssh\": \"SSH keys and agent config\",\n"
-  "    \"~/.aws\": \"AWS credentials\",\n"
-  "    \"~/.config/gcloud\": \"Google Cloud credentials\",\n"
-  "    \"~/.docker\": \"registry credentials\",\n"
-  "    \"~/.kube\": \"Kubernetes credentials\",\n"
-  "    \"~/.npmrc\": \"npm registry tokens\",\n"
-  "    \"~/.netrc\": \"login passwords for hosts\",\n"
-  "    \"~/.git-credentials\": \"git passwords and tokens\",\n"
-  "    \"~/.config/gh\": \"GitHub CLI tokens\",\n"
-  "    \"~/.pypirc\": \"PyPI upload tokens\",\n"
-  "    \"~/.cargo/credentials\": \"crates.io tokens\",\n"
-  "    \"~/.cargo/credentials.toml\": \"crates.io tokens\"\n"
-  "  },\n"
-  "  \"annotations\": [\"overlay.size\", \"overlay.inodes\", \"secret.*\",\n"
-  "                  \"secrets.mainOnly\", \"output\", \"output.maxBytes\",\n"
-  "                  \"output.maxFiles\", \"timeout\", \"memory\", \"pids\",\n"
-  "                  \"cpus\", \"egress\", \"egress.allow\", \"hide\"]\n"
-  "}\n";
+const char ar_builtin_agent_profile_json[]
+    = "{\n"
+      "  \"overlay\": {\"enabled\": true, \"size\": \"1G\", \"inodes\": 262144},\n"
+      "  \"secrets\": {\"path\": \"/run/secrets\", \"mainOnly\": false,\n"
+      "              \"allowedHostDirs\": [\"/etc/agentrun/secrets\",\n"
+      "                                  \"/run/agentrun-secrets\"]},\n"
+      "  \"output\": {\"path\": \"/output\", \"maxBytes\": \"1G\",\n"
+      "             \"maxFiles\": 10000,\n"
+      "             \"allowedHostDirs\": [\"/var/lib/agentrun/output\"]},\n"
+      "  \"limits\": {\"memory\": \"2G\", \"pids\": 1024, \"cpus\": 2,\n"
+      "             \"wallClock\": \"1h\"},\n"
+      "  \"seccomp\": \"default\",\n"
+      "  \"capabilities\": [\"CAP_CHOWN\", \"CAP_DAC_OVERRIDE\", \"CAP_FOWNER\",\n"
+      "                   \"CAP_FSETID\", \"CAP_KILL\", \"CAP_SETGID\",\n"
+      "                   \"CAP_SETUID\", \"CAP_SETPCAP\",\n"
+      "                   \"CAP_NET_BIND_SERVICE\"],\n"
+      "  \"noNewPrivileges\": true,\n"
+      "  \"maskedPaths\": [\"/proc/acpi\", \"/proc/asound\", \"/proc/kcore\",\n"
+      "                  \"/proc/keys\", \"/proc/latency_stats\",\n"
+      "                  \"/proc/timer_list\", \"/proc/timer_stats\",\n"
+      "                  \"/proc/sched_debug\", \"/proc/kallsyms\",\n"
+      "                  \"/proc/scsi\", \"/sys/firmware\",\n"
+      "                  \"/sys/devices/virtual/powercap\"],\n"
+      "  \"readonlyPaths\": [\"/proc/bus\", \"/proc/fs\", \"/proc/irq\",\n"
+      "                    \"/proc/sys\", \"/proc/sysrq-trigger\"],\n"
+      "  \"network\": {\"egress\": \"none\", \"allow\": []},\n"
+      "  \"hideHostPaths\": {\n"
+      "    \"/root\": \"root's home: keys, tokens, shell history\",\n"
+      "    \"/home/*\": \"users' homes (the workspace itself stays visible)\",\n"
+      "    \"/etc/shadow\": \"password hashes\",\n"
+      "    \"/etc/shadow-\": \"backup of /etc/shadow\",\n"
+      "    \"/etc/gshadow\": \"group password hashes\",\n"
+      "    \"/etc/gshadow-\": \"backup of /etc/gshadow\",\n"
+      "    \"/etc/ssh/*_key\": \"SSH host private keys\",\n"
+      "    \"/var/lib/docker\": \"Docker images, volumes and their secrets\",\n"
+      "    \"/var/lib/containerd\": \"containerd images and snapshots\",\n"
+      "    \"/var/lib/containers\": \"Podman and CRI-O images and volumes\",\n"
+      "    \"/run/docker.sock\": \"Docker daemon socket (root on the host)\",\n"
+      "    \"/var/run/docker.sock\": \"Docker daemon socket (root on the host)\",\n"
+      "    \"/run/docker\": \"Docker runtime state and sockets\",\n"
+      "    \"/run/containerd\": \"containerd socket (root on the host) and state\",\n"
+      "    \"/run/podman\": \"Podman socket (root on the host)\",\n"
+      "    \"~/.ssh\": \"SSH keys and agent config\",\n"
+      "    \"~/.aws\": \"AWS credentials\",\n"
+      "    \"~/.config/gcloud\": \"Google Cloud credentials\",\n"
+      "    \"~/.docker\": \"registry credentials\",\n"
+      "    \"~/.kube\": \"Kubernetes credentials\",\n"
+      "    \"~/.npmrc\": \"npm registry tokens\",\n"
+      "    \"~/.netrc\": \"login passwords for hosts\",\n"
+      "    \"~/.git-credentials\": \"git passwords and tokens\",\n"
+      "    \"~/.config/gh\": \"GitHub CLI tokens\",\n"
+      "    \"~/.pypirc\": \"PyPI upload tokens\",\n"
+      "    \"~/.cargo/credentials\": \"crates.io tokens\",\n"
+      "    \"~/.cargo/credentials.toml\": \"crates.io tokens\"\n"
+      "  },\n"
+      "  \"annotations\": [\"overlay.size\", \"overlay.inodes\", \"secret.*\",\n"
+      "                  \"secrets.mainOnly\", \"output\", \"output.maxBytes\",\n"
+      "                  \"output.maxFiles\", \"timeout\", \"memory\", \"pids\",\n"
+      "                  \"cpus\", \"egress\", \"egress.allow\", \"hide\"]\n"
+      "}\n";
 
 #define DEFAULT_SECRETS_PATH "/run/secrets"
 #define DEFAULT_OUTPUT_PATH "/output"
@@ -123,11 +124,24 @@ ar_parse_size (const char *text, uint64_t *out)
   unsigned shift = 0;
   switch (*p)
     {
-    case 'k': case 'K': shift = 10; break;
-    case 'm': case 'M': shift = 20; break;
-    case 'g': case 'G': shift = 30; break;
-    case 't': case 'T': shift = 40; break;
-    default: break;
+    case 'k':
+    case 'K':
+      shift = 10;
+      break;
+    case 'm':
+    case 'M':
+      shift = 20;
+      break;
+    case 'g':
+    case 'G':
+      shift = 30;
+      break;
+    case 't':
+    case 'T':
+      shift = 40;
+      break;
+    default:
+      break;
     }
   if (shift)
     {
@@ -273,10 +287,12 @@ ar_egress_mode_parse (const char *text, ar_egress_mode *out)
 /* The run.agentrun.* annotations policy.c understands; "secret." is a
  * prefix followed by the secret's name. */
 static const char *const known_annotations[] = {
-  "overlay.size", "overlay.inodes", "secrets.mainOnly", "output",
-  "output.maxBytes", "output.maxFiles", "timeout", "memory", "pids",
-  "cpus", "egress", "egress.allow", "audit", "workspace", "workspace.readOnly",
-  "hide", "unhide",
+  "overlay.size", "overlay.inodes",  "secrets.mainOnly",
+  "output",       "output.maxBytes", "output.maxFiles",
+  "timeout",      "memory",          "pids",
+  "cpus",         "egress",          "egress.allow",
+  "audit",        "workspace",       "workspace.readOnly",
+  "hide",         "unhide",
 };
 #define SECRET_ANNOTATION_PREFIX "secret."
 
@@ -284,7 +300,8 @@ bool
 ar_annotation_known (const char *suffix)
 {
   if (strncmp (suffix, SECRET_ANNOTATION_PREFIX,
-               strlen (SECRET_ANNOTATION_PREFIX)) == 0)
+               strlen (SECRET_ANNOTATION_PREFIX))
+      == 0)
     return suffix[strlen (SECRET_ANNOTATION_PREFIX)] != '\0';
   for (size_t i = 0; i < sizeof known_annotations / sizeof *known_annotations;
        i++)
@@ -403,8 +420,8 @@ check_keys (oj_ctx *c, const oj_value *obj, const char *const *known)
       const oj_member *m = &obj->members[i];
       bool found = false;
       for (const char *const *k = known; *k && !found; k++)
-        found = strlen (*k) == m->key_len
-                && memcmp (*k, m->key, m->key_len) == 0;
+        found
+            = strlen (*k) == m->key_len && memcmp (*k, m->key, m->key_len) == 0;
       if (!found)
         {
           size_t mark = oj_path_push_key (&c->path, m->key, m->key_len);
@@ -737,7 +754,8 @@ read_overlay (oj_ctx *c, const oj_value *v, void *out)
 {
   static const char *const keys[] = { "enabled", "size", "inodes", NULL };
   ar_profile *p = out;
-  if (expect_object_with (c, v, keys) < 0 || read_enabled (c, v, &p->overlay) < 0
+  if (expect_object_with (c, v, keys) < 0
+      || read_enabled (c, v, &p->overlay) < 0
       || oj_field (c, v, "size", read_size, &p->overlay_size_bytes) < 0
       || oj_field (c, v, "inodes", oj_read_u64, &p->overlay_inodes) < 0)
     return -1;
@@ -747,14 +765,16 @@ read_overlay (oj_ctx *c, const oj_value *v, void *out)
 static int
 read_secrets (oj_ctx *c, const oj_value *v, void *out)
 {
-  static const char *const keys[] = { "enabled",         "path", "mainOnly",
-                                      "allowedHostDirs", "files", NULL };
+  static const char *const keys[]
+      = { "enabled", "path", "mainOnly", "allowedHostDirs", "files", NULL };
   ar_profile *p = out;
-  if (expect_object_with (c, v, keys) < 0 || read_enabled (c, v, &p->secrets) < 0
+  if (expect_object_with (c, v, keys) < 0
+      || read_enabled (c, v, &p->secrets) < 0
       || oj_field (c, v, "path", read_abs_path, &p->secrets_path) < 0
       || oj_field (c, v, "mainOnly", oj_read_bool, &p->secrets_main_only) < 0
       || oj_field (c, v, "allowedHostDirs", read_abs_path_list,
-                   &p->secrets_allowed_host_dirs) < 0
+                   &p->secrets_allowed_host_dirs)
+             < 0
       || oj_field (c, v, "files", read_secret_files, &p->secret_files) < 0)
     return -1;
   return 0;
@@ -763,16 +783,16 @@ read_secrets (oj_ctx *c, const oj_value *v, void *out)
 static int
 read_output (oj_ctx *c, const oj_value *v, void *out)
 {
-  static const char *const keys[] = { "enabled",  "path",
-                                      "maxBytes", "maxFiles",
-                                      "allowedHostDirs", NULL };
+  static const char *const keys[]
+      = { "enabled", "path", "maxBytes", "maxFiles", "allowedHostDirs", NULL };
   ar_profile *p = out;
   if (expect_object_with (c, v, keys) < 0 || read_enabled (c, v, &p->output) < 0
       || oj_field (c, v, "path", read_abs_path, &p->output_path) < 0
       || oj_field (c, v, "maxBytes", read_size, &p->output_max_bytes) < 0
       || oj_field (c, v, "maxFiles", oj_read_u64, &p->output_max_files) < 0
       || oj_field (c, v, "allowedHostDirs", read_abs_path_list,
-                   &p->output_allowed_host_dirs) < 0)
+                   &p->output_allowed_host_dirs)
+             < 0)
     return -1;
   return 0;
 }
@@ -780,8 +800,8 @@ read_output (oj_ctx *c, const oj_value *v, void *out)
 static int
 read_limits (oj_ctx *c, const oj_value *v, void *out)
 {
-  static const char *const keys[] = { "memory", "pids", "cpus", "wallClock",
-                                      NULL };
+  static const char *const keys[]
+      = { "memory", "pids", "cpus", "wallClock", NULL };
   ar_profile *p = out;
   if (expect_object_with (c, v, keys) < 0
       || oj_field (c, v, "memory", read_size, &p->memory_bytes) < 0
@@ -800,7 +820,9 @@ read_upstream (oj_ctx *c, const oj_value *v, void *out)
   char **dst = out;
   if (v->type != OJ_STRING || v->text[0] == '\0'
       || strspn (v->text, "0123456789abcdefABCDEF.:[]") != strlen (v->text))
-    return oj_fail_type (c, v, "resolver address (\"10.0.0.53\", \"10.0.0.53:5353\", \"[fd00::53]:53\")");
+    return oj_fail_type (
+        c, v,
+        "resolver address (\"10.0.0.53\", \"10.0.0.53:5353\", \"[fd00::53]:53\")");
   free (*dst);
   *dst = xstrdup (v->text);
   return 0;
@@ -809,15 +831,16 @@ read_upstream (oj_ctx *c, const oj_value *v, void *out)
 static int
 read_network (oj_ctx *c, const oj_value *v, void *out)
 {
-  static const char *const keys[] = { "egress", "allow", "upstream",
-                                      "annotationsMayOpen", NULL };
+  static const char *const keys[]
+      = { "egress", "allow", "upstream", "annotationsMayOpen", NULL };
   ar_profile *p = out;
   if (expect_object_with (c, v, keys) < 0
       || oj_field (c, v, "egress", read_egress_mode, &p->egress) < 0
       || oj_field (c, v, "allow", read_egress_allow, &p->egress_allow) < 0
       || oj_field (c, v, "upstream", read_upstream, &p->egress_upstream) < 0
       || oj_field (c, v, "annotationsMayOpen", oj_read_bool,
-                   &p->egress_annotations_may_open) < 0)
+                   &p->egress_annotations_may_open)
+             < 0)
     return -1;
   return 0;
 }
@@ -845,12 +868,23 @@ read_audit (oj_ctx *c, const oj_value *v, void *out)
 static int
 read_profile_document (oj_ctx *c, const oj_value *doc, ar_profile *p)
 {
-  static const char *const keys[]
-      = { "extends",     "description",  "overlay",         "secrets",
-          "output",      "limits",       "seccomp",         "capabilities",
-          "noNewPrivileges", "maskedPaths", "readonlyPaths", "rlimits",
-          "network",     "audit",        "annotations",   "hideHostPaths",
-          NULL };
+  static const char *const keys[] = { "extends",
+                                      "description",
+                                      "overlay",
+                                      "secrets",
+                                      "output",
+                                      "limits",
+                                      "seccomp",
+                                      "capabilities",
+                                      "noNewPrivileges",
+                                      "maskedPaths",
+                                      "readonlyPaths",
+                                      "rlimits",
+                                      "network",
+                                      "audit",
+                                      "annotations",
+                                      "hideHostPaths",
+                                      NULL };
   if (expect_object_with (c, doc, keys) < 0)
     return -1;
   char *description = NULL;
@@ -863,18 +897,22 @@ read_profile_document (oj_ctx *c, const oj_value *doc, ar_profile *p)
       || oj_field (c, doc, "seccomp", read_seccomp_mode, &p->seccomp) < 0
       || oj_field (c, doc, "capabilities", read_capabilities, p) < 0
       || oj_field (c, doc, "noNewPrivileges", oj_read_bool,
-                   &p->no_new_privileges) < 0
-      || oj_field (c, doc, "maskedPaths", read_abs_path_list,
-                   &p->masked_paths) < 0
+                   &p->no_new_privileges)
+             < 0
+      || oj_field (c, doc, "maskedPaths", read_abs_path_list, &p->masked_paths)
+             < 0
       || oj_field (c, doc, "readonlyPaths", read_abs_path_list,
-                   &p->readonly_paths) < 0
+                   &p->readonly_paths)
+             < 0
       || oj_field (c, doc, "rlimits", read_rlimits, p) < 0
       || oj_field (c, doc, "network", read_network, p) < 0
       || oj_field (c, doc, "hideHostPaths", read_hide_paths,
-                   &p->hide_host_paths) < 0
+                   &p->hide_host_paths)
+             < 0
       || oj_field (c, doc, "audit", read_audit, p) < 0
       || oj_field (c, doc, "annotations", read_annotation_patterns,
-                   &p->annotations) < 0)
+                   &p->annotations)
+             < 0)
     return -1;
   return 0;
 }
@@ -1010,9 +1048,8 @@ load_named (const char *name, unsigned depth, ar_profile **out,
   if (!ar_profile_name_valid (name))
     {
       cleanup_free char *quoted = oj_quote (name, strlen (name));
-      return ar_error_set (err, 0,
-                           "profile %s: invalid name (want [a-z0-9_-]+)",
-                           quoted);
+      return ar_error_set (
+          err, 0, "profile %s: invalid name (want [a-z0-9_-]+)", quoted);
     }
   /* "oci" always means plain runtime behaviour; no file can change it. */
   if (strcmp (name, "oci") == 0)

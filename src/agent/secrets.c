@@ -72,8 +72,8 @@ copy_secret (int from, int to, const char *name, ar_error_t **err)
       total += (size_t) n;
       if (total > AR_SECRET_MAX_BYTES)
         {
-          ret = ar_error_set (err, 0, "secret `%s`: larger than %u bytes",
-                              name, AR_SECRET_MAX_BYTES);
+          ret = ar_error_set (err, 0, "secret `%s`: larger than %u bytes", name,
+                              AR_SECRET_MAX_BYTES);
           break;
         }
       if (ar_write_all (to, buf, (size_t) n) < 0)
@@ -96,8 +96,7 @@ install_secret (int secrets_fd, int source_fd, const char *name, uid_t uid,
   if (fd < 0)
     return ar_error_set (err, errno, "secret `%s`: create", name);
   if (fchown (fd, uid, gid) < 0 || fchmod (fd, 0400) < 0)
-    return ar_error_set (err, errno, "secret `%s`: set owner and mode",
-                         name);
+    return ar_error_set (err, errno, "secret `%s`: set owner and mode", name);
   return copy_secret (source_fd, fd, name, err);
 }
 
@@ -126,7 +125,8 @@ open_sources (const ar_agent_plan *plan, int **fds_out, uint64_t *bytes,
       if (!secret_name_is_valid (s->name))
         {
           close_all (fds, plan->n_secrets);
-          return ar_error_set (err, 0, "secret name `%s`: only letters, "
+          return ar_error_set (err, 0,
+                               "secret name `%s`: only letters, "
                                "digits, '.', '_' and '-' are allowed",
                                s->name ? s->name : "");
         }
@@ -136,16 +136,16 @@ open_sources (const ar_agent_plan *plan, int **fds_out, uint64_t *bytes,
           close_all (fds, plan->n_secrets);
           return -1;
         }
-      *bytes += ((uint64_t) st.st_size + PAGE_BYTES - 1) / PAGE_BYTES
-                * PAGE_BYTES;
+      *bytes
+          += ((uint64_t) st.st_size + PAGE_BYTES - 1) / PAGE_BYTES * PAGE_BYTES;
     }
   *fds_out = fds;
   return 0;
 }
 
 static int
-fill_secrets (const ar_agent_plan *plan, const char *dir, int *fds,
-              uid_t uid, gid_t gid, ar_error_t **err)
+fill_secrets (const ar_agent_plan *plan, const char *dir, int *fds, uid_t uid,
+              gid_t gid, ar_error_t **err)
 {
   cleanup_close int dirfd
       = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -162,8 +162,8 @@ fill_secrets (const ar_agent_plan *plan, const char *dir, int *fds,
 }
 
 int
-ar_secrets_prepare (const ar_agent_plan *plan, const char *state_dir,
-                    uid_t uid, gid_t gid, ar_error_t **err)
+ar_secrets_prepare (const ar_agent_plan *plan, const char *state_dir, uid_t uid,
+                    gid_t gid, ar_error_t **err)
 {
   int *fds = NULL;
   uint64_t bytes;
@@ -174,8 +174,8 @@ ar_secrets_prepare (const ar_agent_plan *plan, const char *state_dir,
   cleanup_free char *data
       = xasprintf ("size=%llu,nr_inodes=%zu,mode=0700",
                    (unsigned long long) bytes, plan->n_secrets + 16);
-  int ret = ar_hostfs_mount_tmpfs (dir, MS_NOEXEC | MS_NOSUID | MS_NODEV,
-                                   data, err);
+  int ret = ar_hostfs_mount_tmpfs (dir, MS_NOEXEC | MS_NOSUID | MS_NODEV, data,
+                                   err);
   if (ret == 0)
     ret = fill_secrets (plan, dir, fds, uid, gid, err);
   close_all (fds, plan->n_secrets);
@@ -192,8 +192,8 @@ ar_secrets_prepare (const ar_agent_plan *plan, const char *state_dir,
 static void
 zero_file_at (int dirfd, const char *name)
 {
-  cleanup_close int fd = openat (dirfd, name, O_WRONLY | O_NOFOLLOW
-                                                  | O_CLOEXEC | O_NONBLOCK);
+  cleanup_close int fd
+      = openat (dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   struct stat st;
   if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
     return;
@@ -354,7 +354,8 @@ ar_secret_scanner_init (ar_secret_scanner *s, const ar_secret_set *set)
   s->set = set;
   s->kept = 0;
   s->found = NULL;
-  s->window = set != NULL && set->n > 0 ? xmalloc (set->longest + SCAN_CHUNK) : NULL;
+  s->window
+      = set != NULL && set->n > 0 ? xmalloc (set->longest + SCAN_CHUNK) : NULL;
 }
 
 /* The window holds the last (longest - 1) bytes of what came before, so

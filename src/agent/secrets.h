@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define AR_SECRETS_DIR "secrets" /* below the state dir */
+#define AR_SECRETS_DIR "secrets"               /* below the state dir */
 #define AR_SECRETS_DEFAULT_PATH "/run/secrets" /* in the container */
 #define AR_SECRET_MAX_BYTES (1u << 20)
 
@@ -56,8 +56,8 @@ int ar_secrets_load (const ar_agent_plan *plan, const char *state_dir,
 void ar_secret_set_clear (ar_secret_set *set);
 
 /* The name of the first secret whose bytes occur in buf, or NULL. */
-const char *ar_secret_set_find (const ar_secret_set *set, const void *buf,
-                                size_t len);
+const char *
+ar_secret_set_find (const ar_secret_set *set, const void *buf, size_t len);
 
 /* Why a name (a file's, or a path) must not be shown outside the
  * sandbox: "name contains secret NAME" or "name is not printable UTF-8"
@@ -80,8 +80,7 @@ typedef struct
 } ar_secret_scanner;
 
 void ar_secret_scanner_init (ar_secret_scanner *s, const ar_secret_set *set);
-void ar_secret_scanner_feed (ar_secret_scanner *s, const void *buf,
-                             size_t len);
+void ar_secret_scanner_feed (ar_secret_scanner *s, const void *buf, size_t len);
 void ar_secret_scanner_clear (ar_secret_scanner *s);
 
 #endif

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 static int
-load_profile (const char *profile_name, bool trust_caller,
-              ar_profile **profile, ar_error_t **err)
+load_profile (const char *profile_name, bool trust_caller, ar_profile **profile,
+              ar_error_t **err)
 {
   if (ar_profile_load (profile_name, profile, err) < 0)
     return -1;
@@ -54,8 +54,9 @@ ar_agent_stage_keep_audit_head (ar_agent_plan *plan, const char *state_dir)
     return;
   const char *slash = strrchr (state_dir, '/');
   free (plan->audit_heads_dir);
-  plan->audit_heads_dir = xasprintf ("%.*s/" AR_AUDIT_HEADS_DIR,
-                                     (int) (slash ? slash - state_dir : 0), state_dir);
+  plan->audit_heads_dir
+      = xasprintf ("%.*s/" AR_AUDIT_HEADS_DIR,
+                   (int) (slash ? slash - state_dir : 0), state_dir);
 }
 
 int
@@ -114,7 +115,8 @@ ar_agent_stage_audit (const ar_agent_plan *plan, const char *id,
 {
   cleanup_error ar_error_t *err = NULL;
   if (ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir, id,
-                                 event, fields_json, &err) < 0)
+                                 event, fields_json, &err)
+      < 0)
     fprintf (stderr, "agentrun: warning: audit log: %s\n", ar_error_text (err));
 }
 
@@ -128,7 +130,9 @@ gen_argv_redacted (yajl_gen g, char *const *argv, size_t argc,
     {
       const char *arg = argv[i];
       const char *secret = ar_secret_set_find (secrets, arg, strlen (arg));
-      cleanup_free char *shown = secret ? xasprintf ("[redacted: contains secret %s]", secret) : NULL;
+      cleanup_free char *shown
+          = secret ? xasprintf ("[redacted: contains secret %s]", secret)
+                   : NULL;
       const char *out = shown ? shown : arg;
       yajl_gen_string (g, (const unsigned char *) out, strlen (out));
     }
@@ -161,7 +165,8 @@ gen_process (yajl_gen g, const oci_process *proc, char *const *command_line,
 void
 ar_agent_stage_audit_process (const ar_agent_plan *plan, const char *state_dir,
                               const char *id, const char *event,
-                              const oci_process *proc, char *const *command_line,
+                              const oci_process *proc,
+                              char *const *command_line,
                               const char *more_fields)
 {
   ar_secret_set secrets = { 0 };
@@ -177,8 +182,9 @@ ar_agent_stage_audit_process (const ar_agent_plan *plan, const char *state_dir,
   yajl_gen_get_buf (g, &buf, &len);
   /* The map's inside, then the caller's fields. */
   bool more = more_fields && *more_fields;
-  cleanup_free char *fields = xasprintf ("%.*s%s%s", (int) (len - 2), buf + 1,
-                                         more ? "," : "", more ? more_fields : "");
+  cleanup_free char *fields
+      = xasprintf ("%.*s%s%s", (int) (len - 2), buf + 1, more ? "," : "",
+                   more ? more_fields : "");
   yajl_gen_free (g);
   ar_agent_stage_audit (plan, id, event, fields);
 }

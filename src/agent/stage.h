@@ -8,15 +8,17 @@
 
 #include "agent.h"
 
-int ar_agent_stage_apply (const char *profile_name, bool trust_caller,
-                          oci_spec *spec, ar_agent_plan **plan, ar_error_t **err);
+int
+ar_agent_stage_apply (const char *profile_name, bool trust_caller,
+                      oci_spec *spec, ar_agent_plan **plan, ar_error_t **err);
 /* sandbox --print-policy: the policy's result for `spec` as JSON; nothing
  * is created. */
 int ar_agent_stage_describe (const char *profile_name, bool trust_caller,
                              oci_spec *spec, char **json, ar_error_t **err);
 int ar_agent_stage_load (int state_fd, const char *state_dir,
                          ar_agent_plan **plan, ar_error_t **err);
-void ar_agent_stage_keep_audit_head (ar_agent_plan *plan, const char *state_dir);
+void
+ar_agent_stage_keep_audit_head (ar_agent_plan *plan, const char *state_dir);
 int ar_agent_stage_prepare (const ar_agent_plan *plan, int state_fd,
                             const char *state_dir, const char *rootfs,
                             oci_spec *spec, ar_error_t **err);
@@ -32,7 +34,8 @@ void ar_agent_stage_audit_process (const ar_agent_plan *plan,
                                    const char *event, const oci_process *proc,
                                    char *const *command_line,
                                    const char *more_fields);
-bool ar_agent_stage_hook_is_own (const ar_agent_plan *plan, const oci_hook *hook);
+bool
+ar_agent_stage_hook_is_own (const ar_agent_plan *plan, const oci_hook *hook);
 bool ar_agent_stage_secrets_main_only (const ar_agent_plan *plan);
 int ar_agent_stage_hide_secrets (const ar_agent_plan *plan, ar_error_t **err);
 int ar_agent_stage_finish (const ar_agent_plan *plan, const char *state_dir,

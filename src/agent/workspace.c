@@ -66,14 +66,19 @@ ar_workspace_prepare (const ar_agent_plan *plan, const char *state_dir,
   if (ar_hostfs_process_owner (spec, &uid, &gid, err) < 0)
     return ar_error_prefix (err, "workspace");
   if (chown (upper, uid, gid) < 0)
-    return ar_error_set (err, errno, "workspace: chown `%s` to %u:%u", upper, uid, gid);
+    return ar_error_set (err, errno, "workspace: chown `%s` to %u:%u", upper,
+                         uid, gid);
 
-  cleanup_free char *lower = xasprintf ("lowerdir=%s", plan->workspace_host_dir);
+  cleanup_free char *lower
+      = xasprintf ("lowerdir=%s", plan->workspace_host_dir);
   cleanup_free char *upper_option = xasprintf ("upperdir=%s", upper);
-  cleanup_free char *work_option = xasprintf ("workdir=%s%s", work, userxattr_option ());
-  const char *const options[] = { lower, upper_option, work_option,
-                                  plan->workspace_read_only ? "ro" : NULL, NULL };
-  oci_spec_append_mount (spec, "overlay", "overlay", plan->workspace_host_dir, options);
+  cleanup_free char *work_option
+      = xasprintf ("workdir=%s%s", work, userxattr_option ());
+  const char *const options[]
+      = { lower, upper_option, work_option,
+          plan->workspace_read_only ? "ro" : NULL, NULL };
+  oci_spec_append_mount (spec, "overlay", "overlay", plan->workspace_host_dir,
+                         options);
   return 0;
 }
 
@@ -83,12 +88,14 @@ static int
 mount_views (const char *workspace, const char *upper, const char *a,
              const char *b, ar_error_t **err)
 {
-  if ((mkdir (a, 0700) < 0 && errno != EEXIST) || (mkdir (b, 0700) < 0 && errno != EEXIST))
+  if ((mkdir (a, 0700) < 0 && errno != EEXIST)
+      || (mkdir (b, 0700) < 0 && errno != EEXIST))
     return ar_error_set (err, errno, "workspace diff: mkdir `%s`", a);
   if (mount (workspace, a, NULL, MS_BIND | MS_REC, NULL) < 0
       || mount (NULL, a, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
     return ar_error_set (err, errno, "workspace diff: bind `%s`", workspace);
-  cleanup_free char *data = xasprintf ("lowerdir=%s:%s%s", upper, workspace, userxattr_option ());
+  cleanup_free char *data
+      = xasprintf ("lowerdir=%s:%s%s", upper, workspace, userxattr_option ());
   if (mount ("overlay", b, "overlay", MS_RDONLY, data) < 0)
     return ar_error_set (err, errno, "workspace diff: mount the changed view");
   return 0;
@@ -136,13 +143,16 @@ git_views_make (git_views *g, const char *state_dir, const char *a, int a_fd,
   if (!ar_ws_git_available ())
     {
       g->repo = false;
-      fprintf (stderr, "agentrun: warning: --diff: git not found: ignored files kept, commits not exported\n");
+      fprintf (
+          stderr,
+          "agentrun: warning: --diff: git not found: ignored files kept, commits not exported\n");
       return 0;
     }
   cleanup_free char *dir_a = ar_hostfs_join (state_dir, GIT_SHADOW_A);
   cleanup_free char *dir_b = ar_hostfs_join (state_dir, GIT_SHADOW_B);
   if (ar_git_shadow_make (dir_b, b, b_fd, &g->changed, err) < 0
-      || (ar_ws_git_is_repo (a_fd) && ar_git_shadow_make (dir_a, a, a_fd, &g->original, err) < 0))
+      || (ar_ws_git_is_repo (a_fd)
+          && ar_git_shadow_make (dir_a, a, a_fd, &g->original, err) < 0))
     {
       g->repo = false;
       return ar_error_prefix (err, "--diff");
@@ -173,7 +183,8 @@ drop_ignored (const git_views *g, int a_fd, int b_fd, ar_path_list *paths,
   if (g->original.dir == NULL)
     return 0;
   for (size_t i = 0; i < paths->n; i++)
-    ask[i] = !has_entry (b_fd, paths->paths[i]) && has_entry (a_fd, paths->paths[i]);
+    ask[i] = !has_entry (b_fd, paths->paths[i])
+             && has_entry (a_fd, paths->paths[i]);
   return ar_git_drop_ignored (&g->original, paths, ask, err);
 }
 
@@ -185,7 +196,8 @@ new_commits (const git_views *g, const ar_secret_set *secrets, char *since,
 {
   if ((g->original.dir && ar_git_head (&g->original, since, err) < 0)
       || ar_git_moved_ahead (&g->changed, since, ahead, err) < 0
-      || (*ahead && ar_git_find_secret (&g->changed, since, secrets, secret, err) < 0))
+      || (*ahead
+          && ar_git_find_secret (&g->changed, since, secrets, secret, err) < 0))
     return ar_error_prefix (err, "--diff: commits");
   return 0;
 }
@@ -205,11 +217,14 @@ export_commits (const git_views *g, const ar_secret_set *secrets,
   int r = g->repo ? new_commits (g, secrets, since, &ahead, &secret, err) : 0;
   if (r == 0 && secret)
     {
-      const ar_output_withheld *w
-          = ar_diff_withhold_named (withheld, bundle, xasprintf ("a new commit contains secret %s", secret));
-      r = ar_error_set (err, 0, "--diff: withheld `%s` (%s)", bundle, w->reason);
+      const ar_output_withheld *w = ar_diff_withhold_named (
+          withheld, bundle,
+          xasprintf ("a new commit contains secret %s", secret));
+      r = ar_error_set (err, 0, "--diff: withheld `%s` (%s)", bundle,
+                        w->reason);
     }
-  else if (r == 0 && ahead && ar_git_bundle (&g->changed, since, bundle, err) < 0)
+  else if (r == 0 && ahead
+           && ar_git_bundle (&g->changed, since, bundle, err) < 0)
     r = ar_error_prefix (err, "--diff: commits");
   *written = r == 0 && ahead;
   if (!*written && unlink (bundle) < 0 && errno != ENOENT)
@@ -221,7 +236,8 @@ static int
 write_patches (ar_ws_diff *d, const ar_path_list *paths, const char *diff_path,
                ar_error_t **err)
 {
-  cleanup_close int fd = open (diff_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  cleanup_close int fd
+      = open (diff_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return ar_error_set (err, errno, "--diff: create `%s`", diff_path);
   d->sink.out = fdopen (fd, "w");
@@ -233,7 +249,8 @@ write_patches (ar_ws_diff *d, const ar_path_list *paths, const char *diff_path,
   if (fclose (d->sink.out) != 0 || write_failed)
     return ar_error_set (err, errno, "--diff: write `%s`", diff_path);
   if (d->first_error)
-    return ar_error_set (err, d->first_error->errno_value, "--diff: %zu path(s) left out, the first: %s",
+    return ar_error_set (err, d->first_error->errno_value,
+                         "--diff: %zu path(s) left out, the first: %s",
                          d->failed, d->first_error->message);
   return 0;
 }
@@ -258,11 +275,14 @@ diff_views (const ar_diff_request *req, const char *state_dir,
   __attribute__ ((cleanup (git_views_clear))) git_views git = { 0 };
   git_views_make (&git, state_dir, a, a_fd, b, b_fd, &step);
   ar_error_free (ar_error_keep_first (&first, &step));
-  if (git.repo && !req->include_ignored && drop_ignored (&git, a_fd, b_fd, &paths, &step) < 0)
+  if (git.repo && !req->include_ignored
+      && drop_ignored (&git, a_fd, b_fd, &paths, &step) < 0)
     ar_error_prefix (&step, "--diff: ignored files kept");
   ar_error_free (ar_error_keep_first (&first, &step));
 
-  ar_ws_diff d = { .a_fd = a_fd, .b_fd = b_fd, .secrets = secrets,
+  ar_ws_diff d = { .a_fd = a_fd,
+                   .b_fd = b_fd,
+                   .secrets = secrets,
                    .sink = { .secrets = secrets } };
   write_patches (&d, &paths, req->path, &step);
   ar_error_free (ar_error_keep_first (&first, &step));
@@ -301,16 +321,21 @@ audit_diff (const ar_agent_plan *plan, const char *container_id,
     }
   if (error)
     {
-      bool secret = ar_secret_set_find (secrets, ar_error_text (error), strlen (ar_error_text (error))) != NULL;
+      bool secret = ar_secret_set_find (secrets, ar_error_text (error),
+                                        strlen (ar_error_text (error)))
+                    != NULL;
       yajl_gen_string (gen, (const unsigned char *) "error", 5);
-      ar_hostfs_gen_name (gen, secret ? "[withheld: names a secret]" : ar_error_text (error));
+      ar_hostfs_gen_name (gen, secret ? "[withheld: names a secret]"
+                                      : ar_error_text (error));
     }
   yajl_gen_map_close (gen);
   cleanup_free char *fields = ar_hostfs_json_members (gen);
   cleanup_error ar_error_t *audit_err = NULL;
-  if (ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir, container_id,
-                                 "diff", fields, &audit_err) < 0)
-    fprintf (stderr, "agentrun: warning: audit log: %s\n", ar_error_text (audit_err));
+  if (ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir,
+                                 container_id, "diff", fields, &audit_err)
+      < 0)
+    fprintf (stderr, "agentrun: warning: audit log: %s\n",
+             ar_error_text (audit_err));
 }
 
 static int
@@ -348,9 +373,10 @@ ar_workspace_export_diff (const ar_agent_plan *plan, const char *state_dir,
   audit_diff (plan, container_id, &secrets, &outcome, r < 0 ? *err : NULL);
   ar_secret_set_clear (&secrets);
   if (req->result)
-    *req->result = (ar_diff_result){ .changed = outcome.changed,
-                                     .withheld = outcome.withheld_paths,
-                                     .bundle = steal_pointer (&outcome.bundle) };
+    *req->result
+        = (ar_diff_result){ .changed = outcome.changed,
+                            .withheld = outcome.withheld_paths,
+                            .bundle = steal_pointer (&outcome.bundle) };
   return r;
 }
 

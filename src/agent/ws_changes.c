@@ -124,7 +124,8 @@ add_original_tree (walk *w, int fd, const char *path, int depth)
   for (size_t i = 0; i < n; i++)
     {
       cleanup_free char *child = child_path (path, names[i]);
-      cleanup_close int child_fd = openat (fd, names[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      cleanup_close int child_fd
+          = openat (fd, names[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
       if (child_fd < 0)
         failed (w, errno, "open", child);
       else
@@ -164,14 +165,16 @@ walk_upper (walk *w, int dir_fd, const char *dir, int depth)
             add_original_tree (w, original, path, depth);
           continue;
         }
-      cleanup_close int child = openat (dir_fd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      cleanup_close int child = openat (
+          dir_fd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (child < 0)
         {
           failed (w, errno, "open the change", path);
           continue;
         }
       /* A directory over a file, or one that hides the original's. */
-      if (original >= 0 && (!is_directory (original) || ar_overlay_is_opaque_dir (child)))
+      if (original >= 0
+          && (!is_directory (original) || ar_overlay_is_opaque_dir (child)))
         add_original_tree (w, original, path, depth);
       walk_upper (w, child, path, depth + 1);
     }

@@ -28,12 +28,17 @@ diff_hunks (ar_patch_sink *s, const ar_git_blob *a, const ar_git_blob *b,
   char pa[32], pb[32];
   snprintf (pa, sizeof pa, "/dev/fd/%d", a->fd);
   snprintf (pb, sizeof pb, "/dev/fd/%d", b->fd);
-  char *const argv[] = { (char *) "diff", (char *) "-u", (char *) "-a", pa, pb, NULL };
+  char *const argv[]
+      = { (char *) "diff", (char *) "-u", (char *) "-a", pa, pb, NULL };
   char *const envp[] = { (char *) "LC_ALL=C", NULL };
   const int pass[] = { a->fd, b->fd };
-  const ar_spawn_request req = { .argv = argv, .envp = envp, .in_fd = -1,
-                                 .out_fd = fds[1], .err_fd = -1,
-                                 .pass_fds = pass, .n_pass_fds = 2 };
+  const ar_spawn_request req = { .argv = argv,
+                                 .envp = envp,
+                                 .in_fd = -1,
+                                 .out_fd = fds[1],
+                                 .err_fd = -1,
+                                 .pass_fds = pass,
+                                 .n_pass_fds = 2 };
   pid_t pid;
   int r = ar_spawn (&req, &pid, err);
   close (fds[1]);
@@ -61,7 +66,8 @@ diff_hunks (ar_patch_sink *s, const ar_git_blob *a, const ar_git_blob *b,
 static void
 path_missing (ar_ws_diff *d, const char *path, ar_error_t **err)
 {
-  ar_patch_printf (&d->sink, "agentrun: missing b/%s (%s)\n", path, ar_error_text (*err));
+  ar_patch_printf (&d->sink, "agentrun: missing b/%s (%s)\n", path,
+                   ar_error_text (*err));
   d->failed++;
   ar_error_free (ar_error_keep_first (&d->first_error, err));
 }
@@ -69,7 +75,8 @@ path_missing (ar_ws_diff *d, const char *path, ar_error_t **err)
 /* The patch goes to memory first: one that fails half-way leaves no
  * broken section in the diff, only a line saying it is missing. */
 static void
-write_patch (ar_ws_diff *d, const char *path, const ar_ws_side *a, const ar_ws_side *b)
+write_patch (ar_ws_diff *d, const char *path, const ar_ws_side *a,
+             const ar_ws_side *b)
 {
   cleanup_free char *buf = NULL;
   size_t len = 0;
@@ -78,7 +85,8 @@ write_patch (ar_ws_diff *d, const char *path, const ar_ws_side *a, const ar_ws_s
     abort (); /* out of memory, as xmalloc */
   ar_patch_sink sink = { .out = mem, .secrets = d->secrets };
   cleanup_error ar_error_t *err = NULL;
-  int r = ar_git_patch_write (&sink, path, &a->blob, &b->blob, diff_hunks, &err);
+  int r
+      = ar_git_patch_write (&sink, path, &a->blob, &b->blob, diff_hunks, &err);
   if (fclose (mem) != 0)
     abort ();
   if (r == 0)
@@ -103,10 +111,11 @@ ar_ws_diff_path (ar_ws_diff *d, const char *path)
   if (!ar_git_blob_differs (&a.blob, &b.blob))
     return;
   d->changed++;
-  const ar_output_withheld *w = ar_diff_withhold_path (d->secrets, path, a.entry_fd,
-                                                       b.entry_fd, &d->withheld);
+  const ar_output_withheld *w = ar_diff_withhold_path (
+      d->secrets, path, a.entry_fd, b.entry_fd, &d->withheld);
   if (w)
-    ar_patch_printf (&d->sink, "agentrun: withheld b/%s (%s)\n", w->path, w->reason);
+    ar_patch_printf (&d->sink, "agentrun: withheld b/%s (%s)\n", w->path,
+                     w->reason);
   else
     write_patch (d, path, &a, &b);
 }
@@ -119,7 +128,8 @@ diff_rename (ar_ws_diff *d, const char *from, const char *to)
 {
   cleanup_close int from_fd = ar_path_open_entry (d->a_fd, from);
   cleanup_close int to_fd = ar_path_open_entry (d->b_fd, to);
-  const ar_output_withheld *w = ar_diff_withhold_path (d->secrets, from, from_fd, -1, &d->withheld);
+  const ar_output_withheld *w
+      = ar_diff_withhold_path (d->secrets, from, from_fd, -1, &d->withheld);
   const char *other = to;
   if (w == NULL)
     {
@@ -132,14 +142,16 @@ diff_rename (ar_ws_diff *d, const char *from, const char *to)
       ar_git_rename_write (&d->sink, from, to);
       return;
     }
-  ar_patch_printf (&d->sink, "agentrun: withheld b/%s (%s)\n", w->path, w->reason);
+  ar_patch_printf (&d->sink, "agentrun: withheld b/%s (%s)\n", w->path,
+                   w->reason);
   ar_ws_diff_path (d, other);
 }
 
 void
 ar_ws_diff_paths (ar_ws_diff *d, const ar_path_list *paths)
 {
-  cleanup_free size_t *renamed_from = xcalloc (paths->n + 1, sizeof *renamed_from);
+  cleanup_free size_t *renamed_from
+      = xcalloc (paths->n + 1, sizeof *renamed_from);
   ar_ws_find_renames (d->a_fd, d->b_fd, paths, renamed_from);
   for (size_t i = 0; i < paths->n; i++)
     {

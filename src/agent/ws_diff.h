@@ -12,13 +12,13 @@
 
 typedef struct
 {
-  int a_fd, b_fd;               /* the views' roots */
+  int a_fd, b_fd; /* the views' roots */
   ar_patch_sink sink;
   const ar_secret_set *secrets;
   ar_diff_withheld_list withheld;
-  size_t changed;               /* paths (renames) with a patch or a withheld line */
-  size_t failed;                /* paths that could not be read */
-  ar_error_t *first_error;      /* the first of those */
+  size_t changed;          /* paths (renames) with a patch or a withheld line */
+  size_t failed;           /* paths that could not be read */
+  ar_error_t *first_error; /* the first of those */
 } ar_ws_diff;
 
 /* Add one path (relative to the workspace) to the diff. One that cannot

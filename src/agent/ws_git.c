@@ -24,7 +24,8 @@ bool
 ar_ws_git_is_repo (int view_fd)
 {
   struct stat st;
-  return fstatat (view_fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR (st.st_mode);
+  return fstatat (view_fd, ".git", &st, AT_SYMLINK_NOFOLLOW) == 0
+         && S_ISDIR (st.st_mode);
 }
 
 bool
@@ -33,7 +34,8 @@ ar_ws_git_available (void)
   const char *path = getenv ("PATH");
   cleanup_free char *dirs = xstrdup (path && *path ? path : DEFAULT_PATH);
   char *save = NULL;
-  for (char *d = strtok_r (dirs, ":", &save); d; d = strtok_r (NULL, ":", &save))
+  for (char *d = strtok_r (dirs, ":", &save); d;
+       d = strtok_r (NULL, ":", &save))
     {
       cleanup_free char *exe = xasprintf ("%s/git", d);
       if (access (exe, X_OK) == 0)
@@ -52,8 +54,9 @@ read_from_view (int view_fd, const char *rel, char **data, size_t *len,
                 ar_error_t **err)
 {
   cleanup_free char *path = xasprintf (".git/%s", rel);
-  cleanup_close int fd = ar_openat2 (view_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK,
-                                     RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+  cleanup_close int fd
+      = ar_openat2 (view_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK,
+                    RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
   struct stat st;
   if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
     return 1;
@@ -128,9 +131,13 @@ ar_git_shadow_make (const char *dir, const char *view, int view_fd,
   cleanup_free char *objects = xasprintf ("%s/objects/info", dir);
   cleanup_free char *refs = xasprintf ("%s/refs/heads", dir);
   cleanup_free char *alternate = xasprintf ("%s/.git/objects\n", view);
-  if (ar_write_file_atomic_at (AT_FDCWD, config, SHADOW_CONFIG, strlen (SHADOW_CONFIG), 0600, err) < 0
+  if (ar_write_file_atomic_at (AT_FDCWD, config, SHADOW_CONFIG,
+                               strlen (SHADOW_CONFIG), 0600, err)
+          < 0
       || ar_mkdir_p (objects, 0700, err) < 0 || ar_mkdir_p (refs, 0700, err) < 0
-      || ar_write_file_atomic_at (AT_FDCWD, alternates, alternate, strlen (alternate), 0600, err) < 0
+      || ar_write_file_atomic_at (AT_FDCWD, alternates, alternate,
+                                  strlen (alternate), 0600, err)
+             < 0
       || copy_head (out, view_fd, err) < 0
       || copy_from_view (out, view_fd, "packed-refs", err) < 0
       || copy_from_view (out, view_fd, "index", err) < 0
@@ -142,7 +149,8 @@ ar_git_shadow_make (const char *dir, const char *view, int view_fd,
 static void
 remove_tree_at (int dir_fd, const char *name)
 {
-  int fd = openat (dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int fd
+      = openat (dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     {
       unlinkat (dir_fd, name, 0);
@@ -213,9 +221,11 @@ start_git (const ar_git_shadow *g, const char *const args[], int in_fd,
   if (*err_fd < 0 || null_fd < 0)
     return ar_error_set (err, errno, "git: memfd");
   cleanup_strv char **env = git_environment (g);
-  const ar_spawn_request req = { .argv = (char *const *) args, .envp = env,
+  const ar_spawn_request req = { .argv = (char *const *) args,
+                                 .envp = env,
                                  .in_fd = in_fd >= 0 ? in_fd : null_fd,
-                                 .out_fd = out_fd, .err_fd = *err_fd };
+                                 .out_fd = out_fd,
+                                 .err_fd = *err_fd };
   return ar_spawn (&req, pid, err);
 }
 
@@ -233,7 +243,10 @@ finish_git (pid_t pid, const char *const args[], int err_fd, int ok_status,
   while (len > 0 && msg[len - 1] == '\n')
     msg[--len] = '\0';
   const char *last = strrchr (msg, '\n');
-  return ar_error_set (err, 0, "git %s: %s", args[1], last ? last + 1 : *msg ? msg : "failed");
+  return ar_error_set (err, 0, "git %s: %s", args[1],
+                       last   ? last + 1
+                       : *msg ? msg
+                              : "failed");
 }
 
 /* Run `git ARGS...` (start_git) and wait for it (finish_git); *out what
@@ -268,13 +281,15 @@ ar_git_drop_ignored (const ar_git_shadow *g, ar_path_list *paths,
   size_t asked = 0;
   for (size_t i = 0; i < paths->n; i++)
     if (ask[i] && ++asked
-        && ar_write_all (in_fd, paths->paths[i], strlen (paths->paths[i]) + 1) < 0)
+        && ar_write_all (in_fd, paths->paths[i], strlen (paths->paths[i]) + 1)
+               < 0)
       return ar_error_set (err, errno, "git: write the paths");
   if (asked == 0)
     return 0;
   if (lseek (in_fd, 0, SEEK_SET) < 0)
     return ar_error_set (err, errno, "git: rewind");
-  static const char *const args[] = { "git", "check-ignore", "--stdin", "-z", NULL };
+  static const char *const args[]
+      = { "git", "check-ignore", "--stdin", "-z", NULL };
   cleanup_free char *out = NULL;
   size_t len = 0;
   int status = run_git (g, args, in_fd, 1, &out, &len, err);
@@ -300,7 +315,8 @@ ar_git_drop_ignored (const ar_git_shadow *g, ar_path_list *paths,
 int
 ar_git_head (const ar_git_shadow *g, char id[AR_GIT_ID_SIZE], ar_error_t **err)
 {
-  static const char *const args[] = { "git", "rev-parse", "--verify", "-q", "HEAD^{commit}", NULL };
+  static const char *const args[]
+      = { "git", "rev-parse", "--verify", "-q", "HEAD^{commit}", NULL };
   cleanup_free char *out = NULL;
   int status = run_git (g, args, -1, 1, &out, NULL, err);
   if (status < 0)
@@ -315,7 +331,8 @@ static int
 head_behind (const ar_git_shadow *g, const char *commit, bool *yes,
              ar_error_t **err)
 {
-  const char *const args[] = { "git", "merge-base", "--is-ancestor", "HEAD", commit, NULL };
+  const char *const args[]
+      = { "git", "merge-base", "--is-ancestor", "HEAD", commit, NULL };
   int status = run_git (g, args, -1, 1, NULL, NULL, err);
   *yes = status == 0;
   return status < 0 ? -1 : 0;
@@ -352,8 +369,9 @@ new_object_ids (const ar_git_shadow *g, const char *since, int *ids,
                 ar_error_t **err)
 {
   cleanup_free char *exclude = exclude_arg (since);
-  const char *const args[] = { "git", "rev-list", "--objects", "--no-object-names",
-                               "HEAD", exclude, NULL };
+  const char *const args[]
+      = { "git",  "rev-list", "--objects", "--no-object-names",
+          "HEAD", exclude,    NULL };
   cleanup_close int err_fd = -1;
   pid_t pid;
   *ids = memfd_create ("git-ids", MFD_CLOEXEC);
@@ -371,7 +389,8 @@ new_object_ids (const ar_git_shadow *g, const char *since, int *ids,
 static int
 head_branch (const ar_git_shadow *g, char **branch, ar_error_t **err)
 {
-  static const char *const args[] = { "git", "symbolic-ref", "-q", "HEAD", NULL };
+  static const char *const args[]
+      = { "git", "symbolic-ref", "-q", "HEAD", NULL };
   if (run_git (g, args, -1, 1, branch, NULL, err) < 0)
     return -1;
   (*branch)[strcspn (*branch, "\n")] = '\0';
@@ -430,7 +449,8 @@ ar_git_bundle (const ar_git_shadow *g, const char *since, const char *path,
   if (head_branch (g, &branch, err) < 0)
     return -1;
   cleanup_free char *exclude = exclude_arg (since);
-  const char *args[9] = { "git", "bundle", "create", "-q", path, "HEAD" }; /* NULL-ended */
+  const char *args[9]
+      = { "git", "bundle", "create", "-q", path, "HEAD" }; /* NULL-ended */
   size_t n = 6;
   if (*branch)
     args[n++] = branch;

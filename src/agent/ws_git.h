@@ -45,13 +45,13 @@ int ar_git_drop_ignored (const ar_git_shadow *g, ar_path_list *paths,
                          const bool *ask, ar_error_t **err);
 
 /* HEAD's commit ("" when it has none yet). */
-int ar_git_head (const ar_git_shadow *g, char id[AR_GIT_ID_SIZE],
-                 ar_error_t **err);
+int
+ar_git_head (const ar_git_shadow *g, char id[AR_GIT_ID_SIZE], ar_error_t **err);
 
 /* HEAD has a commit, and it is neither `since` (a commit id, "" for
  * none) nor behind it: there is something to bundle. */
-int ar_git_moved_ahead (const ar_git_shadow *g, const char *since,
-                        bool *ahead, ar_error_t **err);
+int ar_git_moved_ahead (const ar_git_shadow *g, const char *since, bool *ahead,
+                        ar_error_t **err);
 
 /* What a bundle from `since` would carry that is new, looked for the
  * secrets' bytes: every object HEAD reaches and `since` does not (the
@@ -64,7 +64,7 @@ int ar_git_find_secret (const ar_git_shadow *g, const char *since,
 
 /* The commits from `since` to HEAD, as a git bundle at `path` with HEAD
  * and the branch HEAD names. */
-int ar_git_bundle (const ar_git_shadow *g, const char *since,
-                   const char *path, ar_error_t **err);
+int ar_git_bundle (const ar_git_shadow *g, const char *since, const char *path,
+                   ar_error_t **err);
 
 #endif

@@ -14,8 +14,8 @@
 /* A path only one view has: a possible end of a rename. */
 typedef struct
 {
-  size_t index;   /* in the path list */
-  unsigned mode;  /* AR_GIT_MODE_* */
+  size_t index;  /* in the path list */
+  unsigned mode; /* AR_GIT_MODE_* */
   off_t size;
   bool hashed, paired;
   char id[AR_SHA1_HEX_SIZE];
@@ -49,7 +49,8 @@ hash_end (int view_fd, const char *path, rename_end *e)
     {
       cleanup_ws_side ar_ws_side s = AR_WS_SIDE_NONE;
       cleanup_error ar_error_t *err = NULL;
-      if (ar_ws_side_load (view_fd, path, &s, &err) < 0 || s.blob.mode != e->mode)
+      if (ar_ws_side_load (view_fd, path, &s, &err) < 0
+          || s.blob.mode != e->mode)
         e->mode = 0; /* unreadable or changed under us: never paired */
       else
         ar_sha1_git_blob_hex (s.blob.data, s.blob.len, e->id);
@@ -88,7 +89,8 @@ match (int a_fd, const ar_path_list *paths, rename_end *gone, size_t lo,
     {
       rename_end *g = &gone[i];
       const char *path = paths->paths[g->index];
-      if (g->paired || !hash_end (a_fd, path, g) || strcmp (g->id, added->id) != 0)
+      if (g->paired || !hash_end (a_fd, path, g)
+          || strcmp (g->id, added->id) != 0)
         continue;
       if (strcmp (base_name (path), base_name (added_path)) == 0)
         return g;
@@ -121,7 +123,8 @@ ar_ws_find_renames (int a_fd, int b_fd, const ar_path_list *paths,
   qsort (gone, n_gone, sizeof *gone, by_kind_and_size);
   for (size_t i = 0; i < n_added; i++)
     {
-      rename_end key = { .mode = added[i].mode, .size = added[i].size, .index = 0 };
+      rename_end key
+          = { .mode = added[i].mode, .size = added[i].size, .index = 0 };
       size_t lo = 0, hi = n_gone;
       while (lo < hi) /* the first of the new file's kind and size */
         {
@@ -132,7 +135,8 @@ ar_ws_find_renames (int a_fd, int b_fd, const ar_path_list *paths,
             hi = mid;
         }
       size_t end = lo;
-      while (end < n_gone && gone[end].mode == key.mode && gone[end].size == key.size)
+      while (end < n_gone && gone[end].mode == key.mode
+             && gone[end].size == key.size)
         end++;
       const char *added_path = paths->paths[added[i].index];
       if (lo == end || !hash_end (b_fd, added_path, &added[i]))

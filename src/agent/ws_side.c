@@ -27,14 +27,18 @@ load_link (ar_ws_side *s, const char *path, ar_error_t **err)
 {
   ssize_t n = readlinkat (s->entry_fd, "", s->target, sizeof s->target);
   if (n < 0 || (size_t) n >= sizeof s->target)
-    return ar_error_set (err, n < 0 ? errno : ENAMETOOLONG, "read link `%s`", path);
-  s->blob = (ar_git_blob){ .mode = AR_GIT_MODE_LINK, .data = (uint8_t *) s->target,
-                           .len = (size_t) n, .fd = -1 };
+    return ar_error_set (err, n < 0 ? errno : ENAMETOOLONG, "read link `%s`",
+                         path);
+  s->blob = (ar_git_blob){ .mode = AR_GIT_MODE_LINK,
+                           .data = (uint8_t *) s->target,
+                           .len = (size_t) n,
+                           .fd = -1 };
   return 0;
 }
 
 static int
-load_file (ar_ws_side *s, const struct stat *st, const char *path, ar_error_t **err)
+load_file (ar_ws_side *s, const struct stat *st, const char *path,
+           ar_error_t **err)
 {
   char proc[AR_FD_PATH_MAX];
   ar_fd_path (s->entry_fd, proc);

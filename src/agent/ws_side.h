@@ -12,13 +12,16 @@
 
 typedef struct
 {
-  int entry_fd;          /* O_PATH, not followed; -1: nothing there */
+  int entry_fd; /* O_PATH, not followed; -1: nothing there */
   ar_git_blob blob;
   void *map;
   char target[PATH_MAX]; /* a symlink's target, which blob.data points at */
 } ar_ws_side;
 
-#define AR_WS_SIDE_NONE { .entry_fd = -1, .blob = { .fd = -1 } }
+#define AR_WS_SIDE_NONE                                                        \
+  {                                                                            \
+    .entry_fd = -1, .blob = {.fd = -1 }                                        \
+  }
 
 /* Load `path` of the view `view_fd`. Nothing there is no error. */
 int ar_ws_side_load (int view_fd, const char *path, ar_ws_side *s,

@@ -14,8 +14,10 @@
 #include <stdio.h>
 
 static const ar_option options[] = {
-  { "head", 0, true, "N:HASH: line N must be there and hash to HASH (as --show-head printed)" },
-  { "show-head", 0, false, "print the head kept for FILE under the state root (N:HASH)" },
+  { "head", 0, true,
+    "N:HASH: line N must be there and hash to HASH (as --show-head printed)" },
+  { "show-head", 0, false,
+    "print the head kept for FILE under the state root (N:HASH)" },
   { 0 }
 };
 enum
@@ -39,7 +41,8 @@ show_head (const char *path, const char *heads_dir, ar_error_t **err)
   if (ar_audit_stored_head (path, heads_dir, &head, err) < 0)
     return -1;
   if (head == NULL)
-    return ar_error_set (err, 0, "audit: no head kept for `%s` under `%s`", path, heads_dir);
+    return ar_error_set (err, 0, "audit: no head kept for `%s` under `%s`",
+                         path, heads_dir);
   puts (head);
   return 0;
 }
@@ -67,7 +70,8 @@ ar_cmd_audit (const ar_globals *g, int argc, char **argv, ar_error_t **err)
       return 1;
     }
   cleanup_free char *kept = NULL;
-  if (p.value[OPT_HEAD] == NULL && ar_audit_stored_head (path, heads_dir, &kept, err) < 0)
+  if (p.value[OPT_HEAD] == NULL
+      && ar_audit_stored_head (path, heads_dir, &kept, err) < 0)
     return -1;
   const char *head = p.value[OPT_HEAD] ? p.value[OPT_HEAD] : kept;
   cleanup_free char *problem = NULL;

@@ -38,12 +38,12 @@ typedef struct
  * whose last member is LAST (AR_OPTIONS_MATCH) or by position
  * (AR_OPTIONS_FIT), and must fit an ar_parsed. Checked when compiling:
  * a flag added to one and not the other would read another's value. */
-#define AR_OPTIONS_FIT(table)                                                 \
-  _Static_assert (sizeof (table) / sizeof (table)[0] <= AR_MAX_OPTIONS + 1, \
-                  #table " has more options than AR_MAX_OPTIONS")
-#define AR_OPTIONS_MATCH(table, last)                                           \
-  _Static_assert (sizeof (table) / sizeof (table)[0] == (size_t) (last) + 2,  \
-                  #table " and its enum differ");                              \
+#define AR_OPTIONS_FIT(table)                                                  \
+  _Static_assert(sizeof (table) / sizeof (table)[0] <= AR_MAX_OPTIONS + 1,     \
+                 #table " has more options than AR_MAX_OPTIONS")
+#define AR_OPTIONS_MATCH(table, last)                                          \
+  _Static_assert(sizeof (table) / sizeof (table)[0] == (size_t) (last) + 2,    \
+                 #table " and its enum differ");                               \
   AR_OPTIONS_FIT (table)
 
 /* What --help prints: the text people read, or (from `agentrun help --man`
@@ -63,7 +63,7 @@ typedef struct
   bool present[AR_MAX_OPTIONS];
   char **args; /* positional arguments; points into argv */
   int n_args;
-  ar_help_format help; /* --help, -h or --help=FORMAT was given */
+  ar_help_format help;          /* --help, -h or --help=FORMAT was given */
   char **multi[AR_MAX_OPTIONS]; /* values of repeatable options, NULL-ended */
   size_t n_multi[AR_MAX_OPTIONS];
 } ar_parsed;
@@ -77,8 +77,8 @@ void ar_cmd_install_agent_stage (void);
 typedef struct
 {
   const char *verb;
-  const char *usage; /* "[OPTIONS] CONTAINER_ID" */
-  const char *what;  /* one sentence */
+  const char *usage;             /* "[OPTIONS] CONTAINER_ID" */
+  const char *what;              /* one sentence */
   bool options_end_at_first_arg; /* exec: `exec ID ls -l` keeps -l */
 } ar_command_doc;
 
@@ -114,16 +114,16 @@ int ar_require_args (const char *verb, const ar_parsed *p, int n,
                      const char *names, ar_error_t **err);
 
 /* Options create and run share, first in both tables, in this order. */
-#define AR_CREATE_OPTIONS                                                     \
-  { "bundle", 'b', true, "path to the bundle directory (default: .)" },       \
-      { "console-socket", 0, true,                                            \
-        "unix socket that receives the pty master (process.terminal)" },      \
-      { "pid-file", 0, true, "write the container init's pid to this file" }, \
-      { "no-pivot", 0, false, "use chroot instead of pivot_root" },           \
-      { "no-new-keyring", 0, false,                                           \
-        "keep the caller's session keyring" },                                \
-      { "preserve-fds", 0, true,                                              \
-        "pass N extra fds (3, 4, ...) to the container" }
+#define AR_CREATE_OPTIONS                                                      \
+  { "bundle", 'b', true, "path to the bundle directory (default: .)" },        \
+      { "console-socket", 0, true,                                             \
+        "unix socket that receives the pty master (process.terminal)" },       \
+      { "pid-file", 0, true, "write the container init's pid to this file" },  \
+      { "no-pivot", 0, false, "use chroot instead of pivot_root" },            \
+      { "no-new-keyring", 0, false, "keep the caller's session keyring" },     \
+  {                                                                            \
+    "preserve-fds", 0, true, "pass N extra fds (3, 4, ...) to the container"   \
+  }
 enum
 {
   AR_OPT_BUNDLE,
@@ -139,26 +139,36 @@ struct ar_create_options;
 int ar_create_options_fill (const ar_globals *g, const ar_parsed *p,
                             struct ar_create_options *opts, ar_error_t **err);
 
-int ar_cmd_create (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int
+ar_cmd_create (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_start (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_run (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_exec (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_state (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_kill (const ar_globals *g, int argc, char **argv, ar_error_t **err);
-int ar_cmd_delete (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int
+ar_cmd_delete (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_ps (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_pause (const ar_globals *g, int argc, char **argv, ar_error_t **err);
-int ar_cmd_resume (const ar_globals *g, int argc, char **argv, ar_error_t **err);
-int ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int
+ar_cmd_resume (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int
+ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_spec (const ar_globals *g, int argc, char **argv, ar_error_t **err);
-int ar_cmd_update (const ar_globals *g, int argc, char **argv, ar_error_t **err);
-int ar_cmd_events (const ar_globals *g, int argc, char **argv, ar_error_t **err);
-int ar_cmd_features (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int
+ar_cmd_update (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int
+ar_cmd_events (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int
+ar_cmd_features (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_audit (const ar_globals *g, int argc, char **argv, ar_error_t **err);
-int ar_cmd_checkpoint (const ar_globals *g, int argc, char **argv, ar_error_t **err);
-int ar_cmd_restore (const ar_globals *g, int argc, char **argv, ar_error_t **err);
-int ar_cmd_version (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_checkpoint (const ar_globals *g, int argc, char **argv,
+                       ar_error_t **err);
+int
+ar_cmd_restore (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int
+ar_cmd_version (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 
 /* --version and `version`: runc's lines, then the libraries'. */
 void ar_print_version (void);

@@ -10,10 +10,9 @@
 static const ar_option options[] = { AR_CREATE_OPTIONS, { 0 } };
 AR_OPTIONS_FIT (options);
 
-static const ar_command_doc doc = {
-  "create", "[OPTIONS] CONTAINER_ID",
-  "Create a container from a bundle; it waits, set up, until `start`."
-};
+static const ar_command_doc doc
+    = { "create", "[OPTIONS] CONTAINER_ID",
+        "Create a container from a bundle; it waits, set up, until `start`." };
 
 /* systemd's socket activation: LISTEN_FDS counts the fds from 3 that are
  * meant for this process, when LISTEN_PID names it (runc reads it so). */

@@ -20,7 +20,8 @@ ar_cmd_file_destination (const char *flag, const char *given, char **out,
   if (slash)
     slash[slash == dir ? 1 : 0] = '\0'; /* "/x" keeps "/" */
   if (*base == '\0' || strcmp (base, ".") == 0 || strcmp (base, "..") == 0)
-    return ar_error_set (err, 0, "sandbox: %s `%s`: expected a file name", flag, given);
+    return ar_error_set (err, 0, "sandbox: %s `%s`: expected a file name", flag,
+                         given);
   char buf[PATH_MAX];
   struct stat st;
   if (realpath (slash ? dir : ".", buf) == NULL || stat (buf, &st) < 0)
@@ -28,10 +29,14 @@ ar_cmd_file_destination (const char *flag, const char *given, char **out,
   if (!S_ISDIR (st.st_mode))
     return ar_error_set (err, ENOTDIR, "sandbox: %s `%s`", flag, given);
   if (access (buf, W_OK | X_OK) < 0)
-    return ar_error_set (err, errno, "sandbox: %s `%s`: directory `%s`", flag, given, buf);
-  cleanup_free char *path = xasprintf ("%s/%s", strcmp (buf, "/") == 0 ? "" : buf, base);
-  if (stat (path, &st) == 0 && (S_ISDIR (st.st_mode) || access (path, W_OK) < 0))
-    return ar_error_set (err, S_ISDIR (st.st_mode) ? EISDIR : errno, "sandbox: %s `%s`", flag, given);
+    return ar_error_set (err, errno, "sandbox: %s `%s`: directory `%s`", flag,
+                         given, buf);
+  cleanup_free char *path
+      = xasprintf ("%s/%s", strcmp (buf, "/") == 0 ? "" : buf, base);
+  if (stat (path, &st) == 0
+      && (S_ISDIR (st.st_mode) || access (path, W_OK) < 0))
+    return ar_error_set (err, S_ISDIR (st.st_mode) ? EISDIR : errno,
+                         "sandbox: %s `%s`", flag, given);
   *out = steal_pointer (&path);
   return 0;
 }

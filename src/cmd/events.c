@@ -7,11 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const ar_option options[] = {
-  { "stats", 0, false, "print the statistics once and exit" },
-  { "interval", 0, true, "time between statistics (default 5s)" },
-  { 0 }
-};
+static const ar_option options[]
+    = { { "stats", 0, false, "print the statistics once and exit" },
+        { "interval", 0, true, "time between statistics (default 5s)" },
+        { 0 } };
 enum
 {
   OPT_STATS,
@@ -33,9 +32,8 @@ parse_interval (const char *text, long *ms, ar_error_t **err)
   {
     const char *unit;
     double ms;
-  } units[] = { { "ns", 1e-6 }, { "us", 1e-3 }, { "µs", 1e-3 },
-                { "ms", 1 },    { "s", 1e3 },   { "m", 60e3 },
-                { "h", 3600e3 } };
+  } units[] = { { "ns", 1e-6 }, { "us", 1e-3 }, { "µs", 1e-3 }, { "ms", 1 },
+                { "s", 1e3 },   { "m", 60e3 },  { "h", 3600e3 } };
   double total = 0;
   const char *p = text;
   do
@@ -61,9 +59,8 @@ parse_interval (const char *text, long *ms, ar_error_t **err)
     }
   while (*p);
   if (total < 1 || total > 86400e3 * 365)
-    return ar_error_set (err, 0,
-                         "--interval: \"%s\" is not between 1ms and a year",
-                         text);
+    return ar_error_set (
+        err, 0, "--interval: \"%s\" is not between 1ms and a year", text);
   *ms = (long) (total + 0.5);
   return 0;
 }

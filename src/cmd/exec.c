@@ -26,7 +26,9 @@ static const ar_option options[] = {
   { "preserve-fds", 0, true, "pass N extra fds (3, 4, ...)" },
   { "apparmor", 0, true, "AppArmor profile" },
   { "process-label", 0, true, "SELinux label" },
-  { "cgroup", 0, true, "run in this existing sub-cgroup of the container's: [<controller>:]<path>", true },
+  { "cgroup", 0, true,
+    "run in this existing sub-cgroup of the container's: [<controller>:]<path>",
+    true },
   { "ignore-paused", 0, false, "exec even if the container is paused" },
   { 0 }
 };
@@ -51,10 +53,9 @@ enum
 };
 AR_OPTIONS_MATCH (options, OPT_IGNORE_PAUSED);
 
-static const ar_command_doc doc = {
-  "exec", "[OPTIONS] CONTAINER_ID [COMMAND [ARGS...]]",
-  "Run a new process inside a running container.", true
-};
+static const ar_command_doc doc
+    = { "exec", "[OPTIONS] CONTAINER_ID [COMMAND [ARGS...]]",
+        "Run a new process inside a running container.", true };
 
 static int
 apply_flags (const ar_parsed *p, oci_process *proc, ar_error_t **err)
@@ -68,15 +69,20 @@ apply_flags (const ar_parsed *p, oci_process *proc, ar_error_t **err)
       free (proc->cwd);
       proc->cwd = xstrdup (p->value[OPT_CWD]);
     }
-  if (p->value[OPT_USER] && ar_user_flag_apply ("exec", p->value[OPT_USER], &proc->user, err) < 0)
+  if (p->value[OPT_USER]
+      && ar_user_flag_apply ("exec", p->value[OPT_USER], &proc->user, err) < 0)
     return -1;
   if (p->n_multi[OPT_GIDS])
     {
       free (proc->user.additional_gids);
       proc->user.n_additional_gids = p->n_multi[OPT_GIDS];
-      proc->user.additional_gids = xcalloc (p->n_multi[OPT_GIDS], sizeof (uint32_t));
+      proc->user.additional_gids
+          = xcalloc (p->n_multi[OPT_GIDS], sizeof (uint32_t));
       for (size_t i = 0; i < p->n_multi[OPT_GIDS]; i++)
-        if (ar_parse_id_flag ("exec", "--additional-gids", p->multi[OPT_GIDS][i], &proc->user.additional_gids[i], err) < 0)
+        if (ar_parse_id_flag ("exec", "--additional-gids",
+                              p->multi[OPT_GIDS][i],
+                              &proc->user.additional_gids[i], err)
+            < 0)
           return -1;
     }
   if (p->n_multi[OPT_CAP])
@@ -125,7 +131,8 @@ ar_cmd_exec (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (r != 0)
     return r < 0 ? -1 : 0;
   if (p.n_args < 1)
-    return ar_error_set (err, 0, "exec: expected CONTAINER_ID [COMMAND [ARGS...]]");
+    return ar_error_set (err, 0,
+                         "exec: expected CONTAINER_ID [COMMAND [ARGS...]]");
   if (p.value[OPT_PROCESS] == NULL && p.n_args < 2)
     return ar_error_set (err, 0, "exec: give a COMMAND or --process FILE");
 
@@ -144,7 +151,8 @@ ar_cmd_exec (const ar_globals *g, int argc, char **argv, ar_error_t **err)
       char *end;
       long n = strtol (p.value[OPT_PRESERVE_FDS], &end, 10);
       if (*end || n < 0 || n > 4096)
-        return ar_error_set (err, 0, "--preserve-fds: invalid count `%s`", p.value[OPT_PRESERVE_FDS]);
+        return ar_error_set (err, 0, "--preserve-fds: invalid count `%s`",
+                             p.value[OPT_PRESERVE_FDS]);
       opts.preserve_fds = (int) n;
     }
 
@@ -152,7 +160,9 @@ ar_cmd_exec (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (p.value[OPT_PROCESS])
     r = load_process_file (p.value[OPT_PROCESS], &proc, err);
   else
-    r = ar_exec_base_process (g->root, opts.id, &proc, err) < 0 ? -1 : apply_flags (&p, proc, err);
+    r = ar_exec_base_process (g->root, opts.id, &proc, err) < 0
+            ? -1
+            : apply_flags (&p, proc, err);
   if (r == 0)
     r = ar_container_exec (&opts, proc, err);
   oci_process_free (proc);

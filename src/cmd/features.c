@@ -9,11 +9,10 @@
 static const ar_option options[] = { { 0 } };
 AR_OPTIONS_FIT (options);
 
-static const ar_command_doc doc = {
-  "features", "",
-  "Print what this build of agentrun supports, as runtime-spec "
-  "features.json."
-};
+static const ar_command_doc doc
+    = { "features", "",
+        "Print what this build of agentrun supports, as runtime-spec "
+        "features.json." };
 
 int
 ar_cmd_features (const ar_globals *g, int argc, char **argv, ar_error_t **err)

@@ -8,10 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-static const ar_option options[] = {
-  { "all", 'a', false, "signal every process of the container" },
-  { 0 }
-};
+static const ar_option options[]
+    = { { "all", 'a', false, "signal every process of the container" }, { 0 } };
 AR_OPTIONS_FIT (options);
 
 static const ar_command_doc doc = {
@@ -24,17 +22,17 @@ static const struct
   const char *name;
   int number;
 } signals[] = {
-  { "HUP", SIGHUP },     { "INT", SIGINT },       { "QUIT", SIGQUIT },
-  { "ILL", SIGILL },     { "TRAP", SIGTRAP },     { "ABRT", SIGABRT },
-  { "IOT", SIGIOT },     { "BUS", SIGBUS },       { "FPE", SIGFPE },
-  { "KILL", SIGKILL },   { "USR1", SIGUSR1 },     { "SEGV", SIGSEGV },
-  { "USR2", SIGUSR2 },   { "PIPE", SIGPIPE },     { "ALRM", SIGALRM },
-  { "TERM", SIGTERM },   { "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD },
-  { "CONT", SIGCONT },   { "STOP", SIGSTOP },     { "TSTP", SIGTSTP },
-  { "TTIN", SIGTTIN },   { "TTOU", SIGTTOU },     { "URG", SIGURG },
-  { "XCPU", SIGXCPU },   { "XFSZ", SIGXFSZ },     { "VTALRM", SIGVTALRM },
-  { "PROF", SIGPROF },   { "WINCH", SIGWINCH },   { "IO", SIGIO },
-  { "POLL", SIGPOLL },   { "PWR", SIGPWR },       { "SYS", SIGSYS },
+  { "HUP", SIGHUP },   { "INT", SIGINT },       { "QUIT", SIGQUIT },
+  { "ILL", SIGILL },   { "TRAP", SIGTRAP },     { "ABRT", SIGABRT },
+  { "IOT", SIGIOT },   { "BUS", SIGBUS },       { "FPE", SIGFPE },
+  { "KILL", SIGKILL }, { "USR1", SIGUSR1 },     { "SEGV", SIGSEGV },
+  { "USR2", SIGUSR2 }, { "PIPE", SIGPIPE },     { "ALRM", SIGALRM },
+  { "TERM", SIGTERM }, { "STKFLT", SIGSTKFLT }, { "CHLD", SIGCHLD },
+  { "CONT", SIGCONT }, { "STOP", SIGSTOP },     { "TSTP", SIGTSTP },
+  { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },     { "URG", SIGURG },
+  { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ },     { "VTALRM", SIGVTALRM },
+  { "PROF", SIGPROF }, { "WINCH", SIGWINCH },   { "IO", SIGIO },
+  { "POLL", SIGPOLL }, { "PWR", SIGPWR },       { "SYS", SIGSYS },
 };
 
 static int
@@ -52,11 +50,14 @@ parse_signal (const char *s, ar_error_t **err)
   for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
     if (strcasecmp (name, signals[i].name) == 0)
       return signals[i].number;
-  if (strncasecmp (name, "RTMIN", 5) == 0 || strncasecmp (name, "RTMAX", 5) == 0)
+  if (strncasecmp (name, "RTMIN", 5) == 0
+      || strncasecmp (name, "RTMAX", 5) == 0)
     {
       long off = name[5] ? strtol (name + 5, &end, 10) : 0;
-      int sig = strncasecmp (name, "RTMIN", 5) == 0 ? SIGRTMIN + (int) off : SIGRTMAX + (int) off;
-      if ((name[5] == '\0' || *end == '\0') && sig >= SIGRTMIN && sig <= SIGRTMAX)
+      int sig = strncasecmp (name, "RTMIN", 5) == 0 ? SIGRTMIN + (int) off
+                                                    : SIGRTMAX + (int) off;
+      if ((name[5] == '\0' || *end == '\0') && sig >= SIGRTMIN
+          && sig <= SIGRTMAX)
         return sig;
     }
   return ar_error_set (err, 0, "kill: unknown signal `%s`", s);
@@ -74,5 +75,7 @@ ar_cmd_kill (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   int sig = p.n_args == 2 ? parse_signal (p.args[1], err) : SIGTERM;
   if (sig < 0)
     return -1;
-  return ar_container_kill (g->root, p.args[0], sig, ar_flag (&p, 0), err) < 0 ? -1 : 0;
+  return ar_container_kill (g->root, p.args[0], sig, ar_flag (&p, 0), err) < 0
+             ? -1
+             : 0;
 }

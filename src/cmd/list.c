@@ -11,15 +11,14 @@
 #include <pwd.h>
 #include <string.h>
 
-static const ar_option options[] = {
-  { "format", 'f', true, "table (default) or json" },
-  { "quiet", 'q', false, "print only the container ids" },
-  { 0 }
-};
+static const ar_option options[]
+    = { { "format", 'f', true, "table (default) or json" },
+        { "quiet", 'q', false, "print only the container ids" },
+        { 0 } };
 AR_OPTIONS_FIT (options);
 
-static const ar_command_doc doc = { "list", "[OPTIONS]",
-                                    "List the containers under the state root." };
+static const ar_command_doc doc
+    = { "list", "[OPTIONS]", "List the containers under the state root." };
 
 /* runc's column and JSON key: the owner's name, "#UID" when it has none. */
 static char *
@@ -67,10 +66,11 @@ table_add_row (list_table *t, char *id, char *pid, char *status, char *bundle,
 static void
 table_add_state (list_table *t, const ar_state *st, ar_status status)
 {
-  table_add_row (t, xstrdup (st->id),
-                 xasprintf ("%d", status == AR_STATUS_STOPPED ? 0 : (int) st->pid),
-                 xstrdup (ar_status_name (status)), xstrdup (st->bundle),
-                 xstrdup (st->created), owner_name (st->owner));
+  table_add_row (
+      t, xstrdup (st->id),
+      xasprintf ("%d", status == AR_STATUS_STOPPED ? 0 : (int) st->pid),
+      xstrdup (ar_status_name (status)), xstrdup (st->bundle),
+      xstrdup (st->created), owner_name (st->owner));
 }
 
 /* Characters, not bytes (a bundle path may be UTF-8), as the tabwriter
@@ -104,7 +104,8 @@ table_print (const list_table *t)
       if (c == LIST_COLUMNS - 1)
         printf ("%s\n", t->cells[i]);
       else
-        printf ("%s%*s", t->cells[i], (int) (width[c] - text_width (t->cells[i])), "");
+        printf ("%s%*s", t->cells[i],
+                (int) (width[c] - text_width (t->cells[i])), "");
     }
 }
 
@@ -128,7 +129,8 @@ ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   const char *format = p.value[0] ? p.value[0] : "table";
   bool json = strcmp (format, "json") == 0;
   if (!json && strcmp (format, "table") != 0)
-    return ar_error_set (err, 0, "list: unknown format `%s` (table or json)", format);
+    return ar_error_set (err, 0, "list: unknown format `%s` (table or json)",
+                         format);
   bool quiet = ar_flag (&p, 1);
   ar_container_reap_abandoned (g->root);
 
@@ -148,7 +150,8 @@ ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     {
       if (e->d_name[0] == '.')
         continue;
-      cleanup_close int fd = openat (dirfd (dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      cleanup_close int fd
+          = openat (dirfd (dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       cleanup_state ar_state *st = NULL;
       cleanup_error ar_error_t *ignored = NULL;
       if (fd < 0 || ar_state_load (fd, &st, &ignored) < 0)

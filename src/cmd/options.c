@@ -61,15 +61,17 @@ parse_help_format (const char *verb, const char *word, ar_help_format *format,
   else if (strcmp (eq + 1, "completion") == 0)
     *format = AR_HELP_COMPLETION;
   else
-    return ar_error_set (err, 0, "%s%s--help: unknown format `%s` (text, man or completion)",
-                         verb ? verb : "", verb ? ": " : "", eq + 1);
+    return ar_error_set (
+        err, 0, "%s%s--help: unknown format `%s` (text, man or completion)",
+        verb ? verb : "", verb ? ": " : "", eq + 1);
   return 0;
 }
 
 static void
 keep_value (ar_parsed *out, int o, const char *value)
 {
-  out->multi[o] = xrealloc (out->multi[o], (out->n_multi[o] + 2) * sizeof (char *));
+  out->multi[o]
+      = xrealloc (out->multi[o], (out->n_multi[o] + 2) * sizeof (char *));
   out->multi[o][out->n_multi[o]++] = (char *) value;
   out->multi[o][out->n_multi[o]] = NULL;
 }
@@ -83,8 +85,8 @@ ar_parsed_free (ar_parsed *p)
 
 int
 ar_parse_options (const char *verb, const ar_option *opts, int argc,
-                  char **argv, bool options_end_at_first_arg,
-                  ar_parsed *out, ar_error_t **err)
+                  char **argv, bool options_end_at_first_arg, ar_parsed *out,
+                  ar_error_t **err)
 {
   memset (out, 0, sizeof *out);
   out->args = argv + 1;
@@ -139,8 +141,8 @@ ar_flag (const ar_parsed *p, int index)
 }
 
 int
-ar_require_args (const char *verb, const ar_parsed *p, int n,
-                 const char *names, ar_error_t **err)
+ar_require_args (const char *verb, const ar_parsed *p, int n, const char *names,
+                 ar_error_t **err)
 {
   if (p->n_args != n)
     return ar_error_set (err, 0, "%s: expected %s, got %d argument%s", verb,
@@ -153,7 +155,8 @@ ar_cmd_parse (const ar_command_doc *doc, const ar_option *opts, int argc,
               char **argv, ar_parsed *p, ar_error_t **err)
 {
   if (ar_parse_options (doc->verb, opts, argc, argv,
-                        doc->options_end_at_first_arg, p, err) < 0)
+                        doc->options_end_at_first_arg, p, err)
+      < 0)
     return -1;
   if (p->help)
     {

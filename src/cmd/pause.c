@@ -6,7 +6,9 @@
 static const ar_option options[] = { { 0 } };
 AR_OPTIONS_FIT (options);
 
-static const ar_command_doc doc = { "pause", "CONTAINER_ID", "Freeze every process of a running container." };
+static const ar_command_doc doc
+    = { "pause", "CONTAINER_ID",
+        "Freeze every process of a running container." };
 
 int
 ar_cmd_pause (const ar_globals *g, int argc, char **argv, ar_error_t **err)

@@ -13,7 +13,8 @@ ar_env_set (oci_strv *env, const char *kv)
   const char *eq = strchr (kv, '=');
   size_t key_len = eq ? (size_t) (eq - kv) : strlen (kv);
   for (size_t i = 0; i < env->len; i++)
-    if (strncmp (env->items[i], kv, key_len) == 0 && env->items[i][key_len] == '=')
+    if (strncmp (env->items[i], kv, key_len) == 0
+        && env->items[i][key_len] == '=')
       {
         free (env->items[i]);
         env->items[i] = xstrdup (kv);
@@ -44,5 +45,7 @@ ar_user_flag_apply (const char *verb, const char *value, oci_user *user,
     *colon = '\0';
   if (ar_parse_id_flag (verb, "--user uid", copy, &user->uid, err) < 0)
     return -1;
-  return colon ? ar_parse_id_flag (verb, "--user gid", colon + 1, &user->gid, err) : 0;
+  return colon
+             ? ar_parse_id_flag (verb, "--user gid", colon + 1, &user->gid, err)
+             : 0;
 }

@@ -9,10 +9,9 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static const ar_option options[] = {
-  { "format", 'f', true, "table (default: ps output) or json (pids)" },
-  { 0 }
-};
+static const ar_option options[]
+    = { { "format", 'f', true, "table (default: ps output) or json (pids)" },
+        { 0 } };
 AR_OPTIONS_FIT (options);
 
 static const ar_command_doc doc = {
@@ -70,7 +69,9 @@ print_table (char **ps_args, int n_args, const pid_t *pids, size_t n,
   for (int i = 0; i < n_args; i++)
     {
       if (strchr (ps_args[i], '\'') || strchr (ps_args[i], '\\'))
-        return ar_error_set (err, 0, "ps: unsupported character in ps argument `%s`", ps_args[i]);
+        return ar_error_set (err, 0,
+                             "ps: unsupported character in ps argument `%s`",
+                             ps_args[i]);
       char *next = xasprintf ("%s '%s'", cmd, ps_args[i]);
       free (cmd);
       cmd = next;
@@ -94,7 +95,8 @@ print_table (char **ps_args, int n_args, const pid_t *pids, size_t n,
   free (line);
   int status = pclose (ps);
   if (col < 0)
-    return ar_error_set (err, 0, "ps: no PID column in the output of `%s`", cmd);
+    return ar_error_set (err, 0, "ps: no PID column in the output of `%s`",
+                         cmd);
   if (status != 0)
     return ar_error_set (err, 0, "`%s` failed", cmd);
   return 0;
@@ -111,7 +113,8 @@ ar_cmd_ps (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     return ar_error_set (err, 0, "ps: expected CONTAINER_ID [PS_ARGS...]");
   const char *format = p.value[0] ? p.value[0] : "table";
   if (strcmp (format, "json") != 0 && strcmp (format, "table") != 0)
-    return ar_error_set (err, 0, "ps: unknown format `%s` (table or json)", format);
+    return ar_error_set (err, 0, "ps: unknown format `%s` (table or json)",
+                         format);
 
   cleanup_free pid_t *pids = NULL;
   size_t n = 0;
@@ -120,7 +123,8 @@ ar_cmd_ps (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (strcmp (format, "json") == 0)
     {
       if (p.n_args > 1)
-        return ar_error_set (err, 0, "ps: ps arguments cannot be combined with --format json");
+        return ar_error_set (
+            err, 0, "ps: ps arguments cannot be combined with --format json");
       print_json (pids, n);
       return 0;
     }

@@ -6,7 +6,8 @@
 static const ar_option options[] = { { 0 } };
 AR_OPTIONS_FIT (options);
 
-static const ar_command_doc doc = { "resume", "CONTAINER_ID", "Thaw a paused container." };
+static const ar_command_doc doc
+    = { "resume", "CONTAINER_ID", "Thaw a paused container." };
 
 int
 ar_cmd_resume (const ar_globals *g, int argc, char **argv, ar_error_t **err)

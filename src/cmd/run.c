@@ -5,12 +5,11 @@
 #include "../core/foreground.h"
 #include "../util/cleanup.h"
 
-static const ar_option options[] = {
-  AR_CREATE_OPTIONS,
-  { "detach", 'd', false, "start the container and return at once" },
-  { "keep", 0, false, "do not delete the container after it exits" },
-  { 0 }
-};
+static const ar_option options[]
+    = { AR_CREATE_OPTIONS,
+        { "detach", 'd', false, "start the container and return at once" },
+        { "keep", 0, false, "do not delete the container after it exits" },
+        { 0 } };
 enum
 {
   OPT_DETACH = AR_CREATE_OPTIONS_COUNT,

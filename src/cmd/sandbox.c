@@ -31,32 +31,49 @@
 #include <unistd.h>
 
 static const ar_option options[] = {
-  { "rootfs", 0, true, "root filesystem (default: the host's /, read-only under the overlay)" },
-  { "workspace", 'w', true, "working directory, seen through an overlay (default: the current directory)" },
-  { "diff", 0, true, "write the workspace's changes to FILE in git's diff format (commits: FILE.bundle)" },
+  { "rootfs", 0, true,
+    "root filesystem (default: the host's /, read-only under the overlay)" },
+  { "workspace", 'w', true,
+    "working directory, seen through an overlay (default: the current directory)" },
+  { "diff", 0, true,
+    "write the workspace's changes to FILE in git's diff format (commits: FILE.bundle)" },
   { "diff-ignored", 0, false, "keep the files git ignores in the diff" },
-  { "diff-strict", 0, false, "exit 125 when the diff cannot be written whole (default: the command's status)" },
+  { "diff-strict", 0, false,
+    "exit 125 when the diff cannot be written whole (default: the command's status)" },
   { "output", 'o', true, "export /output to DIR/<id> when done" },
   { "secret", 's', true, "NAME=FILE: a secret at /run/secrets/NAME", true },
-  { "timeout", 0, true, "wall-clock limit (e.g. 30s, 10m, 1h); no short form: -t is --tty, as in runc and docker" },
+  { "timeout", 0, true,
+    "wall-clock limit (e.g. 30s, 10m, 1h); no short form: -t is --tty, as in runc and docker" },
   { "memory", 'm', true, "memory limit (e.g. 512m, 2g)" },
   { "pids", 0, true, "process limit" },
   { "audit", 0, true, "append the audit log (JSON lines) to FILE" },
-  { "env", 'e', true, "NAME=VALUE for the command; NAME alone passes the host's value (none: left out)", true },
-  { "allow-net", 0, true, "allow egress to ENTRY (CIDR, host:port, *.domain)", true },
-  { "tty", 't', false, "give the command a terminal (default: when stdin and stdout are one); stdin is always passed on: there is no -i" },
+  { "env", 'e', true,
+    "NAME=VALUE for the command; NAME alone passes the host's value (none: left out)",
+    true },
+  { "allow-net", 0, true, "allow egress to ENTRY (CIDR, host:port, *.domain)",
+    true },
+  { "tty", 't', false,
+    "give the command a terminal (default: when stdin and stdout are one); stdin is always passed on: there is no -i" },
   { "no-tty", 0, false, "never give the command a terminal" },
-  { "hide", 0, true, "also hide host PATH from the command (host root only)", true },
+  { "hide", 0, true, "also hide host PATH from the command (host root only)",
+    true },
   { "unhide", 0, true, "do not hide host PATH (one the profile hides)", true },
   { "print-policy", 0, false, "print the effective policy as JSON and exit" },
-  { "no-init", 0, false, "run the command as PID 1 itself, without the reaping init" },
-  { "json-status", 0, true, "write how it ended to FILE as JSON (status, reason, times, memory, output, diff, audit head)" },
-  { "env-file", 0, true, "FILE of NAME=VALUE lines (NAME alone: the host's value; # comments); -e wins" },
-  { "user", 'u', true, "run the command as UID[:GID], numbers (default 0:0; GID 0 when not given); the workspace dir and /output are its" },
-  { "workdir", 0, true, "the command's directory in the sandbox (default: the workspace; relative: below it)" },
+  { "no-init", 0, false,
+    "run the command as PID 1 itself, without the reaping init" },
+  { "json-status", 0, true,
+    "write how it ended to FILE as JSON (status, reason, times, memory, output, diff, audit head)" },
+  { "env-file", 0, true,
+    "FILE of NAME=VALUE lines (NAME alone: the host's value; # comments); -e wins" },
+  { "user", 'u', true,
+    "run the command as UID[:GID], numbers (default 0:0; GID 0 when not given); the workspace dir and /output are its" },
+  { "workdir", 0, true,
+    "the command's directory in the sandbox (default: the workspace; relative: below it)" },
   { "hostname", 0, true, "the sandbox's hostname (default: sandbox)" },
-  { "overlay-size", 0, true, "size of the tmpfs that holds every write (e.g. 512m, 4g; default: the profile's)" },
-  { "read-only-workspace", 0, false, "show the workspace read-only (writes fail with EROFS; no --diff)" },
+  { "overlay-size", 0, true,
+    "size of the tmpfs that holds every write (e.g. 512m, 4g; default: the profile's)" },
+  { "read-only-workspace", 0, false,
+    "show the workspace read-only (writes fail with EROFS; no --diff)" },
   { 0 }
 };
 enum
@@ -125,7 +142,8 @@ absolute_dir (const char *flag, const char *path, char **out, ar_error_t **err)
   if (realpath (path, buf) == NULL)
     return ar_error_set (err, errno, "sandbox: %s `%s`", flag, path);
   if (stat (buf, &st) < 0 || !S_ISDIR (st.st_mode))
-    return ar_error_set (err, 0, "sandbox: %s `%s` is not a directory", flag, path);
+    return ar_error_set (err, 0, "sandbox: %s `%s` is not a directory", flag,
+                         path);
   *out = xstrdup (buf);
   return 0;
 }
@@ -140,7 +158,8 @@ annotate_joined (const ar_parsed *p, int option, oci_spec *spec,
   cleanup_free char *joined = xstrdup ("");
   for (size_t i = 0; i < p->n_multi[option]; i++)
     {
-      char *next = xasprintf ("%s%s%s", joined, i ? "," : "", p->multi[option][i]);
+      char *next
+          = xasprintf ("%s%s%s", joined, i ? "," : "", p->multi[option][i]);
       free (joined);
       joined = next;
     }
@@ -157,7 +176,9 @@ check_hide_paths (const ar_parsed *p, int option, const char *flag,
     {
       const char *path = p->multi[option][i];
       if (path[0] != '/' || strchr (path, ',') != NULL)
-        return ar_error_set (err, 0, "sandbox: %s `%s`: expected an absolute path without ','", flag, path);
+        return ar_error_set (
+            err, 0, "sandbox: %s `%s`: expected an absolute path without ','",
+            flag, path);
     }
   return 0;
 }
@@ -174,10 +195,12 @@ annotate_options (const ar_parsed *p, oci_spec *spec, ar_error_t **err)
       const char *s = p->multi[OPT_SECRET][i];
       const char *eq = strchr (s, '=');
       if (eq == NULL || eq == s || eq[1] == '\0')
-        return ar_error_set (err, 0, "sandbox: --secret `%s`: expected NAME=FILE", s);
+        return ar_error_set (err, 0,
+                             "sandbox: --secret `%s`: expected NAME=FILE", s);
       char buf[PATH_MAX];
       if (realpath (eq + 1, buf) == NULL)
-        return ar_error_set (err, errno, "sandbox: --secret %.*s: `%s`", (int) (eq - s), s, eq + 1);
+        return ar_error_set (err, errno, "sandbox: --secret %.*s: `%s`",
+                             (int) (eq - s), s, eq + 1);
       cleanup_free char *key = xasprintf ("secret.%.*s", (int) (eq - s), s);
       annotate (spec, key, buf);
     }
@@ -192,15 +215,18 @@ annotate_options (const ar_parsed *p, oci_spec *spec, ar_error_t **err)
   {
     int option;
     const char *annotation;
-  } plain[] = { { OPT_TIMEOUT, "timeout" }, { OPT_MEMORY, "memory" },
-                { OPT_PIDS, "pids" },       { OPT_OVERLAY_SIZE, "overlay.size" } };
+  } plain[] = { { OPT_TIMEOUT, "timeout" },
+                { OPT_MEMORY, "memory" },
+                { OPT_PIDS, "pids" },
+                { OPT_OVERLAY_SIZE, "overlay.size" } };
   for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
     if (p->value[plain[i].option])
       annotate (spec, plain[i].annotation, p->value[plain[i].option]);
   if (p->value[OPT_AUDIT])
     {
       cleanup_free char *audit = NULL;
-      if (ar_sandbox_host_file ("--audit", p->value[OPT_AUDIT], &audit, err) < 0)
+      if (ar_sandbox_host_file ("--audit", p->value[OPT_AUDIT], &audit, err)
+          < 0)
         return -1;
       annotate (spec, "audit", audit);
     }
@@ -218,7 +244,9 @@ static int
 check_allow_net (const ar_parsed *p, ar_error_t **err)
 {
   for (size_t i = 0; i < p->n_multi[OPT_ALLOW_NET]; i++)
-    if (ar_egress_entry_check ("sandbox: --allow-net", p->multi[OPT_ALLOW_NET][i], err) < 0)
+    if (ar_egress_entry_check ("sandbox: --allow-net",
+                               p->multi[OPT_ALLOW_NET][i], err)
+        < 0)
       return -1;
   return 0;
 }
@@ -228,7 +256,8 @@ wants_tty (const ar_parsed *p)
 {
   if (ar_flag (p, OPT_NO_TTY))
     return false;
-  return ar_flag (p, OPT_TTY) || (isatty (STDIN_FILENO) && isatty (STDOUT_FILENO));
+  return ar_flag (p, OPT_TTY)
+         || (isatty (STDIN_FILENO) && isatty (STDOUT_FILENO));
 }
 
 /* The capabilities the sandbox asks for: Docker's default set. The
@@ -303,7 +332,8 @@ write_bundle (const char *root, const char *id, const oci_spec *spec,
     return ar_error_set (err, errno, "sandbox: mkdir `%s`", *bundle);
   cleanup_free char *json = oci_spec_to_json (spec, false);
   cleanup_free char *config = xasprintf ("%s/config.json", *bundle);
-  return ar_write_file_atomic_at (AT_FDCWD, config, json, strlen (json), 0600, err);
+  return ar_write_file_atomic_at (AT_FDCWD, config, json, strlen (json), 0600,
+                                  err);
 }
 
 static char *
@@ -312,15 +342,16 @@ new_sandbox_id (void)
   unsigned char r[6] = { 0 };
   if (getrandom (r, sizeof r, 0) != (ssize_t) sizeof r)
     r[0] = (unsigned char) getpid ();
-  return xasprintf ("sandbox-%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4], r[5]);
+  return xasprintf ("sandbox-%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3],
+                    r[4], r[5]);
 }
 
 static int
 print_policy (const ar_globals *g, oci_spec *spec, ar_error_t **err)
 {
   cleanup_free char *json = NULL;
-  if (ar_agent_stage_describe (g->profile ? g->profile : "agent", true,
-                               spec, &json, err)
+  if (ar_agent_stage_describe (g->profile ? g->profile : "agent", true, spec,
+                               &json, err)
       < 0)
     return ar_error_prefix (err, "sandbox: --print-policy");
   printf ("%s\n", json);
@@ -334,9 +365,10 @@ static int
 diff_after (const ar_globals *g, const ar_parsed *p, const char *id,
             ar_sandbox_report *report, int status)
 {
-  const ar_diff_request req = { .path = report->diff_path,
-                                .include_ignored = ar_flag (p, OPT_DIFF_IGNORED),
-                                .result = &report->diff };
+  const ar_diff_request req
+      = { .path = report->diff_path,
+          .include_ignored = ar_flag (p, OPT_DIFF_IGNORED),
+          .result = &report->diff };
   cleanup_error ar_error_t *err = NULL;
   report->diffed = true;
   if (ar_container_workspace_diff (g->root, id, &req, &err) == 0)
@@ -344,11 +376,15 @@ diff_after (const ar_globals *g, const ar_parsed *p, const char *id,
   report->diff_error = xstrdup (ar_error_text (err));
   if (!ar_flag (p, OPT_DIFF_STRICT))
     {
-      fprintf (stderr, "agentrun: sandbox: %s (the command's exit status %d is kept)\n", ar_error_text (err), status);
+      fprintf (stderr,
+               "agentrun: sandbox: %s (the command's exit status %d is kept)\n",
+               ar_error_text (err), status);
       return status;
     }
-  fprintf (stderr, "agentrun: sandbox: %s (exit %d for --diff-strict; the command exited %d)\n",
-           ar_error_text (err), DIFF_FAILED_STATUS, status);
+  fprintf (
+      stderr,
+      "agentrun: sandbox: %s (exit %d for --diff-strict; the command exited %d)\n",
+      ar_error_text (err), DIFF_FAILED_STATUS, status);
   return DIFF_FAILED_STATUS;
 }
 
@@ -364,14 +400,16 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
     .profile = g->profile ? g->profile : "agent",
     /* Without root, the cgroup delegated to the user is a scope of its
      * systemd instance: the limits hold wherever there is one. */
-    .systemd_cgroup = g->systemd_cgroup
-                      || (ar_userns_unprivileged () && ar_cgroup_user_systemd_available ()),
+    .systemd_cgroup
+    = g->systemd_cgroup
+      || (ar_userns_unprivileged () && ar_cgroup_user_systemd_available ()),
     .rootless = g->rootless,
     /* The profile's own default limits cannot stop a sandbox that has no
      * cgroup to put them in: they are named in a warning. Those asked for
      * with --memory or --pids are refused unless --rootless-limits=ignore. */
-    .ignore_unenforced_limits = g->ignore_unenforced_limits
-                                || (!p->value[OPT_MEMORY] && !p->value[OPT_PIDS]),
+    .ignore_unenforced_limits
+    = g->ignore_unenforced_limits
+      || (!p->value[OPT_MEMORY] && !p->value[OPT_PIDS]),
     .trust_caller = true,
     .started_by_parent = true,
     .caller_waits = true,
@@ -386,7 +424,8 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
   ar_foreground_forward_signals (created.pid);
   int status = -1;
   if (ar_container_release (g->root, id, &created, err) == 0)
-    status = ar_container_wait (g->root, id, "sandbox", &created, &report->outcome, err);
+    status = ar_container_wait (g->root, id, "sandbox", &created,
+                                &report->outcome, err);
   if (status >= 0)
     ar_sandbox_report_ended (report);
   if (status >= 0 && report->diff_path)
@@ -409,7 +448,8 @@ checked_spec (const ar_globals *g, const ar_parsed *p, const char *rootfs,
   ar_profile *profile = NULL;
   if (ar_sandbox_load_profile (g->profile, &profile, err) < 0)
     return -1;
-  int r = build_spec (p, rootfs, workspace, g->rootless && geteuid () != 0, spec, err);
+  int r = build_spec (p, rootfs, workspace, g->rootless && geteuid () != 0,
+                      spec, err);
   if (r == 0 && ar_sandbox_check_annotations (profile, *spec, err) < 0)
     {
       oci_spec_free (*spec);
@@ -423,9 +463,11 @@ checked_spec (const ar_globals *g, const ar_parsed *p, const char *rootfs,
 int
 ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
-  cleanup_sandbox_report ar_sandbox_report report = { .began_ms = ar_now_ms () };
+  cleanup_sandbox_report ar_sandbox_report report
+      = { .began_ms = ar_now_ms () };
   /* The command line as given, for the audit log: parsing reorders it. */
-  cleanup_strv char **command_line = xcalloc ((size_t) argc + 1, sizeof *command_line);
+  cleanup_strv char **command_line
+      = xcalloc ((size_t) argc + 1, sizeof *command_line);
   for (int i = 0; i < argc; i++)
     command_line[i] = xstrdup (argv[i]);
   cleanup_parsed ar_parsed p = { 0 };
@@ -434,22 +476,35 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     return r < 0 ? -1 : 0;
   bool print_only = ar_flag (&p, OPT_PRINT_POLICY);
   if (p.n_args == 0 && !print_only)
-    return ar_error_set (err, 0, "sandbox: give a command after the options (agentrun sandbox [OPTIONS] -- COMMAND)");
+    return ar_error_set (
+        err, 0,
+        "sandbox: give a command after the options (agentrun sandbox [OPTIONS] -- COMMAND)");
   if (check_allow_net (&p, err) < 0)
     return -1;
   if (p.value[OPT_DIFF] && ar_flag (&p, OPT_READ_ONLY_WORKSPACE))
-    return ar_error_set (err, 0, "sandbox: --diff with --read-only-workspace: the command cannot change the workspace, there is no diff to write");
+    return ar_error_set (
+        err, 0,
+        "sandbox: --diff with --read-only-workspace: the command cannot change the workspace, there is no diff to write");
 
   cleanup_free char *rootfs = NULL;
   cleanup_free char *workspace = NULL;
-  if (absolute_dir ("--rootfs", p.value[OPT_ROOTFS] ? p.value[OPT_ROOTFS] : "/", &rootfs, err) < 0
-      || absolute_dir ("--workspace", p.value[OPT_WORKSPACE] ? p.value[OPT_WORKSPACE] : ".", &workspace, err) < 0)
+  if (absolute_dir ("--rootfs", p.value[OPT_ROOTFS] ? p.value[OPT_ROOTFS] : "/",
+                    &rootfs, err)
+          < 0
+      || absolute_dir ("--workspace",
+                       p.value[OPT_WORKSPACE] ? p.value[OPT_WORKSPACE] : ".",
+                       &workspace, err)
+             < 0)
     return -1;
   cleanup_free char *diff_path = NULL;
-  if (p.value[OPT_DIFF] && !print_only && ar_cmd_file_destination ("--diff", p.value[OPT_DIFF], &diff_path, err) < 0)
+  if (p.value[OPT_DIFF] && !print_only
+      && ar_cmd_file_destination ("--diff", p.value[OPT_DIFF], &diff_path, err)
+             < 0)
     return -1;
   if (p.value[OPT_JSON_STATUS] && !print_only
-      && ar_cmd_file_destination ("--json-status", p.value[OPT_JSON_STATUS], &report.json_path, err) < 0)
+      && ar_cmd_file_destination ("--json-status", p.value[OPT_JSON_STATUS],
+                                  &report.json_path, err)
+             < 0)
     return -1;
   report.diff_path = diff_path;
   /* From here on a failure is also written to --json-status. */

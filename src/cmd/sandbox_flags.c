@@ -25,8 +25,10 @@ ar_sandbox_load_profile (const char *name, ar_profile **out, ar_error_t **err)
     return ar_error_prefix (err, "sandbox: --profile");
   if (!ar_profile_has_overlay (profile))
     {
-      ar_error_set (err, 0, "sandbox: profile \"%s\" has no overlay, and a sandbox keeps its workspace and every write in one: use a profile with the overlay (the default, agent)",
-                    ar_profile_name (profile));
+      ar_error_set (
+          err, 0,
+          "sandbox: profile \"%s\" has no overlay, and a sandbox keeps its workspace and every write in one: use a profile with the overlay (the default, agent)",
+          ar_profile_name (profile));
       ar_profile_free (profile);
       return -1;
     }
@@ -59,7 +61,8 @@ flag_of (const char *suffix)
 {
   if (strncmp (suffix, "secret.", strlen ("secret.")) == 0)
     return xasprintf ("--secret %s", suffix + strlen ("secret."));
-  for (size_t i = 0; i < sizeof annotation_flags / sizeof *annotation_flags; i++)
+  for (size_t i = 0; i < sizeof annotation_flags / sizeof *annotation_flags;
+       i++)
     if (strcmp (suffix, annotation_flags[i].suffix) == 0)
       return xstrdup (annotation_flags[i].flag);
   return xasprintf ("annotation %s%s", AR_AGENT_ANNOTATION_PREFIX, suffix);
@@ -92,10 +95,12 @@ ar_sandbox_host_file (const char *flag, const char *given, char **out,
   const char *slash = strrchr (given, '/');
   const char *base = slash ? slash + 1 : given;
   if (*base == '\0' || strcmp (base, ".") == 0 || strcmp (base, "..") == 0)
-    return ar_error_set (err, 0, "sandbox: %s `%s`: expected a file name", flag, given);
-  cleanup_free char *dir = slash == given ? xstrdup ("/")
-                           : slash    ? xasprintf ("%.*s", (int) (slash - given), given)
-                                      : xstrdup (".");
+    return ar_error_set (err, 0, "sandbox: %s `%s`: expected a file name", flag,
+                         given);
+  cleanup_free char *dir
+      = slash == given ? xstrdup ("/")
+        : slash        ? xasprintf ("%.*s", (int) (slash - given), given)
+                       : xstrdup (".");
   char buf[PATH_MAX];
   struct stat st;
   if (realpath (dir, buf) == NULL || stat (buf, &st) < 0)
@@ -154,11 +159,14 @@ env_file_line (const char *file, size_t line_no, char *line, oci_strv *env,
   const char *eq = strchr (line, '=');
   size_t name_len = eq ? (size_t) (eq - line) : len;
   if (!eq)
-    while (name_len > 0 && (line[name_len - 1] == ' ' || line[name_len - 1] == '\t'))
+    while (name_len > 0
+           && (line[name_len - 1] == ' ' || line[name_len - 1] == '\t'))
       line[--name_len] = '\0';
   if (!env_name_valid (line, name_len))
-    return ar_error_set (err, 0, "sandbox: --env-file `%s`: line %zu: expected NAME=VALUE or NAME (a name without blanks), got `%s`",
-                         file, line_no, line);
+    return ar_error_set (
+        err, 0,
+        "sandbox: --env-file `%s`: line %zu: expected NAME=VALUE or NAME (a name without blanks), got `%s`",
+        file, line_no, line);
   env_add (env, line);
   return 0;
 }
@@ -171,7 +179,8 @@ env_file_read (const char *file, oci_strv *env, ar_error_t **err)
   if (ar_read_file_at (AT_FDCWD, file, ENV_FILE_MAX, &text, &len, err) < 0)
     return ar_error_prefix (err, "sandbox: --env-file");
   if (memchr (text, '\0', len) != NULL)
-    return ar_error_set (err, 0, "sandbox: --env-file `%s`: holds a NUL byte", file);
+    return ar_error_set (err, 0, "sandbox: --env-file `%s`: holds a NUL byte",
+                         file);
   size_t line_no = 0;
   char *save = NULL;
   for (char *line = text; line; line = save)
@@ -199,8 +208,10 @@ set_user (const ar_sandbox_process_flags *f, oci_user *user, ar_error_t **err)
   if (ar_user_flag_apply ("sandbox", f->user, user, err) < 0)
     return -1;
   if (f->rootless && (user->uid != 0 || user->gid != 0))
-    return ar_error_set (err, 0, "sandbox: --user %s: without root the sandbox's user namespace maps only your own ids, as 0:0",
-                         f->user);
+    return ar_error_set (
+        err, 0,
+        "sandbox: --user %s: without root the sandbox's user namespace maps only your own ids, as 0:0",
+        f->user);
   return 0;
 }
 
@@ -210,8 +221,14 @@ set_hostname (const char *given, oci_spec *spec, ar_error_t **err)
   const char *name = given ? given : "sandbox";
   size_t len = strlen (name);
   if (len == 0 || len > HOSTNAME_MAX || name[0] == '-' || name[0] == '.'
-      || strspn (name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != len)
-    return ar_error_set (err, 0, "sandbox: --hostname `%s`: expected letters, digits, '-' and '.', at most %d", name, HOSTNAME_MAX);
+      || strspn (
+             name,
+             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
+             != len)
+    return ar_error_set (
+        err, 0,
+        "sandbox: --hostname `%s`: expected letters, digits, '-' and '.', at most %d",
+        name, HOSTNAME_MAX);
   free (spec->hostname);
   spec->hostname = xstrdup (name);
   return 0;
@@ -226,7 +243,8 @@ set_cwd (const ar_sandbox_process_flags *f, oci_process *proc, ar_error_t **err)
   if (*dir == '\0')
     return ar_error_set (err, 0, "sandbox: --workdir: expected a directory");
   free (proc->cwd);
-  proc->cwd = dir[0] == '/' ? xstrdup (dir) : xasprintf ("%s/%s", f->workspace, dir);
+  proc->cwd
+      = dir[0] == '/' ? xstrdup (dir) : xasprintf ("%s/%s", f->workspace, dir);
   return 0;
 }
 
@@ -235,7 +253,8 @@ ar_sandbox_set_process (const ar_sandbox_process_flags *f, oci_spec *spec,
                         ar_error_t **err)
 {
   oci_process *proc = spec->process;
-  if (set_user (f, &proc->user, err) < 0 || set_hostname (f->hostname, spec, err) < 0
+  if (set_user (f, &proc->user, err) < 0
+      || set_hostname (f->hostname, spec, err) < 0
       || set_cwd (f, proc, err) < 0)
     return -1;
   /* as docker: root's home, or / for a user without a passwd entry */
@@ -245,8 +264,11 @@ ar_sandbox_set_process (const ar_sandbox_process_flags *f, oci_spec *spec,
   for (size_t i = 0; i < f->n_env; i++)
     {
       const char *eq = strchr (f->env[i], '=');
-      if (!env_name_valid (f->env[i], eq ? (size_t) (eq - f->env[i]) : strlen (f->env[i])))
-        return ar_error_set (err, 0, "sandbox: --env `%s`: expected NAME=VALUE or NAME", f->env[i]);
+      if (!env_name_valid (f->env[i],
+                           eq ? (size_t) (eq - f->env[i]) : strlen (f->env[i])))
+        return ar_error_set (err, 0,
+                             "sandbox: --env `%s`: expected NAME=VALUE or NAME",
+                             f->env[i]);
       env_add (&proc->env, f->env[i]);
     }
   return 0;

@@ -14,8 +14,8 @@
 
 /* The profile a sandbox runs under (NULL: agent), refused unless it has
  * the overlay that the workspace and every write live in. */
-int ar_sandbox_load_profile (const char *name, ar_profile **out,
-                             ar_error_t **err);
+int
+ar_sandbox_load_profile (const char *name, ar_profile **out, ar_error_t **err);
 
 /* Every run.agentrun.* annotation of `spec` as the profile's policy will
  * read it; the error names the sandbox flag that made the annotation. */

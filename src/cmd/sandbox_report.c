@@ -21,8 +21,10 @@ void
 ar_sandbox_report_plan (ar_sandbox_report *r, const oci_spec *spec,
                         const char *id)
 {
-  const char *output = oci_map_get (&spec->annotations, AR_AGENT_ANNOTATION_PREFIX "output");
-  const char *audit = oci_map_get (&spec->annotations, AR_AGENT_ANNOTATION_PREFIX "audit");
+  const char *output
+      = oci_map_get (&spec->annotations, AR_AGENT_ANNOTATION_PREFIX "output");
+  const char *audit
+      = oci_map_get (&spec->annotations, AR_AGENT_ANNOTATION_PREFIX "audit");
   r->output_host_dir = output ? xstrdup (output) : NULL;
   r->audit_path = audit ? xstrdup (audit) : NULL;
   r->id = xstrdup (id);
@@ -75,7 +77,8 @@ gen_end (yajl_gen gen, const ar_sandbox_report *r, int status,
          const ar_error_t *error)
 {
   const ar_run_outcome *o = &r->outcome;
-  gen_number (gen, "exitStatus", status < 0 ? SANDBOX_ERROR_STATUS : status, true);
+  gen_number (gen, "exitStatus", status < 0 ? SANDBOX_ERROR_STATUS : status,
+              true);
   gen_text (gen, "reason", error ? "error" : ar_end_reason_name (o->reason));
   gen_number (gen, "exitCode", o->exit_code, r->ran && o->exit_code >= 0);
   gen_signal (gen, "signal", r->ran ? o->signal : 0);
@@ -94,7 +97,8 @@ gen_usage (yajl_gen gen, const ar_sandbox_report *r)
   gen_number (gen, "total", ar_now_ms () - r->began_ms, true);
   gen_number (gen, "command", o->run_ms, r->ran);
   yajl_gen_map_close (gen);
-  gen_number (gen, "memoryPeakBytes", (long long) o->memory_peak, r->ran && o->has_memory_peak);
+  gen_number (gen, "memoryPeakBytes", (long long) o->memory_peak,
+              r->ran && o->has_memory_peak);
   gen_number (gen, "oomKills", (long long) o->oom_kills, counted);
   gen_number (gen, "refusedForks", (long long) o->refused_forks, counted);
 }
@@ -168,19 +172,24 @@ ar_sandbox_report_finish (ar_sandbox_report *r, int status,
   size_t files = 0;
   cleanup_error ar_error_t *e = NULL;
   if (r->output_host_dir && r->id
-      && ar_output_exported (r->output_host_dir, r->id, &exported, &files, &e) < 0)
+      && ar_output_exported (r->output_host_dir, r->id, &exported, &files, &e)
+             < 0)
     warn ("--output", e);
   if (exported)
-    fprintf (stderr, "agentrun: output: %s (%zu file%s)\n", exported, files, files == 1 ? "" : "s");
+    fprintf (stderr, "agentrun: output: %s (%zu file%s)\n", exported, files,
+             files == 1 ? "" : "s");
   if (r->json_path == NULL)
     return;
   cleanup_free char *head = NULL;
   ar_error_freep (&e);
   if (r->audit_path && ar_audit_head (r->audit_path, &head, &e) < 0)
     warn ("--json-status: the audit head", e);
-  cleanup_free char *json = status_json (r, status, error, exported, files, head);
+  cleanup_free char *json
+      = status_json (r, status, error, exported, files, head);
   ar_error_freep (&e);
-  if (ar_write_file_atomic_at (AT_FDCWD, r->json_path, json, strlen (json), 0644, &e) < 0)
+  if (ar_write_file_atomic_at (AT_FDCWD, r->json_path, json, strlen (json),
+                               0644, &e)
+      < 0)
     warn ("--json-status", e);
 }
 

@@ -16,14 +16,14 @@ typedef struct
   long long began_ms; /* ar_now_ms () when agentrun sandbox started */
   char *json_path;    /* --json-status, absolute; NULL: none */
   char *id;
-  bool ran;           /* the command ran to its end: `outcome` holds */
+  bool ran; /* the command ran to its end: `outcome` holds */
   ar_run_outcome outcome;
   char *output_host_dir; /* the run.agentrun.output the policy was given */
   char *audit_path;      /* the run.agentrun.audit */
   const char *diff_path; /* --diff, absolute; NULL: none */
   bool diffed;           /* a diff was tried: `diff` holds */
   ar_diff_result diff;
-  char *diff_error;      /* NULL: the diff is whole */
+  char *diff_error; /* NULL: the diff is whole */
 } ar_sandbox_report;
 
 /* What the policy was asked for (the output dir, the audit log), from
@@ -43,6 +43,7 @@ void ar_sandbox_report_finish (ar_sandbox_report *r, int status,
                                const ar_error_t *error);
 
 void ar_sandbox_report_clear (ar_sandbox_report *r);
-#define cleanup_sandbox_report __attribute__ ((cleanup (ar_sandbox_report_clear)))
+#define cleanup_sandbox_report                                                 \
+  __attribute__ ((cleanup (ar_sandbox_report_clear)))
 
 #endif

@@ -17,8 +17,8 @@ static const ar_option options[] = {
 };
 AR_OPTIONS_FIT (options);
 
-static const ar_command_doc doc = { "spec", "[OPTIONS]",
-                                    "Write a default config.json for a new bundle." };
+static const ar_command_doc doc
+    = { "spec", "[OPTIONS]", "Write a default config.json for a new bundle." };
 
 int
 ar_cmd_spec (const ar_globals *g, int argc, char **argv, ar_error_t **err)
@@ -32,13 +32,16 @@ ar_cmd_spec (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     return -1;
   const char *dir = p.value[0] ? p.value[0] : ".";
   cleanup_free char *path = xasprintf ("%s/config.json", dir);
-  cleanup_free char *json = oci_spec_default_json (ar_flag (&p, 1), geteuid (), getegid ());
-  cleanup_close int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  cleanup_free char *json
+      = oci_spec_default_json (ar_flag (&p, 1), geteuid (), getegid ());
+  cleanup_close int fd
+      = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0 && errno == EEXIST)
     return ar_error_set (err, 0, "spec: `%s` exists: remove it first", path);
   if (fd < 0)
     return ar_error_set (err, errno, "spec: create `%s`", path);
-  if (ar_write_all (fd, json, strlen (json)) < 0 || ar_write_all (fd, "\n", 1) < 0)
+  if (ar_write_all (fd, json, strlen (json)) < 0
+      || ar_write_all (fd, "\n", 1) < 0)
     return ar_error_set (err, errno, "spec: write `%s`", path);
   return 0;
 }

@@ -6,8 +6,9 @@
 static const ar_option options[] = { { 0 } };
 AR_OPTIONS_FIT (options);
 
-static const ar_command_doc doc = { "start", "CONTAINER_ID",
-                                    "Run the user process of a created container." };
+static const ar_command_doc doc
+    = { "start", "CONTAINER_ID",
+        "Run the user process of a created container." };
 
 int
 ar_cmd_start (const ar_globals *g, int argc, char **argv, ar_error_t **err)

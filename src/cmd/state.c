@@ -6,8 +6,9 @@
 static const ar_option options[] = { { 0 } };
 AR_OPTIONS_FIT (options);
 
-static const ar_command_doc doc = { "state", "CONTAINER_ID",
-                                    "Print the OCI state of a container as JSON." };
+static const ar_command_doc doc
+    = { "state", "CONTAINER_ID",
+        "Print the OCI state of a container as JSON." };
 
 int
 ar_cmd_state (const ar_globals *g, int argc, char **argv, ar_error_t **err)

@@ -48,11 +48,10 @@ enum
 };
 AR_OPTIONS_MATCH (options, OPT_COUNT - 1);
 
-static const ar_command_doc doc = {
-  "update", "[OPTIONS] CONTAINER_ID",
-  "Change the resource limits of a running container. Flags override the "
-  "values from --resources."
-};
+static const ar_command_doc doc
+    = { "update", "[OPTIONS] CONTAINER_ID",
+        "Change the resource limits of a running container. Flags override the "
+        "values from --resources." };
 
 /* ---- values -------------------------------------------------------------- */
 
@@ -228,8 +227,7 @@ set_i64_flag (const ar_parsed *p, int o, int64_t min, oci_opt_i64 *field,
   if (!p->present[o])
     return 0;
   field->set = true;
-  return parse_i64 (options[o].long_name, p->value[o], min, &field->value,
-                    err);
+  return parse_i64 (options[o].long_name, p->value[o], min, &field->value, err);
 }
 
 static int
@@ -244,8 +242,7 @@ set_cpu_flags (const ar_parsed *p, oci_resources *r, ar_error_t **err)
   if (set_u64_flag (p, OPT_CPU_SHARES, &c->shares, err) < 0
       || set_i64_flag (p, OPT_CPU_QUOTA, -1, &c->quota, err) < 0
       || set_u64_flag (p, OPT_CPU_PERIOD, &c->period, err) < 0
-      || set_i64_flag (p, OPT_CPU_RT_RUNTIME, -1, &c->realtime_runtime, err)
-             < 0
+      || set_i64_flag (p, OPT_CPU_RT_RUNTIME, -1, &c->realtime_runtime, err) < 0
       || set_u64_flag (p, OPT_CPU_RT_PERIOD, &c->realtime_period, err) < 0)
     return -1;
   if (p->present[OPT_CPUSET_CPUS])
@@ -305,8 +302,9 @@ ar_cmd_update (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (ar_require_args ("update", &p, 1, "CONTAINER_ID", err) < 0)
     return -1;
   if (!any_option (&p))
-    return ar_error_set (err, 0, "update: nothing to change: give "
-                                 "--resources or a limit such as --memory");
+    return ar_error_set (err, 0,
+                         "update: nothing to change: give "
+                         "--resources or a limit such as --memory");
 
   __attribute__ ((cleanup (resources_freep))) oci_resources *res = NULL;
   if (p.present[OPT_RESOURCES])

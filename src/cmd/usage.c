@@ -95,8 +95,9 @@ ar_print_usage (const ar_command_doc *doc, const ar_option *opts,
 {
   if (format == AR_HELP_MAN)
     {
-      printf (".SH SYNOPSIS\n\\fBagentrun\\fR [\\fIGLOBAL OPTIONS\\fR] \\fB%s\\fR ",
-              doc->verb);
+      printf (
+          ".SH SYNOPSIS\n\\fBagentrun\\fR [\\fIGLOBAL OPTIONS\\fR] \\fB%s\\fR ",
+          doc->verb);
       ar_put_roff (doc->usage);
       printf ("\n.SH DESCRIPTION\n");
       ar_put_roff (doc->what);

@@ -50,17 +50,21 @@ ar_print_version (void)
   printf ("agentrun version %s\ncommit: %s\nspec: %s\n", PACKAGE_VERSION,
           AR_BUILD_COMMIT, AR_OCI_VERSION);
   print_library ("libseccomp", ar_seccomp_library_version (),
-                 dotted (built, sizeof built, SCMP_VER_MAJOR, SCMP_VER_MINOR, SCMP_VER_MICRO));
+                 dotted (built, sizeof built, SCMP_VER_MAJOR, SCMP_VER_MINOR,
+                         SCMP_VER_MICRO));
   int yajl = yajl_version ();
-  print_library ("yajl",
-                 dotted (running, sizeof running, yajl / 10000, yajl / 100 % 100, yajl % 100),
-                 dotted (built, sizeof built, YAJL_MAJOR, YAJL_MINOR, YAJL_MICRO));
+  print_library (
+      "yajl",
+      dotted (running, sizeof running, yajl / 10000, yajl / 100 % 100,
+              yajl % 100),
+      dotted (built, sizeof built, YAJL_MAJOR, YAJL_MINOR, YAJL_MICRO));
   print_library ("zlib", zlibVersion (), ZLIB_VERSION);
   printf ("libcap: %s (at build time)\n", AR_LIBCAP_VERSION);
   printf ("libselinux: %s (at build time)\n", AR_LIBSELINUX_VERSION);
   /* Only its headers are used at build time; sdbus.c loads the library. */
-  printf ("libsystemd: %s (headers at build time; loaded only for --systemd-cgroup)\n",
-          AR_LIBSYSTEMD_VERSION);
+  printf (
+      "libsystemd: %s (headers at build time; loaded only for --systemd-cgroup)\n",
+      AR_LIBSYSTEMD_VERSION);
 #ifdef AR_SANITIZERS
   /* Tests read this: some seccomp profiles starve the sanitizers' own
    * runtime (it needs futex after the filter is loaded). */

@@ -74,9 +74,9 @@ ar_caps_validate (const oci_capabilities *caps, ar_error_t **err)
 {
   if (caps == NULL)
     return 0;
-  const oci_strv *sets[] = { &caps->bounding, &caps->effective,
-                             &caps->inheritable, &caps->permitted,
-                             &caps->ambient };
+  const oci_strv *sets[]
+      = { &caps->bounding, &caps->effective, &caps->inheritable,
+          &caps->permitted, &caps->ambient };
   for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
     if (validate_set (sets[i], err) < 0)
       return -1;
@@ -262,8 +262,7 @@ set_ambient (cap_mask ambient, ar_error_t **err)
         {
           int saved = errno;
           cleanup_free char *name = first_cap_name ((cap_mask) 1 << v);
-          return ar_error_set (err, saved, "raise ambient capability %s",
-                               name);
+          return ar_error_set (err, saved, "raise ambient capability %s", name);
         }
   return 0;
 }

@@ -36,7 +36,8 @@ ar_container_open_dir (const char *root, const char *id, ar_error_t **err)
   cleanup_free char *path = xasprintf ("%s/%s", root, id);
   int fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT)
-    return ar_error_set_code (err, AR_ERR_NO_CONTAINER, 0, "container does not exist: `%s`", id);
+    return ar_error_set_code (err, AR_ERR_NO_CONTAINER, 0,
+                              "container does not exist: `%s`", id);
   if (fd < 0)
     return ar_error_set (err, errno, "open `%s`", path);
   return fd;
@@ -104,7 +105,9 @@ ar_container_load_spec (int state_fd, oci_spec **spec, ar_error_t **err)
 {
   cleanup_free char *data = NULL;
   size_t len = 0;
-  if (ar_read_file_at (state_fd, AR_CONFIG_FILE, AR_CONFIG_MAX_SIZE, &data, &len, err) < 0)
+  if (ar_read_file_at (state_fd, AR_CONFIG_FILE, AR_CONFIG_MAX_SIZE, &data,
+                       &len, err)
+      < 0)
     return -1;
   return oci_spec_parse (data, len, "config.json", spec, err);
 }
@@ -128,7 +131,8 @@ run_stored_hooks (int state_fd, const ar_state *st, bool poststart)
       warn (phase, e);
       return;
     }
-  const oci_hook_list *hooks = poststart ? &spec->hooks.poststart : &spec->hooks.poststop;
+  const oci_hook_list *hooks
+      = poststart ? &spec->hooks.poststart : &spec->hooks.poststop;
   if (hooks->len > 0)
     {
       ar_plan *plan = NULL;
@@ -191,7 +195,8 @@ release_through_fifo (int state_fd, const ar_state *st, ar_error_t **err)
   cleanup_close int pidfd = ar_pidfd_open (st->pid);
   if (pidfd < 0)
     return ar_error_set (err, errno, "pidfd_open %d", (int) st->pid);
-  cleanup_close int fifo = openat (state_fd, AR_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  cleanup_close int fifo
+      = openat (state_fd, AR_EXEC_FIFO, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fifo < 0)
     return ar_error_set (err, errno, "open exec fifo");
   bool released = false;
@@ -239,11 +244,14 @@ ar_container_start (const char *root, const char *id, ar_error_t **err)
   ar_status status = ar_state_status (state_fd, st);
   /* runc's words: shims and scripts match them */
   if (status == AR_STATUS_RUNNING || status == AR_STATUS_PAUSED)
-    return ar_error_set (err, 0, "cannot start an already running container: `%s`", id);
+    return ar_error_set (err, 0,
+                         "cannot start an already running container: `%s`", id);
   if (status == AR_STATUS_STOPPED)
-    return ar_error_set (err, 0, "cannot start a container that has stopped: `%s`", id);
+    return ar_error_set (err, 0,
+                         "cannot start a container that has stopped: `%s`", id);
   if (status != AR_STATUS_CREATED)
-    return ar_error_set (err, 0, "cannot start a container in the %s state: `%s`",
+    return ar_error_set (err, 0,
+                         "cannot start a container in the %s state: `%s`",
                          ar_status_name (status), id);
   if (release_through_fifo (state_fd, st, err) < 0)
     return -1;
@@ -392,7 +400,8 @@ remove_half_made_cgroup (int state_fd, ar_error_t **err)
 {
   cleanup_free char *text = NULL;
   if (ar_read_file_at (state_fd, AR_CGROUP_FILE, AR_CONFIG_MAX_SIZE, &text,
-                       NULL, NULL) < 0)
+                       NULL, NULL)
+      < 0)
     return 0; /* none made yet */
   ar_cgroup *cg = NULL;
   if (ar_cgroup_deserialize (text, &cg, err) < 0)
@@ -464,7 +473,8 @@ ar_container_delete (const char *root, const char *id, bool force,
     }
   ar_status status = ar_state_status (state_fd, st);
   if (!force && (status == AR_STATUS_RUNNING || status == AR_STATUS_PAUSED))
-    return ar_error_set (err, 0, "cannot delete container %s that is not stopped: %s",
+    return ar_error_set (err, 0,
+                         "cannot delete container %s that is not stopped: %s",
                          id, ar_status_name (status));
 
   cleanup_free char *state_dir = ar_container_state_path (root, id, err);
@@ -484,13 +494,17 @@ ar_container_delete (const char *root, const char *id, bool force,
   mark (state_fd, AR_EXIT_LOGGED_FILE);
   int r = tear_down (state_fd, st, state_dir, plan, status, err);
   if (r < 0)
-    ar_error_prefix (err, "delete `%s` left this behind (the rest is undone; its state is kept: run delete again to retry)", id);
+    ar_error_prefix (
+        err,
+        "delete `%s` left this behind (the rest is undone; its state is kept: run delete again to retry)",
+        id);
   else
     {
       ar_stage_audit (plan, id, "delete", NULL);
       if (faccessat (state_fd, AR_OWNED_BUNDLE_FILE, F_OK, 0) == 0)
         ar_bundle_remove (st->bundle);
-      cleanup_close int root_fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      cleanup_close int root_fd
+          = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (root_fd < 0)
         r = ar_error_set (err, errno, "open state root `%s`", root);
       else
@@ -507,7 +521,8 @@ ar_container_print_state (const char *root, const char *id, ar_error_t **err)
   cleanup_state ar_state *st = NULL;
   if (ar_container_load (root, id, &state_fd, &st, err) < 0)
     return -1;
-  cleanup_free char *json = ar_state_to_oci_json (st, ar_state_status (state_fd, st), true);
+  cleanup_free char *json
+      = ar_state_to_oci_json (st, ar_state_status (state_fd, st), true);
   puts (json);
   return 0;
 }
@@ -537,8 +552,8 @@ ar_container_pause (const char *root, const char *id, bool pause,
 }
 
 int
-ar_container_pids (const char *root, const char *id, pid_t **pids,
-                   size_t *n, ar_error_t **err)
+ar_container_pids (const char *root, const char *id, pid_t **pids, size_t *n,
+                   ar_error_t **err)
 {
   cleanup_close int state_fd = -1;
   cleanup_state ar_state *st = NULL;
@@ -660,13 +675,14 @@ ar_container_wait (const char *root, const char *id, const char *who,
                    ar_error_t **err)
 {
   ar_foreground_end end;
-  int status = ar_foreground_wait (created->pid, created->pty_master,
-                                   created->pidfd, created->wall_clock_seconds,
-                                   &end, err);
+  int status
+      = ar_foreground_wait (created->pid, created->pty_master, created->pidfd,
+                            created->wall_clock_seconds, &end, err);
   if (end.timed_out)
     {
-      cleanup_free char *f = xasprintf ("\"limit\":\"wall-clock\",\"seconds\":%lld",
-                                        (long long) created->wall_clock_seconds);
+      cleanup_free char *f
+          = xasprintf ("\"limit\":\"wall-clock\",\"seconds\":%lld",
+                       (long long) created->wall_clock_seconds);
       ar_container_audit (root, id, "limit", f);
     }
   ar_run_outcome o;
@@ -725,7 +741,8 @@ ar_container_reap_abandoned (const char *root)
     {
       if (e->d_name[0] == '.')
         continue;
-      cleanup_close int fd = openat (dirfd (dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      cleanup_close int fd
+          = openat (dirfd (dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       cleanup_state ar_state *st = NULL;
       cleanup_error ar_error_t *e_load = NULL;
       /* The lock keeps two reapers (two creates) off one container. */
@@ -735,7 +752,8 @@ ar_container_reap_abandoned (const char *root)
       cleanup_error ar_error_t *e_delete = NULL;
       ar_container_audit (root, st->id, "supervisor-gone", NULL);
       if (ar_container_delete (root, st->id, true, &e_delete) < 0)
-        fprintf (stderr, "agentrun: warning: remove abandoned container `%s`: %s\n",
+        fprintf (stderr,
+                 "agentrun: warning: remove abandoned container `%s`: %s\n",
                  st->id, ar_error_text (e_delete));
     }
 }

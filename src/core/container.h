@@ -12,7 +12,7 @@
 
 typedef struct ar_create_options
 {
-  const char *root;   /* state root (--root) */
+  const char *root; /* state root (--root) */
   const char *id;
   const char *profile; /* agent policy profile (--profile); NULL: default */
   bool systemd_cgroup; /* --systemd-cgroup: the cgroup is a systemd unit */
@@ -21,7 +21,7 @@ typedef struct ar_create_options
    * ignore_unenforced_limits dropped with a warning that names them. */
   bool rootless;
   bool ignore_unenforced_limits;
-  bool trust_caller;   /* sandbox: annotations come from the host user */
+  bool trust_caller; /* sandbox: annotations come from the host user */
   /* run and sandbox in the foreground: the caller waits for the init and
    * enforces the wall-clock limit itself (see ar_created), so no watchdog
    * process is needed unless the caller is busy proxying a terminal. */
@@ -56,8 +56,8 @@ typedef struct
 {
   pid_t pid;
   int pidfd;
-  int sync_fd;    /* -1 unless started_by_parent */
-  int pty_master; /* -1 unless started_by_parent with a terminal */
+  int sync_fd;                /* -1 unless started_by_parent */
+  int pty_master;             /* -1 unless started_by_parent with a terminal */
   int64_t wall_clock_seconds; /* > 0: the caller must kill the init then */
   int64_t started_ms; /* ar_now_ms () when ar_container_release let it go */
 } ar_created;
@@ -74,28 +74,28 @@ void ar_created_close (ar_created *created);
 #define cleanup_created __attribute__ ((cleanup (ar_created_close)))
 
 /* run: release an init created with started_by_parent, run poststart. */
-int ar_container_release (const char *root, const char *id,
-                          ar_created *created, ar_error_t **err);
+int ar_container_release (const char *root, const char *id, ar_created *created,
+                          ar_error_t **err);
 
 int ar_container_start (const char *root, const char *id, ar_error_t **err);
 
-int ar_container_kill (const char *root, const char *id, int signal,
-                       bool all, ar_error_t **err);
+int ar_container_kill (const char *root, const char *id, int signal, bool all,
+                       ar_error_t **err);
 
 int ar_container_delete (const char *root, const char *id, bool force,
                          ar_error_t **err);
 
 /* Prints the OCI state JSON of one container to stdout. */
-int ar_container_print_state (const char *root, const char *id,
-                              ar_error_t **err);
+int
+ar_container_print_state (const char *root, const char *id, ar_error_t **err);
 
 /* Open <root>/<id>; a missing container is "container `id` does not exist". */
 int ar_container_open_dir (const char *root, const char *id, ar_error_t **err);
 
 /* The absolute path of <root>/<id>: mounts made under it are named by
  * this path, so a relative --root must not leak into them. */
-char *ar_container_state_path (const char *root, const char *id,
-                               ar_error_t **err);
+char *
+ar_container_state_path (const char *root, const char *id, ar_error_t **err);
 
 struct ar_state;
 struct ar_cgroup;

@@ -44,7 +44,6 @@
 #define CLONE_PIDFD 0x00001000
 #endif
 
-
 #ifndef CLONE_INTO_CGROUP
 #define CLONE_INTO_CGROUP 0x200000000ULL
 #endif
@@ -53,8 +52,8 @@
  * with <sched.h>. Layout of the kernel's struct clone_args (v2). */
 struct ar_clone_args
 {
-  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack,
-      stack_size, tls, set_tid, set_tid_size, cgroup;
+  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size,
+      tls, set_tid, set_tid_size, cgroup;
 };
 
 /* With cgroup_fd >= 0 the child is born in that cgroup v2 directory
@@ -83,9 +82,9 @@ typedef struct
   pid_t pid;
   int pidfd;
   ar_cgroup *cgroup;
-  bool in_cgroup_v2;          /* the init was cloned into cgroup's v2 dir */
-  char *state_dir;            /* absolute */
-  const ar_plan *plan;  /* host resources to release */
+  bool in_cgroup_v2;   /* the init was cloned into cgroup's v2 dir */
+  char *state_dir;     /* absolute */
+  const ar_plan *plan; /* host resources to release */
 } create_undo;
 
 static void
@@ -134,15 +133,19 @@ resolve_rootfs (const char *bundle, const oci_spec *spec, char **out,
 {
   if (spec->root_path == NULL)
     return ar_error_set (err, 0, "config.json: .root.path: missing");
-  cleanup_free char *joined = spec->root_path[0] == '/'
-                                  ? xstrdup (spec->root_path)
-                                  : xasprintf ("%s/%s", bundle, spec->root_path);
+  cleanup_free char *joined
+      = spec->root_path[0] == '/'
+            ? xstrdup (spec->root_path)
+            : xasprintf ("%s/%s", bundle, spec->root_path);
   char buf[PATH_MAX];
   if (realpath (joined, buf) == NULL)
-    return ar_error_set (err, errno, "config.json: .root.path: rootfs `%s`", joined);
+    return ar_error_set (err, errno, "config.json: .root.path: rootfs `%s`",
+                         joined);
   struct stat st;
   if (stat (buf, &st) < 0 || !S_ISDIR (st.st_mode))
-    return ar_error_set (err, 0, "config.json: .root.path: rootfs `%s` is not a directory", joined);
+    return ar_error_set (
+        err, 0, "config.json: .root.path: rootfs `%s` is not a directory",
+        joined);
   *out = xstrdup (buf);
   return 0;
 }
@@ -154,13 +157,18 @@ validate_host_mounts (const oci_spec *spec, ar_error_t **err)
 {
   if (!ar_ns_host_mounts (spec))
     return 0;
-  const char *propagation = spec->linux_cfg ? spec->linux_cfg->rootfs_propagation : NULL;
+  const char *propagation
+      = spec->linux_cfg ? spec->linux_cfg->rootfs_propagation : NULL;
   if (propagation && *propagation)
-    return ar_error_set (err, 0, "config.json: .linux.rootfsPropagation: `%s` needs a mount namespace: without one it would change the host's mounts",
-                         propagation);
+    return ar_error_set (
+        err, 0,
+        "config.json: .linux.rootfsPropagation: `%s` needs a mount namespace: without one it would change the host's mounts",
+        propagation);
   /* The host's mounts belong to the host's user namespace. */
   if (oci_spec_find_namespace (spec, OCI_NS_USER))
-    return ar_error_set (err, 0, "config.json: .linux.namespaces: a user namespace needs a mount namespace too: from it the host's cannot be mounted on");
+    return ar_error_set (
+        err, 0,
+        "config.json: .linux.namespaces: a user namespace needs a mount namespace too: from it the host's cannot be mounted on");
   return 0;
 }
 
@@ -171,14 +179,17 @@ refuse_own_mount_namespace (const oci_spec *spec, const ar_ns_joins *joins,
                             ar_error_t **err)
 {
   struct stat theirs, ours;
-  if (joins->fd[OCI_NS_MOUNT] < 0 || fstat (joins->fd[OCI_NS_MOUNT], &theirs) < 0
-      || stat ("/proc/self/ns/mnt", &ours) < 0
-      || theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev)
+  if (joins->fd[OCI_NS_MOUNT] < 0
+      || fstat (joins->fd[OCI_NS_MOUNT], &theirs) < 0
+      || stat ("/proc/self/ns/mnt", &ours) < 0 || theirs.st_ino != ours.st_ino
+      || theirs.st_dev != ours.st_dev)
     return 0;
   for (size_t i = 0; i < spec->linux_cfg->n_namespaces; i++)
     if (spec->linux_cfg->namespaces[i].type == OCI_NS_MOUNT)
-      return ar_error_set (err, 0, "config.json: .linux.namespaces[%zu].path: `%s` is the runtime's own mount namespace: leave the mount namespace out instead",
-                           i, spec->linux_cfg->namespaces[i].path);
+      return ar_error_set (
+          err, 0,
+          "config.json: .linux.namespaces[%zu].path: `%s` is the runtime's own mount namespace: leave the mount namespace out instead",
+          i, spec->linux_cfg->namespaces[i].path);
   return 0;
 }
 
@@ -189,7 +200,8 @@ validate_spec (const oci_spec *spec, ar_error_t **err)
     return ar_error_set (err, 0, "config.json: .process: missing");
   if (ar_process_validate (spec->process, err) < 0)
     return -1;
-  const oci_seccomp *seccomp = spec->linux_cfg ? spec->linux_cfg->seccomp : NULL;
+  const oci_seccomp *seccomp
+      = spec->linux_cfg ? spec->linux_cfg->seccomp : NULL;
   if (seccomp && ar_seccomp_validate (seccomp, err) < 0)
     return -1;
   if (seccomp && oci_map_get (&spec->annotations, AR_SECCOMP_FAIL_UNKNOWN)
@@ -204,11 +216,16 @@ validate_spec (const oci_spec *spec, ar_error_t **err)
      namespace is off limits. */
   if (spec->hostname && spec->hostname[0]
       && oci_spec_find_namespace (spec, OCI_NS_UTS) == NULL)
-    return ar_error_set (err, 0, "config.json: .hostname: setting the hostname needs a uts namespace");
+    return ar_error_set (
+        err, 0,
+        "config.json: .hostname: setting the hostname needs a uts namespace");
   const oci_namespace *user = oci_spec_find_namespace (spec, OCI_NS_USER);
   if (user && user->path == NULL && spec->linux_cfg
-      && (spec->linux_cfg->n_uid_mappings == 0 || spec->linux_cfg->n_gid_mappings == 0))
-    return ar_error_set (err, 0, "config.json: .linux: a new user namespace needs uidMappings and gidMappings");
+      && (spec->linux_cfg->n_uid_mappings == 0
+          || spec->linux_cfg->n_gid_mappings == 0))
+    return ar_error_set (
+        err, 0,
+        "config.json: .linux: a new user namespace needs uidMappings and gidMappings");
   return 0;
 }
 
@@ -217,8 +234,11 @@ ar_container_make_root (const char *root, ar_error_t **err)
 {
   if (ar_mkdir_p (root, 0700, err) == 0)
     return 0;
-  if (ar_userns_unprivileged () && ((*err)->errno_value == EACCES || (*err)->errno_value == EPERM))
-    return ar_error_prefix (err, "state root (without root, agentrun keeps state in $XDG_RUNTIME_DIR/agentrun: set XDG_RUNTIME_DIR, or pass --root DIR)");
+  if (ar_userns_unprivileged ()
+      && ((*err)->errno_value == EACCES || (*err)->errno_value == EPERM))
+    return ar_error_prefix (
+        err,
+        "state root (without root, agentrun keeps state in $XDG_RUNTIME_DIR/agentrun: set XDG_RUNTIME_DIR, or pass --root DIR)");
   return -1;
 }
 
@@ -234,7 +254,8 @@ make_state_dir (const char *root, const char *id, create_undo *u,
   if (mkdirat (u->root_fd, id, 0700) < 0)
     {
       if (errno == EEXIST)
-        return ar_error_set (err, 0, "container with given ID already exists: `%s`", id);
+        return ar_error_set (
+            err, 0, "container with given ID already exists: `%s`", id);
       return ar_error_set (err, errno, "create state dir `%s/%s`", root, id);
     }
   u->id = xstrdup (id);
@@ -298,12 +319,16 @@ enter_child_namespaces (const oci_spec *spec, ar_ns_joins *joins,
   if (time_ns && time_ns->path == NULL
       && enter_new_time_namespace (spec, saved, err) < 0)
     return -1;
-  if (joins->fd[OCI_NS_PID] >= 0 && enter_one (joins, OCI_NS_PID, saved, err) < 0)
+  if (joins->fd[OCI_NS_PID] >= 0
+      && enter_one (joins, OCI_NS_PID, saved, err) < 0)
     return -1;
-  if (joins->fd[OCI_NS_TIME] >= 0 && enter_one (joins, OCI_NS_TIME, saved, err) < 0)
+  if (joins->fd[OCI_NS_TIME] >= 0
+      && enter_one (joins, OCI_NS_TIME, saved, err) < 0)
     return -1;
   bool new_userns = (ar_ns_new_flags (spec) & CLONE_NEWUSER) != 0;
-  for (size_t i = 0; new_userns && i < sizeof before_new_userns / sizeof *before_new_userns; i++)
+  for (size_t i = 0;
+       new_userns && i < sizeof before_new_userns / sizeof *before_new_userns;
+       i++)
     if (joins->fd[before_new_userns[i]] >= 0
         && enter_one (joins, before_new_userns[i], saved, err) < 0)
       return -1;
@@ -323,21 +348,27 @@ leave_child_namespaces (ns_restore *saved)
 
 /* `skip` createRuntime hooks already ran (ar_stage_run_egress_early). */
 static int
-run_parent_hooks (const oci_spec *spec, const ar_plan *plan,
-                  const ar_state *st, size_t skip, ar_error_t **err)
+run_parent_hooks (const oci_spec *spec, const ar_plan *plan, const ar_state *st,
+                  size_t skip, ar_error_t **err)
 {
-  const oci_hook_list create_runtime = { .items = spec->hooks.create_runtime.items + skip,
-                                         .len = spec->hooks.create_runtime.len - skip };
+  const oci_hook_list create_runtime
+      = { .items = spec->hooks.create_runtime.items + skip,
+          .len = spec->hooks.create_runtime.len - skip };
   if (spec->hooks.prestart.len == 0 && create_runtime.len == 0)
     return 0;
   /* prestart hooks see "created", as the validation suite and crun
      expect: the deprecated hook was specified to run after create
      completed. createRuntime runs while the runtime is still creating. */
-  cleanup_free char *prestart = ar_state_to_oci_json (st, AR_STATUS_CREATED, false);
-  if (ar_stage_run_hooks (plan, st->id, &spec->hooks.prestart, "prestart", prestart, err) < 0)
+  cleanup_free char *prestart
+      = ar_state_to_oci_json (st, AR_STATUS_CREATED, false);
+  if (ar_stage_run_hooks (plan, st->id, &spec->hooks.prestart, "prestart",
+                          prestart, err)
+      < 0)
     return -1;
-  cleanup_free char *json = ar_state_to_oci_json (st, AR_STATUS_CREATING, false);
-  return ar_stage_run_hooks (plan, st->id, &create_runtime, "createRuntime", json, err);
+  cleanup_free char *json
+      = ar_state_to_oci_json (st, AR_STATUS_CREATING, false);
+  return ar_stage_run_hooks (plan, st->id, &create_runtime, "createRuntime",
+                             json, err);
 }
 
 static int
@@ -357,8 +388,9 @@ handle_pty (const ar_create_options *opts, int master, ar_created *out,
       return 0;
     }
   close (master);
-  return ar_error_set (err, 0, "process.terminal is true: --console-socket is required%s",
-                       opts->started_by_parent ? " with --detach" : "");
+  return ar_error_set (
+      err, 0, "process.terminal is true: --console-socket is required%s",
+      opts->started_by_parent ? " with --detach" : "");
 }
 
 /* The early egress step runs beside the init. When it failed because the
@@ -399,10 +431,12 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
   bool egress_done = false;
   if (plan && spec->hooks.create_runtime.len > 0)
     {
-      cleanup_free char *creating = ar_state_to_oci_json (st, AR_STATUS_CREATING, false);
+      cleanup_free char *creating
+          = ar_state_to_oci_json (st, AR_STATUS_CREATING, false);
       bool caller_stays = opts->started_by_parent && opts->caller_waits;
       if (ar_stage_run_egress_early (plan, st->id, spec, creating, caller_stays,
-                                     &egress_done, err) < 0)
+                                     &egress_done, err)
+          < 0)
         return prefer_init_error (sync_fd, err);
     }
   for (;;)
@@ -425,8 +459,10 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
         case AR_SYNC_SECCOMP:
           {
             oci_state state = ar_state_to_oci (st, AR_STATUS_CREATING);
-            if (ar_privileges_pass_listener (sync_fd, msg.fd, spec->linux_cfg->seccomp,
-                                             st->pid, &state, err) < 0)
+            if (ar_privileges_pass_listener (sync_fd, msg.fd,
+                                             spec->linux_cfg->seccomp, st->pid,
+                                             &state, err)
+                < 0)
               return -1;
             break;
           }
@@ -435,11 +471,13 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
         case AR_SYNC_ERROR:
           {
             cleanup_free char *text = msg.text;
-            return ar_error_set (err, 0, "%s", text ? text : "container init failed");
+            return ar_error_set (err, 0, "%s",
+                                 text ? text : "container init failed");
           }
         default:
           free (msg.text);
-          return ar_error_set (err, 0, "sync: unexpected message %d", (int) msg.type);
+          return ar_error_set (err, 0, "sync: unexpected message %d",
+                               (int) msg.type);
         }
     }
 }
@@ -461,7 +499,8 @@ spawn_init (const ar_create_options *opts, const oci_spec *spec,
   cfg->new_userns = (new_flags & CLONE_NEWUSER) != 0;
   (void) opts;
 
-  cleanup_close int cgroup_fd = u->cgroup ? ar_cgroup_open_v2_dir (u->cgroup) : -1;
+  cleanup_close int cgroup_fd
+      = u->cgroup ? ar_cgroup_open_v2_dir (u->cgroup) : -1;
   ns_restore saved;
   int r = enter_child_namespaces (spec, joins, &saved, err);
   if (r == 0)
@@ -532,7 +571,9 @@ typedef struct
 static void
 create_ctx_init (create_ctx *c, const ar_create_options *opts)
 {
-  *c = (create_ctx){ .opts = opts, .sync = { -1, -1 }, .fifo_fd = -1,
+  *c = (create_ctx){ .opts = opts,
+                     .sync = { -1, -1 },
+                     .fifo_fd = -1,
                      .undo = { .root_fd = -1, .state_fd = -1, .pidfd = -1 } };
   for (int t = 0; t < OCI_NS_COUNT; t++)
     c->joins.fd[t] = -1;
@@ -565,15 +606,20 @@ static int
 load_bundle (create_ctx *c, ar_error_t **err)
 {
   if (resolve_bundle (c->opts->bundle, &c->bundle, err) < 0
-      || read_config (c->bundle, &c->config_data, &c->config_len, &c->spec, err) < 0
-      || ar_stage_apply_policy (c->opts->profile, c->opts->trust_caller, c->spec, &c->plan, err) < 0
+      || read_config (c->bundle, &c->config_data, &c->config_len, &c->spec, err)
+             < 0
+      || ar_stage_apply_policy (c->opts->profile, c->opts->trust_caller,
+                                c->spec, &c->plan, err)
+             < 0
       || validate_spec (c->spec, err) < 0
       || resolve_rootfs (c->bundle, c->spec, &c->rootfs, err) < 0)
     return -1;
   /* Only the agent overlay can put a container on the host's own root:
    * the root itself can be neither pivoted away nor given to a container. */
   if (strcmp (c->rootfs, "/") == 0 && !ar_stage_has_overlay (c->plan))
-    return ar_error_set (err, 0, "config.json: .root.path: the rootfs is the host's `/`: only a profile with the overlay (e.g. --profile agent) can run on it");
+    return ar_error_set (
+        err, 0,
+        "config.json: .root.path: the rootfs is the host's `/`: only a profile with the overlay (e.g. --profile agent) can run on it");
   if (ar_ns_open_joins (c->spec, &c->joins, err) < 0)
     return -1;
   return refuse_own_mount_namespace (c->spec, &c->joins, err);
@@ -585,8 +631,8 @@ static int
 save_spec (create_ctx *c, ar_error_t **err)
 {
   if (c->plan == NULL)
-    return ar_write_file_atomic_at (c->undo.state_fd, AR_CONFIG_FILE, c->config_data,
-                                    c->config_len, 0600, err);
+    return ar_write_file_atomic_at (c->undo.state_fd, AR_CONFIG_FILE,
+                                    c->config_data, c->config_len, 0600, err);
   cleanup_free char *json = oci_spec_to_json (c->spec, false);
   return ar_write_file_atomic_at (c->undo.state_fd, AR_CONFIG_FILE, json,
                                   strlen (json), 0600, err);
@@ -621,7 +667,9 @@ prepare_host (create_ctx *c, ar_error_t **err)
   if (c->plan)
     {
       c->undo.plan = c->plan;
-      if (ar_stage_prepare (c->plan, c->undo.state_fd, c->state_dir, c->rootfs, c->spec, err) < 0)
+      if (ar_stage_prepare (c->plan, c->undo.state_fd, c->state_dir, c->rootfs,
+                            c->spec, err)
+          < 0)
         return -1;
       /* The overlay's merged view is the root now. */
       free (c->rootfs);
@@ -651,16 +699,22 @@ is_no_cgroup_for_user (const ar_error_t *e)
  * containers, as runc and crun do, but a limit is never dropped unsaid:
  * refused, or with --rootless-limits=ignore warned about by name. */
 static int
-run_without_cgroup (const create_ctx *c, const ar_error_t *why, ar_error_t **err)
+run_without_cgroup (const create_ctx *c, const ar_error_t *why,
+                    ar_error_t **err)
 {
-  cleanup_free char *limits = ar_cgroup_requested_limits (c->spec->linux_cfg ? c->spec->linux_cfg->resources : NULL);
+  cleanup_free char *limits = ar_cgroup_requested_limits (
+      c->spec->linux_cfg ? c->spec->linux_cfg->resources : NULL);
   if (limits == NULL)
     return 0;
   if (!c->opts->ignore_unenforced_limits)
-    return ar_error_set (err, 0, "config.json: .linux.resources (%s): no cgroup to enforce them in without root (%s): use a delegated cgroup (--systemd-cgroup under a systemd user session, or a cgroupsPath you own), or --rootless-limits=ignore to run without them",
-                         limits, ar_error_text (why));
-  fprintf (stderr, "agentrun: warning: linux.resources (%s) not enforced: no cgroup without root (%s)\n",
-           limits, ar_error_text (why));
+    return ar_error_set (
+        err, 0,
+        "config.json: .linux.resources (%s): no cgroup to enforce them in without root (%s): use a delegated cgroup (--systemd-cgroup under a systemd user session, or a cgroupsPath you own), or --rootless-limits=ignore to run without them",
+        limits, ar_error_text (why));
+  fprintf (
+      stderr,
+      "agentrun: warning: linux.resources (%s) not enforced: no cgroup without root (%s)\n",
+      limits, ar_error_text (why));
   return 0;
 }
 
@@ -675,7 +729,8 @@ prepare_cgroup (create_ctx *c, ar_error_t **err)
     return 0;
   cleanup_error ar_error_t *refused = NULL;
   if (ar_cgroup_create (c->opts->id, c->spec, AR_CGROUP_CGROUPFS, 0,
-                        &c->undo.cgroup, &refused) < 0)
+                        &c->undo.cgroup, &refused)
+      < 0)
     return c->opts->rootless && is_no_cgroup_for_user (refused)
                ? run_without_cgroup (c, refused, err)
                : ar_error_pass (err, steal_pointer (&refused));
@@ -721,13 +776,15 @@ start_init (create_ctx *c, bool *new_userns, ar_error_t **err)
   int *bind_fds = NULL;
   if (oci_spec_find_namespace (c->spec, OCI_NS_USER))
     {
-      cleanup_close int bundle_fd = open (c->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+      cleanup_close int bundle_fd
+          = open (c->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
       if (bundle_fd < 0)
         return ar_error_set (err, errno, "open bundle `%s`", c->bundle);
       bind_fds = ar_mounts_open_bind_sources (c->spec, bundle_fd);
     }
   cfg.bind_source_fds = bind_fds;
-  int r = spawn_init (c->opts, c->spec, &cfg, &c->joins, &c->undo, c->sync[1], err);
+  int r = spawn_init (c->opts, c->spec, &cfg, &c->joins, &c->undo, c->sync[1],
+                      err);
   ar_mounts_close_bind_sources (bind_fds, c->spec->n_mounts);
   c->sync[1] = -1;
   ar_ns_close_joins (&c->joins);
@@ -743,13 +800,16 @@ record_supervision (const ar_create_options *opts, int state_fd,
                     ar_error_t **err)
 {
   if (opts->bundle_owned
-      && ar_write_file_atomic_at (state_fd, AR_OWNED_BUNDLE_FILE, "", 0, 0600, err) < 0)
+      && ar_write_file_atomic_at (state_fd, AR_OWNED_BUNDLE_FILE, "", 0, 0600,
+                                  err)
+             < 0)
     return -1;
   if (!opts->delete_when_done)
     return 0;
-  cleanup_free char *me = xasprintf ("%d %llu\n", (int) getpid (),
-                                     ar_pid_start_time (getpid ()));
-  return ar_write_file_atomic_at (state_fd, AR_SUPERVISOR_FILE, me, strlen (me), 0600, err);
+  cleanup_free char *me
+      = xasprintf ("%d %llu\n", (int) getpid (), ar_pid_start_time (getpid ()));
+  return ar_write_file_atomic_at (state_fd, AR_SUPERVISOR_FILE, me, strlen (me),
+                                  0600, err);
 }
 
 /* Maps and cgroup before the init may proceed; the state record before
@@ -774,7 +834,8 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
   };
   if (ar_state_save (u->state_fd, &c->st, err) < 0
       || record_supervision (c->opts, u->state_fd, err) < 0
-      || drive_init (c->opts, c->spec, c->plan, &c->st, c->sync[0], out, err) < 0
+      || drive_init (c->opts, c->spec, c->plan, &c->st, c->sync[0], out, err)
+             < 0
       || ar_write_pid_file (c->opts->pid_file, u->pid, err) < 0)
     return -1;
   if (c->plan && c->opts->caller_waits && out->pty_master < 0)
@@ -782,7 +843,8 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
       out->wall_clock_seconds = ar_stage_wall_clock_seconds (c->plan);
       return 0;
     }
-  return ar_stage_start_watchdog (c->plan, c->opts->id, u->pid, c->st.cgroup, err);
+  return ar_stage_start_watchdog (c->plan, c->opts->id, u->pid, c->st.cgroup,
+                                  err);
 }
 
 void
@@ -828,7 +890,8 @@ ar_container_create (const ar_create_options *opts, ar_created *out,
     {
       ar_closep (&out->pty_master);
       if (err && *err)
-        ar_stage_audit_error (c.plan, opts->id, "create-failed", ar_error_text (*err));
+        ar_stage_audit_error (c.plan, opts->id, "create-failed",
+                              ar_error_text (*err));
       undo_create (&c.undo);
     }
   create_ctx_free (&c);

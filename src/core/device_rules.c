@@ -13,12 +13,12 @@ typedef struct
 } default_rule;
 
 static const default_rule defaults[] = {
-  { "c", -1, -1, "m" }, { "b", -1, -1, "m" },  /* mknod, not use */
-  { "c", 1, 3, "rwm" }, { "c", 1, 5, "rwm" },  /* null, zero */
-  { "c", 1, 7, "rwm" }, { "c", 1, 8, "rwm" },  /* full, random */
-  { "c", 1, 9, "rwm" }, { "c", 5, 0, "rwm" },  /* urandom, tty */
-  { "c", 5, 1, "rwm" }, { "c", 5, 2, "rwm" },  /* console, ptmx */
-  { "c", 136, -1, "rwm" },                     /* pty slaves */
+  { "c", -1, -1, "m" },    { "b", -1, -1, "m" }, /* mknod, not use */
+  { "c", 1, 3, "rwm" },    { "c", 1, 5, "rwm" }, /* null, zero */
+  { "c", 1, 7, "rwm" },    { "c", 1, 8, "rwm" }, /* full, random */
+  { "c", 1, 9, "rwm" },    { "c", 5, 0, "rwm" }, /* urandom, tty */
+  { "c", 5, 1, "rwm" },    { "c", 5, 2, "rwm" }, /* console, ptmx */
+  { "c", 136, -1, "rwm" },                       /* pty slaves */
 };
 
 static void
@@ -49,8 +49,10 @@ ar_device_rules_add_defaults (oci_spec *spec)
     {
       const oci_device *d = &lnx->devices[i];
       /* fifos ("p") have no device cgroup entry; "u" is a char device */
-      if (d->type && (strcmp (d->type, "c") == 0 || strcmp (d->type, "u") == 0
-                      || strcmp (d->type, "b") == 0))
-        append_rule (r, d->type[0] == 'b' ? "b" : "c", d->major, d->minor, "rwm");
+      if (d->type
+          && (strcmp (d->type, "c") == 0 || strcmp (d->type, "u") == 0
+              || strcmp (d->type, "b") == 0))
+        append_rule (r, d->type[0] == 'b' ? "b" : "c", d->major, d->minor,
+                     "rwm");
     }
 }

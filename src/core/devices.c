@@ -111,19 +111,19 @@ create_device (int rootfs_fd, const oci_device *d, ar_error_t **err)
   if (device_file_type (d, &type, err) < 0)
     return -1;
   cleanup_free char *name = NULL;
-  cleanup_close int dir_fd = open_device_parent (rootfs_fd, d->path, &name,
-                                                 err);
+  cleanup_close int dir_fd
+      = open_device_parent (rootfs_fd, d->path, &name, err);
   if (dir_fd < 0 || name == NULL)
     return -1;
 
-  dev_t rdev = type == S_IFIFO ? 0
-                               : makedev ((unsigned) d->major,
-                                          (unsigned) d->minor);
+  dev_t rdev = type == S_IFIFO
+                   ? 0
+                   : makedev ((unsigned) d->major, (unsigned) d->minor);
   bool keep;
   if (clear_existing (dir_fd, name, type, rdev, &keep, err) < 0)
     return -1;
-  mode_t mode = d->file_mode.set ? (d->file_mode.value & 07777)
-                                 : DEFAULT_DEVICE_MODE;
+  mode_t mode
+      = d->file_mode.set ? (d->file_mode.value & 07777) : DEFAULT_DEVICE_MODE;
   if (!keep && mknodat (dir_fd, name, type | mode, rdev) < 0)
     {
       if (errno == EPERM && type != S_IFIFO)
@@ -154,8 +154,7 @@ static int
 create_devices (const oci_spec *spec, int rootfs_fd, ar_error_t **err)
 {
   /* A device the spec lists itself wins over the default of that path. */
-  for (size_t i = 0; i < sizeof default_devices / sizeof *default_devices;
-       i++)
+  for (size_t i = 0; i < sizeof default_devices / sizeof *default_devices; i++)
     if (!listed_in_spec (spec, default_devices[i].path)
         && create_device (rootfs_fd, &default_devices[i], err) < 0)
       return ar_error_prefix (err, "device `%s`", default_devices[i].path);
@@ -180,8 +179,7 @@ static int
 create_dev_links (int dev_fd, ar_error_t **err)
 {
   for (size_t i = 0; i < sizeof dev_symlinks / sizeof *dev_symlinks; i++)
-    if (make_symlink (dev_fd, dev_symlinks[i].name, dev_symlinks[i].target,
-                      err)
+    if (make_symlink (dev_fd, dev_symlinks[i].name, dev_symlinks[i].target, err)
         < 0)
       return -1;
   if (access ("/proc/kcore", F_OK) == 0

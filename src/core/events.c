@@ -125,8 +125,7 @@ gen_blkio (yajl_gen g, const ar_cgroup_stats *s)
   yajl_gen_map_open (g);
   gen_blkio_list (g, "ioServiceBytesRecursive", s->io_service_bytes,
                   s->n_io_service_bytes);
-  gen_blkio_list (g, "ioServicedRecursive", s->io_serviced,
-                  s->n_io_serviced);
+  gen_blkio_list (g, "ioServicedRecursive", s->io_serviced, s->n_io_serviced);
   yajl_gen_map_close (g);
 }
 

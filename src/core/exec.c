@@ -59,18 +59,20 @@ differing_namespaces (pid_t pid)
   {
     const char *name;
     int flag;
-  } types[] = { { "user", CLONE_NEWUSER }, { "mnt", CLONE_NEWNS },
-                { "pid", CLONE_NEWPID },   { "net", CLONE_NEWNET },
-                { "ipc", CLONE_NEWIPC },   { "uts", CLONE_NEWUTS },
+  } types[] = { { "user", CLONE_NEWUSER },     { "mnt", CLONE_NEWNS },
+                { "pid", CLONE_NEWPID },       { "net", CLONE_NEWNET },
+                { "ipc", CLONE_NEWIPC },       { "uts", CLONE_NEWUTS },
                 { "cgroup", CLONE_NEWCGROUP }, { "time", CLONE_NEWTIME } };
   int flags = 0;
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
     {
       char theirs[64], ours[64];
-      snprintf (theirs, sizeof theirs, "/proc/%d/ns/%s", (int) pid, types[i].name);
+      snprintf (theirs, sizeof theirs, "/proc/%d/ns/%s", (int) pid,
+                types[i].name);
       snprintf (ours, sizeof ours, "/proc/self/ns/%s", types[i].name);
       struct stat a, b;
-      if (stat (theirs, &a) == 0 && stat (ours, &b) == 0 && a.st_ino != b.st_ino)
+      if (stat (theirs, &a) == 0 && stat (ours, &b) == 0
+          && a.st_ino != b.st_ino)
         flags |= types[i].flag;
     }
   return flags;
@@ -123,7 +125,8 @@ isolate_from_main (const exec_child *c, ar_error_t **err)
     return ar_error_set (err, errno, "secrets.mainOnly: fork");
   if (pid > 0)
     {
-      if (c->die_with_parent && ar_process_die_with_parent (c->sync_fd, err) < 0)
+      if (c->die_with_parent
+          && ar_process_die_with_parent (c->sync_fd, err) < 0)
         {
           kill (pid, SIGKILL);
           return -1;
@@ -133,8 +136,10 @@ isolate_from_main (const exec_child *c, ar_error_t **err)
     }
   if (prctl (PR_SET_PDEATHSIG, SIGKILL) < 0)
     return ar_error_set (err, errno, "secrets.mainOnly: parent-death signal");
-  if (mount ("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-    return ar_error_set (err, errno, "secrets.mainOnly: mount /proc of the new pid namespace");
+  if (mount ("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)
+      < 0)
+    return ar_error_set (
+        err, errno, "secrets.mainOnly: mount /proc of the new pid namespace");
   return ar_mounts_finalize (c->spec, err);
 }
 
@@ -201,12 +206,15 @@ child_setup (const exec_child *c, char **exe, char ***envp, ar_error_t **err)
     {
       int master = -1;
       cleanup_free char *slave = NULL;
-      if (ar_terminal_open_pty ("/dev/ptmx", "/dev/pts", &master, &slave, err) < 0)
+      if (ar_terminal_open_pty ("/dev/ptmx", "/dev/pts", &master, &slave, err)
+          < 0)
         return -1;
       int r = ar_sync_send (c->sync_fd, AR_SYNC_PTY, 0, master, NULL, err);
       close (master);
-      unsigned rows = c->proc->console_height.set ? c->proc->console_height.value : 0;
-      unsigned cols = c->proc->console_width.set ? c->proc->console_width.value : 0;
+      unsigned rows
+          = c->proc->console_height.set ? c->proc->console_height.value : 0;
+      unsigned cols
+          = c->proc->console_width.set ? c->proc->console_width.value : 0;
       if (r < 0 || ar_terminal_become_stdio (slave, rows, cols, err) < 0)
         return -1;
     }
@@ -219,7 +227,9 @@ child_setup (const exec_child *c, char **exe, char ***envp, ar_error_t **err)
   if (*exe == NULL)
     return -1;
   *envp = ar_process_exec_env (c->proc);
-  if (ar_privileges_drop (c->proc, c->seccomp, c->sync_fd, c->die_with_parent, err) < 0)
+  if (ar_privileges_drop (c->proc, c->seccomp, c->sync_fd, c->die_with_parent,
+                          err)
+      < 0)
     return -1;
   ar_process_cloexec_fds (3 + c->preserve_fds);
   return 0;
@@ -233,7 +243,8 @@ child_main (const exec_child *c)
   char **envp = NULL;
   if (child_setup (c, &exe, &envp, &err) < 0)
     {
-      ar_sync_send (c->sync_fd, AR_SYNC_ERROR, 0, -1, ar_error_text (err), NULL);
+      ar_sync_send (c->sync_fd, AR_SYNC_ERROR, 0, -1, ar_error_text (err),
+                    NULL);
       _exit (1);
     }
   execve (exe, c->proc->args.items, envp);
@@ -272,7 +283,8 @@ wait_child_ready (const ar_exec_options *opts, int sync_fd,
         {
           oci_state state = ar_state_to_oci (l->st, AR_STATUS_RUNNING);
           if (ar_privileges_pass_listener (sync_fd, msg.fd, l->seccomp, l->pid,
-                                           &state, err) < 0)
+                                           &state, err)
+              < 0)
             return -1;
           continue;
         }
@@ -280,7 +292,8 @@ wait_child_ready (const ar_exec_options *opts, int sync_fd,
         continue;
       if (opts->console_socket)
         {
-          int r = ar_terminal_send_to_socket (opts->console_socket, msg.fd, err);
+          int r
+              = ar_terminal_send_to_socket (opts->console_socket, msg.fd, err);
           close (msg.fd);
           if (r < 0)
             return -1;
@@ -288,7 +301,8 @@ wait_child_ready (const ar_exec_options *opts, int sync_fd,
       else if (opts->detach)
         {
           close (msg.fd);
-          return ar_error_set (err, 0, "exec --tty --detach needs --console-socket");
+          return ar_error_set (err, 0,
+                               "exec --tty --detach needs --console-socket");
         }
       else
         *pty = msg.fd;
@@ -303,8 +317,10 @@ check_runnable (int state_fd, const ar_state *st, const ar_exec_options *opts,
   if (status == AR_STATUS_STOPPED)
     return exec_stopped_error (opts->id, err);
   if (status == AR_STATUS_PAUSED && !opts->ignore_paused)
-    return ar_error_set (err, 0, "cannot exec in a paused container (use --ignore-paused to override): `%s`",
-                         opts->id);
+    return ar_error_set (
+        err, 0,
+        "cannot exec in a paused container (use --ignore-paused to override): `%s`",
+        opts->id);
   return 0;
 }
 
@@ -314,9 +330,10 @@ enter_cgroup (const ar_exec_options *opts, const ar_state *st, pid_t pid,
 {
   if (st->cgroup == NULL)
     return opts->n_cgroups == 0 ? 0
-                                : ar_error_set (err, 0, "--cgroup: the "
-                                                        "container has no "
-                                                        "cgroup");
+                                : ar_error_set (err, 0,
+                                                "--cgroup: the "
+                                                "container has no "
+                                                "cgroup");
   ar_cgroup *cg = NULL;
   if (ar_cgroup_deserialize (st->cgroup, &cg, err) < 0)
     return -1;
@@ -336,7 +353,8 @@ audit_exec (const ar_exec_options *opts, const ar_plan *plan,
 {
   if (plan == NULL)
     return;
-  cleanup_free char *state_dir = ar_container_state_path (opts->root, opts->id, NULL);
+  cleanup_free char *state_dir
+      = ar_container_state_path (opts->root, opts->id, NULL);
   if (state_dir)
     ar_stage_audit_exec (plan, state_dir, opts->id, proc, outcome);
 }
@@ -351,7 +369,8 @@ static int
 fork_in_container (exec_child *c, int pidfd_init, pid_t *pid, ar_error_t **err)
 {
   int for_children = c->join_flags & (CLONE_NEWPID | CLONE_NEWTIME);
-  if (for_children && (c->join_flags & CLONE_NEWUSER) && ar_userns_unprivileged ())
+  if (for_children && (c->join_flags & CLONE_NEWUSER)
+      && ar_userns_unprivileged ())
     {
       if (prctl (PR_SET_DUMPABLE, 0) < 0)
         return ar_error_set (err, errno, "exec: make the runtime undumpable");
@@ -372,11 +391,13 @@ int
 ar_container_exec (const ar_exec_options *opts, oci_process *proc,
                    ar_error_t **err)
 {
-  cleanup_close int state_fd = ar_container_open_dir (opts->root, opts->id, err);
+  cleanup_close int state_fd
+      = ar_container_open_dir (opts->root, opts->id, err);
   if (state_fd < 0)
     return -1;
   cleanup_state ar_state *st = NULL;
-  if (ar_state_load (state_fd, &st, err) < 0 || check_runnable (state_fd, st, opts, err) < 0)
+  if (ar_state_load (state_fd, &st, err) < 0
+      || check_runnable (state_fd, st, opts, err) < 0)
     return -1;
   if (ar_process_validate (proc, err) < 0)
     return -1;
@@ -396,7 +417,8 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
     goto out;
   ar_stage_confine_exec (plan, spec, proc);
   /* Before anything can run: a start without an end is evidence too. */
-  audit_exec (opts, plan, proc, &(ar_exec_outcome){ "exec-start", 0, -1, NULL });
+  audit_exec (opts, plan, proc,
+              &(ar_exec_outcome){ "exec-start", 0, -1, NULL });
   init_pidfd = ar_pidfd_open (st->pid);
   if (init_pidfd < 0 || !ar_state_init_alive (st))
     {
@@ -405,12 +427,15 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
     }
   if (spec->linux_cfg && spec->linux_cfg->seccomp)
     {
-      cleanup_free char *cache = xasprintf ("%s/" AR_SECCOMP_CACHE_DIR, opts->root);
-      if (ar_seccomp_compile (spec->linux_cfg->seccomp, cache, &seccomp, err) < 0)
+      cleanup_free char *cache
+          = xasprintf ("%s/" AR_SECCOMP_CACHE_DIR, opts->root);
+      if (ar_seccomp_compile (spec->linux_cfg->seccomp, cache, &seccomp, err)
+          < 0)
         goto out;
     }
   int join_flags = differing_namespaces (st->pid);
-  if (ar_sync_pair (sync, err) < 0 || open_init_root (st, join_flags, &root_fd, err) < 0)
+  if (ar_sync_pair (sync, err) < 0
+      || open_init_root (st, join_flags, &root_fd, err) < 0)
     goto out;
   exec_child c = {
     .plan = plan,
@@ -429,9 +454,12 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
   ar_closep (&sync[1]);
   if (enter_cgroup (opts, st, pid, err) < 0
       || ar_sync_send (sync[0], AR_SYNC_GO, 0, -1, NULL, err) < 0
-      || wait_child_ready (opts, sync[0],
-                           &(listener_ctx){ spec->linux_cfg ? spec->linux_cfg->seccomp : NULL, st, pid },
-                           &pty, err) < 0
+      || wait_child_ready (
+             opts, sync[0],
+             &(listener_ctx){ spec->linux_cfg ? spec->linux_cfg->seccomp : NULL,
+                              st, pid },
+             &pty, err)
+             < 0
       || ar_write_pid_file (opts->pid_file, pid, err) < 0)
     goto out;
   if (opts->detach)
@@ -443,12 +471,14 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
       r = ar_foreground_wait (pid, pty, -1, 0, &end, err);
     }
   if (r >= 0)
-    audit_exec (opts, plan, proc, &(ar_exec_outcome){ "exec", pid, opts->detach ? -1 : r, NULL });
+    audit_exec (opts, plan, proc,
+                &(ar_exec_outcome){ "exec", pid, opts->detach ? -1 : r, NULL });
   pid = 0;
 
 out:
   if (r < 0 && err && *err)
-    audit_exec (opts, plan, proc, &(ar_exec_outcome){ "exec", pid, -1, ar_error_text (*err) });
+    audit_exec (opts, plan, proc,
+                &(ar_exec_outcome){ "exec", pid, -1, ar_error_text (*err) });
   if (pid > 0)
     {
       kill (pid, SIGKILL);

@@ -25,8 +25,8 @@ typedef struct
 
 /* The container's own process section (config.json as created), for the
  * caller to adjust before ar_container_exec. */
-int ar_exec_base_process (const char *root, const char *id,
-                          oci_process **out, ar_error_t **err);
+int ar_exec_base_process (const char *root, const char *id, oci_process **out,
+                          ar_error_t **err);
 
 /* Run `proc` in every namespace, the cgroup, the seccomp filter and the
  * capabilities of container `id` (under the agent policy, no more than the

@@ -92,13 +92,14 @@ fill_namespaces (name_list *l)
 static bool
 apparmor_enabled (void)
 {
-  cleanup_file FILE *f = fopen ("/sys/module/apparmor/parameters/enabled", "re");
+  cleanup_file FILE *f
+      = fopen ("/sys/module/apparmor/parameters/enabled", "re");
   return f && fgetc (f) == 'Y';
 }
 
 static const char *const hooks[]
-    = { "prestart",        "createRuntime", "createContainer",
-        "startContainer",  "poststart",     "poststop" };
+    = { "prestart",       "createRuntime", "createContainer",
+        "startContainer", "poststart",     "poststop" };
 
 char *
 ar_features_json (void)

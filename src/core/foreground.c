@@ -32,10 +32,11 @@ forward_signal (int sig)
 void
 ar_foreground_forward_signals (pid_t pid)
 {
-  static const int sigs[] = { SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
+  static const int sigs[] = { SIGHUP,  SIGINT,  SIGQUIT,  SIGTERM,
                               SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
   forward_pid = pid;
-  struct sigaction sa = { .sa_handler = forward_signal, .sa_flags = SA_RESTART };
+  struct sigaction sa
+      = { .sa_handler = forward_signal, .sa_flags = SA_RESTART };
   sigemptyset (&sa.sa_mask);
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
     sigaction (sigs[i], &sa, NULL);
@@ -78,7 +79,8 @@ ar_foreground_wait (pid_t pid, int pty, int pidfd, int64_t timeout_seconds,
   int status;
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)
-      return ar_error_set (err, errno, "wait for container process %d", (int) pid);
+      return ar_error_set (err, errno, "wait for container process %d",
+                           (int) pid);
   forward_pid = 0;
   end->wait_status = status;
   end->passed_on = first_ending_signal;

@@ -15,8 +15,8 @@ void ar_foreground_forward_signals (pid_t pid);
 /* How the waited-for process ended, besides its exit status. */
 typedef struct
 {
-  bool timed_out;   /* the deadline passed and it was killed */
-  int wait_status;  /* as waitpid gave it */
+  bool timed_out;  /* the deadline passed and it was killed */
+  int wait_status; /* as waitpid gave it */
   /* The first signal meant to end a program (SIGTERM, SIGINT, SIGHUP,
    * SIGQUIT) that we got and passed on; 0: none. */
   int passed_on;
@@ -26,8 +26,7 @@ typedef struct
  * its exit code, or 128 + the signal that killed it. -1 with *err on a
  * failure to wait. With timeout_seconds > 0 (and no pty) `pid` is killed
  * when the time is up, and end->timed_out says so; `pidfd` is pid's. */
-int ar_foreground_wait (pid_t pid, int pty, int pidfd,
-                        int64_t timeout_seconds, ar_foreground_end *end,
-                        ar_error_t **err);
+int ar_foreground_wait (pid_t pid, int pty, int pidfd, int64_t timeout_seconds,
+                        ar_foreground_end *end, ar_error_t **err);
 
 #endif

@@ -47,7 +47,9 @@ exec_hook (const oci_hook *hook, int stdin_fd, int exec_error_fd)
   char *default_argv[] = { hook->path, NULL };
   /* runc hands a hook without env its own environment; ours may hold
    * what the agent must not see, so such a hook gets a PATH only. */
-  char *default_env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+  char *default_env[]
+      = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+          NULL };
   char *const *argv = hook->args.len > 0 ? hook->args.items : default_argv;
   char *const *envp = hook->env.len > 0 ? hook->env.items : default_env;
 
@@ -239,8 +241,9 @@ report (const oci_hook *hook, const char *phase, size_t index,
 {
   const char *path = hook->path ? hook->path : "";
   if (outcome == HOOK_TIMED_OUT)
-    return ar_error_set (err, 0, "%s hook #%zu (%s): timed out after %" PRId64
-                         "s", phase, index, path, hook->timeout.value);
+    return ar_error_set (err, 0,
+                         "%s hook #%zu (%s): timed out after %" PRId64 "s",
+                         phase, index, path, hook->timeout.value);
   if (child_errno != 0)
     return ar_error_set (err, child_errno, "%s hook #%zu (%s): exec", phase,
                          index, path);
@@ -292,8 +295,8 @@ static int
 run_one (const oci_hook *hook, const char *phase, size_t index,
          const char *state_json, ar_error_t **err)
 {
-  running_hook h = { .pid = -1, .pidfd = -1, .stdin_fd = -1,
-                     .exec_error_fd = -1 };
+  running_hook h
+      = { .pid = -1, .pidfd = -1, .stdin_fd = -1, .exec_error_fd = -1 };
   if (hook->path == NULL)
     return ar_error_set (err, 0, "%s hook #%zu: no path", phase, index);
   if (spawn_hook (hook, &h, err) < 0)

@@ -226,7 +226,8 @@ unmount_if_new (const record *r, const mount_entry *e)
   cleanup_close int fd = open_mount_point (r->rootfs, e->path);
   struct statx sx;
   if (fd < 0
-      || statx (fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) < 0
+      || statx (fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx)
+             < 0
       || !(sx.stx_mask & STATX_MNT_ID) || noted (r, sx.stx_mnt_id))
     return false;
   char path[AR_FD_PATH_MAX];
@@ -254,7 +255,8 @@ ar_host_mounts_undo (int state_fd, ar_error_t **err)
       for (size_t i = 0; pass < MAX_PASSES && i < left.len; i++)
         gone += unmount_if_new (&r, &left.items[i]);
       if (gone == 0)
-        return ar_error_set (err, 0, "rootfs `%s`: cannot unmount `%s` (%zu mounts left)",
-                             r.rootfs, left.items[0].path, left.len);
+        return ar_error_set (
+            err, 0, "rootfs `%s`: cannot unmount `%s` (%zu mounts left)",
+            r.rootfs, left.items[0].path, left.len);
     }
 }

@@ -14,8 +14,7 @@
 
 /* Before the init starts: note the mounts at or under `rootfs` (an
  * absolute path without symlinks) in <state_fd>/host-mounts. */
-int ar_host_mounts_record (int state_fd, const char *rootfs,
-                           ar_error_t **err);
+int ar_host_mounts_record (int state_fd, const char *rootfs, ar_error_t **err);
 
 /* Unmount (MNT_DETACH, deepest first) every mount at or under the noted
  * rootfs that was not noted. No host-mounts file: nothing to do. */

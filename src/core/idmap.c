@@ -22,8 +22,10 @@ typedef struct
   const char *ranges; /* "/etc/subuid" */
 } id_kind;
 
-static const id_kind uid_kind = { "uid_map", "newuidmap", "uidMappings", "/etc/subuid" };
-static const id_kind gid_kind = { "gid_map", "newgidmap", "gidMappings", "/etc/subgid" };
+static const id_kind uid_kind
+    = { "uid_map", "newuidmap", "uidMappings", "/etc/subuid" };
+static const id_kind gid_kind
+    = { "gid_map", "newgidmap", "gidMappings", "/etc/subgid" };
 
 static int
 write_map_file (pid_t pid, const id_kind *k, const oci_id_mapping *m, size_t n,
@@ -64,12 +66,16 @@ run_helper (pid_t pid, const id_kind *k, const oci_id_mapping *m, size_t n,
   cleanup_error ar_error_t *not_run = NULL;
   int r = ar_spawn_wait (argv, &msg, &not_run);
   if (r < 0)
-    return ar_error_set (err, not_run->errno_value, "config.json: .linux.%s: mapping more than your own id needs %s (Debian: apt-get install uidmap) and a range in %s",
-                         k->json, k->helper, k->ranges);
+    return ar_error_set (
+        err, not_run->errno_value,
+        "config.json: .linux.%s: mapping more than your own id needs %s (Debian: apt-get install uidmap) and a range in %s",
+        k->json, k->helper, k->ranges);
   if (r == 0)
     return 0;
-  return ar_error_set (err, 0, "config.json: .linux.%s: %s refused the mapping (%s): is it within your range in %s?",
-                       k->json, k->helper, msg[0] ? msg : "no message", k->ranges);
+  return ar_error_set (
+      err, 0,
+      "config.json: .linux.%s: %s refused the mapping (%s): is it within your range in %s?",
+      k->json, k->helper, msg[0] ? msg : "no message", k->ranges);
 }
 
 /* The one mapping the kernel lets an unprivileged process write itself. */
@@ -101,9 +107,12 @@ int
 ar_idmap_write (pid_t pid, const oci_linux *lnx, ar_error_t **err)
 {
   if (lnx->n_uid_mappings == 0 || lnx->n_gid_mappings == 0)
-    return ar_error_set (err, 0, "config.json: .linux: a new user namespace needs uidMappings and gidMappings");
+    return ar_error_set (
+        err, 0,
+        "config.json: .linux: a new user namespace needs uidMappings and gidMappings");
   if (map_ids (pid, &uid_kind, lnx->uid_mappings, lnx->n_uid_mappings,
-               geteuid (), err) < 0)
+               geteuid (), err)
+      < 0)
     return -1;
   return map_ids (pid, &gid_kind, lnx->gid_mappings, lnx->n_gid_mappings,
                   getegid (), err);

@@ -43,7 +43,8 @@ state_json (const ar_init_config *cfg, const char *status)
 static int
 set_identity_names (const oci_spec *spec, ar_error_t **err)
 {
-  if (spec->hostname && sethostname (spec->hostname, strlen (spec->hostname)) < 0)
+  if (spec->hostname
+      && sethostname (spec->hostname, strlen (spec->hostname)) < 0)
     return ar_error_set (err, errno, "sethostname `%s`", spec->hostname);
   if (spec->domainname
       && setdomainname (spec->domainname, strlen (spec->domainname)) < 0)
@@ -66,7 +67,8 @@ join_session_keyring (const ar_init_config *cfg, ar_error_t **err)
 static int
 set_personality (const oci_linux *lnx, ar_error_t **err)
 {
-  if (lnx == NULL || lnx->personality == NULL || lnx->personality->domain == NULL)
+  if (lnx == NULL || lnx->personality == NULL
+      || lnx->personality->domain == NULL)
     return 0;
   unsigned long domain;
   if (strcmp (lnx->personality->domain, "LINUX") == 0)
@@ -74,8 +76,9 @@ set_personality (const oci_linux *lnx, ar_error_t **err)
   else if (strcmp (lnx->personality->domain, "LINUX32") == 0)
     domain = PER_LINUX32;
   else
-    return ar_error_set (err, 0, "config.json: .linux.personality.domain: unknown domain `%s`",
-                         lnx->personality->domain);
+    return ar_error_set (
+        err, 0, "config.json: .linux.personality.domain: unknown domain `%s`",
+        lnx->personality->domain);
   if (personality (domain) < 0)
     return ar_error_set (err, errno, "personality");
   return 0;
@@ -143,13 +146,14 @@ run_hooks_here (const ar_init_config *cfg, const oci_hook_list *hooks,
 
 /* After pivot_root: the container's own view, then the process itself. */
 static int
-finish_setup (const ar_init_config *cfg, const char *pty_slave,
-              int *proc_sys, char **exe, ar_error_t **err)
+finish_setup (const ar_init_config *cfg, const char *pty_slave, int *proc_sys,
+              char **exe, ar_error_t **err)
 {
   const oci_spec *spec = cfg->spec;
   const oci_process *proc = spec->process;
   if (ar_mounts_enter_rootfs (cfg->rootfs, cfg->no_pivot,
-                              ar_ns_host_mounts (spec), err) < 0)
+                              ar_ns_host_mounts (spec), err)
+      < 0)
     return -1;
   /* A missing cwd is made while the rootfs is still writable, as runc and
      crun do: containerd's CRI and ctr --cwd leave that to the runtime. */
@@ -173,7 +177,8 @@ finish_setup (const ar_init_config *cfg, const char *pty_slave,
       || ar_process_set_attributes (proc, err) < 0)
     return -1;
   if (proc->cwd && chdir (proc->cwd) < 0)
-    return ar_error_set (err, errno, "chdir to cwd `%s` set in config.json", proc->cwd);
+    return ar_error_set (err, errno, "chdir to cwd `%s` set in config.json",
+                         proc->cwd);
   *exe = ar_process_find_executable (proc, err);
   if (*exe == NULL)
     return -1;
@@ -247,7 +252,8 @@ static _Noreturn void
 fail (const ar_init_config *cfg, ar_error_t *err, bool parent_listening)
 {
   if (parent_listening)
-    ar_sync_send (cfg->sync_fd, AR_SYNC_ERROR, 0, -1, ar_error_text (err), NULL);
+    ar_sync_send (cfg->sync_fd, AR_SYNC_ERROR, 0, -1, ar_error_text (err),
+                  NULL);
   else
     dprintf (STDERR_FILENO, "agentrun: %s\n", ar_error_text (err));
   _exit (1);
@@ -289,7 +295,8 @@ ar_init_main (const ar_init_config *cfg)
     fail (cfg, err, true);
   if (pty_master >= 0)
     {
-      if (ar_sync_send (cfg->sync_fd, AR_SYNC_PTY, 0, pty_master, NULL, &err) < 0)
+      if (ar_sync_send (cfg->sync_fd, AR_SYNC_PTY, 0, pty_master, NULL, &err)
+          < 0)
         fail (cfg, err, true);
       close (pty_master);
     }
@@ -297,7 +304,8 @@ ar_init_main (const ar_init_config *cfg)
       || ar_sync_expect (cfg->sync_fd, AR_SYNC_HOOKS_DONE, &msg, &err) < 0)
     _exit (1);
   if (run_hooks_here (cfg, &spec->hooks.create_container, "createContainer",
-                      "creating", &err) < 0)
+                      "creating", &err)
+      < 0)
     fail (cfg, err, true);
   if (finish_setup (cfg, pty_slave, &proc_sys, &exe, &err) < 0)
     fail (cfg, err, true);
@@ -320,7 +328,8 @@ ar_init_main (const ar_init_config *cfg)
     close (cfg->sync_fd);
 
   if (run_hooks_here (cfg, &spec->hooks.start_container, "startContainer",
-                      "created", &err) < 0)
+                      "created", &err)
+      < 0)
     fail (cfg, err, false);
   if (reaping && ar_reaper_fork_workload (cfg->sync_fd, &err) < 0)
     fail (cfg, err, false);

@@ -23,11 +23,11 @@ typedef struct
   bool new_userns;
   bool no_pivot;
   bool no_new_keyring;
-  int preserve_fds;     /* listen_fds included */
+  int preserve_fds;           /* listen_fds included */
   const int *bind_source_fds; /* per spec->mounts entry, or NULL */
-  int listen_fds;       /* LISTEN_FDS for the workload, 0: none */
-  bool die_with_parent; /* the runtime waits for us: die when it does */
-  bool reaper;          /* stay as PID 1 and fork the workload (reaper.h) */
+  int listen_fds;             /* LISTEN_FDS for the workload, 0: none */
+  bool die_with_parent;       /* the runtime waits for us: die when it does */
+  bool reaper; /* stay as PID 1 and fork the workload (reaper.h) */
 } ar_init_config;
 
 /* Never returns: execs the workload or _exits non-zero after sending the

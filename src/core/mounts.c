@@ -119,9 +119,9 @@ size_t
 ar_mounts_option_names (const char **out, size_t max)
 {
   size_t n = 0;
-#define ADD_NAMES(table)                                                      \
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++, n++)           \
-    if (n < max)                                                              \
+#define ADD_NAMES(table)                                                       \
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++, n++)             \
+    if (n < max)                                                               \
       out[n] = table[i].name;
   ADD_NAMES (flag_options)
   ADD_NAMES (propagation_options)
@@ -252,8 +252,8 @@ parse_mount_options (const oci_strv *options, mount_options *o,
           continue;
         }
       if (strcmp (opt, "idmap") == 0 || strcmp (opt, "ridmap") == 0)
-        return ar_error_set (err, 0, ".options[%zu]: `%s` is not supported",
-                             i, opt);
+        return ar_error_set (err, 0, ".options[%zu]: `%s` is not supported", i,
+                             opt);
       append_data (o, opt);
     }
   return 0;
@@ -309,7 +309,8 @@ remount_bind (const char *path, const char *display, unsigned long flags,
    * it was asked for: locked_flags reports it too, but a locked
    * read-only mount cannot become writable anyway. Locked atime flags
    * cannot change at all: the mount's own replace the ones asked for. */
-  const unsigned long atime = MS_NOATIME | MS_NODIRATIME | MS_RELATIME | MS_STRICTATIME;
+  const unsigned long atime
+      = MS_NOATIME | MS_NODIRATIME | MS_RELATIME | MS_STRICTATIME;
   unsigned long locked = locked_flags (path) & ~MS_RDONLY;
   if (mount (NULL, path, NULL, base | (keep & ~atime) | locked, NULL) < 0)
     return ar_error_set (err, errno, "remount \"%s\"", display);
@@ -332,8 +333,7 @@ apply_recursive_attrs (int mnt_fd, const char *display, const mount_options *o,
 {
   if (o->attr_set == 0 && o->attr_clr == 0)
     return 0;
-  struct mount_attr attr = { .attr_set = o->attr_set,
-                             .attr_clr = o->attr_clr };
+  struct mount_attr attr = { .attr_set = o->attr_set, .attr_clr = o->attr_clr };
   if (mount_setattr (mnt_fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
                      sizeof attr)
       < 0)
@@ -352,7 +352,8 @@ detached_copy (int dir_fd, const char *source, bool recursive,
 {
   int rec = recursive ? AT_RECURSIVE : 0;
   struct mount_attr a = *attr;
-  int fd = open_tree (dir_fd, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
+  int fd
+      = open_tree (dir_fd, source, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
   if (fd >= 0 && mount_setattr (fd, "", AT_EMPTY_PATH | rec, &a, sizeof a) < 0)
     {
       int saved = errno;
@@ -375,7 +376,8 @@ attach (int tree_fd, int target_fd)
 int
 ar_mounts_bind_device_fd (const char *source, int target_fd, ar_error_t **err)
 {
-  static const struct mount_attr device = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC };
+  static const struct mount_attr device
+      = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC };
   cleanup_close int tree = detached_copy (AT_FDCWD, source, false, &device);
   if (tree < 0 || attach (tree, target_fd) < 0)
     return ar_error_set (err, errno, "bind \"%s\"", source);
@@ -405,9 +407,8 @@ ar_mounts_check_real_directory (int rootfs_fd, const char *dest,
     return ar_error_set (err, 0, "rootfs%s: not a directory", clean);
 
   cleanup_error ar_error_t *open_err = NULL;
-  cleanup_close int parent_fd
-      = ar_path_open_in_root (rootfs_fd, *parent ? parent : "/",
-                              O_PATH | O_DIRECTORY, &open_err);
+  cleanup_close int parent_fd = ar_path_open_in_root (
+      rootfs_fd, *parent ? parent : "/", O_PATH | O_DIRECTORY, &open_err);
   if (parent_fd < 0 && open_err->errno_value == ENOENT)
     return 0;
   if (parent_fd < 0)
@@ -420,8 +421,7 @@ ar_mounts_check_real_directory (int rootfs_fd, const char *dest,
     return errno == ENOENT ? 0
                            : ar_error_set (err, errno, "stat rootfs%s", clean);
   if (S_ISLNK (st.st_mode))
-    return ar_error_set (err, 0, "rootfs%s: not a directory (symlink)",
-                         clean);
+    return ar_error_set (err, 0, "rootfs%s: not a directory (symlink)", clean);
   if (!S_ISDIR (st.st_mode))
     return ar_error_set (err, 0, "rootfs%s: not a directory", clean);
   return 0;
@@ -472,7 +472,8 @@ mount_bind (int rootfs_fd, const oci_mount *m, const mount_options *o,
     return ar_error_set (err, 0, "bind mount on \"%s\": no source",
                          m->destination);
   /* The source is the host's (relative ones from the bundle, our cwd). */
-  cleanup_close int src_fd = tree_fd >= 0 ? -1 : open (m->source, O_PATH | O_CLOEXEC);
+  cleanup_close int src_fd
+      = tree_fd >= 0 ? -1 : open (m->source, O_PATH | O_CLOEXEC);
   if (tree_fd < 0 && src_fd < 0)
     return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", m->source,
                          m->destination);
@@ -480,16 +481,17 @@ mount_bind (int rootfs_fd, const oci_mount *m, const mount_options *o,
   if (fstat (tree_fd >= 0 ? tree_fd : src_fd, &st) < 0)
     return ar_error_set (err, errno, "stat \"%s\"", m->source);
 
-  cleanup_close int dst_fd = ar_path_create_in_root (
-      rootfs_fd, m->destination, S_ISDIR (st.st_mode), err);
+  cleanup_close int dst_fd = ar_path_create_in_root (rootfs_fd, m->destination,
+                                                     S_ISDIR (st.st_mode), err);
   if (dst_fd < 0)
     return -1;
 
   char src[AR_FD_PATH_MAX], dst[AR_FD_PATH_MAX];
   ar_fd_path (src_fd, src);
   ar_fd_path (dst_fd, dst);
-  if (tree_fd >= 0 ? attach (tree_fd, dst_fd) < 0
-                   : mount (src, dst, NULL, MS_BIND | (o->flags & MS_REC), NULL) < 0)
+  if (tree_fd >= 0
+          ? attach (tree_fd, dst_fd) < 0
+          : mount (src, dst, NULL, MS_BIND | (o->flags & MS_REC), NULL) < 0)
     return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", m->source,
                          m->destination);
   return finish_mount (rootfs_fd, m, o, true, err);
@@ -517,7 +519,8 @@ without_gid_option (const char *data)
 {
   cleanup_free char *copy = xstrdup (data);
   char *out = xstrdup (""), *save = NULL;
-  for (char *tok = strtok_r (copy, ",", &save); tok; tok = strtok_r (NULL, ",", &save))
+  for (char *tok = strtok_r (copy, ",", &save); tok;
+       tok = strtok_r (NULL, ",", &save))
     if (strncmp (tok, "gid=", 4) != 0)
       {
         char *joined = xasprintf ("%s%s%s", out, *out ? "," : "", tok);
@@ -578,8 +581,8 @@ mount_filesystem (int rootfs_fd, const oci_mount *m, const mount_options *o,
 
 typedef struct
 {
-  char *name;       /* directory name under CGROUP_ROOT ("cpu,cpuacct") */
-  char *fstype;     /* "cgroup" or "cgroup2" */
+  char *name;        /* directory name under CGROUP_ROOT ("cpu,cpuacct") */
+  char *fstype;      /* "cgroup" or "cgroup2" */
   char *controllers; /* v1 mount data ("cpu,cpuacct", "name=systemd") */
 } cgroup_hierarchy;
 
@@ -678,7 +681,8 @@ ar_mounts_note_own_cgroups (void)
 {
   free (cgroups_before_cgroupns);
   cgroups_before_cgroupns = NULL;
-  ar_read_file_at (AT_FDCWD, "/proc/self/cgroup", 65536, &cgroups_before_cgroupns, NULL, NULL);
+  ar_read_file_at (AT_FDCWD, "/proc/self/cgroup", 65536,
+                   &cgroups_before_cgroupns, NULL, NULL);
 }
 
 /* Our cgroup path in the hierarchy `h` ("/user.slice/..."), from
@@ -689,10 +693,13 @@ own_cgroup_path (const cgroup_hierarchy *h)
   cleanup_free char *text = NULL;
   if (cgroups_before_cgroupns)
     text = xstrdup (cgroups_before_cgroupns);
-  else if (ar_read_file_at (AT_FDCWD, "/proc/self/cgroup", 65536, &text, NULL, NULL) < 0)
+  else if (ar_read_file_at (AT_FDCWD, "/proc/self/cgroup", 65536, &text, NULL,
+                            NULL)
+           < 0)
     return NULL;
   char *save = NULL;
-  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+  for (char *line = strtok_r (text, "\n", &save); line;
+       line = strtok_r (NULL, "\n", &save))
     {
       char *ctrls = strchr (line, ':');
       char *path = ctrls ? strchr (ctrls + 1, ':') : NULL;
@@ -700,8 +707,8 @@ own_cgroup_path (const cgroup_hierarchy *h)
         continue;
       *path++ = '\0';
       ctrls++;
-      bool match = h->controllers ? streq (ctrls, h->controllers)
-                                  : *ctrls == '\0';
+      bool match
+          = h->controllers ? streq (ctrls, h->controllers) : *ctrls == '\0';
       if (match)
         return xstrdup (path);
     }
@@ -723,9 +730,8 @@ in_cgroup_namespace (const oci_spec *spec)
  * namespace root is all it shows), else a bind of our own cgroup so the
  * container sees nothing above it. */
 static int
-mount_one_hierarchy (int rootfs_fd, const char *dest,
-                     const cgroup_hierarchy *h, unsigned long flags,
-                     bool cgroupns, ar_error_t **err)
+mount_one_hierarchy (int rootfs_fd, const char *dest, const cgroup_hierarchy *h,
+                     unsigned long flags, bool cgroupns, ar_error_t **err)
 {
   cleanup_close int fd = ar_path_create_in_root (rootfs_fd, dest, true, err);
   if (fd < 0)
@@ -749,8 +755,10 @@ mount_one_hierarchy (int rootfs_fd, const char *dest,
 
   cleanup_free char *own = own_cgroup_path (h);
   if (own == NULL)
-    return ar_error_set (err, 0, "cgroup hierarchy `%s`: not in "
-                                 "/proc/self/cgroup", h->name);
+    return ar_error_set (err, 0,
+                         "cgroup hierarchy `%s`: not in "
+                         "/proc/self/cgroup",
+                         h->name);
   cleanup_free char *source = xasprintf (CGROUP_ROOT "/%s%s", h->name, own);
   if (mount (source, path, NULL, MS_BIND | MS_REC, NULL) < 0)
     return ar_error_set (err, errno, "mount \"%s\" on \"%s\"", source, dest);
@@ -795,7 +803,8 @@ mount_cgroup (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
 
   if (unified_root)
     {
-      cgroup_hierarchy v2 = { .name = (char *) "", .fstype = (char *) "cgroup2" };
+      cgroup_hierarchy v2
+          = { .name = (char *) "", .fstype = (char *) "cgroup2" };
       return mount_one_hierarchy (rootfs_fd, m->destination, &v2, o->flags,
                                   cgroupns, err);
     }
@@ -805,16 +814,15 @@ mount_cgroup (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
   oci_mount tmpfs = *m;
   tmpfs.type = (char *) "tmpfs";
   tmpfs.source = (char *) "tmpfs";
-  mount_options tmpfs_options = { .flags = o->flags & ~MS_RDONLY,
-                                  .data = (char *) "mode=755" };
+  mount_options tmpfs_options
+      = { .flags = o->flags & ~MS_RDONLY, .data = (char *) "mode=755" };
   if (mount_filesystem (rootfs_fd, &tmpfs, &tmpfs_options, err) < 0)
     return -1;
 
   for (cgroup_hierarchy *h = list; h->name; h++)
     {
       cleanup_free char *dest = xasprintf ("%s/%s", m->destination, h->name);
-      if (mount_one_hierarchy (rootfs_fd, dest, h, o->flags, cgroupns, err)
-              < 0
+      if (mount_one_hierarchy (rootfs_fd, dest, h, o->flags, cgroupns, err) < 0
           || link_comounted (rootfs_fd, m->destination, h->name, err) < 0)
         return -1;
     }
@@ -914,8 +922,8 @@ check_dev_destination (int rootfs_fd, const char *dest, ar_error_t **err)
 }
 
 static int
-mount_one (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
-           int src_fd, ar_error_t **err)
+mount_one (const oci_spec *spec, int rootfs_fd, const oci_mount *m, int src_fd,
+           ar_error_t **err)
 {
   if (m->destination == NULL)
     return ar_error_set (err, 0, "no destination");
@@ -942,15 +950,17 @@ mount_one (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
 static int
 root_propagation (const oci_spec *spec, unsigned long *flag, ar_error_t **err)
 {
-  const char *value = spec->linux_cfg ? spec->linux_cfg->rootfs_propagation
-                                      : NULL;
+  const char *value
+      = spec->linux_cfg ? spec->linux_cfg->rootfs_propagation : NULL;
   *flag = 0;
   if (value == NULL || *value == '\0')
     return 0;
   *flag = propagation_flag (value);
   if (*flag == 0)
-    return ar_error_set (err, 0, ".linux.rootfsPropagation: unknown value "
-                                 "`%s`", value);
+    return ar_error_set (err, 0,
+                         ".linux.rootfsPropagation: unknown value "
+                         "`%s`",
+                         value);
   return 0;
 }
 
@@ -1043,7 +1053,8 @@ ar_mounts_open_bind_sources (const oci_spec *spec, int bundle_fd)
       fds[i] = -1;
       if (m->source && parse_mount_options (&m->options, &o, &ignored) == 0
           && is_bind_mount (m, &o))
-        fds[i] = detached_copy (bundle_fd, m->source, (o.flags & MS_REC) != 0, &slave);
+        fds[i] = detached_copy (bundle_fd, m->source, (o.flags & MS_REC) != 0,
+                                &slave);
     }
   return fds;
 }
@@ -1073,7 +1084,8 @@ ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
 
   for (size_t i = 0; i < spec->n_mounts; i++)
     if (mount_one (spec, rootfs_fd, &spec->mounts[i],
-                   bind_source_fds ? bind_source_fds[i] : -1, err) < 0)
+                   bind_source_fds ? bind_source_fds[i] : -1, err)
+        < 0)
       return ar_error_prefix (err, ".mounts[%zu]", i);
 
   if (ar_mounts_dev_is_bind (spec))
@@ -1085,8 +1097,7 @@ int
 ar_mounts_setup_console (const char *rootfs, const char *slave_path,
                          ar_error_t **err)
 {
-  cleanup_close int rootfs_fd
-      = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int rootfs_fd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (rootfs_fd < 0)
     return ar_error_set (err, errno, "open rootfs `%s`", rootfs);
   cleanup_close int console_fd
@@ -1173,8 +1184,8 @@ is_missing (const ar_error_t *e)
 static int
 open_dev_null (int root_fd, ar_error_t **err)
 {
-  cleanup_close int fd = ar_path_open_in_root (root_fd, "/dev/null", O_PATH,
-                                               err);
+  cleanup_close int fd
+      = ar_path_open_in_root (root_fd, "/dev/null", O_PATH, err);
   if (fd < 0)
     return -1;
   struct stat st;
@@ -1189,8 +1200,8 @@ static int
 mask_path (int root_fd, int *null_fd, const char *path, ar_error_t **err)
 {
   cleanup_error ar_error_t *open_err = NULL;
-  cleanup_close int fd = ar_path_open_in_root (root_fd, path, O_PATH,
-                                               &open_err);
+  cleanup_close int fd
+      = ar_path_open_in_root (root_fd, path, O_PATH, &open_err);
   if (fd < 0 && is_missing (open_err))
     return 0;
   if (fd < 0)
@@ -1222,8 +1233,8 @@ static int
 readonly_path (int root_fd, const char *path, ar_error_t **err)
 {
   cleanup_error ar_error_t *open_err = NULL;
-  cleanup_close int fd = ar_path_open_in_root (root_fd, path, O_PATH,
-                                               &open_err);
+  cleanup_close int fd
+      = ar_path_open_in_root (root_fd, path, O_PATH, &open_err);
   if (fd < 0 && is_missing (open_err))
     return 0;
   if (fd < 0)
@@ -1236,14 +1247,12 @@ readonly_path (int root_fd, const char *path, ar_error_t **err)
   if (mount (target, target, NULL, MS_BIND | MS_REC, NULL) < 0)
     return ar_error_set (err, errno, "bind \"%s\" on itself", path);
 
-  cleanup_close int mnt_fd = ar_path_open_in_root (root_fd, path, O_PATH,
-                                                   err);
+  cleanup_close int mnt_fd = ar_path_open_in_root (root_fd, path, O_PATH, err);
   if (mnt_fd < 0)
     return -1;
   ar_fd_path (mnt_fd, target);
   unsigned long keep = locked_flags (target) & ~MS_RDONLY;
-  if (mount (NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | keep,
-             NULL)
+  if (mount (NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | keep, NULL)
       < 0)
     return ar_error_set (err, errno, "remount \"%s\" read-only", path);
   return 0;

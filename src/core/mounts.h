@@ -47,8 +47,8 @@ int ar_mounts_setup_console (const char *rootfs, const char *slave_path,
 
 /* pivot_root into rootfs (MS_MOVE and chroot when no_pivot; only chroot
  * when `host_mounts`: no mount namespace) and chdir("/"). */
-int ar_mounts_enter_rootfs (const char *rootfs, bool no_pivot,
-                            bool host_mounts, ar_error_t **err);
+int ar_mounts_enter_rootfs (const char *rootfs, bool no_pivot, bool host_mounts,
+                            ar_error_t **err);
 
 /* After pivot_root: maskedPaths, readonlyPaths, read-only "/" when
  * root.readonly, and the final rootfsPropagation. */

@@ -14,8 +14,8 @@ bool ar_mounts_dev_is_bind (const oci_spec *spec);
 
 /* Bind-mount the device node `source` (a path valid now) onto the O_PATH
  * fd `target_fd`, nosuid and noexec like the rest of /dev. */
-int ar_mounts_bind_device_fd (const char *source, int target_fd,
-                              ar_error_t **err);
+int
+ar_mounts_bind_device_fd (const char *source, int target_fd, ar_error_t **err);
 
 /* `dest` inside the rootfs is a real directory or missing, never a
  * symlink or another kind of file: "rootfs/dev: not a directory (symlink)". */

@@ -23,15 +23,24 @@ ar_ns_clone_flag (oci_ns_type type)
 {
   switch (type)
     {
-    case OCI_NS_PID: return CLONE_NEWPID;
-    case OCI_NS_NETWORK: return CLONE_NEWNET;
-    case OCI_NS_MOUNT: return CLONE_NEWNS;
-    case OCI_NS_IPC: return CLONE_NEWIPC;
-    case OCI_NS_UTS: return CLONE_NEWUTS;
-    case OCI_NS_USER: return CLONE_NEWUSER;
-    case OCI_NS_CGROUP: return CLONE_NEWCGROUP;
-    case OCI_NS_TIME: return CLONE_NEWTIME;
-    case OCI_NS_COUNT: break;
+    case OCI_NS_PID:
+      return CLONE_NEWPID;
+    case OCI_NS_NETWORK:
+      return CLONE_NEWNET;
+    case OCI_NS_MOUNT:
+      return CLONE_NEWNS;
+    case OCI_NS_IPC:
+      return CLONE_NEWIPC;
+    case OCI_NS_UTS:
+      return CLONE_NEWUTS;
+    case OCI_NS_USER:
+      return CLONE_NEWUSER;
+    case OCI_NS_CGROUP:
+      return CLONE_NEWCGROUP;
+    case OCI_NS_TIME:
+      return CLONE_NEWTIME;
+    case OCI_NS_COUNT:
+      break;
     }
   return 0;
 }
@@ -40,8 +49,9 @@ const char *
 ar_ns_proc_name (oci_ns_type type)
 {
   static const char *const names[OCI_NS_COUNT] = {
-    [OCI_NS_PID] = "pid",       [OCI_NS_NETWORK] = "net", [OCI_NS_MOUNT] = "mnt",
-    [OCI_NS_IPC] = "ipc",       [OCI_NS_UTS] = "uts",     [OCI_NS_USER] = "user",
+    [OCI_NS_PID] = "pid",       [OCI_NS_NETWORK] = "net",
+    [OCI_NS_MOUNT] = "mnt",     [OCI_NS_IPC] = "ipc",
+    [OCI_NS_UTS] = "uts",       [OCI_NS_USER] = "user",
     [OCI_NS_CGROUP] = "cgroup", [OCI_NS_TIME] = "time",
   };
   return type < OCI_NS_COUNT ? names[type] : NULL;
@@ -80,7 +90,9 @@ ar_ns_open_joins (const oci_spec *spec, ar_ns_joins *joins, ar_error_t **err)
       int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
       if (fd < 0)
         {
-          ar_error_set (err, errno, "config.json: .linux.namespaces[%zu].path: open `%s`", i, ns->path);
+          ar_error_set (err, errno,
+                        "config.json: .linux.namespaces[%zu].path: open `%s`",
+                        i, ns->path);
           ar_ns_close_joins (joins);
           return -1;
         }
@@ -88,8 +100,10 @@ ar_ns_open_joins (const oci_spec *spec, ar_ns_joins *joins, ar_error_t **err)
       int actual = ioctl (fd, NS_GET_NSTYPE);
       if (actual < 0 || actual != ar_ns_clone_flag (ns->type))
         {
-          ar_error_set (err, 0, "config.json: .linux.namespaces[%zu].path: `%s` is not a %s namespace",
-                        i, ns->path, oci_ns_type_name (ns->type));
+          ar_error_set (
+              err, 0,
+              "config.json: .linux.namespaces[%zu].path: `%s` is not a %s namespace",
+              i, ns->path, oci_ns_type_name (ns->type));
           ar_ns_close_joins (joins);
           return -1;
         }
@@ -109,9 +123,9 @@ ar_ns_join_in_child (ar_ns_joins *joins, ar_error_t **err)
 {
   /* User first: the others may be owned by it. Mount last: joining it
    * changes our root and cwd. */
-  static const oci_ns_type order[] = { OCI_NS_USER, OCI_NS_IPC, OCI_NS_UTS,
-                                       OCI_NS_NETWORK, OCI_NS_CGROUP,
-                                       OCI_NS_MOUNT };
+  static const oci_ns_type order[]
+      = { OCI_NS_USER,    OCI_NS_IPC,    OCI_NS_UTS,
+          OCI_NS_NETWORK, OCI_NS_CGROUP, OCI_NS_MOUNT };
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
     {
       oci_ns_type t = order[i];
@@ -131,7 +145,8 @@ ar_ns_write_time_offsets (const oci_linux *lnx, ar_error_t **err)
   char buf[128];
   int len = 0;
   if (lnx->time_monotonic.secs.set || lnx->time_monotonic.nanosecs.set)
-    len += snprintf (buf + len, sizeof buf - (size_t) len, "monotonic %lld %u\n",
+    len += snprintf (buf + len, sizeof buf - (size_t) len,
+                     "monotonic %lld %u\n",
                      (long long) lnx->time_monotonic.secs.value,
                      lnx->time_monotonic.nanosecs.value);
   if (lnx->time_boottime.secs.set || lnx->time_boottime.nanosecs.set)
@@ -140,7 +155,9 @@ ar_ns_write_time_offsets (const oci_linux *lnx, ar_error_t **err)
                      lnx->time_boottime.nanosecs.value);
   if (len == 0)
     return 0;
-  if (ar_proc_write (AT_FDCWD, "/proc/self/timens_offsets", buf, (size_t) len, err) < 0)
+  if (ar_proc_write (AT_FDCWD, "/proc/self/timens_offsets", buf, (size_t) len,
+                     err)
+      < 0)
     return ar_error_prefix (err, "config.json: .linux.timeOffsets");
   return 0;
 }

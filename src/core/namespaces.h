@@ -30,8 +30,8 @@ int ar_ns_new_flags (const oci_spec *spec);
 
 /* Open every namespace path in the spec (O_RDONLY|O_CLOEXEC) and check it
  * is a namespace of the listed type; errors name the JSON path. */
-int ar_ns_open_joins (const oci_spec *spec, ar_ns_joins *joins,
-                      ar_error_t **err);
+int
+ar_ns_open_joins (const oci_spec *spec, ar_ns_joins *joins, ar_error_t **err);
 void ar_ns_close_joins (ar_ns_joins *joins);
 
 /* In the init, before anything else: join the user namespace (if given),

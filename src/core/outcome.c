@@ -58,16 +58,20 @@ ar_run_outcome_say_limits (const ar_run_outcome *o, const char *who)
   if (o->reason == AR_END_TIMEOUT)
     {
       cleanup_free char *d = format_duration (o->wall_clock_seconds);
-      fprintf (stderr, "agentrun: %s: wall-clock limit %s reached, killed\n", who, d);
+      fprintf (stderr, "agentrun: %s: wall-clock limit %s reached, killed\n",
+               who, d);
     }
   if (o->oom_kills)
     {
       cleanup_free char *limit = format_size (o->memory_limit);
-      fprintf (stderr, "agentrun: %s: out of memory (limit %s), killed\n", who, limit);
+      fprintf (stderr, "agentrun: %s: out of memory (limit %s), killed\n", who,
+               limit);
     }
   if (o->refused_forks)
-    fprintf (stderr, "agentrun: %s: pids limit %llu reached, %llu fork(s) refused\n", who,
-             (unsigned long long) o->pids_limit, (unsigned long long) o->refused_forks);
+    fprintf (stderr,
+             "agentrun: %s: pids limit %llu reached, %llu fork(s) refused\n",
+             who, (unsigned long long) o->pids_limit,
+             (unsigned long long) o->refused_forks);
 }
 
 void
@@ -76,9 +80,11 @@ ar_run_outcome_say_signal (const ar_run_outcome *o, const char *who)
   cleanup_free char *got = o->passed_on ? ar_signal_name (o->passed_on) : NULL;
   cleanup_free char *killer = o->signal ? ar_signal_name (o->signal) : NULL;
   if (got && killer)
-    fprintf (stderr, "agentrun: %s: %s received and passed on; killed by %s\n", who, got, killer);
+    fprintf (stderr, "agentrun: %s: %s received and passed on; killed by %s\n",
+             who, got, killer);
   else if (got)
-    fprintf (stderr, "agentrun: %s: %s received and passed on; the command exited %d\n",
+    fprintf (stderr,
+             "agentrun: %s: %s received and passed on; the command exited %d\n",
              who, got, o->exit_code);
   else if (o->reason == AR_END_SIGNAL)
     fprintf (stderr, "agentrun: %s: killed by %s\n", who, killer);

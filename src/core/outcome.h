@@ -28,7 +28,7 @@ typedef struct ar_run_outcome
   int64_t run_ms; /* from the start of the command to its end */
   int64_t wall_clock_seconds; /* the limit; 0: none */
   bool has_cgroup;
-  uint64_t memory_limit, oom_kills;   /* limits: 0 is none */
+  uint64_t memory_limit, oom_kills; /* limits: 0 is none */
   uint64_t pids_limit, refused_forks;
   bool has_memory_peak;
   uint64_t memory_peak;

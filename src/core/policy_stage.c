@@ -46,7 +46,8 @@ int
 ar_stage_prepare (const ar_plan *plan, int state_fd, const char *state_dir,
                   const char *rootfs, oci_spec *spec, ar_error_t **err)
 {
-  return plan ? stage->prepare (plan, state_fd, state_dir, rootfs, spec, err) : 0;
+  return plan ? stage->prepare (plan, state_fd, state_dir, rootfs, spec, err)
+              : 0;
 }
 
 void
@@ -115,7 +116,8 @@ fields_of (void (*fill) (yajl_gen, const void *), const void *arg)
   const unsigned char *buf;
   size_t len;
   yajl_gen_get_buf (g, &buf, &len);
-  char *fields = len >= 2 ? xstrndup ((const char *) buf + 1, len - 2) : xstrdup ("");
+  char *fields
+      = len >= 2 ? xstrndup ((const char *) buf + 1, len - 2) : xstrdup ("");
   yajl_gen_free (g);
   return fields;
 }
@@ -126,7 +128,8 @@ ar_stage_audit_create (const ar_plan *plan, const char *state_dir,
                        char *const *command_line)
 {
   if (audits (plan) && proc)
-    stage->audit_process (plan, state_dir, id, "create", proc, command_line, NULL);
+    stage->audit_process (plan, state_dir, id, "create", proc, command_line,
+                          NULL);
 }
 
 static void
@@ -142,14 +145,14 @@ fill_exec_outcome (yajl_gen g, const void *arg)
 }
 
 void
-ar_stage_audit_exec (const ar_plan *plan, const char *state_dir,
-                     const char *id, const oci_process *proc,
-                     const ar_exec_outcome *outcome)
+ar_stage_audit_exec (const ar_plan *plan, const char *state_dir, const char *id,
+                     const oci_process *proc, const ar_exec_outcome *outcome)
 {
   if (!audits (plan) || proc == NULL)
     return;
   cleanup_free char *fields = fields_of (fill_exec_outcome, outcome);
-  stage->audit_process (plan, state_dir, id, outcome->event, proc, NULL, fields);
+  stage->audit_process (plan, state_dir, id, outcome->event, proc, NULL,
+                        fields);
 }
 
 typedef struct
@@ -190,12 +193,14 @@ run_hooks (const ar_plan *plan, const char *id, const oci_hook_list *hooks,
       const oci_hook *hook = &hooks->items[i];
       if (!hook_is_own (plan, hook))
         r = ar_hooks_run_one (hook, phase, i, state_json, err);
-      else if ((r = stage->run_own_hook (hook, state_json, caller_stays, err)) < 0)
+      else if ((r = stage->run_own_hook (hook, state_json, caller_stays, err))
+               < 0)
         ar_error_prefix (err, "%s hook #%zu (%s)", phase, i, hook->path);
     }
   if (audits (plan))
     {
-      hook_outcome o = { phase, hooks->len, r < 0 && *err ? ar_error_text (*err) : NULL };
+      hook_outcome o
+          = { phase, hooks->len, r < 0 && *err ? ar_error_text (*err) : NULL };
       cleanup_free char *fields = fields_of (fill_hook_outcome, &o);
       ar_stage_audit (plan, id, "hook", fields);
     }
@@ -226,8 +231,10 @@ ar_stage_run_egress_early (const ar_plan *plan, const char *id,
   if (!hook_is_own (plan, &hooks->create_runtime.items[0]))
     return 0;
   *ran = true;
-  const oci_hook_list first = { .items = hooks->create_runtime.items, .len = 1 };
-  return run_hooks (plan, id, &first, "createRuntime", state_json, caller_stays, err);
+  const oci_hook_list first
+      = { .items = hooks->create_runtime.items, .len = 1 };
+  return run_hooks (plan, id, &first, "createRuntime", state_json, caller_stays,
+                    err);
 }
 
 static void
@@ -255,7 +262,8 @@ ar_stage_secrets_main_only (const ar_plan *plan)
 int
 ar_stage_hide_secrets (const ar_plan *plan, ar_error_t **err)
 {
-  return ar_stage_secrets_main_only (plan) ? stage->hide_secrets (plan, err) : 0;
+  return ar_stage_secrets_main_only (plan) ? stage->hide_secrets (plan, err)
+                                           : 0;
 }
 
 /* The watchdog is a grandchild in its own session, holding only a pidfd
@@ -287,7 +295,8 @@ watchdog_main (const ar_plan *plan, const char *id, int init_pidfd,
   if (cgroup_text && ar_cgroup_deserialize (cgroup_text, &cg, &err) == 0)
     ar_cgroup_kill_all (cg, SIGKILL, &err);
   ar_pidfd_send_signal (init_pidfd, SIGKILL);
-  cleanup_free char *fields = xasprintf ("\"limit\":\"wall-clock\",\"seconds\":%lld", seconds);
+  cleanup_free char *fields
+      = xasprintf ("\"limit\":\"wall-clock\",\"seconds\":%lld", seconds);
   ar_stage_audit (plan, id, "limit", fields);
   _exit (0);
 }
@@ -322,14 +331,16 @@ ar_stage_audit_limits (const ar_plan *plan, const char *id, const ar_cgroup *cg)
   ar_cgroup_limit_hits_read (cg, &hits);
   if (hits.oom_kills)
     {
-      cleanup_free char *f = xasprintf ("\"limit\":\"memory\",\"oomKills\":%llu",
-                                        (unsigned long long) hits.oom_kills);
+      cleanup_free char *f
+          = xasprintf ("\"limit\":\"memory\",\"oomKills\":%llu",
+                       (unsigned long long) hits.oom_kills);
       ar_stage_audit (plan, id, "limit", f);
     }
   if (hits.refused_forks)
     {
-      cleanup_free char *f = xasprintf ("\"limit\":\"pids\",\"refusedForks\":%llu",
-                                        (unsigned long long) hits.refused_forks);
+      cleanup_free char *f
+          = xasprintf ("\"limit\":\"pids\",\"refusedForks\":%llu",
+                       (unsigned long long) hits.refused_forks);
       ar_stage_audit (plan, id, "limit", f);
     }
 }

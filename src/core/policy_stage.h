@@ -76,20 +76,18 @@ void ar_stage_confine_exec (const ar_plan *plan, const oci_spec *spec,
 /* create: rewrite the spec for the profile (NULL: the configured default).
  * *plan stays NULL when the profile adds nothing (oci). */
 int ar_stage_apply_policy (const char *profile_name, bool trust_caller,
-                           oci_spec *spec, ar_plan **plan,
-                           ar_error_t **err);
+                           oci_spec *spec, ar_plan **plan, ar_error_t **err);
 
 /* create, once the state dir exists: persist the plan and prepare the host
  * resources; may rewrite spec->root_path (the overlay) and spec->mounts. */
-int ar_stage_prepare (const ar_plan *plan, int state_fd,
-                      const char *state_dir, const char *rootfs,
-                      oci_spec *spec, ar_error_t **err);
+int ar_stage_prepare (const ar_plan *plan, int state_fd, const char *state_dir,
+                      const char *rootfs, oci_spec *spec, ar_error_t **err);
 
 /* create, once the init is ready: the wall-clock limit's watchdog. */
 int64_t ar_stage_wall_clock_seconds (const ar_plan *plan);
-int ar_stage_start_watchdog (const ar_plan *plan, const char *id,
-                             pid_t init_pid, const char *cgroup_text,
-                             ar_error_t **err);
+int
+ar_stage_start_watchdog (const ar_plan *plan, const char *id, pid_t init_pid,
+                         const char *cgroup_text, ar_error_t **err);
 
 /* Keep the audit log's head under the state root of `state_dir` (the
  * container's state dir): ar_stage_load_plan does it for a loaded plan. */
@@ -100,8 +98,8 @@ int ar_stage_load_plan (int state_fd, ar_plan **plan, ar_error_t **err);
 
 /* Append an audit event when the plan has an audit log; failures to log
  * are reported on stderr, never fatal to the container operation. */
-void ar_stage_audit (const ar_plan *plan, const char *id,
-                     const char *event, const char *fields_json);
+void ar_stage_audit (const ar_plan *plan, const char *id, const char *event,
+                     const char *fields_json);
 
 /* The container was made: its process (argv, user, cwd) and, for a
  * sandbox, the runtime's own command line (NULL: none). */
@@ -116,14 +114,14 @@ void ar_stage_audit_create (const ar_plan *plan, const char *state_dir,
 typedef struct
 {
   const char *event;
-  pid_t pid;    /* 0: none */
-  int status;   /* -1: unknown (detached, or never started) */
+  pid_t pid;  /* 0: none */
+  int status; /* -1: unknown (detached, or never started) */
   const char *error;
 } ar_exec_outcome;
 
-void ar_stage_audit_exec (const ar_plan *plan, const char *state_dir,
-                          const char *id, const oci_process *proc,
-                          const ar_exec_outcome *outcome);
+void
+ar_stage_audit_exec (const ar_plan *plan, const char *state_dir, const char *id,
+                     const oci_process *proc, const ar_exec_outcome *outcome);
 
 /* Run one phase of OCI hooks and, when there are any, audit the outcome
  * ("hook" event: phase, count, ok, and the error when one failed). */
@@ -175,12 +173,12 @@ void ar_stage_audit_limits (const ar_plan *plan, const char *id,
 /* A container that never ran (a failed create, one whose create was
  * killed): release the host resources, but export nothing and log
  * nothing. `plan` may be NULL. */
-void ar_stage_release_unstarted (const ar_plan *plan,
-                                 const char *state_dir, const char *id);
+void ar_stage_release_unstarted (const ar_plan *plan, const char *state_dir,
+                                 const char *id);
 
 /* delete, after the processes are gone: the agent's own teardown
  * (changes, /output export, unmounts). */
-int ar_stage_finish (const ar_plan *plan, const char *state_dir,
-                     const char *id, ar_error_t **err);
+int ar_stage_finish (const ar_plan *plan, const char *state_dir, const char *id,
+                     ar_error_t **err);
 
 #endif

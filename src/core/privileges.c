@@ -24,22 +24,33 @@ set_exec_labels (const oci_process *proc, ar_error_t **err)
   if (proc->selinux_label && proc->selinux_label[0])
     {
       if (is_selinux_enabled () <= 0)
-        return ar_error_set (err, 0, "config.json: .process.selinuxLabel: SELinux is not enabled on this host");
+        return ar_error_set (
+            err, 0,
+            "config.json: .process.selinuxLabel: SELinux is not enabled on this host");
       /* What setexeccon(3) writes, but through ar_proc_write: the file
        * must be procfs, not something mounted over it. The context goes
        * with its NUL, as libselinux sends it. */
-      if (ar_proc_write (AT_FDCWD, "/proc/thread-self/attr/exec", proc->selinux_label,
-                         strlen (proc->selinux_label) + 1, err) < 0)
-        return ar_error_prefix (err, "config.json: .process.selinuxLabel: `%s`", proc->selinux_label);
+      if (ar_proc_write (AT_FDCWD, "/proc/thread-self/attr/exec",
+                         proc->selinux_label, strlen (proc->selinux_label) + 1,
+                         err)
+          < 0)
+        return ar_error_prefix (err, "config.json: .process.selinuxLabel: `%s`",
+                                proc->selinux_label);
     }
   if (proc->apparmor_profile && proc->apparmor_profile[0])
     {
       cleanup_free char *value = xasprintf ("exec %s", proc->apparmor_profile);
       /* Newer kernels have the AppArmor-specific file; older the shared one. */
-      if (ar_proc_write (AT_FDCWD, "/proc/self/attr/apparmor/exec", value, strlen (value), NULL) < 0
-          && ar_proc_write (AT_FDCWD, "/proc/self/attr/exec", value, strlen (value), NULL) < 0)
-        return ar_error_set (err, 0, "config.json: .process.apparmorProfile: cannot apply `%s` (is AppArmor enabled?)",
-                             proc->apparmor_profile);
+      if (ar_proc_write (AT_FDCWD, "/proc/self/attr/apparmor/exec", value,
+                         strlen (value), NULL)
+              < 0
+          && ar_proc_write (AT_FDCWD, "/proc/self/attr/exec", value,
+                            strlen (value), NULL)
+                 < 0)
+        return ar_error_set (
+            err, 0,
+            "config.json: .process.apparmorProfile: cannot apply `%s` (is AppArmor enabled?)",
+            proc->apparmor_profile);
     }
   return 0;
 }
@@ -87,16 +98,16 @@ load_seccomp (const ar_seccomp_program *seccomp, int sync_fd, ar_error_t **err)
 }
 
 int
-ar_privileges_drop (const oci_process *proc,
-                    const ar_seccomp_program *seccomp, int sync_fd,
-                    bool die_with_parent, ar_error_t **err)
+ar_privileges_drop (const oci_process *proc, const ar_seccomp_program *seccomp,
+                    int sync_fd, bool die_with_parent, ar_error_t **err)
 {
   if (set_exec_labels (proc, err) < 0)
     return -1;
   /* Without no_new_privs, loading a filter needs CAP_SYS_ADMIN: do it
    * while we still have it. With it, load last so the filter need not
    * allow the set-up syscalls. */
-  if (seccomp && !proc->no_new_privileges && load_seccomp (seccomp, sync_fd, err) < 0)
+  if (seccomp && !proc->no_new_privileges
+      && load_seccomp (seccomp, sync_fd, err) < 0)
     return -1;
   hand_stdio_to_user (proc);
   if (ar_process_set_user (proc, err) < 0)
@@ -107,7 +118,8 @@ ar_privileges_drop (const oci_process *proc,
     return ar_error_set (err, errno, "set no_new_privs");
   if (die_with_parent && ar_process_die_with_parent (sync_fd, err) < 0)
     return -1;
-  if (seccomp && proc->no_new_privileges && load_seccomp (seccomp, sync_fd, err) < 0)
+  if (seccomp && proc->no_new_privileges
+      && load_seccomp (seccomp, sync_fd, err) < 0)
     return -1;
   return 0;
 }
@@ -119,7 +131,8 @@ ar_privileges_pass_listener (int sync_fd, int notify_fd,
 {
   cleanup_close int fd = notify_fd;
   if (seccomp == NULL || seccomp->listener_path == NULL)
-    return ar_error_set (err, 0, "seccomp: a listener fd, but no .linux.seccomp.listenerPath");
+    return ar_error_set (
+        err, 0, "seccomp: a listener fd, but no .linux.seccomp.listenerPath");
   if (ar_seccomp_send_to_listener (seccomp, fd, pid, state, err) < 0)
     return -1;
   return ar_sync_send (sync_fd, AR_SYNC_SECCOMP_DONE, 0, -1, NULL, err);

@@ -15,9 +15,9 @@
  * `die_with_parent` the process is to die with the runtime
  * (ar_process_die_with_parent on `sync_fd`): set after the last change of
  * credentials, before a no_new_privs filter. */
-int ar_privileges_drop (const oci_process *proc,
-                        const ar_seccomp_program *seccomp, int sync_fd,
-                        bool die_with_parent, ar_error_t **err);
+int
+ar_privileges_drop (const oci_process *proc, const ar_seccomp_program *seccomp,
+                    int sync_fd, bool die_with_parent, ar_error_t **err);
 
 /* The runtime's half of the listener hand-off: `notify_fd` (from an
  * AR_SYNC_SECCOMP message, closed here) of process `pid` goes to the

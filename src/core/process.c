@@ -29,7 +29,8 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#define DEFAULT_PATH                                                           \
+  "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define DEFAULT_UMASK 0022
 
 /* ---- name tables ------------------------------------------------------ */
@@ -62,25 +63,16 @@ static const named_value rlimit_names[] = {
 
 /* The kernel's numbers; <sched.h> does not define all of them. */
 static const named_value sched_policy_names[] = {
-  { "SCHED_OTHER", 0 },
-  { "SCHED_FIFO", 1 },
-  { "SCHED_RR", 2 },
-  { "SCHED_BATCH", 3 },
-  { "SCHED_ISO", 4 },
-  { "SCHED_IDLE", 5 },
-  { "SCHED_DEADLINE", 6 },
-  { NULL, 0 },
+  { "SCHED_OTHER", 0 },    { "SCHED_FIFO", 1 }, { "SCHED_RR", 2 },
+  { "SCHED_BATCH", 3 },    { "SCHED_ISO", 4 },  { "SCHED_IDLE", 5 },
+  { "SCHED_DEADLINE", 6 }, { NULL, 0 },
 };
 
 static const named_value sched_flag_names[] = {
-  { "SCHED_FLAG_RESET_ON_FORK", 0x01 },
-  { "SCHED_FLAG_RECLAIM", 0x02 },
-  { "SCHED_FLAG_DL_OVERRUN", 0x04 },
-  { "SCHED_FLAG_KEEP_POLICY", 0x08 },
-  { "SCHED_FLAG_KEEP_PARAMS", 0x10 },
-  { "SCHED_FLAG_UTIL_CLAMP_MIN", 0x20 },
-  { "SCHED_FLAG_UTIL_CLAMP_MAX", 0x40 },
-  { NULL, 0 },
+  { "SCHED_FLAG_RESET_ON_FORK", 0x01 },  { "SCHED_FLAG_RECLAIM", 0x02 },
+  { "SCHED_FLAG_DL_OVERRUN", 0x04 },     { "SCHED_FLAG_KEEP_POLICY", 0x08 },
+  { "SCHED_FLAG_KEEP_PARAMS", 0x10 },    { "SCHED_FLAG_UTIL_CLAMP_MIN", 0x20 },
+  { "SCHED_FLAG_UTIL_CLAMP_MAX", 0x40 }, { NULL, 0 },
 };
 
 static const named_value ioprio_class_names[] = {
@@ -115,16 +107,21 @@ validate_rlimits (const oci_process *process, ar_error_t **err)
       const oci_rlimit *rl = &process->rlimits[i];
       int resource;
       if (!lookup (rlimit_names, rl->type, &resource))
-        return ar_error_set (err, 0, CONFIG_PATH ".rlimits[%zu].type: "
-                             "unknown rlimit \"%s\"", i,
-                             rl->type ? rl->type : "");
+        return ar_error_set (err, 0,
+                             CONFIG_PATH ".rlimits[%zu].type: "
+                                         "unknown rlimit \"%s\"",
+                             i, rl->type ? rl->type : "");
       if (seen[resource])
-        return ar_error_set (err, 0, CONFIG_PATH ".rlimits[%zu].type: "
-                             "duplicate rlimit \"%s\"", i, rl->type);
+        return ar_error_set (err, 0,
+                             CONFIG_PATH ".rlimits[%zu].type: "
+                                         "duplicate rlimit \"%s\"",
+                             i, rl->type);
       seen[resource] = true;
       if (rl->soft > rl->hard)
-        return ar_error_set (err, 0, CONFIG_PATH ".rlimits[%zu]: soft limit "
-                             "%" PRIu64 " is above hard limit %" PRIu64,
+        return ar_error_set (err, 0,
+                             CONFIG_PATH ".rlimits[%zu]: soft limit "
+                                         "%" PRIu64
+                                         " is above hard limit %" PRIu64,
                              i, rl->soft, rl->hard);
     }
   return 0;
@@ -168,15 +165,20 @@ validate_scheduler (const oci_scheduler *sched, ar_error_t **err)
   if (sched->policy == NULL)
     return ar_error_set (err, 0, CONFIG_PATH ".scheduler.policy: required");
   if (!lookup (sched_policy_names, sched->policy, &value))
-    return ar_error_set (err, 0, CONFIG_PATH ".scheduler.policy: unknown "
-                         "policy \"%s\"", sched->policy);
+    return ar_error_set (err, 0,
+                         CONFIG_PATH ".scheduler.policy: unknown "
+                                     "policy \"%s\"",
+                         sched->policy);
   if (sched->nice.set && (sched->nice.value < -20 || sched->nice.value > 19))
-    return ar_error_set (err, 0, CONFIG_PATH ".scheduler.nice: %" PRId64
-                         " is outside -20..19", sched->nice.value);
+    return ar_error_set (
+        err, 0, CONFIG_PATH ".scheduler.nice: %" PRId64 " is outside -20..19",
+        sched->nice.value);
   for (size_t i = 0; i < sched->flags.len; i++)
     if (!lookup (sched_flag_names, sched->flags.items[i], &value))
-      return ar_error_set (err, 0, CONFIG_PATH ".scheduler.flags[%zu]: "
-                           "unknown flag \"%s\"", i, sched->flags.items[i]);
+      return ar_error_set (err, 0,
+                           CONFIG_PATH ".scheduler.flags[%zu]: "
+                                       "unknown flag \"%s\"",
+                           i, sched->flags.items[i]);
   return 0;
 }
 
@@ -187,11 +189,14 @@ validate_io_priority (const oci_io_priority *io, ar_error_t **err)
   if (io == NULL)
     return 0;
   if (!lookup (ioprio_class_names, io->class, &value))
-    return ar_error_set (err, 0, CONFIG_PATH ".ioPriority.class: unknown "
-                         "class \"%s\"", io->class ? io->class : "");
+    return ar_error_set (err, 0,
+                         CONFIG_PATH ".ioPriority.class: unknown "
+                                     "class \"%s\"",
+                         io->class ? io->class : "");
   if (io->priority < 0 || io->priority > 7)
-    return ar_error_set (err, 0, CONFIG_PATH ".ioPriority.priority: %" PRId64
-                         " is outside 0..7", io->priority);
+    return ar_error_set (
+        err, 0, CONFIG_PATH ".ioPriority.priority: %" PRId64 " is outside 0..7",
+        io->priority);
   return 0;
 }
 
@@ -204,14 +209,16 @@ ar_process_validate (const oci_process *process, ar_error_t **err)
       || process->args.items[0] == NULL || process->args.items[0][0] == '\0')
     return ar_error_set (err, 0, CONFIG_PATH ".args: must not be empty");
   if (process->cwd == NULL || process->cwd[0] != '/')
-    return ar_error_set (err, 0, CONFIG_PATH ".cwd: \"%s\" is not an "
-                         "absolute path", process->cwd ? process->cwd : "");
+    return ar_error_set (err, 0,
+                         CONFIG_PATH ".cwd: \"%s\" is not an "
+                                     "absolute path",
+                         process->cwd ? process->cwd : "");
   if (process->oom_score_adj.set
       && (process->oom_score_adj.value < -1000
           || process->oom_score_adj.value > 1000))
-    return ar_error_set (err, 0, CONFIG_PATH ".oomScoreAdj: %" PRId64
-                         " is outside -1000..1000",
-                         process->oom_score_adj.value);
+    return ar_error_set (
+        err, 0, CONFIG_PATH ".oomScoreAdj: %" PRId64 " is outside -1000..1000",
+        process->oom_score_adj.value);
   if (validate_rlimits (process, err) < 0
       || validate_capabilities (process->capabilities, err) < 0
       || validate_scheduler (process->scheduler, err) < 0
@@ -269,7 +276,8 @@ find_by_path (const char *arg0, ar_error_t **err)
   if (exists)
     ar_error_set_errno_said (err, saved, "exec: \"%s\": %s", arg0, reason);
   else
-    ar_error_set_errno_said (err, saved, "exec: \"%s\": stat %s: %s", arg0, arg0, reason);
+    ar_error_set_errno_said (err, saved, "exec: \"%s\": stat %s: %s", arg0,
+                             arg0, reason);
   return NULL;
 }
 
@@ -403,7 +411,8 @@ read_nr_open (void)
   cleanup_free char *text = NULL;
   ar_error_t *ignored = NULL;
   if (ar_read_file_at (AT_FDCWD, "/proc/sys/fs/nr_open", 64, &text, NULL,
-                       &ignored) < 0)
+                       &ignored)
+      < 0)
     {
       ar_error_free (ignored);
       return 0;
@@ -469,18 +478,22 @@ set_oom_score_adj (const oci_process *process, ar_error_t **err)
   if (!process->oom_score_adj.set)
     return 0;
   char buf[32];
-  int len = snprintf (buf, sizeof buf, "%" PRId64,
-                      process->oom_score_adj.value);
+  int len
+      = snprintf (buf, sizeof buf, "%" PRId64, process->oom_score_adj.value);
   cleanup_error ar_error_t *write_err = NULL;
   if (ar_proc_write (AT_FDCWD, "/proc/self/oom_score_adj", buf, (size_t) len,
-                     &write_err) == 0)
+                     &write_err)
+      == 0)
     return 0;
   int e = write_err->errno_value;
   if (e == EACCES || e == EPERM)
-    return ar_error_set (err, e, "set oom_score_adj to %s: lowering it "
+    return ar_error_set (err, e,
+                         "set oom_score_adj to %s: lowering it "
                          "needs CAP_SYS_RESOURCE, which this process does "
-                         "not have", buf);
-  return ar_error_set (err, 0, "set oom_score_adj to %s: %s", buf, ar_error_text (write_err));
+                         "not have",
+                         buf);
+  return ar_error_set (err, 0, "set oom_score_adj to %s: %s", buf,
+                       ar_error_text (write_err));
 }
 
 /* The kernel's struct sched_attr (SCHED_ATTR_SIZE_VER0). glibc gained a
@@ -570,7 +583,8 @@ setgroups_denied (void)
   cleanup_free char *content = NULL;
   ar_error_t *ignored = NULL;
   if (ar_read_file_at (AT_FDCWD, "/proc/self/setgroups", 64, &content, NULL,
-                       &ignored) < 0)
+                       &ignored)
+      < 0)
     {
       ar_error_free (ignored);
       return false;
@@ -711,6 +725,7 @@ ar_process_die_with_parent (int parent_fd, ar_error_t **err)
     return ar_error_set (err, errno, "set the parent-death signal");
   struct pollfd p = { .fd = parent_fd, .events = POLLRDHUP };
   if (poll (&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP)))
-    return ar_error_set (err, 0, "the runtime died before the container started");
+    return ar_error_set (err, 0,
+                         "the runtime died before the container started");
   return 0;
 }

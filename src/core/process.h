@@ -13,8 +13,7 @@ int ar_process_validate (const oci_process *process, ar_error_t **err);
 /* Find args[0] using the PATH of process->env (as seen from the current
  * root), as execvp would; errors like runc: `exec: "foo": executable file
  * not found in $PATH`. Returns a malloc'd path. */
-char *ar_process_find_executable (const oci_process *process,
-                                  ar_error_t **err);
+char *ar_process_find_executable (const oci_process *process, ar_error_t **err);
 
 /* The environment to execve with: the process's own, plus HOME from the
  * container's /etc/passwd (or "/") when it has none, as runc sets it.

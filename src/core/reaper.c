@@ -37,7 +37,8 @@ next_signal (const sigset_t *set, siginfo_t *info, int64_t deadline_ms)
   int64_t left = deadline_ms - ar_now_ms ();
   if (left <= 0)
     return 0;
-  struct timespec ts = { .tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000 };
+  struct timespec ts
+      = { .tv_sec = left / 1000, .tv_nsec = (left % 1000) * 1000000 };
   int sig = sigtimedwait (set, info, &ts);
   return sig < 0 && errno == EAGAIN ? 0 : sig;
 }
@@ -70,7 +71,8 @@ reap_until_workload_ends (pid_t workload, int report_fd)
         {
           if (report_fd >= 0)
             ar_sync_send (report_fd, AR_SYNC_EXIT, status, -1, NULL, NULL);
-          _exit (WIFSIGNALED (status) ? 128 + WTERMSIG (status) : WEXITSTATUS (status));
+          _exit (WIFSIGNALED (status) ? 128 + WTERMSIG (status)
+                                      : WEXITSTATUS (status));
         }
       if (sig == SIGCHLD || info.si_code > 0)
         continue;

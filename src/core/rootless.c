@@ -46,8 +46,10 @@ ar_rootless_unshare_self (ar_error_t **err)
   uid_t uid = geteuid ();
   gid_t gid = getegid ();
   if (unshare (CLONE_NEWUSER | CLONE_NEWNS) < 0)
-    return ar_error_set (err, errno, "sandbox without root needs a user namespace of its own: %s; or run it as root",
-                         userns_refused_why (errno));
+    return ar_error_set (
+        err, errno,
+        "sandbox without root needs a user namespace of its own: %s; or run it as root",
+        userns_refused_why (errno));
   if (map_own_id ("uid_map", uid, err) < 0
       || ar_proc_write (AT_FDCWD, "/proc/self/setgroups", "deny", 4, err) < 0
       || map_own_id ("gid_map", gid, err) < 0)

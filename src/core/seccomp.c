@@ -187,9 +187,9 @@ size_t
 ar_seccomp_names (ar_seccomp_vocabulary which, const char **out, size_t max)
 {
   size_t n = 0;
-#define ADD_NAMES(table)                                                      \
-  for (size_t i = 0; i < N_ELEMENTS (table); i++, n++)                        \
-    if (n < max)                                                              \
+#define ADD_NAMES(table)                                                       \
+  for (size_t i = 0; i < N_ELEMENTS (table); i++, n++)                         \
+    if (n < max)                                                               \
       out[n] = table[i].name;
   switch (which)
     {
@@ -234,8 +234,8 @@ check_action (const char *name, bool is_default, const char *where,
   if (name == NULL)
     return ar_error_set (err, 0, JSON_PREFIX "%s: missing action", where);
   if (lookup_action (name, &kind) < 0)
-    return ar_error_set (err, 0, JSON_PREFIX "%s: unknown action \"%s\"",
-                         where, name);
+    return ar_error_set (err, 0, JSON_PREFIX "%s: unknown action \"%s\"", where,
+                         name);
   /* The listener could never be told about the process that the default
    * action would stop at its very first unlisted syscall. */
   if (is_default && kind == ACTION_NOTIFY)
@@ -270,8 +270,7 @@ check_syscall (const oci_syscall *sc, size_t index, bool *uses_notify,
         return ar_error_set (err, 0,
                              JSON_PREFIX ".syscalls[%zu].args[%zu].op: "
                                          "unknown operator \"%s\"",
-                             index, a,
-                             sc->args[a].op ? sc->args[a].op : "");
+                             index, a, sc->args[a].op ? sc->args[a].op : "");
     }
   return 0;
 }
@@ -286,9 +285,8 @@ kernel_flags (const oci_seccomp *seccomp, unsigned long *flags,
       unsigned long flag;
       const char *name = seccomp->flags.items[i];
       if (lookup_flag (name, &flag) < 0)
-        return ar_error_set (err, 0,
-                             JSON_PREFIX ".flags[%zu]: unknown flag \"%s\"",
-                             i, name);
+        return ar_error_set (
+            err, 0, JSON_PREFIX ".flags[%zu]: unknown flag \"%s\"", i, name);
       *flags |= flag;
     }
   return 0;
@@ -399,8 +397,9 @@ add_architectures (scmp_filter_ctx ctx, const oci_seccomp *seccomp,
       /* The native architecture is in every new filter already. */
       int r = seccomp_arch_add (ctx, token);
       if (r < 0 && r != -EEXIST)
-        return ar_error_set (err, -r, JSON_PREFIX ".architectures[%zu]: add "
-                                      "\"%s\"",
+        return ar_error_set (err, -r,
+                             JSON_PREFIX ".architectures[%zu]: add "
+                                         "\"%s\"",
                              i, name);
     }
   return 0;
@@ -444,8 +443,7 @@ add_rule_for (scmp_filter_ctx ctx, int nr, uint32_t action,
   if (sc->n_args == 0)
     r = seccomp_rule_add_array (ctx, action, nr, 0, NULL);
   else if (!same_index_twice)
-    r = seccomp_rule_add_array (ctx, action, nr, (unsigned) sc->n_args,
-                                conds);
+    r = seccomp_rule_add_array (ctx, action, nr, (unsigned) sc->n_args, conds);
   else
     /* libseccomp refuses two comparisons of one argument in a rule, so such
      * conditions become alternatives: one rule each (runc does the same). */
@@ -504,10 +502,9 @@ build_filter (const oci_seccomp *seccomp, scmp_filter_ctx *out,
 {
   action_kind default_kind;
   if (lookup_action (seccomp->default_action, &default_kind) < 0)
-    return ar_error_set (err, 0,
-                         JSON_PREFIX ".defaultAction: unknown action \"%s\"",
-                         seccomp->default_action ? seccomp->default_action
-                                                 : "");
+    return ar_error_set (
+        err, 0, JSON_PREFIX ".defaultAction: unknown action \"%s\"",
+        seccomp->default_action ? seccomp->default_action : "");
   uint32_t default_action
       = action_value (default_kind, &seccomp->default_errno_ret);
 
@@ -545,8 +542,8 @@ struct ar_seccomp_program
 {
   struct sock_filter *insns;
   size_t n_insns;
-  unsigned long flags;  /* SECCOMP_FILTER_FLAG_* from linux.seccomp.flags */
-  char *listener_path;  /* set when the filter has SCMP_ACT_NOTIFY rules */
+  unsigned long flags; /* SECCOMP_FILTER_FLAG_* from linux.seccomp.flags */
+  char *listener_path; /* set when the filter has SCMP_ACT_NOTIFY rules */
 };
 
 void
@@ -585,8 +582,9 @@ export_bpf (scmp_filter_ctx ctx, ar_seccomp_program *prog, ar_error_t **err)
   size_t size = (size_t) st.st_size;
   if (size == 0 || size % sizeof (struct sock_filter) != 0
       || size / sizeof (struct sock_filter) > BPF_MAX_INSNS)
-    return ar_error_set (err, 0, "seccomp: filter of %zu bytes cannot be "
-                                 "loaded (at most %d instructions)",
+    return ar_error_set (err, 0,
+                         "seccomp: filter of %zu bytes cannot be "
+                         "loaded (at most %d instructions)",
                          size, BPF_MAX_INSNS);
   prog->insns = xmalloc (size);
   if (pread (fd, prog->insns, size, 0) != (ssize_t) size)
@@ -608,14 +606,16 @@ add_enosys_stub (const oci_seccomp *seccomp, ar_seccomp_program *prog,
   uint32_t arches[1 + N_ELEMENTS (arch_names)];
   size_t n = 0;
   arches[n++] = seccomp_arch_native ();
-  for (size_t i = 0; i < seccomp->architectures.len && n < N_ELEMENTS (arches); i++)
+  for (size_t i = 0; i < seccomp->architectures.len && n < N_ELEMENTS (arches);
+       i++)
     {
       uint32_t token;
-      if (lookup_arch (seccomp->architectures.items[i], &token) == 0 && token != arches[0])
+      if (lookup_arch (seccomp->architectures.items[i], &token) == 0
+          && token != arches[0])
         arches[n++] = token;
     }
-  return ar_seccomp_enosys_stub (seccomp, arches, n, &prog->insns, &prog->n_insns,
-                                 BPF_MAX_INSNS, err);
+  return ar_seccomp_enosys_stub (seccomp, arches, n, &prog->insns,
+                                 &prog->n_insns, BPF_MAX_INSNS, err);
 }
 
 /* ---- on-disk cache ------------------------------------------------------
@@ -680,8 +680,9 @@ cache_key (const oci_seccomp *seccomp, size_t *len)
   if (f == NULL)
     abort ();
   const struct scmp_version *v = seccomp_version ();
-  fprintf (f, "agentrun-seccomp-key 2 build " AR_SECCOMP_BUILD_ID
-              "\nlibseccomp %u.%u.%u api %u native %u\n",
+  fprintf (f,
+           "agentrun-seccomp-key 2 build " AR_SECCOMP_BUILD_ID
+           "\nlibseccomp %u.%u.%u api %u native %u\n",
            v->major, v->minor, v->micro, seccomp_api_get (),
            seccomp_arch_native ());
   put_string (f, seccomp->default_action);
@@ -750,8 +751,7 @@ cache_lookup (const char *cache_dir, const char *key, size_t key_len,
   cleanup_free char *data = NULL;
   cleanup_error ar_error_t *ignored = NULL;
   size_t len = 0;
-  if (ar_read_file_at (AT_FDCWD, path, 1024 * 1024, &data, &len, &ignored)
-          < 0
+  if (ar_read_file_at (AT_FDCWD, path, 1024 * 1024, &data, &len, &ignored) < 0
       || !cache_parse (data, len, key, key_len, prog))
     return false;
   utimensat (AT_FDCWD, path, NULL, 0);
@@ -834,8 +834,8 @@ cache_store (const char *cache_dir, const char *key, size_t key_len,
   memcpy (data, header, header_len);
   memcpy (data + header_len, payload, key_len + bpf_len);
   cleanup_free char *path = cache_file_name (cache_dir, key, key_len);
-  ar_write_file_atomic_at (AT_FDCWD, path, data,
-                           header_len + key_len + bpf_len, 0600, &ignored);
+  ar_write_file_atomic_at (AT_FDCWD, path, data, header_len + key_len + bpf_len,
+                           0600, &ignored);
   cache_evict (cache_dir);
 }
 
@@ -877,10 +877,11 @@ ar_seccomp_compile (const oci_seccomp *seccomp, const char *cache_dir,
 
 int
 ar_seccomp_send_to_listener (const oci_seccomp *seccomp, int notify_fd,
-                             pid_t pid, const oci_state *state, ar_error_t **err)
+                             pid_t pid, const oci_state *state,
+                             ar_error_t **err)
 {
-  cleanup_free char *payload
-      = oci_container_process_state_to_json (state, pid, seccomp->listener_metadata);
+  cleanup_free char *payload = oci_container_process_state_to_json (
+      state, pid, seccomp->listener_metadata);
   if (ar_fd_send_to_path (seccomp->listener_path, notify_fd, payload, err) < 0)
     return ar_error_prefix (err, JSON_PREFIX ".listenerPath");
   return 0;
@@ -893,8 +894,8 @@ ar_seccomp_load_program (const ar_seccomp_program *prog, int *notify_fd,
   *notify_fd = -1;
   if (prog == NULL)
     return 0;
-  struct sock_fprog fprog = { .len = (unsigned short) prog->n_insns,
-                              .filter = prog->insns };
+  struct sock_fprog fprog
+      = { .len = (unsigned short) prog->n_insns, .filter = prog->insns };
   unsigned long flags = prog->flags;
   /* The kernel takes WAIT_KILLABLE_RECV only along with a listener; without
    * one it means nothing, so a profile may carry it regardless. */

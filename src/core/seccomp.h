@@ -56,8 +56,8 @@ typedef enum
   AR_SECCOMP_ARCHS,
   AR_SECCOMP_FLAGS,
 } ar_seccomp_vocabulary;
-size_t ar_seccomp_names (ar_seccomp_vocabulary which, const char **out,
-                         size_t max);
+size_t
+ar_seccomp_names (ar_seccomp_vocabulary which, const char **out, size_t max);
 
 /* Whether the running kernel accepts a filter flag named in `flags`. */
 bool ar_seccomp_flag_supported (const char *name);

@@ -33,7 +33,8 @@ highest_known (const oci_seccomp *seccomp, uint32_t arch)
   for (size_t i = 0; i < seccomp->n_syscalls; i++)
     for (size_t n = 0; n < seccomp->syscalls[i].names.len; n++)
       {
-        int nr = seccomp_syscall_resolve_name_arch (arch, seccomp->syscalls[i].names.items[n]);
+        int nr = seccomp_syscall_resolve_name_arch (
+            arch, seccomp->syscalls[i].names.items[n]);
         if (nr > highest)
           highest = nr;
       }
@@ -64,7 +65,9 @@ ar_seccomp_enosys_stub (const oci_seccomp *seccomp, const uint32_t *arches,
   size_t len = 0;
   for (size_t a = 0; a < n_arches; a++)
     {
-      highest[a] = arches[a] == SCMP_ARCH_X32 ? -1 : highest_known (seccomp, arches[a]);
+      highest[a] = arches[a] == SCMP_ARCH_X32
+                       ? -1
+                       : highest_known (seccomp, arches[a]);
       if (highest[a] >= 0)
         len += block_len (arches[a]);
     }
@@ -72,8 +75,10 @@ ar_seccomp_enosys_stub (const oci_seccomp *seccomp, const uint32_t *arches,
     return 0;
   size_t enosys = len + 1, main_start = len + 2;
   if (main_start + *n_insns > max_insns)
-    return ar_error_set (err, 0, "seccomp: filter too large for the ENOSYS check (%zu instructions)",
-                         main_start + *n_insns);
+    return ar_error_set (
+        err, 0,
+        "seccomp: filter too large for the ENOSYS check (%zu instructions)",
+        main_start + *n_insns);
   cleanup_free struct sock_filter *stub = xcalloc (main_start, sizeof *stub);
 
   size_t i = 0;
@@ -90,10 +95,12 @@ ar_seccomp_enosys_stub (const oci_seccomp *seccomp, const uint32_t *arches,
       i++;
       if (arches[a] == SCMP_ARCH_X86_64)
         {
-          stub[i] = jump (BPF_JMP | BPF_JSET | BPF_K, X32_SYSCALL_BIT, i, main_start, i + 1);
+          stub[i] = jump (BPF_JMP | BPF_JSET | BPF_K, X32_SYSCALL_BIT, i,
+                          main_start, i + 1);
           i++;
         }
-      stub[i] = jump (BPF_JMP | BPF_JGT | BPF_K, (uint32_t) highest[a], i, enosys, main_start);
+      stub[i] = jump (BPF_JMP | BPF_JGT | BPF_K, (uint32_t) highest[a], i,
+                      enosys, main_start);
       i++;
     }
   stub[i++] = stmt (BPF_JMP | BPF_JA, 1);

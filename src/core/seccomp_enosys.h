@@ -14,8 +14,9 @@
  * instead of the default action, so that libc falls back from a call the
  * profile is too old to know (clone3, faccessat2, openat2...). Replaces
  * *insns and *n_insns; fails when the result would pass max_insns. */
-int ar_seccomp_enosys_stub (const oci_seccomp *seccomp, const uint32_t *arches,
-                            size_t n_arches, struct sock_filter **insns,
-                            size_t *n_insns, size_t max_insns, ar_error_t **err);
+int
+ar_seccomp_enosys_stub (const oci_seccomp *seccomp, const uint32_t *arches,
+                        size_t n_arches, struct sock_filter **insns,
+                        size_t *n_insns, size_t max_insns, ar_error_t **err);
 
 #endif

@@ -23,11 +23,16 @@ ar_status_name (ar_status status)
 {
   switch (status)
     {
-    case AR_STATUS_CREATING: return "creating";
-    case AR_STATUS_CREATED: return "created";
-    case AR_STATUS_RUNNING: return "running";
-    case AR_STATUS_PAUSED: return "paused";
-    case AR_STATUS_STOPPED: return "stopped";
+    case AR_STATUS_CREATING:
+      return "creating";
+    case AR_STATUS_CREATED:
+      return "created";
+    case AR_STATUS_RUNNING:
+      return "running";
+    case AR_STATUS_PAUSED:
+      return "paused";
+    case AR_STATUS_STOPPED:
+      return "stopped";
     }
   return "unknown";
 }
@@ -37,13 +42,17 @@ ar_state_validate_id (const char *id, ar_error_t **err)
 {
   size_t len = strlen (id);
   if (len == 0 || len > 1024)
-    return ar_error_set (err, 0, "invalid container id: must be 1 to 1024 characters");
+    return ar_error_set (err, 0,
+                         "invalid container id: must be 1 to 1024 characters");
   if (strcmp (id, ".") == 0 || strcmp (id, "..") == 0)
     return ar_error_set (err, 0, "invalid container id `%s`", id);
   /* runc takes ".x"; here the state root keeps agentrun's own files
    * beside the containers (.seccomp-cache, .sandbox, .audit-heads). */
   if (id[0] == '.')
-    return ar_error_set (err, 0, "invalid container id `%s`: ids starting with '.' are kept for agentrun's own files", id);
+    return ar_error_set (
+        err, 0,
+        "invalid container id `%s`: ids starting with '.' are kept for agentrun's own files",
+        id);
   for (const char *p = id; *p; p++)
     {
       unsigned char c = (unsigned char) *p;
@@ -51,9 +60,10 @@ ar_state_validate_id (const char *id, ar_error_t **err)
                 || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'
                 || c == '+';
       if (!ok)
-        return ar_error_set (err, 0,
-                             "invalid container id `%s`: only letters, digits and _-.+ are allowed",
-                             id);
+        return ar_error_set (
+            err, 0,
+            "invalid container id `%s`: only letters, digits and _-.+ are allowed",
+            id);
     }
   return 0;
 }
@@ -144,8 +154,8 @@ int
 ar_state_load (int state_dirfd, ar_state **out, ar_error_t **err)
 {
   cleanup_free char *data = NULL;
-  if (ar_read_file_at (state_dirfd, AR_STATE_FILE, STATE_MAX_SIZE, &data,
-                       NULL, err)
+  if (ar_read_file_at (state_dirfd, AR_STATE_FILE, STATE_MAX_SIZE, &data, NULL,
+                       err)
       < 0)
     return -1;
   char errbuf[256];

@@ -14,7 +14,8 @@
 #define AR_STATE_FILE "state.json"
 #define AR_CONFIG_FILE "config.json"
 #define AR_EXEC_FIFO "exec.fifo"
-#define AR_CGROUP_FILE "cgroup" /* the cgroup a create made, before state.json */
+#define AR_CGROUP_FILE                                                         \
+  "cgroup" /* the cgroup a create made, before state.json */
 #define AR_EXIT_LOGGED_FILE "exit-logged" /* run/sandbox audited the exit */
 /* A delete that failed part way did the agent's teardown already. */
 #define AR_AGENT_FINISHED_FILE "agent-finished"
@@ -62,7 +63,6 @@ void ar_state_free (ar_state *state);
 void ar_state_freep (ar_state **state);
 #define cleanup_state __attribute__ ((cleanup (ar_state_freep)))
 
-
 /* True when the recorded init is still the same live process. */
 bool ar_state_init_alive (const ar_state *state);
 
@@ -74,8 +74,8 @@ ar_status ar_state_status (int state_dirfd, const ar_state *state);
 oci_state ar_state_to_oci (const ar_state *state, ar_status status);
 
 /* The OCI state JSON `agentrun state` prints (and hooks receive). */
-char *ar_state_to_oci_json (const ar_state *state, ar_status status,
-                            bool pretty);
+char *
+ar_state_to_oci_json (const ar_state *state, ar_status status, bool pretty);
 
 /* Current time as RFC 3339 with nanoseconds, UTC. */
 char *ar_now_rfc3339 (void);

@@ -28,8 +28,8 @@ ar_sync_pair (int fds[2], ar_error_t **err)
 }
 
 int
-ar_sync_send (int sock, ar_sync_type type, int value, int fd,
-              const char *text, ar_error_t **err)
+ar_sync_send (int sock, ar_sync_type type, int value, int fd, const char *text,
+              ar_error_t **err)
 {
   struct wire w = { .type = type, .value = value };
   size_t text_len = 0;
@@ -69,8 +69,7 @@ ar_sync_recv (int sock, ar_sync_msg *out, ar_error_t **err)
 }
 
 int
-ar_sync_expect (int sock, ar_sync_type type, ar_sync_msg *msg,
-                ar_error_t **err)
+ar_sync_expect (int sock, ar_sync_type type, ar_sync_msg *msg, ar_error_t **err)
 {
   if (ar_sync_recv (sock, msg, err) < 0)
     return -1;

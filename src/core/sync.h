@@ -8,17 +8,17 @@
 
 typedef enum
 {
-  AR_SYNC_GO = 1,     /* parent: maps written, cgroup joined; carries the
+  AR_SYNC_GO = 1,       /* parent: maps written, cgroup joined; carries the
                          init's host pid in `value` */
-  AR_SYNC_HOOKS,      /* init: mounts ready, run prestart/createRuntime */
-  AR_SYNC_HOOKS_DONE, /* parent: hooks ran */
-  AR_SYNC_PTY,        /* init: the pty master, as the attached fd */
-  AR_SYNC_READY,      /* init: set up, waiting to be started */
-  AR_SYNC_START,      /* parent (run): exec now, no fifo involved */
-  AR_SYNC_SECCOMP,    /* child: the seccomp listener fd, for listenerPath */
+  AR_SYNC_HOOKS,        /* init: mounts ready, run prestart/createRuntime */
+  AR_SYNC_HOOKS_DONE,   /* parent: hooks ran */
+  AR_SYNC_PTY,          /* init: the pty master, as the attached fd */
+  AR_SYNC_READY,        /* init: set up, waiting to be started */
+  AR_SYNC_START,        /* parent (run): exec now, no fifo involved */
+  AR_SYNC_SECCOMP,      /* child: the seccomp listener fd, for listenerPath */
   AR_SYNC_SECCOMP_DONE, /* parent: the listener has it */
-  AR_SYNC_ERROR,      /* either side: text is a one-line error */
-  AR_SYNC_EXIT,       /* init as reaper (reaper.h): the command's wait
+  AR_SYNC_ERROR,        /* either side: text is a one-line error */
+  AR_SYNC_EXIT,         /* init as reaper (reaper.h): the command's wait
                          status in `value`, just before the init exits */
 } ar_sync_type;
 

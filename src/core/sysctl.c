@@ -16,9 +16,12 @@ static const struct
   bool whole_key;
   oci_ns_type ns;
 } owners[] = {
-  { "kernel.msg", false, OCI_NS_IPC },  { "kernel.sem", true, OCI_NS_IPC },
-  { "kernel.shm", false, OCI_NS_IPC },  { "fs.mqueue.", false, OCI_NS_IPC },
-  { "net.", false, OCI_NS_NETWORK },    { "kernel.hostname", true, OCI_NS_UTS },
+  { "kernel.msg", false, OCI_NS_IPC },
+  { "kernel.sem", true, OCI_NS_IPC },
+  { "kernel.shm", false, OCI_NS_IPC },
+  { "fs.mqueue.", false, OCI_NS_IPC },
+  { "net.", false, OCI_NS_NETWORK },
+  { "kernel.hostname", true, OCI_NS_UTS },
   { "kernel.domainname", true, OCI_NS_UTS },
 };
 
@@ -27,8 +30,9 @@ static oci_ns_type
 owner_of (const char *key)
 {
   for (size_t i = 0; i < sizeof owners / sizeof owners[0]; i++)
-    if (owners[i].whole_key ? strcmp (key, owners[i].prefix) == 0
-                            : strncmp (key, owners[i].prefix, strlen (owners[i].prefix)) == 0)
+    if (owners[i].whole_key
+            ? strcmp (key, owners[i].prefix) == 0
+            : strncmp (key, owners[i].prefix, strlen (owners[i].prefix)) == 0)
       return owners[i].ns;
   return OCI_NS_COUNT;
 }
@@ -71,13 +75,19 @@ ar_sysctl_validate (const oci_spec *spec, ar_error_t **err)
       const char *key = lnx->sysctl.items[i].key;
       oci_ns_type ns = owner_of (key);
       if (ns == OCI_NS_COUNT || strstr (key, "..") || strchr (key, '/'))
-        return ar_error_set (err, 0, "config.json: .linux.sysctl[\"%s\"]: not a namespaced sysctl", key);
+        return ar_error_set (
+            err, 0,
+            "config.json: .linux.sysctl[\"%s\"]: not a namespaced sysctl", key);
       if (!has_own_namespace (spec, ns))
-        return ar_error_set (err, 0, "config.json: .linux.sysctl[\"%s\"]: needs a %s namespace of the container's own, not the host's",
-                             key, oci_ns_type_name (ns));
+        return ar_error_set (
+            err, 0,
+            "config.json: .linux.sysctl[\"%s\"]: needs a %s namespace of the container's own, not the host's",
+            key, oci_ns_type_name (ns));
       if (conflicts_with_name (spec, key, lnx->sysctl.items[i].value))
-        return ar_error_set (err, 0, "config.json: .linux.sysctl[\"%s\"]: \"%s\" conflicts with the %s set in config.json",
-                             key, lnx->sysctl.items[i].value, strchr (key, '.') + 1);
+        return ar_error_set (
+            err, 0,
+            "config.json: .linux.sysctl[\"%s\"]: \"%s\" conflicts with the %s set in config.json",
+            key, lnx->sysctl.items[i].value, strchr (key, '.') + 1);
     }
   return 0;
 }
@@ -98,7 +108,8 @@ ar_sysctl_open_proc (const oci_linux *lnx, int *proc_sys_fd, ar_error_t **err)
   if (lnx == NULL || lnx->sysctl.len == 0)
     return 0;
   *proc_sys_fd = ar_proc_open_dir ("/proc/sys", err);
-  return *proc_sys_fd < 0 ? ar_error_prefix (err, "config.json: .linux.sysctl") : 0;
+  return *proc_sys_fd < 0 ? ar_error_prefix (err, "config.json: .linux.sysctl")
+                          : 0;
 }
 
 int
@@ -111,8 +122,10 @@ ar_sysctl_apply (int proc_sys_fd, const oci_linux *lnx, ar_error_t **err)
       for (char *p = path; *p; p++)
         if (*p == '.')
           *p = '/';
-      if (ar_proc_write (proc_sys_fd, path, kv->value, strlen (kv->value), err) < 0)
-        return ar_error_prefix (err, "config.json: .linux.sysctl[\"%s\"]", kv->key);
+      if (ar_proc_write (proc_sys_fd, path, kv->value, strlen (kv->value), err)
+          < 0)
+        return ar_error_prefix (err, "config.json: .linux.sysctl[\"%s\"]",
+                                kv->key);
     }
   return 0;
 }

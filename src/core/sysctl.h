@@ -16,8 +16,8 @@ int ar_sysctl_validate (const oci_spec *spec, ar_error_t **err);
 /* In the init, in the container's namespaces and before its mounts: an
  * O_PATH fd of the runtime's own /proc/sys, checked to be procfs (-1 when
  * there are no sysctls). */
-int ar_sysctl_open_proc (const oci_linux *lnx, int *proc_sys_fd,
-                         ar_error_t **err);
+int
+ar_sysctl_open_proc (const oci_linux *lnx, int *proc_sys_fd, ar_error_t **err);
 
 /* In the init, after pivot_root: write them beneath that fd (see
  * sysctl.c for why this sets the container's sysctls). */

@@ -41,8 +41,8 @@ ar_terminal_open_pty (const char *ptmx_path, const char *devpts_dir,
 }
 
 int
-ar_terminal_become_stdio (const char *slave_path, unsigned rows,
-                          unsigned cols, ar_error_t **err)
+ar_terminal_become_stdio (const char *slave_path, unsigned rows, unsigned cols,
+                          ar_error_t **err)
 {
   /* A new session has no controlling terminal, so TIOCSCTTY can give it
    * this one. */

@@ -19,9 +19,8 @@ int ar_terminal_become_stdio (const char *slave_path, unsigned rows,
 
 /* Send `fd` over SCM_RIGHTS to the unix socket at `socket_path`, as the
  * runc --console-socket protocol expects. */
-int ar_terminal_send_to_socket (const char *socket_path, int fd,
-                                ar_error_t **err);
-
+int
+ar_terminal_send_to_socket (const char *socket_path, int fd, ar_error_t **err);
 
 /* For `run` in the foreground with a terminal: copy stdin to the master and
  * the master to stdout (raw mode when stdin is a tty, window size

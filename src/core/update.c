@@ -17,14 +17,13 @@ ar_container_update (const char *root, const char *id, const oci_resources *r,
   /* A stopped container's cgroup is empty and about to be removed. */
   ar_status status = ar_state_status (state_fd, st);
   if (status == AR_STATUS_STOPPED || status == AR_STATUS_CREATING)
-    return ar_error_set (err, 0, "cannot update container `%s`: it is %s",
-                         id, ar_status_name (status));
+    return ar_error_set (err, 0, "cannot update container `%s`: it is %s", id,
+                         ar_status_name (status));
   ar_cgroup *cg = NULL;
   if (ar_container_cgroup (st, &cg, err) < 0)
     return -1;
   if (cg == NULL)
-    return ar_error_set (err, 0, "container `%s` has no cgroup to update",
-                         id);
+    return ar_error_set (err, 0, "container `%s` has no cgroup to update", id);
   int ret = ar_cgroup_update (cg, r, err);
   ar_cgroup_free (cg);
   if (ret < 0)

@@ -20,11 +20,11 @@
 #include <time.h>
 #include <yajl/yajl_gen.h>
 
-#define ZERO_HASH \
+#define ZERO_HASH                                                              \
   "0000000000000000000000000000000000000000000000000000000000000000"
 #define PREV_PREFIX ",\"prev\":\""
 #define PREV_SUFFIX "\"}"
-#define PREV_TAIL_LEN \
+#define PREV_TAIL_LEN                                                          \
   (sizeof PREV_PREFIX - 1 + AR_SHA256_HEX_SIZE - 1 + sizeof PREV_SUFFIX - 1)
 #define SCAN_BLOCK 4096
 
@@ -61,8 +61,8 @@ hash_range (int fd, off_t start, off_t end, char hex[AR_SHA256_HEX_SIZE])
   ar_sha256_init (&ctx);
   for (off_t pos = start; pos < end;)
     {
-      size_t n = end - pos < (off_t) sizeof buf ? (size_t) (end - pos)
-                                                : sizeof buf;
+      size_t n
+          = end - pos < (off_t) sizeof buf ? (size_t) (end - pos) : sizeof buf;
       ssize_t got = pread (fd, buf, n, pos);
       if (got <= 0)
         return -1;
@@ -155,11 +155,13 @@ count_newlines (int fd, off_t end, size_t *n)
   *n = 0;
   for (off_t pos = 0; pos < end;)
     {
-      size_t want = end - pos < (off_t) sizeof buf ? (size_t) (end - pos) : sizeof buf;
+      size_t want
+          = end - pos < (off_t) sizeof buf ? (size_t) (end - pos) : sizeof buf;
       ssize_t got = pread (fd, buf, want, pos);
       if (got <= 0)
         return -1;
-      for (const char *p = buf; (p = memchr (p, '\n', (size_t) (buf + got - p))); p++)
+      for (const char *p = buf;
+           (p = memchr (p, '\n', (size_t) (buf + got - p))); p++)
         (*n)++;
       pos += got;
     }
@@ -186,14 +188,16 @@ store_head (int fd, const char *audit_path, const char *heads_dir,
   struct stat st;
   size_t lines;
   if (fstat (fd, &st) < 0 || count_newlines (fd, st.st_size, &lines) < 0)
-    return ar_error_set (err, errno, "audit: count the lines of `%s`", audit_path);
+    return ar_error_set (err, errno, "audit: count the lines of `%s`",
+                         audit_path);
   char hex[AR_SHA256_HEX_SIZE];
   ar_sha256_hex (line, strlen (line) - 1, hex);
   cleanup_free char *head = xasprintf ("%zu:%s\n", lines, hex);
   cleanup_free char *file = head_file (audit_path, heads_dir);
   if (ar_mkdir_p (heads_dir, 0700, err) < 0)
     return -1;
-  return ar_write_file_atomic_at (AT_FDCWD, file, head, strlen (head), 0600, err);
+  return ar_write_file_atomic_at (AT_FDCWD, file, head, strlen (head), 0600,
+                                  err);
 }
 
 int
@@ -203,9 +207,8 @@ ar_audit_append_with_head (const char *audit_path, const char *heads_dir,
 {
   if (fields_json && strchr (fields_json, '\n'))
     return ar_error_set (err, 0, "audit: event `%s` spans lines", event);
-  cleanup_close int fd
-      = open (audit_path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
-              0600);
+  cleanup_close int fd = open (
+      audit_path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
   if (fd < 0)
     return ar_error_set (err, errno, "audit: open `%s`", audit_path);
   if (flock (fd, LOCK_EX) < 0)
@@ -229,8 +232,7 @@ ar_audit_append_with_head (const char *audit_path, const char *heads_dir,
 
 int
 ar_audit_append (const char *audit_path, const char *container_id,
-                 const char *event, const char *fields_json,
-                 ar_error_t **err)
+                 const char *event, const char *fields_json, ar_error_t **err)
 {
   return ar_audit_append_with_head (audit_path, NULL, container_id, event,
                                     fields_json, err);
@@ -253,14 +255,17 @@ ar_audit_stored_head (const char *audit_path, const char *heads_dir,
 }
 
 int
-ar_audit_check_head (const char *audit_path, const char *head,
-                     char **problem, ar_error_t **err)
+ar_audit_check_head (const char *audit_path, const char *head, char **problem,
+                     ar_error_t **err)
 {
   *problem = NULL;
   char *end;
   unsigned long long want = strtoull (head, &end, 10);
   if (want == 0 || *end != ':' || strlen (end + 1) != AR_SHA256_HEX_SIZE - 1)
-    return ar_error_set (err, 0, "audit: head `%s`: expected N:SHA256 (a line number and 64 hex digits)", head);
+    return ar_error_set (
+        err, 0,
+        "audit: head `%s`: expected N:SHA256 (a line number and 64 hex digits)",
+        head);
   const char *want_hash = end + 1;
   cleanup_file FILE *f = fopen (audit_path, "re");
   if (f == NULL)
@@ -274,7 +279,8 @@ ar_audit_check_head (const char *audit_path, const char *head,
     return ar_error_set (err, errno, "audit: read `%s`", audit_path);
   if (number < want)
     {
-      *problem = xasprintf ("truncated: the head says %llu lines, the log has %zu", want, number);
+      *problem = xasprintf (
+          "truncated: the head says %llu lines, the log has %zu", want, number);
       return 0;
     }
   size_t len = (size_t) n - (line[n - 1] == '\n');
@@ -306,7 +312,8 @@ ar_audit_head (const char *audit_path, char **head, ar_error_t **err)
   off_t end = st.st_size - (last == '\n');
   off_t start;
   char hex[AR_SHA256_HEX_SIZE];
-  if (find_last_line (fd, end, &start) < 0 || hash_range (fd, start, end, hex) < 0)
+  if (find_last_line (fd, end, &start) < 0
+      || hash_range (fd, start, end, hex) < 0)
     return ar_error_set (err, errno, "audit: read `%s`", audit_path);
   *head = xasprintf ("%zu:%s", lines + (last != '\n'), hex);
   return 0;
@@ -323,7 +330,8 @@ ar_audit_count_lines (const char *audit_path, size_t *n, ar_error_t **err)
     return ar_error_set (err, errno, "audit: read `%s`", audit_path);
   char last;
   /* A last line without its newline counts too. */
-  if (st.st_size > 0 && pread (fd, &last, 1, st.st_size - 1) == 1 && last != '\n')
+  if (st.st_size > 0 && pread (fd, &last, 1, st.st_size - 1) == 1
+      && last != '\n')
     (*n)++;
   return 0;
 }

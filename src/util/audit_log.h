@@ -11,9 +11,9 @@
 
 /* Append one event ("prev" is the sha256 of the line before). `fields_json` is
  * the inner part of an object ("\"argv\":[...],\"status\":0") or NULL. */
-int ar_audit_append (const char *audit_path, const char *container_id,
-                     const char *event, const char *fields_json,
-                     ar_error_t **err);
+int
+ar_audit_append (const char *audit_path, const char *container_id,
+                 const char *event, const char *fields_json, ar_error_t **err);
 
 /* The same, keeping the log's head in `heads_dir` (NULL: none) as
  * "N:HASH": how many lines the log has and the sha256 of the last one.
@@ -43,7 +43,7 @@ int ar_audit_head (const char *audit_path, char **head, ar_error_t **err);
 int ar_audit_count_lines (const char *audit_path, size_t *n, ar_error_t **err);
 
 /* Check a log's chain; *bad_line is the first line that does not match. */
-int ar_audit_verify (const char *audit_path, size_t *bad_line,
-                     ar_error_t **err);
+int
+ar_audit_verify (const char *audit_path, size_t *bad_line, ar_error_t **err);
 
 #endif

@@ -16,7 +16,8 @@ ar_now_ms (void)
 void
 ar_sleep_ms (long ms)
 {
-  struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+  struct timespec ts
+      = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
   while (nanosleep (&ts, &ts) < 0 && errno == EINTR)
     ;
 }

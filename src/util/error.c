@@ -57,7 +57,8 @@ ar_error_set_code (ar_error_t **err, ar_error_code code, int errno_value,
 }
 
 int
-ar_error_set_errno_said (ar_error_t **err, int errno_value, const char *fmt, ...)
+ar_error_set_errno_said (ar_error_t **err, int errno_value, const char *fmt,
+                         ...)
 {
   bool was_set = err && *err;
   va_list ap;
@@ -104,7 +105,9 @@ ar_error_text (const ar_error_t *err)
     {
       /* Logically const: the rendering is a cache of what the error says. */
       ar_error_t *e = (ar_error_t *) err;
-      if (asprintf (&e->text, "%s: %s", err->message, strerror (err->errno_value)) < 0)
+      if (asprintf (&e->text, "%s: %s", err->message,
+                    strerror (err->errno_value))
+          < 0)
         abort ();
     }
   return err->text;

@@ -16,11 +16,11 @@ typedef enum
 
 typedef struct ar_error
 {
-  int errno_value;    /* 0 when the failure is not a system call's */
+  int errno_value; /* 0 when the failure is not a system call's */
   ar_error_code code;
-  char *message;      /* with its context, without the errno's text */
-  char *text;         /* rendered by ar_error_text, NULL until then */
-  int errno_said;     /* the message says what errno_value means itself */
+  char *message;  /* with its context, without the errno's text */
+  char *text;     /* rendered by ar_error_text, NULL until then */
+  int errno_said; /* the message says what errno_value means itself */
 } ar_error_t;
 
 /* Set *err (if err and *err is NULL) and return -1, so callers can write
@@ -38,9 +38,8 @@ int ar_error_set_code (ar_error_t **err, ar_error_code code, int errno_value,
 /* The same, for a message that says what the errno means in its own
  * words (runc's lower-case Go style): the errno is kept for callers to
  * test, the text is not repeated. */
-int ar_error_set_errno_said (ar_error_t **err, int errno_value,
-                             const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
+int ar_error_set_errno_said (ar_error_t **err, int errno_value, const char *fmt,
+                             ...) __attribute__ ((format (printf, 3, 4)));
 
 /* Prepend "context: " to an existing error; returns -1. */
 int ar_error_prefix (ar_error_t **err, const char *fmt, ...)
@@ -50,10 +49,26 @@ int ar_error_prefix (ar_error_t **err, const char *fmt, ...)
  * analyzer then knows `return ar_error_set (...)` is a failure, as the
  * compiler does not across files. */
 #ifndef AR_ERROR_DEFINING
-#define ar_error_set(err, ...) ({ ar_error_set (err, __VA_ARGS__); -1; })
-#define ar_error_set_code(err, ...) ({ ar_error_set_code (err, __VA_ARGS__); -1; })
-#define ar_error_set_errno_said(err, ...) ({ ar_error_set_errno_said (err, __VA_ARGS__); -1; })
-#define ar_error_prefix(err, ...) ({ ar_error_prefix (err, __VA_ARGS__); -1; })
+#define ar_error_set(err, ...)                                                 \
+  ({                                                                           \
+    ar_error_set (err, __VA_ARGS__);                                           \
+    -1;                                                                        \
+  })
+#define ar_error_set_code(err, ...)                                            \
+  ({                                                                           \
+    ar_error_set_code (err, __VA_ARGS__);                                      \
+    -1;                                                                        \
+  })
+#define ar_error_set_errno_said(err, ...)                                      \
+  ({                                                                           \
+    ar_error_set_errno_said (err, __VA_ARGS__);                                \
+    -1;                                                                        \
+  })
+#define ar_error_prefix(err, ...)                                              \
+  ({                                                                           \
+    ar_error_prefix (err, __VA_ARGS__);                                        \
+    -1;                                                                        \
+  })
 #endif
 
 /* The one line people see: the message and, when there is an errno, ":

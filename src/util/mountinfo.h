@@ -15,7 +15,7 @@ typedef struct
   char *root;        /* the mount's root within its filesystem, decoded */
   char *mount_point; /* decoded */
   char *fstype;
-  char *super_opts;  /* comma list */
+  char *super_opts; /* comma list */
 } ar_mountinfo_entry;
 
 /* "id parent dev root mountpoint opts [optional...] - fstype source super".

@@ -54,7 +54,8 @@ ar_nl_msg (ar_nl_buf *b, uint16_t type, uint16_t flags, uint32_t seq)
     }
   b->msg = b->len;
   struct nlmsghdr *nlh = ar_nl_current (b);
-  *nlh = (struct nlmsghdr){ .nlmsg_len = NLMSG_HDRLEN, .nlmsg_type = type,
+  *nlh = (struct nlmsghdr){ .nlmsg_len = NLMSG_HDRLEN,
+                            .nlmsg_type = type,
                             .nlmsg_flags = (uint16_t) (NLM_F_REQUEST | flags),
                             .nlmsg_seq = seq };
   b->len += NLMSG_HDRLEN;
@@ -157,7 +158,9 @@ ar_nl_send (int fd, const ar_nl_buf *b, ar_error_t **err)
       setsockopt (fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof size);
     }
   struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-  if (sendto (fd, b->data, b->len, 0, (struct sockaddr *) &kernel, sizeof kernel) < 0)
+  if (sendto (fd, b->data, b->len, 0, (struct sockaddr *) &kernel,
+              sizeof kernel)
+      < 0)
     return ar_error_set (err, errno, "send a netlink request");
   return 0;
 }
@@ -176,20 +179,20 @@ ar_nl_wait_ack (int fd, uint32_t last_seq, uint32_t *failed_seq)
           return -errno;
         }
       ar_nl_for_each_msg (nlh, buf, (size_t) n)
-        {
-          if (nlh->nlmsg_type != NLMSG_ERROR
-              || nlh->nlmsg_len < NLMSG_LENGTH (sizeof (struct nlmsgerr)))
-            continue;
-          const struct nlmsgerr *e = NLMSG_DATA (nlh);
-          if (e->error != 0)
-            {
-              if (failed_seq)
-                *failed_seq = nlh->nlmsg_seq;
-              return e->error;
-            }
-          if (nlh->nlmsg_seq == last_seq)
-            return 0;
-        }
+      {
+        if (nlh->nlmsg_type != NLMSG_ERROR
+            || nlh->nlmsg_len < NLMSG_LENGTH (sizeof (struct nlmsgerr)))
+          continue;
+        const struct nlmsgerr *e = NLMSG_DATA (nlh);
+        if (e->error != 0)
+          {
+            if (failed_seq)
+              *failed_seq = nlh->nlmsg_seq;
+            return e->error;
+          }
+        if (nlh->nlmsg_seq == last_seq)
+          return 0;
+      }
     }
 }
 

@@ -59,10 +59,11 @@ ar_nl_msg_ok (const struct nlmsghdr *nlh, const void *buf, size_t len)
   return off + sizeof *nlh <= len && nlh->nlmsg_len >= sizeof *nlh
          && off + nlh->nlmsg_len <= len;
 }
-#define ar_nl_for_each_msg(nlh, buf, len)                                   \
-  for (const struct nlmsghdr *nlh = (const struct nlmsghdr *) (buf);        \
-       ar_nl_msg_ok (nlh, (buf), (len));                                    \
-       nlh = (const struct nlmsghdr *) ((const uint8_t *) nlh + NLMSG_ALIGN (nlh->nlmsg_len)))
+#define ar_nl_for_each_msg(nlh, buf, len)                                      \
+  for (const struct nlmsghdr *nlh = (const struct nlmsghdr *) (buf);           \
+       ar_nl_msg_ok (nlh, (buf), (len));                                       \
+       nlh = (const struct nlmsghdr *) ((const uint8_t *) nlh                  \
+                                        + NLMSG_ALIGN (nlh->nlmsg_len)))
 
 /* Attributes of a received message, after its family header of
  * `header_len` bytes: tb[type] for every type up to max. */

@@ -83,8 +83,8 @@ create_entry (int parent_fd, const char *name, bool as_dir)
  * is a symlink, build the path to try next: its target followed by the
  * rest of the walk. Returns the new path or NULL (errno set). */
 static char *
-redirect_through_symlink (int parent_fd, const char *name,
-                          const char *parent, const char *rest)
+redirect_through_symlink (int parent_fd, const char *name, const char *parent,
+                          const char *rest)
 {
   char target[PATH_MAX];
   ssize_t n = readlinkat (parent_fd, name, target, sizeof target - 1);
@@ -155,8 +155,7 @@ create_walk (int root_fd, const char *path, bool is_dir, char **next,
               if (errno != EEXIST)
                 return ar_error_set (err, errno, "create `/%s` in rootfs",
                                      prefix);
-              *next = redirect_through_symlink (parent_fd, name, parent,
-                                                rest);
+              *next = redirect_through_symlink (parent_fd, name, parent, rest);
               /* Not a symlink: something raced us into existence; a new
                * walk of the same path sorts it out. */
               if (*next == NULL && errno == EINVAL)
@@ -249,11 +248,13 @@ ar_path_at_or_under (const char *path, const char *dir)
   size_t len = strlen (dir);
   if (len == 1 && dir[0] == '/')
     return path[0] == '/';
-  return strncmp (path, dir, len) == 0 && (path[len] == '\0' || path[len] == '/');
+  return strncmp (path, dir, len) == 0
+         && (path[len] == '\0' || path[len] == '/');
 }
 
 int
 ar_path_open_entry (int dir_fd, const char *path)
 {
-  return ar_openat2 (dir_fd, path, O_PATH | O_NOFOLLOW, RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
+  return ar_openat2 (dir_fd, path, O_PATH | O_NOFOLLOW,
+                     RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
 }

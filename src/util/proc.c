@@ -40,11 +40,11 @@ ar_proc_write (int dirfd, const char *path, const char *data, size_t len,
   /* Relative to a verified procfs directory, nothing in the walk may
    * leave that mount, follow a link or climb above the directory. */
   int flags = O_WRONLY | O_NOFOLLOW | O_CLOEXEC;
-  cleanup_close int fd
-      = dirfd == AT_FDCWD
-            ? open (path, flags)
-            : ar_openat2 (dirfd, path, flags,
-                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV);
+  cleanup_close int fd = dirfd == AT_FDCWD
+                             ? open (path, flags)
+                             : ar_openat2 (dirfd, path, flags,
+                                           RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS
+                                               | RESOLVE_NO_XDEV);
   if (fd < 0)
     return ar_error_set (err, errno, "open `%s`", path);
   if (check_procfs (fd, path, err) < 0)

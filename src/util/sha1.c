@@ -29,12 +29,15 @@ round_function (int t, uint32_t x, uint32_t y, uint32_t z)
 static void
 compress (uint32_t *state, const uint8_t block[64])
 {
-  static const uint32_t constants[4] = { 0x5a827999, 0x6ed9eba1, 0x8f1bbcdc, 0xca62c1d6 };
+  static const uint32_t constants[4]
+      = { 0x5a827999, 0x6ed9eba1, 0x8f1bbcdc, 0xca62c1d6 };
   uint32_t schedule[80];
   for (int t = 0; t < 16; t++)
     schedule[t] = ar_md_load_be32 (block + 4 * t);
   for (int t = 16; t < 80; t++)
-    schedule[t] = rotl (schedule[t - 3] ^ schedule[t - 8] ^ schedule[t - 14] ^ schedule[t - 16], 1);
+    schedule[t] = rotl (schedule[t - 3] ^ schedule[t - 8] ^ schedule[t - 14]
+                            ^ schedule[t - 16],
+                        1);
 
   uint32_t a = state[0], b = state[1], c = state[2], d = state[3], e = state[4];
   for (int t = 0; t < 80; t++)
@@ -57,7 +60,8 @@ compress (uint32_t *state, const uint8_t block[64])
 void
 ar_sha1_init (ar_sha1_ctx *ctx)
 {
-  static const uint32_t initial[5] = { 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0 };
+  static const uint32_t initial[5]
+      = { 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0 };
   memcpy (ctx->state, initial, sizeof initial);
   ctx->buf = (ar_md_buffer){ 0 };
 }
@@ -78,7 +82,8 @@ ar_sha1_final (ar_sha1_ctx *ctx, uint8_t digest[AR_SHA1_DIGEST_SIZE])
 }
 
 void
-ar_sha1_to_hex (const uint8_t digest[AR_SHA1_DIGEST_SIZE], char hex[AR_SHA1_HEX_SIZE])
+ar_sha1_to_hex (const uint8_t digest[AR_SHA1_DIGEST_SIZE],
+                char hex[AR_SHA1_HEX_SIZE])
 {
   ar_md_to_hex (digest, AR_SHA1_DIGEST_SIZE, hex);
 }

@@ -28,7 +28,7 @@ void ar_sha1_to_hex (const uint8_t digest[AR_SHA1_DIGEST_SIZE],
                      char hex[AR_SHA1_HEX_SIZE]);
 
 /* git's name for a blob of `len` bytes (git hash-object). */
-void ar_sha1_git_blob_hex (const void *data, size_t len,
-                           char hex[AR_SHA1_HEX_SIZE]);
+void
+ar_sha1_git_blob_hex (const void *data, size_t len, char hex[AR_SHA1_HEX_SIZE]);
 
 #endif

@@ -82,8 +82,8 @@ compress (uint32_t *state, const uint8_t block[64])
   uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
   for (int t = 0; t < 64; t++)
     {
-      uint32_t t1 = h + big_sigma1 (e) + choose (e, f, g)
-                    + round_constants[t] + schedule[t];
+      uint32_t t1 = h + big_sigma1 (e) + choose (e, f, g) + round_constants[t]
+                    + schedule[t];
       uint32_t t2 = big_sigma0 (a) + majority (a, b, c);
       h = g;
       g = f;

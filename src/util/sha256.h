@@ -19,15 +19,14 @@ typedef struct
 
 void ar_sha256_init (ar_sha256_ctx *ctx);
 void ar_sha256_update (ar_sha256_ctx *ctx, const void *data, size_t len);
-void ar_sha256_final (ar_sha256_ctx *ctx,
-                      uint8_t digest[AR_SHA256_DIGEST_SIZE]);
+void
+ar_sha256_final (ar_sha256_ctx *ctx, uint8_t digest[AR_SHA256_DIGEST_SIZE]);
 
 /* Lower-case hex of a digest. */
 void ar_sha256_to_hex (const uint8_t digest[AR_SHA256_DIGEST_SIZE],
                        char hex[AR_SHA256_HEX_SIZE]);
 
 /* One-shot: the hex digest of `len` bytes. */
-void ar_sha256_hex (const void *data, size_t len,
-                    char hex[AR_SHA256_HEX_SIZE]);
+void ar_sha256_hex (const void *data, size_t len, char hex[AR_SHA256_HEX_SIZE]);
 
 #endif

@@ -19,6 +19,7 @@ ar_signal_name (int sig)
   if (abbrev)
     return xasprintf ("SIG%s", abbrev);
   if (sig >= SIGRTMIN && sig <= SIGRTMAX)
-    return sig == SIGRTMIN ? xstrdup ("SIGRTMIN") : xasprintf ("SIGRTMIN+%d", sig - SIGRTMIN);
+    return sig == SIGRTMIN ? xstrdup ("SIGRTMIN")
+                           : xasprintf ("SIGRTMIN+%d", sig - SIGRTMIN);
   return xasprintf ("signal %d", sig);
 }

@@ -41,7 +41,8 @@ default_signals (posix_spawnattr_t *attr)
   posix_spawnattr_init (attr);
   posix_spawnattr_setsigdefault (attr, &all);
   posix_spawnattr_setsigmask (attr, &none);
-  posix_spawnattr_setflags (attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags (attr,
+                            POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 }
 
 int
@@ -85,8 +86,8 @@ ar_spawn_wait (char *const argv[], char **message, ar_error_t **err)
   if (pipe2 (errpipe, O_CLOEXEC | O_NONBLOCK) < 0)
     return ar_error_set (err, errno, "%s: pipe", argv[0]);
   cleanup_close int rd = errpipe[0];
-  const ar_spawn_request req = { .argv = argv, .in_fd = -1, .out_fd = -1,
-                                 .err_fd = errpipe[1] };
+  const ar_spawn_request req
+      = { .argv = argv, .in_fd = -1, .out_fd = -1, .err_fd = errpipe[1] };
   pid_t child;
   int r = ar_spawn (&req, &child, err);
   close (errpipe[1]);

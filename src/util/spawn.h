@@ -10,10 +10,10 @@
 
 typedef struct
 {
-  char *const *argv;       /* argv[0] is looked up in the caller's PATH */
-  char *const *envp;       /* NULL: the caller's environment */
+  char *const *argv;         /* argv[0] is looked up in the caller's PATH */
+  char *const *envp;         /* NULL: the caller's environment */
   int in_fd, out_fd, err_fd; /* its stdin, stdout, stderr; -1: the caller's */
-  const int *pass_fds;     /* more fds it gets under the same numbers */
+  const int *pass_fds;       /* more fds it gets under the same numbers */
   size_t n_pass_fds;
 } ar_spawn_request;
 

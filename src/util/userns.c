@@ -12,7 +12,8 @@ bool
 ar_userns_is_initial (void)
 {
   cleanup_free char *map = NULL;
-  if (ar_read_file_at (AT_FDCWD, "/proc/self/uid_map", 4096, &map, NULL, NULL) < 0)
+  if (ar_read_file_at (AT_FDCWD, "/proc/self/uid_map", 4096, &map, NULL, NULL)
+      < 0)
     return true; /* no procfs: nothing says otherwise */
   unsigned inside, outside, count;
   char extra;
@@ -31,7 +32,8 @@ bool
 ar_userns_uid_mapped (uid_t uid)
 {
   cleanup_free char *map = NULL;
-  if (ar_read_file_at (AT_FDCWD, "/proc/self/uid_map", 4096, &map, NULL, NULL) < 0)
+  if (ar_read_file_at (AT_FDCWD, "/proc/self/uid_map", 4096, &map, NULL, NULL)
+      < 0)
     return true;
   const char *p = map;
   unsigned inside, outside, count;

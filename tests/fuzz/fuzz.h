@@ -12,7 +12,8 @@
 static inline void
 fuzz_check_one_line (const ar_error_t *err)
 {
-  if (err == NULL || ar_error_text (err) == NULL || ar_error_text (err)[0] == '\0'
+  if (err == NULL || ar_error_text (err) == NULL
+      || ar_error_text (err)[0] == '\0'
       || strchr (ar_error_text (err), '\n') != NULL)
     abort ();
 }

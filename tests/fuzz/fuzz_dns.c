@@ -26,7 +26,8 @@ fuzz_query (const uint8_t *data, size_t size)
   if (dns_parse_query (data, size, &q, &err) < 0)
     {
       fuzz_check_one_line (err);
-      if (q.end && dns_encode_refusal (data, size, q.end, out, sizeof out) != q.end)
+      if (q.end
+          && dns_encode_refusal (data, size, q.end, out, sizeof out) != q.end)
         abort ();
       return;
     }
@@ -39,7 +40,8 @@ fuzz_query (const uint8_t *data, size_t size)
     abort ();
   uint8_t refusal[DNS_HEADER_LEN + DNS_NAME_WIRE_MAX + 4];
   if (q.end <= sizeof refusal
-      && dns_encode_refusal (data, size, q.end, refusal, sizeof refusal) != q.end)
+      && dns_encode_refusal (data, size, q.end, refusal, sizeof refusal)
+             != q.end)
     abort ();
 }
 

@@ -16,12 +16,14 @@
 static void
 check_normalised (const egress_entry *e)
 {
-  cleanup_free char *again_text = e->kind == ENTRY_WILDCARD ? xasprintf ("*.%s", e->text)
-                                                            : xstrdup (e->text);
+  cleanup_free char *again_text = e->kind == ENTRY_WILDCARD
+                                      ? xasprintf ("*.%s", e->text)
+                                      : xstrdup (e->text);
   egress_entry again;
   if (egress_entry_parse ("entry", again_text, &again, NULL) < 0)
     abort ();
-  bool same = again.kind == e->kind && strcmp (again.text, e->text) == 0 && again.port == 0;
+  bool same = again.kind == e->kind && strcmp (again.text, e->text) == 0
+              && again.port == 0;
   free (again.text);
   if (!same)
     abort ();
@@ -37,10 +39,12 @@ check_matches (egress_entry *e)
   uint16_t ports[2];
   size_t n = 0;
   bool own = egress_name_allowed (&list, e->text, ports, 2, &n);
-  if (own != (e->kind == ENTRY_DOMAIN) || (own && (n != 1 || ports[0] != e->port)))
+  if (own != (e->kind == ENTRY_DOMAIN)
+      || (own && (n != 1 || ports[0] != e->port)))
     abort ();
   cleanup_free char *below = xasprintf ("x.%s", e->text);
-  if (egress_name_allowed (&list, below, ports, 2, &n) != (e->kind == ENTRY_WILDCARD))
+  if (egress_name_allowed (&list, below, ports, 2, &n)
+      != (e->kind == ENTRY_WILDCARD))
     abort ();
 }
 

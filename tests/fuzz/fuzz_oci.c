@@ -30,8 +30,7 @@ fuzz_spec (const char *data, size_t size)
 
   /* The emitter's output always parses, to the same thing. */
   oci_spec *again = NULL;
-  if (oci_spec_parse (pretty, strlen (pretty), "config.json", &again, &err)
-      < 0)
+  if (oci_spec_parse (pretty, strlen (pretty), "config.json", &again, &err) < 0)
     abort ();
   cleanup_free char *compact_again = oci_spec_to_json (again, false);
   oci_spec_free (again);

@@ -26,7 +26,8 @@ LLVMFuzzerInitialize (int *argc, char ***argv)
   (void) argc;
   (void) argv;
   setenv ("AGENTRUN_CONFIG_DIR", "/nonexistent/agentrun-fuzz", 1);
-  if (ar_profile_load ("agent", &agent, NULL) < 0 || ar_profile_load ("agent", &trusted, NULL) < 0)
+  if (ar_profile_load ("agent", &agent, NULL) < 0
+      || ar_profile_load ("agent", &trusted, NULL) < 0)
     abort ();
   ar_profile_trust_caller (trusted);
   default_json = oci_spec_default_json (false, 0, 0);
@@ -51,13 +52,15 @@ annotate (oci_spec *spec, const char *data, size_t size)
   memcpy (text, data, size);
   oci_map *m = &spec->annotations;
   char *save = NULL;
-  for (char *line = strtok_r (text, "\n", &save); line; line = strtok_r (NULL, "\n", &save))
+  for (char *line = strtok_r (text, "\n", &save); line;
+       line = strtok_r (NULL, "\n", &save))
     {
       char *eq = strchr (line, '=');
       if (eq == NULL)
         continue;
       m->items = xrealloc (m->items, (m->len + 1) * sizeof *m->items);
-      m->items[m->len].key = xasprintf ("run.agentrun.%.*s", (int) (eq - line), line);
+      m->items[m->len].key
+          = xasprintf ("run.agentrun.%.*s", (int) (eq - line), line);
       m->items[m->len].value = xstrdup (eq + 1);
       m->len++;
     }
@@ -67,7 +70,9 @@ static void
 fuzz_annotations (const ar_profile *profile, const char *data, size_t size)
 {
   oci_spec *spec = NULL;
-  if (oci_spec_parse (default_json, strlen (default_json), "default", &spec, NULL) < 0)
+  if (oci_spec_parse (default_json, strlen (default_json), "default", &spec,
+                      NULL)
+      < 0)
     abort ();
   annotate (spec, data, size);
   ar_agent_plan *plan = NULL;

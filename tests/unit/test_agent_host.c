@@ -118,8 +118,7 @@ static ar_sha256_ctx tree_ctx;
 static size_t tree_prefix;
 
 static int
-hash_entry (const char *path, const struct stat *st, int type,
-            struct FTW *ftw)
+hash_entry (const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
   (void) type, (void) ftw;
   char meta[256];
@@ -219,14 +218,16 @@ check_sha (const char *data, size_t len, const char *want)
 static void
 test_sha256_vectors (void)
 {
-  check_sha ("", 0,
-             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  check_sha ("abc", 3,
-             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  const char *m448
-      = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-  check_sha (m448, strlen (m448),
-             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  check_sha (
+      "", 0,
+      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  check_sha (
+      "abc", 3,
+      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  const char *m448 = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+  check_sha (
+      m448, strlen (m448),
+      "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 
   /* A million 'a', fed in uneven pieces to exercise the block buffer. */
   ar_sha256_ctx ctx;
@@ -244,14 +245,16 @@ test_sha256_vectors (void)
     }
   ar_sha256_final (&ctx, digest);
   ar_sha256_to_hex (digest, hex);
-  CHECK_STR (hex,
-             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  CHECK_STR (
+      hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 
   /* Padding edge: 55 and 56 bytes straddle the length field. */
-  check_sha ("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 55,
-             "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
-  check_sha ("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 56,
-             "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
+  check_sha (
+      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 55,
+      "9f4390f8d30c2dd92ec9f095b65e2b9ae9b0a925a5258e241c9f1e910f734318");
+  check_sha (
+      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 56,
+      "b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a");
 }
 
 /* ---- audit log -------------------------------------------------------- */
@@ -303,8 +306,7 @@ test_audit_chain (void)
 
   /* A multi-line fields_json is refused. */
   cleanup_error ar_error_t *err = NULL;
-  CHECK_INT (ar_audit_append (log, "x", "bad", "\"a\":1,\n\"b\":2", &err),
-             -1);
+  CHECK_INT (ar_audit_append (log, "x", "bad", "\"a\":1,\n\"b\":2", &err), -1);
 }
 
 static void
@@ -335,8 +337,7 @@ test_audit_edit_and_truncate (void)
   char *first_nl = strchr (text, '\n');
   char *second_nl = strchr (first_nl + 1, '\n');
   cleanup_free char *without_middle
-      = xasprintf ("%.*s%s", (int) (first_nl + 1 - text), text,
-                   second_nl + 1);
+      = xasprintf ("%.*s%s", (int) (first_nl + 1 - text), text, second_nl + 1);
   write_text (log, without_middle);
   CHECK_INT (verify_log (log), 2);
 
@@ -374,8 +375,8 @@ test_secret_scanner (void)
   /* Fed in small pieces, the split secret is still found. */
   ar_secret_scanner_init (&s, &set);
   for (size_t off = 0; off < size; off += 1000)
-    ar_secret_scanner_feed (&s, buf + off, size - off < 1000 ? size - off
-                                                             : 1000);
+    ar_secret_scanner_feed (&s, buf + off,
+                            size - off < 1000 ? size - off : 1000);
   CHECK_STR (s.found, "long");
   ar_secret_scanner_clear (&s);
 
@@ -553,8 +554,8 @@ secrets_plan (void)
   free (secrets_for_tests[1].host_path);
   secrets_for_tests[0] = (ar_secret){ "api_key", tmp_path ("host-secrets/k") };
   secrets_for_tests[1] = (ar_secret){ "short", tmp_path ("host-secrets/s") };
-  write_file (secrets_for_tests[0].host_path, SECRET_LONG,
-              strlen (SECRET_LONG), 0600);
+  write_file (secrets_for_tests[0].host_path, SECRET_LONG, strlen (SECRET_LONG),
+              0600);
   write_file (secrets_for_tests[1].host_path, SECRET_SHORT,
               strlen (SECRET_SHORT), 0600);
   return (ar_agent_plan){ .secrets = secrets_for_tests,
@@ -820,8 +821,9 @@ test_output_export_hostile (void)
          && (st.st_mode & 07777) == 0755);
 
   static const char *const absent[]
-      = { "passwd", "etc", "sub/up", "hard1", "sub/hard2", "fifo", "null",
-          "leak.bin", "notes.txt", SECRET_SHORT ".txt", "bad\nname", "sock" };
+      = { "passwd",    "etc",  "sub/up",   "hard1",     "sub/hard2",
+          "fifo",      "null", "leak.bin", "notes.txt", SECRET_SHORT ".txt",
+          "bad\nname", "sock" };
   for (size_t i = 0; i < sizeof absent / sizeof absent[0]; i++)
     {
       cleanup_free char *p = xasprintf ("%s/%s", dest, absent[i]);
@@ -841,10 +843,16 @@ test_output_export_hostile (void)
   if (manifest && !strstr (manifest, ok_entry))
     fprintf (stderr, "%s\n", manifest);
   static const char *const reasons[]
-      = { "\"symlink\"", "\"hard link\"", "\"fifo\"", "\"device node\"",
-          "\"socket\"", "\"contains secret api_key\"",
-          "\"contains secret short\"", "\"name contains secret short\"",
-          "\"manifest.json\",\n            \"reason\": \"reserved name\"", "\"name is not printable UTF-8\"" };
+      = { "\"symlink\"",
+          "\"hard link\"",
+          "\"fifo\"",
+          "\"device node\"",
+          "\"socket\"",
+          "\"contains secret api_key\"",
+          "\"contains secret short\"",
+          "\"name contains secret short\"",
+          "\"manifest.json\",\n            \"reason\": \"reserved name\"",
+          "\"name is not printable UTF-8\"" };
   for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
     if (!CHECK (manifest && strstr (manifest, reasons[i]) != NULL))
       fprintf (stderr, "  missing reason %s\n", reasons[i]);
@@ -890,8 +898,7 @@ test_output_quota (void)
   /* A tighter quota at export than the tmpfs allowed: 4 files and 2000
    * bytes; with 600-byte files the bytes run out first. */
   ar_output_report report;
-  CHECK_INT (ar_output_export (state, host, "q1", 2000, 4, NULL, &report,
-                               &err),
+  CHECK_INT (ar_output_export (state, host, "q1", 2000, 4, NULL, &report, &err),
              0);
   CHECK_INT (report.n_files, 3);
   CHECK_INT (report.bytes, 1800);
@@ -900,9 +907,8 @@ test_output_quota (void)
          && strcmp (report.withheld[0].reason, "byte quota exceeded") == 0);
   ar_output_report_clear (&report);
 
-  CHECK_INT (ar_output_export (state, host, "q2", 1 << 20, 2, NULL, &report,
-                               &err),
-             0);
+  CHECK_INT (
+      ar_output_export (state, host, "q2", 1 << 20, 2, NULL, &report, &err), 0);
   CHECK_INT (report.n_files, 2);
   CHECK (report.n_withheld > 0
          && strcmp (report.withheld[0].reason, "file count quota exceeded")
@@ -910,16 +916,16 @@ test_output_quota (void)
   ar_output_report_clear (&report);
 
   /* An existing destination is refused, and nothing is written. */
-  CHECK_INT (ar_output_export (state, host, "q2", 1 << 20, 2, NULL, &report,
-                               &err),
-             -1);
+  CHECK_INT (
+      ar_output_export (state, host, "q2", 1 << 20, 2, NULL, &report, &err),
+      -1);
   CHECK (err && strstr (ar_error_text (err), "File exists") != NULL);
   ar_output_report_clear (&report);
   ar_error_free (err);
   err = NULL;
-  CHECK_INT (ar_output_export (state, host, "../q3", 1 << 20, 2, NULL,
-                               &report, &err),
-             -1);
+  CHECK_INT (
+      ar_output_export (state, host, "../q3", 1 << 20, 2, NULL, &report, &err),
+      -1);
   ar_output_report_clear (&report);
 
   CHECK_INT (ar_output_teardown (state, &err), 0);
@@ -988,7 +994,8 @@ tool_overlay (int argc, char **argv)
   if (strcmp (argv[1], "overlay-changes") == 0 && argc == 3)
     {
       cleanup_free char *fields = NULL;
-      if (ar_overlay_changes_json (argv[2], NULL, NULL, NULL, &fields, &err) < 0)
+      if (ar_overlay_changes_json (argv[2], NULL, NULL, NULL, &fields, &err)
+          < 0)
         return tool_failed (err);
       printf ("{%s}\n", fields ? fields : "");
       return 0;
@@ -1012,10 +1019,9 @@ tool_output (int argc, char **argv)
   if (strcmp (argv[1], "output-export") == 0 && argc == 7)
     {
       ar_output_report report;
-      int r = ar_output_export (argv[2], argv[3], argv[4],
-                                strtoull (argv[5], NULL, 0),
-                                strtoull (argv[6], NULL, 0), NULL, &report,
-                                &err);
+      int r = ar_output_export (
+          argv[2], argv[3], argv[4], strtoull (argv[5], NULL, 0),
+          strtoull (argv[6], NULL, 0), NULL, &report, &err);
       ar_output_report_clear (&report);
       return r < 0 ? tool_failed (err) : 0;
     }

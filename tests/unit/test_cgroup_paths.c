@@ -50,7 +50,8 @@ test_systemd_paths (void)
               "/sys/fs/cgroup/user.slice/x.scope");
   check_path (NULL, "system.slice", "agentrun-ctr1.scope",
               "/sys/fs/cgroup/system.slice/agentrun-ctr1.scope");
-  check_path ("-.slice:p:x", "-.slice", "p-x.scope", "/sys/fs/cgroup/p-x.scope");
+  check_path ("-.slice:p:x", "-.slice", "p-x.scope",
+              "/sys/fs/cgroup/p-x.scope");
 }
 
 static void
@@ -66,7 +67,8 @@ test_systemd_paths_refused (void)
   check_refused ("system.slice:p:", "non-empty");
   check_refused ("system.slice:p:a/b", "non-empty");
   check_refused ("system.slice:p/q:x", "non-empty");
-  check_refused ("system.slice:p:pod.slice", "a slice as the container's own unit");
+  check_refused ("system.slice:p:pod.slice",
+                 "a slice as the container's own unit");
 }
 
 static void

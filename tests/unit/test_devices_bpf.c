@@ -32,8 +32,8 @@ static int
 interpret (const struct bpf_insn *p, size_t n, int type, int access,
            uint32_t major, uint32_t minor)
 {
-  uint32_t ctx[3] = { (uint32_t) type | ((uint32_t) access << 16), major,
-                      minor };
+  uint32_t ctx[3]
+      = { (uint32_t) type | ((uint32_t) access << 16), major, minor };
   uint64_t r[11] = { 0 };
   for (size_t pc = 0; pc < n; pc++)
     {
@@ -46,10 +46,18 @@ interpret (const struct bpf_insn *p, size_t n, int type, int access,
             return -1;
           r[i->dst_reg] = ctx[i->off / 4];
           break;
-        case BPF_ALU64 | BPF_MOV | BPF_K: r[i->dst_reg] = imm; break;
-        case BPF_ALU64 | BPF_MOV | BPF_X: r[i->dst_reg] = r[i->src_reg]; break;
-        case BPF_ALU64 | BPF_AND | BPF_K: r[i->dst_reg] &= imm; break;
-        case BPF_ALU64 | BPF_RSH | BPF_K: r[i->dst_reg] >>= imm; break;
+        case BPF_ALU64 | BPF_MOV | BPF_K:
+          r[i->dst_reg] = imm;
+          break;
+        case BPF_ALU64 | BPF_MOV | BPF_X:
+          r[i->dst_reg] = r[i->src_reg];
+          break;
+        case BPF_ALU64 | BPF_AND | BPF_K:
+          r[i->dst_reg] &= imm;
+          break;
+        case BPF_ALU64 | BPF_RSH | BPF_K:
+          r[i->dst_reg] >>= imm;
+          break;
         case BPF_JMP | BPF_JNE | BPF_K:
           if (r[i->dst_reg] != imm)
             pc += (size_t) i->off;
@@ -58,8 +66,10 @@ interpret (const struct bpf_insn *p, size_t n, int type, int access,
           if (r[i->dst_reg] == imm)
             pc += (size_t) i->off;
           break;
-        case BPF_JMP | BPF_EXIT: return (int) r[0];
-        default: return -1;
+        case BPF_JMP | BPF_EXIT:
+          return (int) r[0];
+        default:
+          return -1;
         }
     }
   return -1; /* fell off the end */

@@ -115,7 +115,8 @@ query_refused (const msg *m, dns_query *q)
 {
   ar_error_t *err = NULL;
   int r = dns_parse_query (m->b, m->n, q, &err);
-  bool ok = r == -1 && err && ar_error_text (err) && !strchr (ar_error_text (err), '\n');
+  bool ok = r == -1 && err && ar_error_text (err)
+            && !strchr (ar_error_text (err), '\n');
   ar_error_free (err);
   return ok;
 }
@@ -190,7 +191,8 @@ test_query_bad_bytes (void)
   raw_query (&m, 1, "secret.evil", 11, "pypi.org", DNS_TYPE_A);
   CHECK (query_refused (&m, &q));
 
-  const char *bad[] = { "a b.org", "a*.org", "a/b.org", "caf\xc3\xa9.org", "a\x01.org" };
+  const char *bad[]
+      = { "a b.org", "a*.org", "a/b.org", "caf\xc3\xa9.org", "a\x01.org" };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
     {
       query (&m, bad[i]);
@@ -269,17 +271,18 @@ test_query_header (void)
     uint8_t value;
     const char *what;
   } changes[] = {
-    { 5, 0, "qdcount 0" },         { 2, 0x81, "a response" },
-    { 2, 0x29, "opcode 5" },       { 2, 0x03, "TC set" },
-    { 7, 1, "an answer record" },  { 9, 1, "an authority record" },
-    { 11, 2, "2 additional" },     { -1, 3, "class CH" },
+    { 5, 0, "qdcount 0" },        { 2, 0x81, "a response" },
+    { 2, 0x29, "opcode 5" },      { 2, 0x03, "TC set" },
+    { 7, 1, "an answer record" }, { 9, 1, "an authority record" },
+    { 11, 2, "2 additional" },    { -1, 3, "class CH" },
   };
   msg m;
   dns_query q;
   for (size_t i = 0; i < sizeof changes / sizeof *changes; i++)
     {
       query (&m, "pypi.org");
-      m.b[changes[i].at < 0 ? (int) m.n + changes[i].at : changes[i].at] = changes[i].value;
+      m.b[changes[i].at < 0 ? (int) m.n + changes[i].at : changes[i].at]
+          = changes[i].value;
       unit_current_test = changes[i].what;
       CHECK (query_refused (&m, &q));
     }
@@ -307,8 +310,8 @@ test_encode (void)
   msg m;
   dns_query q;
   query (&m, "PyPI.org");
-  m.b[2] |= 0x04;  /* AA: not a query's, not sent on */
-  m.b[3] = 0x70;   /* Z, AD, CD: AD and CD kept */
+  m.b[2] |= 0x04; /* AA: not a query's, not sent on */
+  m.b[3] = 0x70;  /* Z, AD, CD: AD and CD kept */
   CHECK (query_ok (&m, &q));
   uint8_t out[512];
   size_t n = dns_encode_query (&q, 0xbeef, out, sizeof out);
@@ -354,7 +357,7 @@ test_refusal (void)
   size_t n = dns_encode_refusal (m.b, m.n, q.end, out, sizeof out);
   CHECK_INT (n, m.n);
   CHECK_INT (out[0] << 8 | out[1], 0x4242);
-  CHECK_INT (out[2], 0x81);           /* QR, RD */
+  CHECK_INT (out[2], 0x81); /* QR, RD */
   CHECK_INT (out[3] & 0x0f, DNS_RCODE_NXDOMAIN);
   CHECK_INT (out[5], 1);
   CHECK_INT (out[7] | out[9] | out[11], 0);
@@ -462,7 +465,8 @@ test_answer_good (void)
   const uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 9 };
   put (&m, v6, 16);
   CHECK_INT (answers (&m, &a), 1);
-  CHECK (a.len == 1 && a.items[0].type == DNS_TYPE_AAAA && memcmp (a.items[0].addr, v6, 16) == 0);
+  CHECK (a.len == 1 && a.items[0].type == DNS_TYPE_AAAA
+         && memcmp (a.items[0].addr, v6, 16) == 0);
   dns_addresses_free (&a);
 
   /* A CNAME chain: pypi.org → dualstack.python.map.fastly.net → A. */

@@ -88,7 +88,8 @@ test_failure_in_the_middle (void)
   char *msg;
   int e;
   CHECK_INT (commit (b, &msg, &e), -1);
-  CHECK_STR (msg, "nftables: rule in chain no-such-chain: No such file or directory");
+  CHECK_STR (
+      msg, "nftables: rule in chain no-such-chain: No such file or directory");
   CHECK_INT (e, ENOENT);
   free (msg);
   CHECK (!table_existed ());
@@ -105,7 +106,8 @@ test_failure_at_the_end (void)
   char *msg;
   int e;
   CHECK_INT (commit (b, &msg, &e), -1);
-  CHECK_STR (msg, "nftables: element of set no-such-set: No such file or directory");
+  CHECK_STR (msg,
+             "nftables: element of set no-such-set: No such file or directory");
   free (msg);
 }
 

@@ -69,35 +69,61 @@ test_accepted (void)
 static void
 test_refused (void)
 {
-  refused ("10.0.0.0/33", "entry `10.0.0.0/33`: prefix /33 is longer than the address's 32 bits");
-  refused ("::/129", "entry `::/129`: prefix /129 is longer than the address's 128 bits");
+  refused (
+      "10.0.0.0/33",
+      "entry `10.0.0.0/33`: prefix /33 is longer than the address's 32 bits");
+  refused ("::/129",
+           "entry `::/129`: prefix /129 is longer than the address's 128 bits");
   refused ("10.0.0.0/", "entry `10.0.0.0/`: prefix `/` is not a number");
-  refused ("10.0.0.0/0008", "entry `10.0.0.0/0008`: prefix `/0008` is not a number");
-  refused ("10.0.0.0/+8", "entry `10.0.0.0/+8`: character `+` (an entry has letters, digits and . : / * [ ] - _)");
-  refused ("1.2.3.256", "entry `1.2.3.256`: `1.2.3.256` is not an IPv4 address");
-  refused ("pypi.org/8", "entry `pypi.org/8`: `pypi.org` is not an IPv4 address");
-  refused ("host:99999", "entry `host:99999`: port `99999` is not a number from 1 to 65535");
-  refused ("host:0", "entry `host:0`: port `0` is not a number from 1 to 65535");
+  refused ("10.0.0.0/0008",
+           "entry `10.0.0.0/0008`: prefix `/0008` is not a number");
+  refused (
+      "10.0.0.0/+8",
+      "entry `10.0.0.0/+8`: character `+` (an entry has letters, digits and . : / * [ ] - _)");
+  refused ("1.2.3.256",
+           "entry `1.2.3.256`: `1.2.3.256` is not an IPv4 address");
+  refused ("pypi.org/8",
+           "entry `pypi.org/8`: `pypi.org` is not an IPv4 address");
+  refused ("host:99999",
+           "entry `host:99999`: port `99999` is not a number from 1 to 65535");
+  refused ("host:0",
+           "entry `host:0`: port `0` is not a number from 1 to 65535");
   refused ("host:", "entry `host:`: empty port after `:`");
-  refused ("host:4a", "entry `host:4a`: port `4a` is not a number from 1 to 65535");
-  refused ("10.0.0.0/8:80", "entry `10.0.0.0/8:80`: a network with a port (an address or name may have one)");
+  refused ("host:4a",
+           "entry `host:4a`: port `4a` is not a number from 1 to 65535");
+  refused (
+      "10.0.0.0/8:80",
+      "entry `10.0.0.0/8:80`: a network with a port (an address or name may have one)");
   refused ("", "entry ``: empty entry");
   refused (":443", "entry `:443`: empty name");
-  refused ("a b.org", "entry `a b.org`: byte 0x20 (an entry has letters, digits and . : / * [ ] - _)");
-  refused ("a\n.org", "entry \"a\\x0a.org\": byte 0x0a (an entry has letters, digits and . : / * [ ] - _)");
-  refused ("a,b.org", "entry `a,b.org`: character `,` (an entry has letters, digits and . : / * [ ] - _)");
-  refused ("a`b", "entry \"a`b\": character ``` (an entry has letters, digits and . : / * [ ] - _)");
+  refused (
+      "a b.org",
+      "entry `a b.org`: byte 0x20 (an entry has letters, digits and . : / * [ ] - _)");
+  refused (
+      "a\n.org",
+      "entry \"a\\x0a.org\": byte 0x0a (an entry has letters, digits and . : / * [ ] - _)");
+  refused (
+      "a,b.org",
+      "entry `a,b.org`: character `,` (an entry has letters, digits and . : / * [ ] - _)");
+  refused (
+      "a`b",
+      "entry \"a`b\": character ``` (an entry has letters, digits and . : / * [ ] - _)");
   refused ("a..org", "entry `a..org`: empty label in `a..org`");
   refused (".org", "entry `.org`: empty label in `.org`");
   refused ("a.org..", "entry `a.org..`: empty label in `a.org.`");
   refused ("*.", "entry `*.`: `*.` wants a name after it");
   refused ("*", "entry `*`: `*` only as the whole first label (`*.name`)");
-  refused ("a*.org", "entry `a*.org`: `*` only as the whole first label (`*.name`)");
-  refused ("*.*.org", "entry `*.*.org`: `*` only as the whole first label (`*.name`)");
+  refused ("a*.org",
+           "entry `a*.org`: `*` only as the whole first label (`*.name`)");
+  refused ("*.*.org",
+           "entry `*.*.org`: `*` only as the whole first label (`*.name`)");
   refused ("[::1", "entry `[::1`: `[` without `]`");
-  refused ("[::1]x", "entry `[::1]x`: `]` followed by something other than `:PORT`");
-  refused ("[::1]:0", "entry `[::1]:0`: port `0` is not a number from 1 to 65535");
-  refused ("[1.2.3.4]:80", "entry `[1.2.3.4]:80`: `[1.2.3.4]` is not an IPv6 address");
+  refused ("[::1]x",
+           "entry `[::1]x`: `]` followed by something other than `:PORT`");
+  refused ("[::1]:0",
+           "entry `[::1]:0`: port `0` is not a number from 1 to 65535");
+  refused ("[1.2.3.4]:80",
+           "entry `[1.2.3.4]:80`: `[1.2.3.4]` is not an IPv6 address");
   refused ("a:b:c", "entry `a:b:c`: `a:b:c` is not an IPv6 address");
 
   char label64[80];

@@ -19,9 +19,11 @@ test_rendering (void)
   CHECK_STR (ar_error_text (err), "open `/x`: No such file or directory");
   /* Context goes before the message; the errno's text stays last, once. */
   ar_error_prefix (&err, "create %s", "c1");
-  CHECK_STR (ar_error_text (err), "create c1: open `/x`: No such file or directory");
+  CHECK_STR (ar_error_text (err),
+             "create c1: open `/x`: No such file or directory");
   ar_error_prefix (&err, "run");
-  CHECK_STR (ar_error_text (err), "run: create c1: open `/x`: No such file or directory");
+  CHECK_STR (ar_error_text (err),
+             "run: create c1: open `/x`: No such file or directory");
   CHECK_STR (ar_error_text (NULL), "");
 }
 
@@ -29,14 +31,16 @@ static void
 test_codes_and_own_words (void)
 {
   cleanup_error ar_error_t *gone = NULL, *plain = NULL, *said = NULL;
-  ar_error_set_code (&gone, AR_ERR_NO_CONTAINER, 0, "container does not exist: `%s`", "c");
+  ar_error_set_code (&gone, AR_ERR_NO_CONTAINER, 0,
+                     "container does not exist: `%s`", "c");
   CHECK (ar_error_is (gone, AR_ERR_NO_CONTAINER));
   ar_error_prefix (&gone, "delete");
   CHECK (ar_error_is (gone, AR_ERR_NO_CONTAINER));
   ar_error_set (&plain, 0, "container does not exist: `c`");
   CHECK (!ar_error_is (plain, AR_ERR_NO_CONTAINER));
   CHECK (!ar_error_is (NULL, AR_ERR_FAILED));
-  ar_error_set_errno_said (&said, ENOENT, "exec: \"x\": no such file or directory");
+  ar_error_set_errno_said (&said, ENOENT,
+                           "exec: \"x\": no such file or directory");
   CHECK (said->errno_value == ENOENT);
   CHECK_STR (ar_error_text (said), "exec: \"x\": no such file or directory");
 }

@@ -62,17 +62,17 @@ parse_error (const char *json)
 }
 
 /* Check the error of a ' -quoted document. */
-#define CHECK_ERROR(json_q, want)                   \
-  do                                                \
-    {                                               \
-      cleanup_free char *doc_ = J (json_q);         \
-      cleanup_free char *msg_ = parse_error (doc_); \
-      CHECK_STR (msg_, (want));                     \
-    }                                               \
+#define CHECK_ERROR(json_q, want)                                              \
+  do                                                                           \
+    {                                                                          \
+      cleanup_free char *doc_ = J (json_q);                                    \
+      cleanup_free char *msg_ = parse_error (doc_);                            \
+      CHECK_STR (msg_, (want));                                                \
+    }                                                                          \
   while (0)
 
 /* Same, inside {'ociVersion':'1.0.0', ...}. */
-#define CHECK_FIELD_ERROR(rest_q, want) \
+#define CHECK_FIELD_ERROR(rest_q, want)                                        \
   CHECK_ERROR ("{'ociVersion':'1.0.0'," rest_q "}", (want))
 
 static bool
@@ -88,91 +88,91 @@ strv_is (const oci_strv *v, const char *const *want)
       return false;
   return true;
 }
-#define STRV_IS(v, ...) \
+#define STRV_IS(v, ...)                                                        \
   strv_is ((v), (const char *const[]){ __VA_ARGS__, NULL })
 
 /* ------------------------------------------------------------------ */
 /* A config with every field the parser reads, in the order the emitter
  * writes them, compact: emitting the parsed spec must give it back. */
 
-static const char full_config[] =
-  "{'ociVersion':'1.2.0',"
-  "'process':{'terminal':true,'consoleSize':{'height':24,'width':80},"
-  "'user':{'uid':1000,'gid':1001,'umask':18,'additionalGids':[5,6],"
-  "'username':'me'},"
-  "'args':['sh','-c','echo hi'],'commandLine':'cmd',"
-  "'env':['PATH=/bin','A=b'],'cwd':'/work',"
-  "'capabilities':{'bounding':['CAP_KILL'],'effective':['CAP_KILL'],"
-  "'inheritable':[],'permitted':['CAP_KILL','CAP_CHOWN'],"
-  "'ambient':['CAP_CHOWN']},"
-  "'rlimits':[{'type':'RLIMIT_NOFILE','hard':18446744073709551615,"
-  "'soft':1024},{'type':'RLIMIT_CORE','hard':0,'soft':0}],"
-  "'noNewPrivileges':true,'apparmorProfile':'ap','oomScoreAdj':-500,"
-  "'scheduler':{'policy':'SCHED_DEADLINE','nice':-5,'priority':0,"
-  "'flags':['SCHED_FLAG_RESET_ON_FORK'],'runtime':1000,'deadline':2000,"
-  "'period':3000},"
-  "'selinuxLabel':'system_u:system_r:container_t:s0',"
-  "'ioPriority':{'class':'IOPRIO_CLASS_RT','priority':4}},"
-  "'root':{'path':'rootfs','readonly':true},"
-  "'hostname':'box','domainname':'example.org',"
-  "'mounts':[{'destination':'/proc','type':'proc','source':'proc'},"
-  "{'destination':'/data','type':'bind','source':'/srv/data',"
-  "'options':['rbind','ro'],"
-  "'uidMappings':[{'containerID':0,'hostID':100000,'size':65536}],"
-  "'gidMappings':[{'containerID':0,'hostID':200000,'size':65536}]}],"
-  "'hooks':{'prestart':[{'path':'/bin/pre','args':['pre','1'],"
-  "'env':['X=1'],'timeout':5}],"
-  "'createRuntime':[{'path':'/bin/cr'}],"
-  "'createContainer':[{'path':'/bin/cc'}],"
-  "'startContainer':[{'path':'/bin/sc'}],"
-  "'poststart':[{'path':'/bin/ps'}],"
-  "'poststop':[{'path':'/bin/pst','timeout':30}]},"
-  "'annotations':{'org.example.key':'value','run.agentrun.profile':'agent'},"
-  "'linux':{'uidMappings':[{'containerID':0,'hostID':1000,'size':1}],"
-  "'gidMappings':[{'containerID':0,'hostID':1000,'size':1}],"
-  "'sysctl':{'net.ipv4.ip_forward':'1','kernel.shm_rmid_forced':'1'},"
-  "'resources':{'devices':[{'allow':false,'access':'rwm'},"
-  "{'allow':true,'type':'c','major':1,'minor':3,'access':'rw'}],"
-  "'memory':{'limit':536870912,'reservation':268435456,'swap':-1,"
-  "'kernel':0,'kernelTCP':0,'swappiness':60,'disableOOMKiller':false,"
-  "'useHierarchy':true,'checkBeforeUpdate':true},"
-  "'cpu':{'shares':1024,'quota':100000,'burst':1000,'period':100000,"
-  "'realtimeRuntime':950000,'realtimePeriod':1000000,'cpus':'0-3',"
-  "'mems':'0','idle':0},"
-  "'pids':{'limit':100},"
-  "'blockIO':{'weight':500,'leafWeight':300,"
-  "'weightDevice':[{'major':8,'minor':0,'weight':600,'leafWeight':200}],"
-  "'throttleReadBpsDevice':[{'major':8,'minor':0,'rate':1048576}],"
-  "'throttleWriteBpsDevice':[{'major':8,'minor':16,'rate':2097152}],"
-  "'throttleReadIOPSDevice':[{'major':8,'minor':0,'rate':100}],"
-  "'throttleWriteIOPSDevice':[{'major':8,'minor':0,'rate':200}]},"
-  "'hugepageLimits':[{'pageSize':'2MB','limit':209715200}],"
-  "'network':{'classID':1048577,'priorities':[{'name':'eth0',"
-  "'priority':500}]},"
-  "'rdma':{'mlx5_1':{'hcaHandles':3,'hcaObjects':10000},'rxe0':{'hcaObjects':5}},"
-  "'unified':{'memory.high':'400M','io.weight':'default 100'}},"
-  "'cgroupsPath':'/agentrun/test',"
-  "'namespaces':[{'type':'pid'},{'type':'network',"
-  "'path':'/var/run/netns/x'},{'type':'mount'},{'type':'ipc'},"
-  "{'type':'uts'},{'type':'user'},{'type':'cgroup'},{'type':'time'}],"
-  "'devices':[{'path':'/dev/fuse','type':'c','major':10,'minor':229,"
-  "'fileMode':438,'uid':0,'gid':0},{'path':'/dev/pipe','type':'p'}],"
-  "'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':1,"
-  "'architectures':['SCMP_ARCH_X86_64','SCMP_ARCH_X86'],"
-  "'flags':['SECCOMP_FILTER_FLAG_LOG'],'listenerPath':'/run/seccomp.sock',"
-  "'listenerMetadata':'meta',"
-  "'syscalls':[{'names':['read','write'],'action':'SCMP_ACT_ALLOW'},"
-  "{'names':['personality'],'action':'SCMP_ACT_ALLOW',"
-  "'args':[{'index':0,'value':8,'op':'SCMP_CMP_EQ'},"
-  "{'index':1,'value':4294967295,'valueTwo':7,'op':'SCMP_CMP_MASKED_EQ'}]},"
-  "{'names':['mkdir'],'action':'SCMP_ACT_ERRNO','errnoRet':38}]},"
-  "'rootfsPropagation':'rprivate',"
-  "'maskedPaths':['/proc/kcore','/sys/firmware'],"
-  "'readonlyPaths':['/proc/sys'],"
-  "'mountLabel':'system_u:object_r:container_file_t:s0',"
-  "'personality':{'domain':'LINUX32','flags':[]},"
-  "'timeOffsets':{'monotonic':{'secs':-10,'nanosecs':500},"
-  "'boottime':{'secs':3600}}}}";
+static const char full_config[]
+    = "{'ociVersion':'1.2.0',"
+      "'process':{'terminal':true,'consoleSize':{'height':24,'width':80},"
+      "'user':{'uid':1000,'gid':1001,'umask':18,'additionalGids':[5,6],"
+      "'username':'me'},"
+      "'args':['sh','-c','echo hi'],'commandLine':'cmd',"
+      "'env':['PATH=/bin','A=b'],'cwd':'/work',"
+      "'capabilities':{'bounding':['CAP_KILL'],'effective':['CAP_KILL'],"
+      "'inheritable':[],'permitted':['CAP_KILL','CAP_CHOWN'],"
+      "'ambient':['CAP_CHOWN']},"
+      "'rlimits':[{'type':'RLIMIT_NOFILE','hard':18446744073709551615,"
+      "'soft':1024},{'type':'RLIMIT_CORE','hard':0,'soft':0}],"
+      "'noNewPrivileges':true,'apparmorProfile':'ap','oomScoreAdj':-500,"
+      "'scheduler':{'policy':'SCHED_DEADLINE','nice':-5,'priority':0,"
+      "'flags':['SCHED_FLAG_RESET_ON_FORK'],'runtime':1000,'deadline':2000,"
+      "'period':3000},"
+      "'selinuxLabel':'system_u:system_r:container_t:s0',"
+      "'ioPriority':{'class':'IOPRIO_CLASS_RT','priority':4}},"
+      "'root':{'path':'rootfs','readonly':true},"
+      "'hostname':'box','domainname':'example.org',"
+      "'mounts':[{'destination':'/proc','type':'proc','source':'proc'},"
+      "{'destination':'/data','type':'bind','source':'/srv/data',"
+      "'options':['rbind','ro'],"
+      "'uidMappings':[{'containerID':0,'hostID':100000,'size':65536}],"
+      "'gidMappings':[{'containerID':0,'hostID':200000,'size':65536}]}],"
+      "'hooks':{'prestart':[{'path':'/bin/pre','args':['pre','1'],"
+      "'env':['X=1'],'timeout':5}],"
+      "'createRuntime':[{'path':'/bin/cr'}],"
+      "'createContainer':[{'path':'/bin/cc'}],"
+      "'startContainer':[{'path':'/bin/sc'}],"
+      "'poststart':[{'path':'/bin/ps'}],"
+      "'poststop':[{'path':'/bin/pst','timeout':30}]},"
+      "'annotations':{'org.example.key':'value','run.agentrun.profile':'agent'},"
+      "'linux':{'uidMappings':[{'containerID':0,'hostID':1000,'size':1}],"
+      "'gidMappings':[{'containerID':0,'hostID':1000,'size':1}],"
+      "'sysctl':{'net.ipv4.ip_forward':'1','kernel.shm_rmid_forced':'1'},"
+      "'resources':{'devices':[{'allow':false,'access':'rwm'},"
+      "{'allow':true,'type':'c','major':1,'minor':3,'access':'rw'}],"
+      "'memory':{'limit':536870912,'reservation':268435456,'swap':-1,"
+      "'kernel':0,'kernelTCP':0,'swappiness':60,'disableOOMKiller':false,"
+      "'useHierarchy':true,'checkBeforeUpdate':true},"
+      "'cpu':{'shares':1024,'quota':100000,'burst':1000,'period':100000,"
+      "'realtimeRuntime':950000,'realtimePeriod':1000000,'cpus':'0-3',"
+      "'mems':'0','idle':0},"
+      "'pids':{'limit':100},"
+      "'blockIO':{'weight':500,'leafWeight':300,"
+      "'weightDevice':[{'major':8,'minor':0,'weight':600,'leafWeight':200}],"
+      "'throttleReadBpsDevice':[{'major':8,'minor':0,'rate':1048576}],"
+      "'throttleWriteBpsDevice':[{'major':8,'minor':16,'rate':2097152}],"
+      "'throttleReadIOPSDevice':[{'major':8,'minor':0,'rate':100}],"
+      "'throttleWriteIOPSDevice':[{'major':8,'minor':0,'rate':200}]},"
+      "'hugepageLimits':[{'pageSize':'2MB','limit':209715200}],"
+      "'network':{'classID':1048577,'priorities':[{'name':'eth0',"
+      "'priority':500}]},"
+      "'rdma':{'mlx5_1':{'hcaHandles':3,'hcaObjects':10000},'rxe0':{'hcaObjects':5}},"
+      "'unified':{'memory.high':'400M','io.weight':'default 100'}},"
+      "'cgroupsPath':'/agentrun/test',"
+      "'namespaces':[{'type':'pid'},{'type':'network',"
+      "'path':'/var/run/netns/x'},{'type':'mount'},{'type':'ipc'},"
+      "{'type':'uts'},{'type':'user'},{'type':'cgroup'},{'type':'time'}],"
+      "'devices':[{'path':'/dev/fuse','type':'c','major':10,'minor':229,"
+      "'fileMode':438,'uid':0,'gid':0},{'path':'/dev/pipe','type':'p'}],"
+      "'seccomp':{'defaultAction':'SCMP_ACT_ERRNO','defaultErrnoRet':1,"
+      "'architectures':['SCMP_ARCH_X86_64','SCMP_ARCH_X86'],"
+      "'flags':['SECCOMP_FILTER_FLAG_LOG'],'listenerPath':'/run/seccomp.sock',"
+      "'listenerMetadata':'meta',"
+      "'syscalls':[{'names':['read','write'],'action':'SCMP_ACT_ALLOW'},"
+      "{'names':['personality'],'action':'SCMP_ACT_ALLOW',"
+      "'args':[{'index':0,'value':8,'op':'SCMP_CMP_EQ'},"
+      "{'index':1,'value':4294967295,'valueTwo':7,'op':'SCMP_CMP_MASKED_EQ'}]},"
+      "{'names':['mkdir'],'action':'SCMP_ACT_ERRNO','errnoRet':38}]},"
+      "'rootfsPropagation':'rprivate',"
+      "'maskedPaths':['/proc/kcore','/sys/firmware'],"
+      "'readonlyPaths':['/proc/sys'],"
+      "'mountLabel':'system_u:object_r:container_file_t:s0',"
+      "'personality':{'domain':'LINUX32','flags':[]},"
+      "'timeOffsets':{'monotonic':{'secs':-10,'nanosecs':500},"
+      "'boottime':{'secs':3600}}}}";
 
 /* Fields the spec defines for other platforms or later versions, and
  * made-up ones: all must be ignored. */
@@ -391,8 +391,8 @@ test_duplicate_keys (void)
                || (fprintf (stderr, "  got: %s\n", msg), false));
     }
 
-  cleanup_free char *fine
-      = J ("{'ociVersion':'1','annotations':{'k':'1','kk':'2','j':'3','K':'4'}}");
+  cleanup_free char *fine = J (
+      "{'ociVersion':'1','annotations':{'k':'1','kk':'2','j':'3','K':'4'}}");
   oci_spec *s = parse_ok (fine);
   if (CHECK (s != NULL))
     {
@@ -477,9 +477,10 @@ test_type_errors (void)
   CHECK_FIELD_ERROR ("'linux':{'resources':{'rdma':[]}}",
                      "config.json: .linux.resources.rdma: expected object, "
                      "got array");
-  CHECK_FIELD_ERROR ("'linux':{'resources':{'rdma':{'mlx5_1':{'hcaHandles':-1}}}}",
-                     "config.json: .linux.resources.rdma.mlx5_1.hcaHandles: "
-                     "expected uint32, got number -1");
+  CHECK_FIELD_ERROR (
+      "'linux':{'resources':{'rdma':{'mlx5_1':{'hcaHandles':-1}}}}",
+      "config.json: .linux.resources.rdma.mlx5_1.hcaHandles: "
+      "expected uint32, got number -1");
   CHECK_FIELD_ERROR ("'linux':{'resources':{'rdma':{'':{}}}}",
                      "config.json: .linux.resources.rdma[\"\"]: expected a "
                      "device name");
@@ -623,19 +624,21 @@ test_hostile_strings (void)
   CHECK_FIELD_ERROR ("'process':{'terminal':'a\\nb\\\"c'}",
                      "config.json: .process.terminal: expected boolean, got "
                      "string \"a\\x0ab\\\"c\"");
-  CHECK_FIELD_ERROR ("'process':{'terminal':'"
-                     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-                     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'}",
-                     "config.json: .process.terminal: expected boolean, got "
-                     "string \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-                     "aaaaaaaaaaaaaaaa\"...");
+  CHECK_FIELD_ERROR (
+      "'process':{'terminal':'"
+      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'}",
+      "config.json: .process.terminal: expected boolean, got "
+      "string \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+      "aaaaaaaaaaaaaaaa\"...");
   /* Not cut inside a multi-byte character (é is two bytes). */
-  CHECK_FIELD_ERROR ("'process':{'terminal':'"
-                     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-                     "aaaaa\xc3\xa9zz'}",
-                     "config.json: .process.terminal: expected boolean, got "
-                     "string \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-                     "aaaaaaaaaaaaaaa\"...");
+  CHECK_FIELD_ERROR (
+      "'process':{'terminal':'"
+      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+      "aaaaa\xc3\xa9zz'}",
+      "config.json: .process.terminal: expected boolean, got "
+      "string \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+      "aaaaaaaaaaaaaaa\"...");
   CHECK_FIELD_ERROR ("'annotations':{'x y':[]}",
                      "config.json: .annotations[\"x y\"]: expected string, "
                      "got array");
@@ -776,8 +779,9 @@ test_long_arrays (void)
   strcpy (p - 1, "}}");
   cleanup_free char *keys_msg = parse_error (keys);
   CHECK (keys_msg != NULL
-         && strncmp (keys_msg, "config.json: .annotations: object has more "
-                               "than 8192 members (at byte ",
+         && strncmp (keys_msg,
+                     "config.json: .annotations: object has more "
+                     "than 8192 members (at byte ",
                      70)
                 == 0);
 
@@ -787,8 +791,7 @@ test_long_arrays (void)
   cleanup_free char *deep_msg = parse_error (deep_many);
   cleanup_free char *deep_want = xasprintf (
       "config.json: .x.y: array has more than 8192 elements (at byte %zu)",
-      strlen ("{\"ociVersion\":\"1\",\"x\":{\"y\":[") + 2 * OCI_MAX_ARRAY
-          + 1);
+      strlen ("{\"ociVersion\":\"1\",\"x\":{\"y\":[") + 2 * OCI_MAX_ARRAY + 1);
   CHECK_STR (deep_msg, deep_want);
 }
 
@@ -797,12 +800,13 @@ static void
 test_too_many_values (void)
 {
   cleanup_free char *row = repeat ("[", "0,", 8000, "0],");
-  cleanup_free char *rows = repeat ("{\"ociVersion\":\"1\",\"x\":[", row, 140,
-                                    "[]]}");
+  cleanup_free char *rows
+      = repeat ("{\"ociVersion\":\"1\",\"x\":[", row, 140, "[]]}");
   cleanup_free char *msg = parse_error (rows);
   CHECK (msg != NULL
-         && strncmp (msg, "config.json: .x[131]: document has more than "
-                          "1048576 values (at byte ",
+         && strncmp (msg,
+                     "config.json: .x[131]: document has more than "
+                     "1048576 values (at byte ",
                      68)
                 == 0);
 }
@@ -877,7 +881,8 @@ test_load (void)
   /* A sparse file over the limit is refused before it is read. */
   cleanup_free char *huge = temp_file (NULL, (off_t) OCI_MAX_FILE_SIZE + 1);
   CHECK_INT (load (huge, &s, &err), -1);
-  cleanup_free char *want = xasprintf ("`%s`: larger than 16777216 bytes", huge);
+  cleanup_free char *want
+      = xasprintf ("`%s`: larger than 16777216 bytes", huge);
   CHECK_STR (err ? ar_error_text (err) : NULL, want);
   ar_error_freep (&err);
 
@@ -930,7 +935,8 @@ test_process_json (void)
   ar_error_freep (&err);
 
   CHECK_INT (oci_process_parse ("{\"cwd\":", 7, "p.json", &p, &err), -1);
-  CHECK_STR (err ? ar_error_text (err) : NULL, "p.json: parse error: premature EOF");
+  CHECK_STR (err ? ar_error_text (err) : NULL,
+             "p.json: parse error: premature EOF");
 }
 
 /* ------------------------------------------------------------------ */
@@ -988,9 +994,9 @@ test_default_spec (void)
   CHECK (s->root_readonly);
   CHECK_STR (s->hostname, "agentrun");
   CHECK_INT (s->n_mounts, 7);
-  const char *const dests[] = { "/proc",   "/dev",        "/dev/pts",
-                                "/dev/shm", "/dev/mqueue", "/sys",
-                                "/sys/fs/cgroup" };
+  const char *const dests[]
+      = { "/proc",       "/dev", "/dev/pts",      "/dev/shm",
+          "/dev/mqueue", "/sys", "/sys/fs/cgroup" };
   for (size_t i = 0; i < 7 && i < s->n_mounts; i++)
     CHECK_STR (s->mounts[i].destination, dests[i]);
   CHECK_STR (find_mount (s, "/sys")->type, "sysfs");
@@ -1078,8 +1084,8 @@ test_state_json (void)
 static void
 test_helpers (void)
 {
-  const char *const names[] = { "pid", "network", "mount",  "ipc",
-                                "uts", "user",    "cgroup", "time" };
+  const char *const names[]
+      = { "pid", "network", "mount", "ipc", "uts", "user", "cgroup", "time" };
   for (int t = 0; t < OCI_NS_COUNT; t++)
     CHECK_STR (oci_ns_type_name ((oci_ns_type) t), names[t]);
   CHECK (oci_ns_type_name (OCI_NS_COUNT) == NULL);

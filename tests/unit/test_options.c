@@ -14,13 +14,11 @@ enum
   O_ENV,
   O_TTY
 };
-static const ar_option opts[] = {
-  { "root", 0, true, "state dir" },
-  { "detach", 'd', false, "detach" },
-  { "env", 'e', true, "NAME=VALUE", true },
-  { "tty", 't', false, "a terminal" },
-  { 0 }
-};
+static const ar_option opts[] = { { "root", 0, true, "state dir" },
+                                  { "detach", 'd', false, "detach" },
+                                  { "env", 'e', true, "NAME=VALUE", true },
+                                  { "tty", 't', false, "a terminal" },
+                                  { 0 } };
 AR_OPTIONS_MATCH (opts, O_TTY);
 
 /* Parse a NULL-ended word list (argv[0] is the verb) into *p. */
@@ -36,7 +34,8 @@ parse (bool end_at_first_arg, ar_parsed *p, char **words, ar_error_t **err)
 static void
 test_forms (void)
 {
-  char *w[] = { "verb", "--root", "/r", "-d", "ID", "-e", "A=1", "--env=B=2", "-tty", "x", NULL };
+  char *w[] = { "verb", "--root",    "/r",   "-d", "ID", "-e",
+                "A=1",  "--env=B=2", "-tty", "x",  NULL };
   cleanup_parsed ar_parsed p;
   cleanup_error ar_error_t *err = NULL;
   CHECK (parse (false, &p, w, &err) == 0);
@@ -102,7 +101,8 @@ test_help_and_errors (void)
   cleanup_parsed ar_parsed s;
   CHECK (parse (false, &s, args, &err) == 0);
   CHECK (ar_require_args ("verb", &s, 1, "CONTAINER_ID", &err) < 0);
-  CHECK_STR (ar_error_text (err), "verb: expected CONTAINER_ID, got 2 arguments");
+  CHECK_STR (ar_error_text (err),
+             "verb: expected CONTAINER_ID, got 2 arguments");
 }
 
 int

@@ -84,9 +84,9 @@ setup (void)
   cleanup_free char *marker = xasprintf ("%s/etc/marker", root);
   close (open (marker, O_CREAT | O_WRONLY, 0644));
 
-  make_symlink ("/etc", "abs_etc");            /* must mean <root>/etc */
-  make_symlink ("../../../../..", "dotdot");   /* must mean <root> */
-  make_symlink (outside_abs, "host_abs");      /* host path: dangling */
+  make_symlink ("/etc", "abs_etc");          /* must mean <root>/etc */
+  make_symlink ("../../../../..", "dotdot"); /* must mean <root> */
+  make_symlink (outside_abs, "host_abs");    /* host path: dangling */
   cleanup_free char *rel = xasprintf ("../../../../../..%s/rel", outside);
   make_symlink (rel, "rel_escape");
   make_symlink ("loop_b", "loop_a");
@@ -138,8 +138,7 @@ test_open_absolute_symlink_stays_in_root (void)
 
   /* The host's /etc/passwd exists; the root's does not. */
   cleanup_error ar_error_t *err2 = NULL;
-  CHECK_INT (ar_path_open_in_root (root_fd, "abs_etc/passwd", O_RDONLY,
-                                   &err2),
+  CHECK_INT (ar_path_open_in_root (root_fd, "abs_etc/passwd", O_RDONLY, &err2),
              -1);
   CHECK (err2 && err2->errno_value == ENOENT);
 }
@@ -148,8 +147,7 @@ static void
 test_open_dotdot_stays_in_root (void)
 {
   cleanup_error ar_error_t *err = NULL;
-  cleanup_close int fd = ar_path_open_in_root (root_fd, "dotdot", O_PATH,
-                                               &err);
+  cleanup_close int fd = ar_path_open_in_root (root_fd, "dotdot", O_PATH, &err);
   CHECK (fd >= 0);
   CHECK (same_file (fd, root_fd, "."));
 
@@ -159,9 +157,9 @@ test_open_dotdot_stays_in_root (void)
   CHECK (same_file (fd2, root_fd, "etc/marker"));
 
   cleanup_error ar_error_t *err2 = NULL;
-  CHECK_INT (ar_path_open_in_root (root_fd, "dotdot/../etc/passwd", O_RDONLY,
-                                   &err2),
-             -1);
+  CHECK_INT (
+      ar_path_open_in_root (root_fd, "dotdot/../etc/passwd", O_RDONLY, &err2),
+      -1);
 }
 
 static void
@@ -174,8 +172,7 @@ test_open_loop_and_magic (void)
   /* /proc/self/root does not exist in the root; even if it did, magic
    * links are refused. */
   cleanup_error ar_error_t *err2 = NULL;
-  CHECK_INT (ar_path_open_in_root (root_fd, "magic/etc/passwd", O_PATH,
-                                   &err2),
+  CHECK_INT (ar_path_open_in_root (root_fd, "magic/etc/passwd", O_PATH, &err2),
              -1);
 }
 
@@ -185,8 +182,7 @@ test_open_magic_link_refused (void)
   /* Even when the root is "/", a magic link must not be followed. */
   cleanup_close int slash = open ("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
   cleanup_error ar_error_t *err = NULL;
-  CHECK_INT (ar_path_open_in_root (slash, "/proc/self/root/etc", O_PATH,
-                                   &err),
+  CHECK_INT (ar_path_open_in_root (slash, "/proc/self/root/etc", O_PATH, &err),
              -1);
   CHECK (err && err->errno_value == ELOOP);
 }
@@ -212,8 +208,8 @@ test_create_plain (void)
   cleanup_close int f2
       = ar_path_create_in_root (root_fd, "new/a/leaf", false, &err);
   CHECK (f2 >= 0);
-  CHECK (fstatat (root_fd, "new/a/leaf", &st, 0) == 0
-         && S_ISREG (st.st_mode) && st.st_size == 0);
+  CHECK (fstatat (root_fd, "new/a/leaf", &st, 0) == 0 && S_ISREG (st.st_mode)
+         && st.st_size == 0);
 
   /* Existing entries are reused, not recreated. */
   cleanup_close int again
@@ -289,7 +285,8 @@ static void
 test_proc_write_checks_procfs (void)
 {
   cleanup_error ar_error_t *err = NULL;
-  CHECK_INT (ar_proc_write (AT_FDCWD, "/proc/self/comm", "ar-unit", 7, &err), 0);
+  CHECK_INT (ar_proc_write (AT_FDCWD, "/proc/self/comm", "ar-unit", 7, &err),
+             0);
   char comm[32] = "";
   cleanup_close int fd = open ("/proc/self/comm", O_RDONLY | O_CLOEXEC);
   CHECK (fd >= 0 && read (fd, comm, sizeof comm - 1) > 0);

@@ -49,8 +49,7 @@ static void
 write_text (const char *path, const char *text)
 {
   ar_error_t *err = NULL;
-  if (ar_write_file_atomic_at (AT_FDCWD, path, text, strlen (text), 0644,
-                               &err)
+  if (ar_write_file_atomic_at (AT_FDCWD, path, text, strlen (text), 0644, &err)
       < 0)
     {
       fprintf (stderr, "%s\n", ar_error_text (err));
@@ -62,16 +61,14 @@ write_text (const char *path, const char *text)
 static void
 write_profile (const char *name, const char *json)
 {
-  cleanup_free char *path
-      = xasprintf ("%s/profiles/%s.json", config_dir, name);
+  cleanup_free char *path = xasprintf ("%s/profiles/%s.json", config_dir, name);
   write_text (path, json);
 }
 
 static void
 remove_profile (const char *name)
 {
-  cleanup_free char *path
-      = xasprintf ("%s/profiles/%s.json", config_dir, name);
+  cleanup_free char *path = xasprintf ("%s/profiles/%s.json", config_dir, name);
   unlink (path);
 }
 
@@ -145,11 +142,11 @@ apply (const char *profile_name, oci_spec *spec, char **msg)
 static char *
 annotation_error (const char *profile_name, const char *annotations)
 {
-  cleanup_free char *json = xasprintf (
-      "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
-      "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"},"
-      "\"annotations\":{%s}}",
-      annotations);
+  cleanup_free char *json
+      = xasprintf ("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+                   "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"},"
+                   "\"annotations\":{%s}}",
+                   annotations);
   oci_spec *spec = spec_from (json);
   cleanup_free char *before = oci_spec_to_json (spec, false);
   char *msg = NULL;
@@ -345,8 +342,8 @@ test_default_profile_selection (void)
 
   write_text (main_config, "{\"profile\": 3}");
   cleanup_free char *msg = profile_error (NULL);
-  cleanup_free char *want = xasprintf (
-      "%s: .profile: expected string, got number 3", main_config);
+  cleanup_free char *want
+      = xasprintf ("%s: .profile: expected string, got number 3", main_config);
   CHECK_STR (msg, want);
   unlink (main_config);
 }
@@ -451,7 +448,8 @@ test_profile_extends (void)
   remove_profile ("big");
 
   /* A file named agent replaces the built-in, and may start from it. */
-  write_profile ("agent", "{\"extends\": \"agent\", \"limits\": {\"pids\": 10}}");
+  write_profile ("agent",
+                 "{\"extends\": \"agent\", \"limits\": {\"pids\": 10}}");
   cleanup_profile ar_profile *agent = profile ("agent");
   CHECK (agent && agent->pids == 10 && agent->memory_bytes == 2ull << 30);
   remove_profile ("agent");
@@ -479,8 +477,8 @@ test_oci_profile_changes_nothing (void)
   cleanup_free char *json = oci_spec_default_json (false, 0, 0);
   oci_spec *spec = spec_from (json);
   /* Even annotations agentrun would refuse: a plain runtime ignores them. */
-  spec->annotations.items = xrealloc (spec->annotations.items,
-                                      sizeof *spec->annotations.items);
+  spec->annotations.items
+      = xrealloc (spec->annotations.items, sizeof *spec->annotations.items);
   spec->annotations.items[0]
       = (oci_kv){ xstrdup ("run.agentrun.bogus"), xstrdup ("1") };
   spec->annotations.len = 1;
@@ -543,8 +541,8 @@ test_agent_profile_defaults (void)
   CHECK (!strv_has (&p->capabilities->permitted, "CAP_AUDIT_WRITE"));
 
   oci_linux *l = spec->linux_cfg;
-  CHECK (l->seccomp && strcmp (l->seccomp->default_action, "SCMP_ACT_ERRNO")
-                           == 0);
+  CHECK (l->seccomp
+         && strcmp (l->seccomp->default_action, "SCMP_ACT_ERRNO") == 0);
   CHECK (oci_spec_find_namespace (spec, OCI_NS_NETWORK) != NULL);
   CHECK_INT (strv_count (&l->masked_paths, "/proc/kcore"), 1);
   CHECK_INT (strv_count (&l->masked_paths, "/proc/sched_debug"), 1);
@@ -580,9 +578,9 @@ test_capabilities_never_widened (void)
   oci_spec_free (spec);
 
   /* No capabilities asked: none granted. */
-  oci_spec *bare = spec_from (
-      "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
-      "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"}}");
+  oci_spec *bare
+      = spec_from ("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+                   "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\"}}");
   plan = apply ("agent", bare, &msg);
   CHECK (bare->process->capabilities == NULL);
   ar_agent_plan_free (plan);
@@ -592,11 +590,11 @@ test_capabilities_never_widened (void)
 static void
 test_limits_only_tighten (void)
 {
-  oci_spec *strict = spec_from (
-      "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
-      "\"linux\":{\"resources\":{\"memory\":{\"limit\":536870912},"
-      "\"pids\":{\"limit\":100},"
-      "\"cpu\":{\"quota\":50000,\"period\":100000}}}}");
+  oci_spec *strict
+      = spec_from ("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+                   "\"linux\":{\"resources\":{\"memory\":{\"limit\":536870912},"
+                   "\"pids\":{\"limit\":100},"
+                   "\"cpu\":{\"quota\":50000,\"period\":100000}}}}");
   cleanup_free char *msg = NULL;
   ar_agent_plan *plan = apply ("agent", strict, &msg);
   oci_resources *r = strict->linux_cfg->resources;
@@ -680,7 +678,8 @@ test_seccomp_modes (void)
   ar_agent_plan_free (plan);
   oci_spec_free (spec);
 
-  write_profile ("noseccomp", "{\"extends\": \"agent\", \"seccomp\": \"none\"}");
+  write_profile ("noseccomp",
+                 "{\"extends\": \"agent\", \"seccomp\": \"none\"}");
   spec = spec_from (with_filter);
   plan = apply ("noseccomp", spec, &msg);
   CHECK (spec->linux_cfg->seccomp == NULL);
@@ -702,10 +701,10 @@ static void
 test_network_namespace (void)
 {
   /* A namespace joined by path is kept: egress is filtered inside it. */
-  oci_spec *spec = spec_from (
-      "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
-      "\"linux\":{\"namespaces\":[{\"type\":\"network\","
-      "\"path\":\"/run/netns/pod\"}]}}");
+  oci_spec *spec
+      = spec_from ("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+                   "\"linux\":{\"namespaces\":[{\"type\":\"network\","
+                   "\"path\":\"/run/netns/pod\"}]}}");
   cleanup_free char *msg = NULL;
   ar_agent_plan *plan = apply ("agent", spec, &msg);
   CHECK_INT (spec->linux_cfg->n_namespaces, 2); /* + a mount namespace */
@@ -749,7 +748,8 @@ test_mount_namespace (void)
                     "\"path\":\"/proc/42/ns/mnt\"}]}}");
   plan = apply ("agent", spec, &msg);
   mnt = oci_spec_find_namespace (spec, OCI_NS_MOUNT);
-  CHECK (mnt != NULL && mnt->path && strcmp (mnt->path, "/proc/42/ns/mnt") == 0);
+  CHECK (mnt != NULL && mnt->path
+         && strcmp (mnt->path, "/proc/42/ns/mnt") == 0);
   size_t n_mount = 0;
   for (size_t i = 0; i < spec->linux_cfg->n_namespaces; i++)
     n_mount += spec->linux_cfg->namespaces[i].type == OCI_NS_MOUNT;
@@ -793,15 +793,17 @@ test_egress_hooks (void)
   cleanup_free char *msg = NULL;
   ar_agent_plan *plan = apply ("agent", spec, &msg);
   CHECK_STR (msg, NULL);
-  static const char *const create[] = { "agentrun-egress", "create", "--mode", "allowlist",
-                                        "--allow", "pypi.org:443", "--allow", "10.0.0.0/8",
-                                        "--netns-owned", NULL };
+  static const char *const create[] = {
+    "agentrun-egress", "create",  "--mode",     "allowlist",     "--allow",
+    "pypi.org:443",    "--allow", "10.0.0.0/8", "--netns-owned", NULL
+  };
   static const char *const delete[] = { "agentrun-egress", "delete", NULL };
   CHECK (hook_args_are (&spec->hooks.create_runtime, create));
   CHECK (hook_args_are (&spec->hooks.poststop, delete));
   if (CHECK (spec->hooks.create_runtime.len == 1))
     {
-      CHECK_STR (spec->hooks.create_runtime.items[0].path, AR_EGRESS_HOOK_DEFAULT);
+      CHECK_STR (spec->hooks.create_runtime.items[0].path,
+                 AR_EGRESS_HOOK_DEFAULT);
       CHECK (spec->hooks.create_runtime.items[0].timeout.set);
     }
   CHECK (oci_spec_find_namespace (spec, OCI_NS_NETWORK) != NULL);
@@ -812,8 +814,9 @@ test_egress_hooks (void)
    * (Docker's prestart hook, ctr --cni, docker network connect). */
   spec = spec_from (minimal_spec);
   plan = apply ("agent", spec, &msg);
-  static const char *const create_fresh_none[]
-      = { "agentrun-egress", "create", "--mode", "none", "--netns-owned", NULL };
+  static const char *const create_fresh_none[] = { "agentrun-egress", "create",
+                                                   "--mode",          "none",
+                                                   "--netns-owned",   NULL };
   CHECK (hook_args_are (&spec->hooks.create_runtime, create_fresh_none));
   CHECK (hook_args_are (&spec->hooks.poststop, delete));
   ar_agent_plan_free (plan);
@@ -822,20 +825,22 @@ test_egress_hooks (void)
   /* none in a netns someone else wired (an engine's): filtered there; the
    * netns is not the container's own (no --netns-owned: its veth would
    * not go with the container). */
-  spec = spec_from (
-      "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
-      "\"linux\":{\"namespaces\":[{\"type\":\"network\","
-      "\"path\":\"/run/netns/pod\"}]}}");
+  spec = spec_from ("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+                    "\"linux\":{\"namespaces\":[{\"type\":\"network\","
+                    "\"path\":\"/run/netns/pod\"}]}}");
   plan = apply ("agent", spec, &msg);
-  static const char *const create_none[] = { "agentrun-egress", "create", "--mode", "none", NULL };
+  static const char *const create_none[]
+      = { "agentrun-egress", "create", "--mode", "none", NULL };
   CHECK (hook_args_are (&spec->hooks.create_runtime, create_none));
   ar_agent_plan_free (plan);
   oci_spec_free (spec);
 
   /* The runtime names the hook; a profile names the upstream and may let
    * annotations open egress. */
-  write_profile ("egressy", "{\"extends\": \"agent\", \"network\": {"
-                            "\"upstream\": \"10.0.0.53:5353\", \"annotationsMayOpen\": true}}");
+  write_profile (
+      "egressy",
+      "{\"extends\": \"agent\", \"network\": {"
+      "\"upstream\": \"10.0.0.53:5353\", \"annotationsMayOpen\": true}}");
   cleanup_profile ar_profile *p = profile ("egressy");
   if (CHECK (p))
     {
@@ -846,12 +851,13 @@ test_egress_hooks (void)
           "\"linux\":{\"namespaces\":[{\"type\":\"network\"}]}}");
       ar_error_t *err = NULL;
       CHECK (ar_policy_apply (spec, p, &plan, &err) == 0);
-      static const char *const create_open[] = { "agentrun-egress", "create", "--mode", "open",
-                                                  "--upstream", "10.0.0.53:5353",
-                                                  "--netns-owned", NULL };
+      static const char *const create_open[]
+          = { "agentrun-egress", "create",         "--mode",        "open",
+              "--upstream",      "10.0.0.53:5353", "--netns-owned", NULL };
       CHECK (hook_args_are (&spec->hooks.create_runtime, create_open));
       if (CHECK (spec->hooks.create_runtime.len == 1))
-        CHECK_STR (spec->hooks.create_runtime.items[0].path, "/opt/agentrun/agentrun-egress");
+        CHECK_STR (spec->hooks.create_runtime.items[0].path,
+                   "/opt/agentrun/agentrun-egress");
       ar_error_free (err);
       ar_agent_plan_free (plan);
       oci_spec_free (spec);
@@ -859,7 +865,8 @@ test_egress_hooks (void)
   remove_profile ("egressy");
 
   /* Open with the host's network: nothing to filter, no hook. */
-  write_profile ("open", "{\"extends\": \"agent\", \"network\": {\"egress\": \"open\"}}");
+  write_profile (
+      "open", "{\"extends\": \"agent\", \"network\": {\"egress\": \"open\"}}");
   spec = spec_from (minimal_spec);
   plan = apply ("open", spec, &msg);
   CHECK_INT (spec->hooks.create_runtime.len, 0);
@@ -934,7 +941,8 @@ test_annotations_refused (void)
       "annotation run.agentrun.secret.: unknown agentrun annotation" },
     { "strict", "\"run.agentrun.pids\":\"10\"",
       "annotation run.agentrun.pids: not allowed by profile \"strict\"" },
-    { "strict", "\"run.agentrun.memory\":\"1G\",\"run.agentrun.egress\":\"open\"",
+    { "strict",
+      "\"run.agentrun.memory\":\"1G\",\"run.agentrun.egress\":\"open\"",
       "annotation run.agentrun.egress: not allowed by profile \"strict\"" },
     { "agent", "\"run.agentrun.memory\":\"lots\"",
       "annotation run.agentrun.memory: invalid value \"lots\" (want a size "
@@ -998,17 +1006,25 @@ test_check_annotation (void)
     const char *profile, *suffix, *value, *want;
     bool trust;
   } cases[] = {
-    { "agent", "timeout", "x", "invalid value \"x\" (want a duration like \"90s\", \"15m\", \"2h\")", true },
+    { "agent", "timeout", "x",
+      "invalid value \"x\" (want a duration like \"90s\", \"15m\", \"2h\")",
+      true },
     { "agent", "timeout", "90s", NULL, true },
     { "agent", "overlay.size", "64m", NULL, true },
-    { "agent", "overlay.size", "12q", "invalid value \"12q\" (want a size like \"512M\" or \"2G\")", true },
+    { "agent", "overlay.size", "12q",
+      "invalid value \"12q\" (want a size like \"512M\" or \"2G\")", true },
     { "agent", "workspace.readOnly", "true", NULL, true },
-    { "agent", "workspace.readOnly", "yes", "invalid value \"yes\" (want true or false)", true },
-    { "agent", "workspace.readOnly", "true", "not allowed by profile \"agent\"", false },
-    { "agent", "audit", "log.jsonl", "\"log.jsonl\" is not an absolute path", true },
+    { "agent", "workspace.readOnly", "yes",
+      "invalid value \"yes\" (want true or false)", true },
+    { "agent", "workspace.readOnly", "true", "not allowed by profile \"agent\"",
+      false },
+    { "agent", "audit", "log.jsonl", "\"log.jsonl\" is not an absolute path",
+      true },
     { "agent", "nonsense", "1", "unknown agentrun annotation nonsense", true },
-    { "oci", "timeout", "90s", "profile \"oci\" applies no agent policy", true },
-    { "bare", "workspace.readOnly", "true", "the overlay is off in profile \"bare\"", true },
+    { "oci", "timeout", "90s", "profile \"oci\" applies no agent policy",
+      true },
+    { "bare", "workspace.readOnly", "true",
+      "the overlay is off in profile \"bare\"", true },
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
     {
@@ -1018,13 +1034,15 @@ test_check_annotation (void)
         continue;
       if (cases[i].trust)
         ar_profile_trust_caller (profile);
-      int r = ar_policy_check_annotation (profile, cases[i].suffix, cases[i].value, &err);
+      int r = ar_policy_check_annotation (profile, cases[i].suffix,
+                                          cases[i].value, &err);
       CHECK (r == (cases[i].want ? -1 : 0));
       CHECK_STR (err ? ar_error_text (err) : NULL, cases[i].want);
       ar_error_free (err);
       ar_profile_free (profile);
     }
-  const char *overlay[][2] = { { "agent", "1" }, { "oci", "0" }, { "bare", "0" } };
+  const char *overlay[][2]
+      = { { "agent", "1" }, { "oci", "0" }, { "bare", "0" } };
   for (size_t i = 0; i < 3; i++)
     {
       ar_profile *profile = NULL;
@@ -1120,18 +1138,65 @@ test_default_seccomp_profile (void)
   CHECK_STR (s->default_action, "SCMP_ACT_ERRNO");
   CHECK (s->default_errno_ret.set && s->default_errno_ret.value == EPERM);
   static const char *const denied[] = {
-    "mount", "umount", "umount2", "pivot_root", "chroot", "swapon",
-    "swapoff", "reboot", "kexec_load", "kexec_file_load", "init_module",
-    "finit_module", "delete_module", "bpf", "perf_event_open", "ptrace",
-    "process_vm_readv", "process_vm_writev", "kcmp", "open_by_handle_at",
-    "name_to_handle_at", "keyctl", "add_key", "request_key", "unshare",
-    "setns", "userfaultfd", "io_uring_setup", "io_uring_enter",
-    "io_uring_register", "acct", "settimeofday", "clock_settime",
-    "clock_adjtime", "adjtimex", "iopl", "ioperm", "quotactl",
-    "lookup_dcookie", "syslog", "vhangup", "fanotify_init", "move_mount",
-    "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr",
-    "pidfd_getfd", "create_module", "get_kernel_syms", "nfsservctl",
-    "uselib", "ustat", "sysfs", "_sysctl", "sethostname", "modify_ldt",
+    "mount",
+    "umount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "bpf",
+    "perf_event_open",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "unshare",
+    "setns",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "acct",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "iopl",
+    "ioperm",
+    "quotactl",
+    "lookup_dcookie",
+    "syslog",
+    "vhangup",
+    "fanotify_init",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsmount",
+    "fsconfig",
+    "fspick",
+    "mount_setattr",
+    "pidfd_getfd",
+    "create_module",
+    "get_kernel_syms",
+    "nfsservctl",
+    "uselib",
+    "ustat",
+    "sysfs",
+    "_sysctl",
+    "sethostname",
+    "modify_ldt",
   };
   for (size_t i = 0; i < sizeof denied / sizeof *denied; i++)
     if (!CHECK (rule_for (s, denied[i]) == NULL))
@@ -1183,18 +1248,17 @@ run_filter_probes (const ar_seccomp_program *prog, int report_fd)
   int null_fd = open ("/dev/null", O_RDONLY);
   unsigned char results[] = {
     /* Targets that fail harmlessly should a call get through. */
-    (unsigned char) probe_errno (mount ("none", "/nonexistent-agentrun",
-                                        "tmpfs", 0, NULL)),
+    (unsigned char) probe_errno (
+        mount ("none", "/nonexistent-agentrun", "tmpfs", 0, NULL)),
     (unsigned char) probe_errno (unshare (CLONE_NEWUSER)),
-    (unsigned char) probe_errno (syscall (SYS_ptrace, 0 /* TRACEME */, 0, 0,
-                                          0)),
+    (unsigned char) probe_errno (
+        syscall (SYS_ptrace, 0 /* TRACEME */, 0, 0, 0)),
     (unsigned char) probe_errno (syscall (SYS_clone3_nr, NULL, 0)),
     /* CLONE_THREAD without CLONE_SIGHAND: EINVAL were it allowed. */
-    (unsigned char) probe_errno (syscall (SYS_clone,
-                                          CLONE_NEWNET | CLONE_THREAD, 0, 0,
-                                          0, 0)),
-    (unsigned char) probe_errno (syscall (SYS_ioctl, null_fd,
-                                          0x100005412ul, 0)),
+    (unsigned char) probe_errno (
+        syscall (SYS_clone, CLONE_NEWNET | CLONE_THREAD, 0, 0, 0, 0)),
+    (unsigned char) probe_errno (
+        syscall (SYS_ioctl, null_fd, 0x100005412ul, 0)),
     (unsigned char) probe_errno (syscall (SYS_ioctl, null_fd, 0x5412ul, 0)),
     (unsigned char) probe_errno (syscall (SYS_ioctl, null_fd, TCGETS, 0)),
     (unsigned char) probe_errno (personality (0xffffffff)),
@@ -1279,8 +1343,9 @@ test_plan_round_trip (void)
   ar_error_t *err = NULL;
   CHECK (ar_agent_plan_load (dirfd, &missing, &err) == 0 && missing == NULL);
 
-  write_profile ("audited", "{\"extends\": \"agent\","
-                            " \"audit\": {\"path\": \"/var/log/agentrun.log\"}}");
+  write_profile ("audited",
+                 "{\"extends\": \"agent\","
+                 " \"audit\": {\"path\": \"/var/log/agentrun.log\"}}");
   oci_spec *spec = spec_from (
       "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"r\"},"
       "\"annotations\":{"
@@ -1376,7 +1441,8 @@ test_hide_host_paths (void)
     {
       CHECK_STR (hidden_reason (plan, "/etc/shadow"), "password hashes");
       CHECK_STR (hidden_reason (plan, "~/.ssh"), "SSH keys and agent config");
-      CHECK_STR (hidden_reason (plan, "/etc/agentrun/secrets/tok"), "source of secret tok");
+      CHECK_STR (hidden_reason (plan, "/etc/agentrun/secrets/tok"),
+                 "source of secret tok");
       CHECK (hidden_reason (plan, "/srv/keys") != NULL);
       CHECK (hidden_reason (plan, "/opt/creds") != NULL);
     }
@@ -1391,18 +1457,26 @@ test_hide_host_paths (void)
   oci_spec_free (spec);
 
   /* unhide is the caller's: a spec's author may not ask for it. */
-  cleanup_free char *refused = annotation_error ("agent", "\"run.agentrun.unhide\":\"/etc/shadow\"");
-  CHECK_STR (refused, "annotation run.agentrun.unhide: not allowed by profile \"agent\"");
-  cleanup_free char *bad = annotation_error ("agent", "\"run.agentrun.hide\":\"etc\"");
-  CHECK (bad && strstr (bad, "annotation run.agentrun.hide: invalid value \"etc\"") == bad);
+  cleanup_free char *refused
+      = annotation_error ("agent", "\"run.agentrun.unhide\":\"/etc/shadow\"");
+  CHECK_STR (
+      refused,
+      "annotation run.agentrun.unhide: not allowed by profile \"agent\"");
+  cleanup_free char *bad
+      = annotation_error ("agent", "\"run.agentrun.hide\":\"etc\"");
+  CHECK (bad
+         && strstr (bad, "annotation run.agentrun.hide: invalid value \"etc\"")
+                == bad);
 
-  write_profile ("hider", "{\"extends\": \"agent\", \"hideHostPaths\": "
-                          "{\"/etc/shadow\": false, \"~/.config//x/\": \"x tokens\"}}");
+  write_profile ("hider",
+                 "{\"extends\": \"agent\", \"hideHostPaths\": "
+                 "{\"/etc/shadow\": false, \"~/.config//x/\": \"x tokens\"}}");
   cleanup_profile ar_profile *p = profile ("hider");
   CHECK (p != NULL);
   ar_profile_trust_caller (p);
-  spec = spec_from ("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"/\"},"
-                    "\"annotations\":{\"run.agentrun.unhide\":\"/root,/home/u\"}}");
+  spec = spec_from (
+      "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"/\"},"
+      "\"annotations\":{\"run.agentrun.unhide\":\"/root,/home/u\"}}");
   ar_error_t *err = NULL;
   plan = NULL;
   CHECK (p && ar_policy_apply (spec, p, &plan, &err) == 0);
@@ -1411,7 +1485,8 @@ test_hide_host_paths (void)
       CHECK (hidden_reason (plan, "/etc/shadow") == NULL);
       CHECK (hidden_reason (plan, "/root") == NULL);
       CHECK_STR (hidden_reason (plan, "~/.config/x"), "x tokens");
-      CHECK (plan->unhide.len == 1 && strcmp (plan->unhide.items[0], "/home/u") == 0);
+      CHECK (plan->unhide.len == 1
+             && strcmp (plan->unhide.items[0], "/home/u") == 0);
     }
   ar_error_free (err);
   ar_agent_plan_free (plan);
@@ -1419,7 +1494,10 @@ test_hide_host_paths (void)
   remove_profile ("hider");
   write_profile ("bad", "{\"hideHostPaths\": {\"/a/../b\": \"x\"}}");
   cleanup_free char *perr = profile_error ("bad");
-  CHECK (perr && strstr (perr, ".hideHostPaths[\"/a/../b\"]: expected an absolute path") != NULL);
+  CHECK (
+      perr
+      && strstr (perr, ".hideHostPaths[\"/a/../b\"]: expected an absolute path")
+             != NULL);
   remove_profile ("bad");
 }
 

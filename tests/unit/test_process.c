@@ -21,8 +21,8 @@
 
 static char tmp[64];
 
-#define STRV(...)                                                  \
-  ((oci_strv){ (char *[]){ __VA_ARGS__, NULL },                    \
+#define STRV(...)                                                              \
+  ((oci_strv){ (char *[]){ __VA_ARGS__, NULL },                                \
                sizeof ((char *[]){ __VA_ARGS__ }) / sizeof (char *) })
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -94,8 +94,7 @@ static void
 test_validate_ok (void)
 {
   oci_process p = valid_process ();
-  oci_rlimit rl[] = { { "RLIMIT_NOFILE", 1024, 512 },
-                      { "RLIMIT_CORE", 0, 0 } };
+  oci_rlimit rl[] = { { "RLIMIT_NOFILE", 1024, 512 }, { "RLIMIT_CORE", 0, 0 } };
   p.rlimits = rl;
   p.n_rlimits = 2;
   oci_capabilities caps = { .bounding = STRV ("CAP_CHOWN", "CAP_KILL"),
@@ -125,8 +124,8 @@ static void
 test_validate_rlimits (void)
 {
   oci_process p = valid_process ();
-  oci_rlimit unknown[] = { { "RLIMIT_NOFILE", 10, 10 },
-                           { "RLIMIT_FOO", 1, 1 } };
+  oci_rlimit unknown[]
+      = { { "RLIMIT_NOFILE", 10, 10 }, { "RLIMIT_FOO", 1, 1 } };
   p.rlimits = unknown;
   p.n_rlimits = 2;
   cleanup_free char *m1 = validate_message (&p);
@@ -149,12 +148,12 @@ test_validate_rlimits (void)
   CHECK_STR (m3, "config.json: .process.rlimits[0]: soft limit 20 is above "
                  "hard limit 10");
 
-  const char *all[] = { "RLIMIT_AS", "RLIMIT_CORE", "RLIMIT_CPU",
-                        "RLIMIT_DATA", "RLIMIT_FSIZE", "RLIMIT_LOCKS",
-                        "RLIMIT_MEMLOCK", "RLIMIT_MSGQUEUE", "RLIMIT_NICE",
-                        "RLIMIT_NOFILE", "RLIMIT_NPROC", "RLIMIT_RSS",
-                        "RLIMIT_RTPRIO", "RLIMIT_RTTIME",
-                        "RLIMIT_SIGPENDING", "RLIMIT_STACK" };
+  const char *all[] = {
+    "RLIMIT_AS",     "RLIMIT_CORE",   "RLIMIT_CPU",        "RLIMIT_DATA",
+    "RLIMIT_FSIZE",  "RLIMIT_LOCKS",  "RLIMIT_MEMLOCK",    "RLIMIT_MSGQUEUE",
+    "RLIMIT_NICE",   "RLIMIT_NOFILE", "RLIMIT_NPROC",      "RLIMIT_RSS",
+    "RLIMIT_RTPRIO", "RLIMIT_RTTIME", "RLIMIT_SIGPENDING", "RLIMIT_STACK"
+  };
   oci_rlimit every[16];
   for (size_t i = 0; i < 16; i++)
     every[i] = (oci_rlimit){ (char *) all[i], 5, 5 };
@@ -176,21 +175,20 @@ test_validate_capabilities (void)
                  "capability \"CAP_FOO\"");
 
   /* runc's spelling only: libcap alone would take these. */
-  const char *bad[] = { "chown", "cap_chown", "12", "CAP_KILL=ep",
-                        "CAP_CHOWN,CAP_KILL", "CAP_" };
+  const char *bad[] = { "chown",       "cap_chown",          "12",
+                        "CAP_KILL=ep", "CAP_CHOWN,CAP_KILL", "CAP_" };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     {
       char *one[] = { (char *) bad[i], NULL };
       oci_capabilities c = { .ambient = { one, 1 } };
       cleanup_error ar_error_t *err = NULL;
       CHECK (ar_caps_validate (&c, &err) < 0);
-      cleanup_free char *want = xasprintf ("unknown capability \"%s\"",
-                                           bad[i]);
+      cleanup_free char *want = xasprintf ("unknown capability \"%s\"", bad[i]);
       CHECK_STR (err ? ar_error_text (err) : NULL, want);
     }
 
-  oci_capabilities newest = { .effective = STRV ("CAP_CHECKPOINT_RESTORE",
-                                                 "CAP_AUDIT_WRITE") };
+  oci_capabilities newest
+      = { .effective = STRV ("CAP_CHECKPOINT_RESTORE", "CAP_AUDIT_WRITE") };
   CHECK_INT (ar_caps_validate (&newest, NULL), 0);
   CHECK_INT (ar_caps_validate (NULL, NULL), 0);
 }
@@ -289,8 +287,8 @@ test_find_executable_by_path (void)
   cleanup_free char *plain = tmp_path ("bin1/tool");
   cleanup_free char *found2 = NULL;
   cleanup_free char *m2 = find_message (plain, NULL, &found2);
-  cleanup_free char *want2 = xasprintf ("exec: \"%s\": permission denied",
-                                        plain);
+  cleanup_free char *want2
+      = xasprintf ("exec: \"%s\": permission denied", plain);
   /* root may execute nothing without an x bit either */
   CHECK_STR (m2, want2);
 
@@ -350,7 +348,8 @@ test_hooks_exit_status (void)
   cleanup_free char *m1 = hooks_message (ok, 2, "{}");
   CHECK_STR (m1, NULL);
 
-  oci_hook fail[] = { { .path = "/bin/true" }, { .path = "/bin/false" },
+  oci_hook fail[] = { { .path = "/bin/true" },
+                      { .path = "/bin/false" },
                       { .path = "/bin/true" } };
   cleanup_free char *m2 = hooks_message (fail, 3, "{}");
   CHECK_STR (m2, "prestart hook #1 (/bin/false): exit status 1");
@@ -391,14 +390,12 @@ static void
 test_hooks_stdin_args_env (void)
 {
   cleanup_free char *out = tmp_path ("state.out");
-  cleanup_free char *script
-      = xasprintf ("cat > %s; echo \" $0\" >> %s; "
-                   "/usr/bin/env | grep -v '^PWD=' >> %s",
-                   out, out, out);
+  cleanup_free char *script = xasprintf ("cat > %s; echo \" $0\" >> %s; "
+                                         "/usr/bin/env | grep -v '^PWD=' >> %s",
+                                         out, out, out);
   char *args[] = { "sh", "-c", script, "first", NULL };
   char *env[] = { "FOO=bar", NULL };
-  oci_hook hook = { .path = "/bin/sh", .args = { args, 4 },
-                    .env = { env, 1 } };
+  oci_hook hook = { .path = "/bin/sh", .args = { args, 4 }, .env = { env, 1 } };
   cleanup_free char *m = hooks_message (&hook, 1, "{\"id\":\"c1\"}");
   CHECK_STR (m, NULL);
   cleanup_free char *got = read_tmp ("state.out");
@@ -477,8 +474,9 @@ child_switch_user (void)
 {
   uint32_t gids[] = { 10, 20 };
   oci_process p = valid_process ();
-  p.user = (oci_user){ .uid = 1000, .gid = 1001, .additional_gids = gids,
-                       .n_additional_gids = 2 };
+  p.user = (oci_user){
+    .uid = 1000, .gid = 1001, .additional_gids = gids, .n_additional_gids = 2
+  };
   oci_capabilities caps
       = { .bounding = STRV ("CAP_CHOWN", "CAP_KILL", "CAP_NET_BIND_SERVICE"),
           .effective = STRV ("CAP_CHOWN", "CAP_NET_BIND_SERVICE"),
@@ -497,10 +495,14 @@ child_switch_user (void)
       < 0)
     return 11;
   const char *want[][2] = {
-    { "Uid", "1000\t1000\t1000\t1000" }, { "Gid", "1001\t1001\t1001\t1001" },
-    { "Groups", "10 20 " },              { "CapInh", "0000000000000400" },
-    { "CapPrm", "0000000000000401" },    { "CapEff", "0000000000000401" },
-    { "CapBnd", "0000000000000421" },    { "CapAmb", "0000000000000400" },
+    { "Uid", "1000\t1000\t1000\t1000" },
+    { "Gid", "1001\t1001\t1001\t1001" },
+    { "Groups", "10 20 " },
+    { "CapInh", "0000000000000400" },
+    { "CapPrm", "0000000000000401" },
+    { "CapEff", "0000000000000401" },
+    { "CapBnd", "0000000000000421" },
+    { "CapAmb", "0000000000000400" },
   };
   for (int i = 0; i < 8; i++)
     if (!status_line_is (status, want[i][0], want[i][1]))

@@ -25,7 +25,8 @@ test_ids (void)
   CHECK (id_ok ("a"));
   CHECK (id_ok ("ctr-1_x.y+z"));
   /* containerd's and Docker's 64 hex digits. */
-  CHECK (id_ok ("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"));
+  CHECK (id_ok (
+      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"));
   CHECK (!id_ok (""));
   CHECK (!id_ok ("."));
   CHECK (!id_ok (".."));
@@ -53,10 +54,14 @@ test_save_and_load (void)
     return;
   cleanup_close int dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   oci_kv items[] = { { (char *) "run.agentrun.timeout", (char *) "10m" },
-                           { (char *) "quote\"d", (char *) "tab\there" } };
-  ar_state s = { .id = (char *) "ctr1", .pid = 4242, .start_time = 123456789012ULL,
-                 .bundle = (char *) "/b/ctr1", .rootfs = (char *) "/b/ctr1/rootfs",
-                 .created = (char *) "2026-11-25T18:00:00.000000000Z", .owner = 1500,
+                     { (char *) "quote\"d", (char *) "tab\there" } };
+  ar_state s = { .id = (char *) "ctr1",
+                 .pid = 4242,
+                 .start_time = 123456789012ULL,
+                 .bundle = (char *) "/b/ctr1",
+                 .rootfs = (char *) "/b/ctr1/rootfs",
+                 .created = (char *) "2026-11-25T18:00:00.000000000Z",
+                 .owner = 1500,
                  .cgroup = (char *) "v1:/agentrun/ctr1",
                  .annotations = { .items = items, .len = 2 } };
   cleanup_error ar_error_t *err = NULL;
@@ -79,7 +84,8 @@ test_save_and_load (void)
           CHECK_STR (back->annotations.items[1].value, "tab\there");
         }
       /* The OCI view: the status is given, not stored. */
-      cleanup_free char *json = ar_state_to_oci_json (back, AR_STATUS_RUNNING, false);
+      cleanup_free char *json
+          = ar_state_to_oci_json (back, AR_STATUS_RUNNING, false);
       CHECK (strstr (json, "\"status\":\"running\"") != NULL);
       CHECK (strstr (json, "\"pid\":4242") != NULL);
       ar_state_free (back);

@@ -18,8 +18,7 @@ static unsigned unit_passed_count __attribute__ ((unused));
 static unsigned unit_failed_count __attribute__ ((unused));
 static const char *unit_current_test __attribute__ ((unused)) = "";
 
-static void __attribute__ ((unused))
-unit_print_summary (void)
+static void __attribute__ ((unused)) unit_print_summary (void)
 {
   printf ("%u passed, %u failed\n", unit_passed_count, unit_failed_count);
   fflush (stdout);
@@ -27,8 +26,7 @@ unit_print_summary (void)
 
 /* Registered before main, so the summary shows up even when a test
  * exits early. */
-static void __attribute__ ((constructor, unused))
-unit_register_summary (void)
+static void __attribute__ ((constructor, unused)) unit_register_summary (void)
 {
   atexit (unit_print_summary);
 }
@@ -48,8 +46,8 @@ unit_record (bool ok, const char *file, int line, const char *what)
 }
 
 static bool __attribute__ ((unused))
-unit_check_str (const char *got, const char *want, const char *file,
-                int line, const char *expr)
+unit_check_str (const char *got, const char *want, const char *file, int line,
+                const char *expr)
 {
   bool ok = (got == NULL && want == NULL)
             || (got != NULL && want != NULL && strcmp (got, want) == 0);
@@ -71,22 +69,21 @@ unit_check_int (intmax_t got, intmax_t want, const char *file, int line,
 }
 
 #define CHECK(expr) unit_record (!!(expr), __FILE__, __LINE__, #expr)
-#define CHECK_STR(got, want) \
+#define CHECK_STR(got, want)                                                   \
   unit_check_str ((got), (want), __FILE__, __LINE__, #got " == " #want)
-#define CHECK_INT(got, want)                                              \
-  unit_check_int ((intmax_t) (got), (intmax_t) (want), __FILE__, __LINE__, \
+#define CHECK_INT(got, want)                                                   \
+  unit_check_int ((intmax_t) (got), (intmax_t) (want), __FILE__, __LINE__,     \
                   #got " == " #want)
 
-#define RUN(fn)                  \
-  do                             \
-    {                            \
-      unit_current_test = #fn;   \
-      fn ();                     \
-    }                            \
+#define RUN(fn)                                                                \
+  do                                                                           \
+    {                                                                          \
+      unit_current_test = #fn;                                                 \
+      fn ();                                                                   \
+    }                                                                          \
   while (0)
 
-static int __attribute__ ((unused))
-unit_finish (void)
+static int __attribute__ ((unused)) unit_finish (void)
 {
   return unit_failed_count == 0 ? 0 : 1;
 }

@@ -171,9 +171,9 @@ under_cgroup_root (const char *path)
 /* One line of /proc/self/cgroup: "4:memory:/some/path". */
 typedef struct
 {
-  bool v2;           /* "0::/path" */
+  bool v2;            /* "0::/path" */
   char **controllers; /* v1 only */
-  const char *path;  /* points into the caller's text copy */
+  const char *path;   /* points into the caller's text copy */
 } proc_cgroup_line;
 
 /* The runtime's cgroup as seen below a mount whose root is `mount_root`:
@@ -259,8 +259,8 @@ parse_proc_cgroup (char *text, size_t *n_out)
 
 typedef struct
 {
-  char *dev;         /* "0:37": a hierarchy mounted twice has one dev */
-  char *root;        /* the cgroup this mount shows, usually "/" */
+  char *dev;  /* "0:37": a hierarchy mounted twice has one dev */
+  char *root; /* the cgroup this mount shows, usually "/" */
   char *mount_point;
   char *fstype;
   char **super_opts;
@@ -306,11 +306,11 @@ add_hierarchy (ar_cg_hierarchies *out, ar_cg_version version,
                const char *mount_point, char **controllers, char *own_path)
 {
   out->items = xrealloc (out->items, (out->len + 1) * sizeof *out->items);
-  out->items[out->len++] = (ar_cg_hierarchy){ .version = version,
-                                              .mount_point
-                                              = xstrdup (mount_point),
-                                              .controllers = controllers,
-                                              .own_path = own_path };
+  out->items[out->len++]
+      = (ar_cg_hierarchy){ .version = version,
+                           .mount_point = xstrdup (mount_point),
+                           .controllers = controllers,
+                           .own_path = own_path };
 }
 
 static char **
@@ -397,7 +397,8 @@ ar_cg_parse_hierarchies (const char *mountinfo, const char *proc_cgroup,
    * by a later mount, and keep one mount per hierarchy (bind mounts). */
   for (size_t i = 0; i < n_mounts; i++)
     {
-      if (strv_contains (devs, mounts[i].dev) || is_hidden (mounts, n_mounts, i))
+      if (strv_contains (devs, mounts[i].dev)
+          || is_hidden (mounts, n_mounts, i))
         continue;
       size_t before = out->len;
       consider_mount (&mounts[i], lines, n_lines, out);
@@ -407,8 +408,9 @@ ar_cg_parse_hierarchies (const char *mountinfo, const char *proc_cgroup,
   mounts_clear (mounts, n_mounts);
   free_proc_lines (lines, n_lines);
   if (out->len == 0)
-    return ar_error_set (err, ENOENT, "no cgroup hierarchy is mounted under "
-                                      "`" AR_CGROUP_ROOT "`");
+    return ar_error_set (err, ENOENT,
+                         "no cgroup hierarchy is mounted under "
+                         "`" AR_CGROUP_ROOT "`");
   return 0;
 }
 
@@ -420,8 +422,8 @@ ar_cg_discover (ar_cg_hierarchies *out, ar_error_t **err)
   if (ar_read_file_at (AT_FDCWD, "/proc/self/mountinfo", 16 * KNOB_MAX,
                        &mountinfo, NULL, err)
           < 0
-      || ar_read_file_at (AT_FDCWD, "/proc/self/cgroup", KNOB_MAX,
-                          &proc_cgroup, NULL, err)
+      || ar_read_file_at (AT_FDCWD, "/proc/self/cgroup", KNOB_MAX, &proc_cgroup,
+                          NULL, err)
              < 0)
     return -1;
   if (ar_cg_parse_hierarchies (mountinfo, proc_cgroup, out, err) < 0)
@@ -527,8 +529,8 @@ ar_cgroup_requested_limits (const oci_resources *r)
  * applies must fail the create (as runc and crun do); under pure v2 there
  * is nothing to mount, and the limits are ignored. */
 static int
-check_network_controllers (const ar_cg_hierarchies *all,
-                           const oci_resources *r, ar_error_t **err)
+check_network_controllers (const ar_cg_hierarchies *all, const oci_resources *r,
+                           ar_error_t **err)
 {
   bool have_v1 = false;
   for (size_t i = 0; i < all->len; i++)
@@ -570,8 +572,9 @@ check_controllers (const ar_cg_hierarchies *all, const oci_resources *r,
   for (size_t i = 0; i < all->len; i++)
     have_v2 |= all->items[i].version == AR_CG_V2;
   if (r && r->unified.len > 0 && !have_v2)
-    return ar_error_set (err, 0, "linux.resources.unified: needs cgroup v2, "
-                                 "but no cgroup2 hierarchy is mounted");
+    return ar_error_set (err, 0,
+                         "linux.resources.unified: needs cgroup v2, "
+                         "but no cgroup2 hierarchy is mounted");
   return 0;
 }
 
@@ -620,11 +623,9 @@ normalize_cgroups_path (const char *id, const char *cgroups_path, char **out,
       if (strcmp (*p, "..") == 0)
         {
           if (n_kept == 0)
-            return ar_error_set (err, 0,
-                                 "cgroupsPath \"%s\": \"..\" leaves the %s",
-                                 given,
-                                 *absolute ? "cgroup root"
-                                           : "runtime's own cgroup");
+            return ar_error_set (
+                err, 0, "cgroupsPath \"%s\": \"..\" leaves the %s", given,
+                *absolute ? "cgroup root" : "runtime's own cgroup");
           kept[--n_kept] = NULL;
           continue;
         }
@@ -633,10 +634,9 @@ normalize_cgroups_path (const char *id, const char *cgroups_path, char **out,
       kept[n_kept] = NULL;
     }
   if (n_kept == 0)
-    return ar_error_set (err, 0,
-                         "cgroupsPath \"%s\": refusing to use the %s itself",
-                         given,
-                         *absolute ? "root cgroup" : "runtime's own cgroup");
+    return ar_error_set (
+        err, 0, "cgroupsPath \"%s\": refusing to use the %s itself", given,
+        *absolute ? "root cgroup" : "runtime's own cgroup");
 
   size_t len = 0;
   for (size_t i = 0; i < n_kept; i++)
@@ -708,8 +708,10 @@ warn_if_populated (const char *leaf)
   cleanup_free char *procs = NULL;
   cleanup_error ar_error_t *ignored = NULL;
   if (ar_cg_read (leaf, "cgroup.procs", &procs, &ignored) == 0 && procs[0])
-    fprintf (stderr, "agentrun: warning: cgroup `%s` already has processes: "
-                     "the container shares it and its limits\n", leaf);
+    fprintf (stderr,
+             "agentrun: warning: cgroup `%s` already has processes: "
+             "the container shares it and its limits\n",
+             leaf);
 }
 
 /* A process put in a frozen cgroup stops in the kernel's freezer before
@@ -718,14 +720,15 @@ static int
 refuse_frozen (const char *leaf, ar_error_t **err)
 {
   const char *file = ar_cg_exists (leaf, "freezer.state") ? "freezer.state"
-                                                           : "cgroup.freeze";
+                                                          : "cgroup.freeze";
   cleanup_free char *value = NULL;
   cleanup_error ar_error_t *ignored = NULL;
   if (ar_cg_read (leaf, file, &value, &ignored) < 0
       || strcmp (value, "THAWED") == 0 || strcmp (value, "0") == 0)
     return 0;
-  return ar_error_set (err, 0, "cgroup `%s` is frozen (%s: %s): thaw it "
-                               "before putting a container in it",
+  return ar_error_set (err, 0,
+                       "cgroup `%s` is frozen (%s: %s): thaw it "
+                       "before putting a container in it",
                        leaf, file, value);
 }
 
@@ -758,7 +761,6 @@ setup_hierarchy (const ar_cg_hierarchy *h, const char *leaf,
              : 0;
 }
 
-
 bool
 ar_cg_on_cgroup2 (const char *dir)
 {
@@ -780,7 +782,8 @@ enter_paths (const ar_cgroup *cg, pid_t pid, bool skip_v2, ar_error_t **err)
 {
   for (size_t i = 0; i < cg->n_paths; i++)
     if (!(skip_v2 && ar_cg_on_cgroup2 (cg->paths[i]))
-        && ar_cg_writef (cg->paths[i], "cgroup.procs", err, "%d", (int) pid) < 0)
+        && ar_cg_writef (cg->paths[i], "cgroup.procs", err, "%d", (int) pid)
+               < 0)
       return -1;
   return 0;
 }
@@ -812,7 +815,8 @@ create_systemd_unit (const char *id, const char *cgroups_path,
                      const oci_resources *r, pid_t pid, ar_cgroup **out,
                      ar_error_t **err)
 {
-  ar_cg_systemd_unit u __attribute__ ((cleanup (ar_cg_systemd_unit_clear))) = { 0 };
+  ar_cg_systemd_unit u __attribute__ ((cleanup (ar_cg_systemd_unit_clear)))
+  = { 0 };
   if (ar_cg_systemd_check_running (err) < 0
       || ar_cg_systemd_parse_path (id, cgroups_path, &u, err) < 0)
     return -1;
@@ -821,11 +825,15 @@ create_systemd_unit (const char *id, const char *cgroups_path,
     return -1;
   const ar_cg_hierarchy *v2 = unified_only (&all);
   if (v2 == NULL)
-    return ar_error_set (err, 0, "--systemd-cgroup needs the unified cgroup v2 hierarchy alone at " AR_CGROUP_ROOT " (this host mounts cgroup v1 there): use the cgroupfs driver");
+    return ar_error_set (
+        err, 0,
+        "--systemd-cgroup needs the unified cgroup v2 hierarchy alone at " AR_CGROUP_ROOT
+        " (this host mounts cgroup v1 there): use the cgroupfs driver");
   if (check_controllers (&all, r, err) < 0)
     return -1;
   if (pid <= 0)
-    return ar_error_set (err, EINVAL, "--systemd-cgroup: a scope needs a process");
+    return ar_error_set (err, EINVAL,
+                         "--systemd-cgroup: a scope needs a process");
   if (ar_cg_systemd_start (&u, id, pid, r, err) < 0)
     return -1;
   cleanup_cgroup ar_cgroup *cg = xcalloc (1, sizeof *cg);
@@ -844,9 +852,8 @@ create_systemd_unit (const char *id, const char *cgroups_path,
 }
 
 int
-ar_cgroup_create (const char *id, const oci_spec *spec,
-                  ar_cgroup_driver driver, pid_t pid, ar_cgroup **out,
-                  ar_error_t **err)
+ar_cgroup_create (const char *id, const oci_spec *spec, ar_cgroup_driver driver,
+                  pid_t pid, ar_cgroup **out, ar_error_t **err)
 {
   const oci_linux *linux_cfg = spec ? spec->linux_cfg : NULL;
   const oci_resources *r = linux_cfg ? linux_cfg->resources : NULL;
@@ -868,7 +875,8 @@ ar_cgroup_create (const char *id, const oci_spec *spec,
   int ret = 0;
   for (size_t i = 0; i < all.len && ret == 0; i++)
     {
-      cleanup_free char *leaf = leaf_in_hierarchy (&all.items[i], rel, absolute);
+      cleanup_free char *leaf
+          = leaf_in_hierarchy (&all.items[i], rel, absolute);
       ret = setup_hierarchy (&all.items[i], leaf, r, cg, err);
     }
   if (ret == 0 && pid > 0)
@@ -928,8 +936,7 @@ collect_pids_recursive (const char *dir, pid_t **pids, size_t *n)
 }
 
 int
-ar_cgroup_pids (const ar_cgroup *cg, pid_t **pids, size_t *n,
-                ar_error_t **err)
+ar_cgroup_pids (const ar_cgroup *cg, pid_t **pids, size_t *n, ar_error_t **err)
 {
   (void) err;
   *pids = NULL;
@@ -1051,8 +1058,8 @@ ar_cgroup_destroy (ar_cgroup *cg, ar_error_t **err)
   long long deadline = ar_now_ms () + SETTLE_TIMEOUT_MS;
 
   /* Killed processes usually leave within a millisecond: poll fast first. */
-  for (long delay = 1;; delay = delay * 2 < POLL_INTERVAL_MS ? delay * 2
-                                                             : POLL_INTERVAL_MS)
+  for (long delay = 1;;
+       delay = delay * 2 < POLL_INTERVAL_MS ? delay * 2 : POLL_INTERVAL_MS)
     {
       bool empty = true;
       for (size_t i = 0; i < cg->n_created; i++)
@@ -1120,15 +1127,15 @@ ar_cgroup_freeze (const ar_cgroup *cg, bool frozen, ar_error_t **err)
   for (size_t i = 0; i < cg->n_paths; i++)
     if (ar_cg_exists (cg->paths[i], "cgroup.freeze"))
       {
-        if (ar_cg_write (cg->paths[i], "cgroup.freeze", frozen ? "1" : "0",
-                         err)
+        if (ar_cg_write (cg->paths[i], "cgroup.freeze", frozen ? "1" : "0", err)
             < 0)
           return -1;
         return wait_for_file_line (cg->paths[i], "cgroup.events",
                                    frozen ? "frozen 1" : "frozen 0", err);
       }
-  return ar_error_set (err, 0, "no freezer: neither a v1 freezer hierarchy "
-                               "nor cgroup v2 is available");
+  return ar_error_set (err, 0,
+                       "no freezer: neither a v1 freezer hierarchy "
+                       "nor cgroup v2 is available");
 }
 
 /* The same freezer ar_cgroup_freeze would use: a v1 freezer first, else
@@ -1219,8 +1226,9 @@ ar_cgroup_deserialize (const char *text, ar_cgroup **out, ar_error_t **err)
       else if (key_len == 7 && strncmp (line, "created", 7) == 0)
         strv_append (&cg->created, &cg->n_created, xstrdup (value + 1));
       else
-        return ar_error_set (err, 0, "cgroup state line %zu: unknown key in "
-                                     "\"%s\"",
+        return ar_error_set (err, 0,
+                             "cgroup state line %zu: unknown key in "
+                             "\"%s\"",
                              i + 1, line);
     }
   *out = steal_pointer (&cg);
@@ -1260,15 +1268,18 @@ ar_cg_apply_rdma (const char *dir, const oci_resources *r, ar_error_t **err)
     {
       const oci_rdma_limit *l = &r->rdma[i];
       if (strpbrk (l->device, " \t\n=") != NULL)
-        return ar_error_set (err, 0, "linux.resources.rdma[\"%s\"]: invalid "
-                                     "device name", l->device);
+        return ar_error_set (err, 0,
+                             "linux.resources.rdma[\"%s\"]: invalid "
+                             "device name",
+                             l->device);
       char handles[16] = "max", objects[16] = "max";
       if (l->hca_handles.set)
         snprintf (handles, sizeof handles, "%" PRIu32, l->hca_handles.value);
       if (l->hca_objects.set)
         snprintf (objects, sizeof objects, "%" PRIu32, l->hca_objects.value);
       if (ar_cg_writef (dir, "rdma.max", err, "%s hca_handle=%s hca_object=%s",
-                        l->device, handles, objects) < 0)
+                        l->device, handles, objects)
+          < 0)
         return ar_error_prefix (err, "linux.resources.rdma[\"%s\"]", l->device);
     }
   return 0;

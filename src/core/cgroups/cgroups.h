@@ -43,9 +43,9 @@ typedef enum
  * is frozen is refused. On failure everything created is removed again.
  * With the systemd driver, cgroupsPath is "slice:prefix:name" and the
  * cgroup is a transient scope unit. */
-int ar_cgroup_create (const char *id, const oci_spec *spec,
-                      ar_cgroup_driver driver, pid_t pid, ar_cgroup **out,
-                      ar_error_t **err);
+int
+ar_cgroup_create (const char *id, const oci_spec *spec, ar_cgroup_driver driver,
+                  pid_t pid, ar_cgroup **out, ar_error_t **err);
 
 /* Without root: whether the user's systemd instance is there to hand out
  * a delegated cgroup (systemd runs, cgroup v2 only, the user bus socket
@@ -78,8 +78,8 @@ int ar_cgroup_enter_subs (const ar_cgroup *cg, char *const *specs, size_t n,
                           pid_t pid, ar_error_t **err);
 
 /* Pids in the container's cgroup (from the first hierarchy that lists any). */
-int ar_cgroup_pids (const ar_cgroup *cg, pid_t **pids, size_t *n,
-                    ar_error_t **err);
+int
+ar_cgroup_pids (const ar_cgroup *cg, pid_t **pids, size_t *n, ar_error_t **err);
 
 /* Send `sig` to every process in the cgroup. */
 int ar_cgroup_kill_all (const ar_cgroup *cg, int sig, ar_error_t **err);
@@ -105,8 +105,7 @@ char *ar_cgroup_serialize (const ar_cgroup *cg);
 
 /* Parse that text back; every path must be a directory strictly below
  * AR_CGROUP_ROOT without "." or ".." components. */
-int ar_cgroup_deserialize (const char *text, ar_cgroup **out,
-                           ar_error_t **err);
+int ar_cgroup_deserialize (const char *text, ar_cgroup **out, ar_error_t **err);
 
 /* Apply linux.resources to the existing cgroup of a live container, in
  * every hierarchy it has (v1, v2, hybrid), with the same code create uses.
@@ -176,9 +175,9 @@ void ar_cgroup_stats_clear (ar_cgroup_stats *stats);
  * for the one line that says why a run ended, and the audit log. */
 typedef struct
 {
-  uint64_t oom_kills;      /* v1 memory.oom_control, v2 memory.events */
+  uint64_t oom_kills; /* v1 memory.oom_control, v2 memory.events */
   uint64_t memory_limit;
-  uint64_t refused_forks;  /* pids.events "max" */
+  uint64_t refused_forks; /* pids.events "max" */
   uint64_t pids_limit;
 } ar_cgroup_limit_hits;
 
@@ -195,8 +194,8 @@ bool ar_cgroup_memory_peak (const ar_cgroup *cg, uint64_t *bytes);
 typedef struct
 {
   int fd;
-  int control_fd;     /* v1: memory.oom_control, kept open while watched */
-  int version;        /* 1 or 2; 0 when the cgroup has no memory controller */
+  int control_fd; /* v1: memory.oom_control, kept open while watched */
+  int version;    /* 1 or 2; 0 when the cgroup has no memory controller */
   char *memory_dir;
   uint64_t oom_kills; /* v2: last oom_kill count seen */
 } ar_cgroup_oom_watch;

@@ -96,10 +96,17 @@ parse_access (const char *s, int32_t *out)
   for (; *s; s++)
     switch (*s)
       {
-      case 'r': *out |= AR_DEVBPF_READ; break;
-      case 'w': *out |= AR_DEVBPF_WRITE; break;
-      case 'm': *out |= AR_DEVBPF_MKNOD; break;
-      default: return -1;
+      case 'r':
+        *out |= AR_DEVBPF_READ;
+        break;
+      case 'w':
+        *out |= AR_DEVBPF_WRITE;
+        break;
+      case 'm':
+        *out |= AR_DEVBPF_MKNOD;
+        break;
+      default:
+        return -1;
       }
   return 0;
 }
@@ -115,8 +122,7 @@ parse_number (const oci_opt_i64 *v, int64_t *out)
 }
 
 static int
-parse_rule (const oci_device_rule *d, size_t index, rule *out,
-            ar_error_t **err)
+parse_rule (const oci_device_rule *d, size_t index, rule *out, ar_error_t **err)
 {
   const char *type = d->type && *d->type ? d->type : "a";
   out->allow = d->allow;
@@ -310,14 +316,16 @@ ar_devices_bpf_load (const struct bpf_insn *insns, size_t n, ar_error_t **err)
     return fd;
   int saved = errno;
   if (saved != EINVAL && saved != EACCES)
-    return ar_error_set (err, saved, "load the cgroup v2 device program "
-                                     "(BPF_PROG_LOAD)");
+    return ar_error_set (err, saved,
+                         "load the cgroup v2 device program "
+                         "(BPF_PROG_LOAD)");
   cleanup_free char *log = xcalloc (1, VERIFIER_LOG_SIZE);
   fd = prog_load (insns, n, log, VERIFIER_LOG_SIZE);
   if (fd >= 0)
     return fd; /* passed this time; nothing to report */
-  return ar_error_set (err, saved, "the kernel's verifier rejected the "
-                                   "cgroup v2 device program (%s)",
+  return ar_error_set (err, saved,
+                       "the kernel's verifier rejected the "
+                       "cgroup v2 device program (%s)",
                        *log ? verdict_line (log) : "no log");
 }
 
@@ -332,8 +340,9 @@ query_attached (int cgroup_fd, uint32_t *ids, uint32_t *n, ar_error_t **err)
   attr.query.prog_ids = ptr_to_u64 (ids);
   attr.query.prog_cnt = *n;
   if (sys_bpf (BPF_PROG_QUERY, &attr) < 0)
-    return ar_error_set (err, errno, "list the cgroup's device programs "
-                                     "(BPF_PROG_QUERY)");
+    return ar_error_set (err, errno,
+                         "list the cgroup's device programs "
+                         "(BPF_PROG_QUERY)");
   *n = attr.query.prog_cnt;
   return 0;
 }
@@ -348,8 +357,9 @@ attach (int cgroup_fd, int prog_fd, ar_error_t **err)
   attr.attach_type = BPF_CGROUP_DEVICE;
   attr.attach_flags = BPF_F_ALLOW_MULTI;
   if (sys_bpf (BPF_PROG_ATTACH, &attr) < 0)
-    return ar_error_set (err, errno, "attach the cgroup v2 device program "
-                                     "(BPF_PROG_ATTACH)");
+    return ar_error_set (err, errno,
+                         "attach the cgroup v2 device program "
+                         "(BPF_PROG_ATTACH)");
   return 0;
 }
 
@@ -361,15 +371,17 @@ detach_id (int cgroup_fd, uint32_t id, ar_error_t **err)
   attr.prog_id = id;
   cleanup_close int prog_fd = sys_bpf (BPF_PROG_GET_FD_BY_ID, &attr);
   if (prog_fd < 0)
-    return errno == ENOENT ? 0 : ar_error_set (err, errno,
-                                               "open device program %u", id);
+    return errno == ENOENT
+               ? 0
+               : ar_error_set (err, errno, "open device program %u", id);
   memset (&attr, 0, sizeof attr);
   attr.target_fd = (uint32_t) cgroup_fd;
   attr.attach_bpf_fd = (uint32_t) prog_fd;
   attr.attach_type = BPF_CGROUP_DEVICE;
   if (sys_bpf (BPF_PROG_DETACH, &attr) < 0 && errno != ENOENT)
-    return ar_error_set (err, errno, "detach the previous device program "
-                                     "%u (BPF_PROG_DETACH)",
+    return ar_error_set (err, errno,
+                         "detach the previous device program "
+                         "%u (BPF_PROG_DETACH)",
                          id);
   return 0;
 }
@@ -385,8 +397,7 @@ ar_devices_bpf_apply (const char *dir, const oci_device_rule *rules,
   size_t n_insns = 0;
   if (ar_devices_bpf_build (rules, n_rules, &insns, &n_insns, err) < 0)
     return -1;
-  cleanup_close int cgroup_fd
-      = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int cgroup_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (cgroup_fd < 0)
     return ar_error_set (err, errno, "open cgroup `%s`", dir);
   uint32_t old[MAX_ATTACHED], n_old = MAX_ATTACHED;

@@ -22,14 +22,14 @@
  * request is decided by the last rule that matches the device and names
  * that bit; a bit no rule decides is allowed (a fresh v1 cgroup inherits
  * "allow all"), so a leading deny-all makes the list an allowlist. */
-int ar_devices_bpf_build (const oci_device_rule *rules, size_t n_rules,
-                          struct bpf_insn **out, size_t *n_out,
-                          ar_error_t **err);
+int
+ar_devices_bpf_build (const oci_device_rule *rules, size_t n_rules,
+                      struct bpf_insn **out, size_t *n_out, ar_error_t **err);
 
 /* BPF_PROG_LOAD as a cgroup device program; on a verifier rejection the
  * error ends with the verifier's last line. Returns the program fd. */
-int ar_devices_bpf_load (const struct bpf_insn *insns, size_t n,
-                         ar_error_t **err);
+int
+ar_devices_bpf_load (const struct bpf_insn *insns, size_t n, ar_error_t **err);
 
 /* Build, load and attach (BPF_F_ALLOW_MULTI) the program to the cgroup
  * directory `dir`, then detach the programs attached there before, so an

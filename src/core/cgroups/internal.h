@@ -51,14 +51,14 @@ int ar_cg_write (const char *dir, const char *file, const char *value,
 int ar_cg_writef (const char *dir, const char *file, ar_error_t **err,
                   const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
 /* Whole file, trailing whitespace removed. */
-int ar_cg_read (const char *dir, const char *file, char **out,
-                ar_error_t **err);
+int
+ar_cg_read (const char *dir, const char *file, char **out, ar_error_t **err);
 /* Limits whose files are the same on v1 and v2. */
 int ar_cg_apply_cpuset (const char *dir, const oci_cpu *c, ar_error_t **err);
-int ar_cg_apply_pids (const char *dir, const oci_resources *r,
-                      ar_error_t **err);
-int ar_cg_apply_rdma (const char *dir, const oci_resources *r,
-                      ar_error_t **err);
+int
+ar_cg_apply_pids (const char *dir, const oci_resources *r, ar_error_t **err);
+int
+ar_cg_apply_rdma (const char *dir, const oci_resources *r, ar_error_t **err);
 
 /* The controllers linux.resources can ask for: the v1 and v2 name, and the
  * spec's word for it in errors. One table for create and update. */
@@ -86,9 +86,9 @@ int ar_cg_v1_apply (const ar_cg_hierarchy *h, const char *dir,
 
 /* v2: enable in the subtree_control of our own new directories (all of
  * `created` but the leaf) the controllers that `r` needs. */
-int ar_cg_v2_prepare (const ar_cg_hierarchy *h, char *const *created,
-                      size_t n_created, const oci_resources *r,
-                      ar_error_t **err);
+int
+ar_cg_v2_prepare (const ar_cg_hierarchy *h, char *const *created,
+                  size_t n_created, const oci_resources *r, ar_error_t **err);
 
 /* v2: every controller `r` needs is available in `dir` (its
  * cgroup.controllers), or a one-line error naming the first missing. */
@@ -107,8 +107,8 @@ bool ar_cg_wants (const oci_resources *r, const char *controller);
 
 /* Which hierarchy, among all, holds the controller a resource needs;
  * NULL when none does. Used to refuse limits nobody can enforce. */
-const ar_cg_hierarchy *ar_cg_find_controller (const ar_cg_hierarchies *all,
-                                              const char *name);
+const ar_cg_hierarchy *
+ar_cg_find_controller (const ar_cg_hierarchies *all, const char *name);
 
 /* v1 cpu.shares (2..262144) onto v2 cpu.weight (1..10000), linearly. */
 uint64_t ar_cg_shares_to_weight (uint64_t shares);
@@ -132,8 +132,8 @@ bool ar_cg_systemd_is_scope_name (const char *name);
 int ar_cg_systemd_check_running (ar_error_t **err);
 /* A transient scope with `pid` in it, Delegate=yes, the limits systemd has
  * properties for; returns once systemd's job is done. */
-int ar_cg_systemd_start (const ar_cg_systemd_unit *u, const char *id,
-                         pid_t pid, const oci_resources *r, ar_error_t **err);
+int ar_cg_systemd_start (const ar_cg_systemd_unit *u, const char *id, pid_t pid,
+                         const oci_resources *r, ar_error_t **err);
 /* SetUnitProperties (runtime) with the limits systemd has properties for:
  * update keeps the unit's view the container's. */
 int ar_cg_systemd_set_resources (const char *unit, const oci_resources *r,

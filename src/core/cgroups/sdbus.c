@@ -17,10 +17,12 @@ static const struct
   { "sd_bus_open_system", offsetof (ar_sdbus_api, open_system) },
   { "sd_bus_open_user", offsetof (ar_sdbus_api, open_user) },
   { "sd_bus_flush_close_unref", offsetof (ar_sdbus_api, flush_close_unref) },
-  { "sd_bus_message_new_method_call", offsetof (ar_sdbus_api, new_method_call) },
+  { "sd_bus_message_new_method_call",
+    offsetof (ar_sdbus_api, new_method_call) },
   { "sd_bus_message_append", offsetof (ar_sdbus_api, append) },
   { "sd_bus_message_open_container", offsetof (ar_sdbus_api, open_container) },
-  { "sd_bus_message_close_container", offsetof (ar_sdbus_api, close_container) },
+  { "sd_bus_message_close_container",
+    offsetof (ar_sdbus_api, close_container) },
   { "sd_bus_message_unref", offsetof (ar_sdbus_api, message_unref) },
   { "sd_bus_call", offsetof (ar_sdbus_api, call) },
   { "sd_bus_message_read", offsetof (ar_sdbus_api, read) },
@@ -30,7 +32,8 @@ static const struct
   { "sd_bus_slot_unref", offsetof (ar_sdbus_api, slot_unref) },
   { "sd_bus_process", offsetof (ar_sdbus_api, process) },
   { "sd_bus_wait", offsetof (ar_sdbus_api, wait) },
-  { "sd_bus_get_property_string", offsetof (ar_sdbus_api, get_property_string) },
+  { "sd_bus_get_property_string",
+    offsetof (ar_sdbus_api, get_property_string) },
 };
 
 static ar_sdbus_api loaded;
@@ -61,14 +64,15 @@ ar_sdbus_load (const ar_sdbus_api **api, ar_error_t **err)
     }
   void *lib = dlopen (LIBSYSTEMD, RTLD_NOW | RTLD_LOCAL);
   if (lib == NULL)
-    return ar_error_set (err, 0, "--systemd-cgroup: cannot load %s (%s): install libsystemd0",
-                         LIBSYSTEMD, dlerror ());
+    return ar_error_set (
+        err, 0, "--systemd-cgroup: cannot load %s (%s): install libsystemd0",
+        LIBSYSTEMD, dlerror ());
   for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++)
     {
       void *fn = dlsym (lib, symbols[i].symbol);
       if (fn == NULL)
-        return ar_error_set (err, 0, "--systemd-cgroup: %s has no %s", LIBSYSTEMD,
-                             symbols[i].symbol);
+        return ar_error_set (err, 0, "--systemd-cgroup: %s has no %s",
+                             LIBSYSTEMD, symbols[i].symbol);
       /* POSIX: a function pointer and void * convert through memcpy. */
       memcpy ((char *) &loaded + symbols[i].offset, &fn, sizeof fn);
     }

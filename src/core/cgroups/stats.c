@@ -148,8 +148,8 @@ read_memory_raw (const char *dir, ar_cgroup_stats *s)
       if (space == NULL)
         continue;
       *space = '\0';
-      s->memory_raw = xrealloc (s->memory_raw, (s->n_memory_raw + 1)
-                                                   * sizeof *s->memory_raw);
+      s->memory_raw = xrealloc (s->memory_raw,
+                                (s->n_memory_raw + 1) * sizeof *s->memory_raw);
       s->memory_raw[s->n_memory_raw++]
           = (ar_cg_counter){ xstrdup (l), strtoull (space + 1, NULL, 10) };
     }
@@ -275,8 +275,8 @@ read_blkio_v1_file (const char *dir, const char *file, ar_cg_blkio_entry **v,
       uint64_t value;
       if (sscanf (l, "%u:%u %15s %" SCNu64, &major, &minor, word, &value) == 4
           && op_name (word))
-        append_blkio (v, n, (ar_cg_blkio_entry){ major, minor, op_name (word),
-                                                 value });
+        append_blkio (
+            v, n, (ar_cg_blkio_entry){ major, minor, op_name (word), value });
     }
 }
 
@@ -285,7 +285,8 @@ read_blkio_v1 (const char *dir, ar_cgroup_stats *s)
 {
   /* The proportional-weight files count only with CFQ/BFQ; the throttle
    * ones always do. */
-  cleanup_free char *cfq = read_or_empty (dir, "blkio.io_service_bytes_recursive");
+  cleanup_free char *cfq
+      = read_or_empty (dir, "blkio.io_service_bytes_recursive");
   bool use_cfq = strchr (cfq, ':') != NULL;
   read_blkio_v1_file (dir,
                       use_cfq ? "blkio.io_service_bytes_recursive"
@@ -307,9 +308,9 @@ read_io_v2 (const char *dir, ar_cgroup_stats *s)
     const char *op;
     bool bytes;
   } fields[] = {
-    { "rbytes", "Read", true },   { "wbytes", "Write", true },
+    { "rbytes", "Read", true },    { "wbytes", "Write", true },
     { "dbytes", "Discard", true }, { "rios", "Read", false },
-    { "wios", "Write", false },   { "dios", "Discard", false },
+    { "wios", "Write", false },    { "dios", "Discard", false },
   };
   cleanup_free char *text = read_or_empty (dir, "io.stat");
   for (char *save = NULL, *l = strtok_r (text, "\n", &save); l;
@@ -376,9 +377,11 @@ read_hugetlb_in (const char *dir, ar_cgroup_stats *s)
       if (size == NULL)
         continue;
       cleanup_free char *prefix = xasprintf ("hugetlb.%s.", size);
-      cleanup_free char *usage = xasprintf ("%s%s", prefix, v2 ? "current" : "usage_in_bytes");
+      cleanup_free char *usage
+          = xasprintf ("%s%s", prefix, v2 ? "current" : "usage_in_bytes");
       cleanup_free char *max = xasprintf ("%smax_usage_in_bytes", prefix);
-      cleanup_free char *failcnt = xasprintf ("%s%s", prefix, v2 ? "events" : "failcnt");
+      cleanup_free char *failcnt
+          = xasprintf ("%s%s", prefix, v2 ? "events" : "failcnt");
       ar_cg_hugetlb_entry h = {
         .page_size = size,
         .usage = read_value (dir, usage, 0),
@@ -387,7 +390,8 @@ read_hugetlb_in (const char *dir, ar_cgroup_stats *s)
         .failcnt = v2 ? keyed_file_value (dir, failcnt, "max")
                       : read_value (dir, failcnt, 0),
       };
-      s->hugetlb = xrealloc (s->hugetlb, (s->n_hugetlb + 1) * sizeof *s->hugetlb);
+      s->hugetlb
+          = xrealloc (s->hugetlb, (s->n_hugetlb + 1) * sizeof *s->hugetlb);
       s->hugetlb[s->n_hugetlb++] = h;
     }
 }
@@ -497,8 +501,8 @@ ar_cgroup_oom_watch_take (ar_cgroup_oom_watch *w)
         ;
       if (!ar_cg_exists (w->memory_dir, "memory.events"))
         return 0;
-      uint64_t kills = keyed_file_value (w->memory_dir, "memory.events",
-                                         "oom_kill");
+      uint64_t kills
+          = keyed_file_value (w->memory_dir, "memory.events", "oom_kill");
       uint64_t fresh = kills > w->oom_kills ? kills - w->oom_kills : 0;
       w->oom_kills = kills;
       return fresh;
@@ -525,7 +529,8 @@ ar_cgroup_limit_hits_read (const ar_cgroup *cg, ar_cgroup_limit_hits *out)
   for (size_t i = 0; i < cg->n_paths; i++)
     {
       const char *dir = cg->paths[i];
-      out->oom_kills += keyed_file_value (dir, "memory.oom_control", "oom_kill");
+      out->oom_kills
+          += keyed_file_value (dir, "memory.oom_control", "oom_kill");
       out->oom_kills += keyed_file_value (dir, "memory.events", "oom_kill");
       out->refused_forks += keyed_file_value (dir, "pids.events", "max");
       /* v1's "no limit" is the largest page multiple of a signed 64 bits. */
@@ -544,7 +549,8 @@ ar_cgroup_limit_hits_read (const ar_cgroup *cg, ar_cgroup_limit_hits *out)
 bool
 ar_cgroup_memory_peak (const ar_cgroup *cg, uint64_t *bytes)
 {
-  static const char *const files[] = { "memory.max_usage_in_bytes", "memory.peak" };
+  static const char *const files[]
+      = { "memory.max_usage_in_bytes", "memory.peak" };
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
     {
       const char *dir = dir_with (cg, files[i]);

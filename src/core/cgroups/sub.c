@@ -184,8 +184,9 @@ enter_targets (const ar_cgroup *cg, const sub_request *reqs, size_t n,
   int ret = resolve_targets (cg, reqs, n, targets, err);
   for (size_t i = 0; ret == 0 && i < cg->n_paths; i++)
     {
-      const char *dir = targets[i] ? targets[i] : fallback ? cg->paths[i]
-                                                           : NULL;
+      const char *dir = targets[i] ? targets[i]
+                        : fallback ? cg->paths[i]
+                                   : NULL;
       if (dir)
         ret = ar_cg_writef (dir, "cgroup.procs", err, "%d", (int) pid);
     }

@@ -55,7 +55,8 @@ bool
 ar_cg_systemd_is_scope_name (const char *name)
 {
   size_t n = strlen (name);
-  return n > 6 && strcmp (name + n - 6, ".scope") == 0 && valid_unit_word (name);
+  return n > 6 && strcmp (name + n - 6, ".scope") == 0
+         && valid_unit_word (name);
 }
 
 /* "a-b-c.slice" lives at a.slice/a-b.slice/a-b-c.slice; "-.slice" is the
@@ -66,15 +67,17 @@ slice_dir (const char *slice)
   size_t n = strlen (slice);
   if (strcmp (slice, "-.slice") == 0)
     return xstrdup ("");
-  if (n <= 6 || strcmp (slice + n - 6, ".slice") != 0 || !valid_unit_word (slice)
-      || slice[0] == '-' || strstr (slice, "--") || slice[n - 7] == '-')
+  if (n <= 6 || strcmp (slice + n - 6, ".slice") != 0
+      || !valid_unit_word (slice) || slice[0] == '-' || strstr (slice, "--")
+      || slice[n - 7] == '-')
     return NULL;
   cleanup_free char *stem = xasprintf ("%.*s", (int) (n - 6), slice);
   char *dir = xstrdup ("");
   for (char *dash = stem;; dash++)
     {
       dash = strchr (dash, '-');
-      cleanup_free char *part = xasprintf ("%.*s.slice", dash ? (int) (dash - stem) : (int) strlen (stem), stem);
+      cleanup_free char *part = xasprintf (
+          "%.*s.slice", dash ? (int) (dash - stem) : (int) strlen (stem), stem);
       char *longer = xasprintf ("%s%s%s", dir, *dir ? "/" : "", part);
       free (dir);
       dir = longer;
@@ -89,35 +92,47 @@ ar_cg_systemd_parse_path (const char *id, const char *cgroups_path,
 {
   *out = (ar_cg_systemd_unit){ 0 };
   /* A user instance's units go to its user.slice, as runc puts them. */
-  const char *default_slice = ar_userns_unprivileged () ? "user.slice" : "system.slice";
-  cleanup_free char *given = cgroups_path && *cgroups_path
-                                 ? xstrdup (cgroups_path)
-                                 : xasprintf ("%s:agentrun:%s", default_slice, id);
+  const char *default_slice
+      = ar_userns_unprivileged () ? "user.slice" : "system.slice";
+  cleanup_free char *given
+      = cgroups_path && *cgroups_path
+            ? xstrdup (cgroups_path)
+            : xasprintf ("%s:agentrun:%s", default_slice, id);
   char *first = strchr (given, ':');
   char *second = first ? strchr (first + 1, ':') : NULL;
   if (second == NULL || strchr (second + 1, ':'))
-    return ar_error_set (err, 0, "config.json: .linux.cgroupsPath: \"%s\": --systemd-cgroup wants \"slice:prefix:name\"",
-                         given);
+    return ar_error_set (
+        err, 0,
+        "config.json: .linux.cgroupsPath: \"%s\": --systemd-cgroup wants \"slice:prefix:name\"",
+        given);
   *first = *second = '\0';
   const char *slice = *given ? given : default_slice;
   const char *prefix = first + 1, *name = second + 1;
   if (!valid_unit_word (name) || (*prefix && !valid_unit_word (prefix)))
-    return ar_error_set (err, 0, "config.json: .linux.cgroupsPath: \"%s:%s:%s\": prefix and name must be non-empty unit name characters",
-                         slice, prefix, name);
+    return ar_error_set (
+        err, 0,
+        "config.json: .linux.cgroupsPath: \"%s:%s:%s\": prefix and name must be non-empty unit name characters",
+        slice, prefix, name);
   size_t n = strlen (name);
   if (n > 6 && strcmp (name + n - 6, ".slice") == 0)
-    return ar_error_set (err, 0, "config.json: .linux.cgroupsPath: \"%s:%s:%s\": a slice as the container's own unit is not supported; name a scope",
-                         slice, prefix, name);
+    return ar_error_set (
+        err, 0,
+        "config.json: .linux.cgroupsPath: \"%s:%s:%s\": a slice as the container's own unit is not supported; name a scope",
+        slice, prefix, name);
   cleanup_free char *dir = slice_dir (slice);
   if (dir == NULL)
-    return ar_error_set (err, 0, "config.json: .linux.cgroupsPath: \"%s\" is not a slice name (NAME.slice, dashes for nesting)",
-                         slice);
+    return ar_error_set (
+        err, 0,
+        "config.json: .linux.cgroupsPath: \"%s\" is not a slice name (NAME.slice, dashes for nesting)",
+        slice);
   out->slice = xstrdup (slice);
   /* runc writes "prefix-name.scope"; with no prefix, "name.scope". */
-  out->unit = *prefix ? xasprintf ("%s-%s.scope", prefix, name) : xasprintf ("%s.scope", name);
+  out->unit = *prefix ? xasprintf ("%s-%s.scope", prefix, name)
+                      : xasprintf ("%s.scope", name);
   const char *root = manager_cgroup ? manager_cgroup : "";
-  out->dir = *dir ? xasprintf ("%s%s/%s/%s", AR_CGROUP_ROOT, root, dir, out->unit)
-                  : xasprintf ("%s%s/%s", AR_CGROUP_ROOT, root, out->unit);
+  out->dir
+      = *dir ? xasprintf ("%s%s/%s/%s", AR_CGROUP_ROOT, root, dir, out->unit)
+             : xasprintf ("%s%s/%s", AR_CGROUP_ROOT, root, out->unit);
   return 0;
 }
 
@@ -173,7 +188,9 @@ static int
 systemd_running (ar_error_t **err)
 {
   if (access ("/run/systemd/system", F_OK) < 0)
-    return ar_error_set (err, 0, "--systemd-cgroup: systemd is not running on this host (no /run/systemd/system): use the cgroupfs driver");
+    return ar_error_set (
+        err, 0,
+        "--systemd-cgroup: systemd is not running on this host (no /run/systemd/system): use the cgroupfs driver");
   return 0;
 }
 
@@ -187,9 +204,12 @@ bus_open (systemd_conn *c, ar_error_t **err)
   bool user = ar_userns_unprivileged ();
   int r = user ? c->api->open_user (&c->bus) : c->api->open_system (&c->bus);
   if (r < 0 && user)
-    return ar_error_set (err, -r, "--systemd-cgroup: cannot reach the systemd user instance on the user bus ($XDG_RUNTIME_DIR/bus): without root it needs a login session or lingering (loginctl enable-linger)");
+    return ar_error_set (
+        err, -r,
+        "--systemd-cgroup: cannot reach the systemd user instance on the user bus ($XDG_RUNTIME_DIR/bus): without root it needs a login session or lingering (loginctl enable-linger)");
   if (r < 0)
-    return ar_error_set (err, -r, "--systemd-cgroup: cannot reach systemd on the system bus");
+    return ar_error_set (
+        err, -r, "--systemd-cgroup: cannot reach systemd on the system bus");
   return 0;
 }
 
@@ -202,15 +222,20 @@ find_manager_cgroup (ar_error_t **err)
   char *found = NULL;
   if (bus_open (&c, err) < 0)
     return -1;
-  int r = c.api->get_property_string (c.bus, SYSTEMD_DEST, SYSTEMD_PATH, SYSTEMD_MANAGER,
-                                      "ControlGroup", &e, &found);
+  int r = c.api->get_property_string (c.bus, SYSTEMD_DEST, SYSTEMD_PATH,
+                                      SYSTEMD_MANAGER, "ControlGroup", &e,
+                                      &found);
   if (r < 0)
-    return ar_error_set (err, -r, "systemd: the user instance's ControlGroup: %s",
+    return ar_error_set (err, -r,
+                         "systemd: the user instance's ControlGroup: %s",
                          e.message ? e.message : strerror (-r));
   /* No "." or ".." components (unit names never start with a dot). */
   if (found[0] != '/' || strstr (found, "/."))
     {
-      ar_error_set (err, 0, "systemd: the user instance's ControlGroup `%s` is no cgroup path", found);
+      ar_error_set (
+          err, 0,
+          "systemd: the user instance's ControlGroup `%s` is no cgroup path",
+          found);
       free (found);
       return -1;
     }
@@ -247,10 +272,12 @@ conn_open (systemd_conn *c, ar_error_t **err)
   if (bus_open (c, err) < 0)
     return -1;
   /* Before any job exists, so its JobRemoved cannot be missed. */
-  int r = c->api->match_signal (c->bus, &c->jobs, SYSTEMD_DEST, SYSTEMD_PATH,
-                                SYSTEMD_MANAGER, "JobRemoved", on_job_removed, c);
+  int r
+      = c->api->match_signal (c->bus, &c->jobs, SYSTEMD_DEST, SYSTEMD_PATH,
+                              SYSTEMD_MANAGER, "JobRemoved", on_job_removed, c);
   if (r < 0)
-    return ar_error_set (err, -r, "--systemd-cgroup: subscribe to systemd's JobRemoved");
+    return ar_error_set (err, -r,
+                         "--systemd-cgroup: subscribe to systemd's JobRemoved");
   return 0;
 }
 
@@ -270,7 +297,8 @@ wait_job (systemd_conn *c, sd_bus_message *reply, const char *what,
   const char *job;
   int r = c->api->read (reply, "o", &job);
   if (r < 0)
-    return ar_error_set (err, -r, "systemd: %s %s: no job in the reply", what, unit);
+    return ar_error_set (err, -r, "systemd: %s %s: no job in the reply", what,
+                         unit);
   cleanup_free char *path = xstrdup (job);
   c->waiting_for = path;
   long long deadline = ar_now_ms () + (long long) (JOB_TIMEOUT_USEC / 1000);
@@ -278,17 +306,21 @@ wait_job (systemd_conn *c, sd_bus_message *reply, const char *what,
     {
       r = c->api->process (c->bus, NULL);
       if (r < 0)
-        return ar_error_set (err, -r, "systemd: %s %s: reading the bus", what, unit);
+        return ar_error_set (err, -r, "systemd: %s %s: reading the bus", what,
+                             unit);
       if (r > 0)
         continue;
       long long left = deadline - ar_now_ms ();
       if (left <= 0)
-        return ar_error_set (err, ETIMEDOUT, "systemd: %s %s: the job did not finish", what, unit);
+        return ar_error_set (err, ETIMEDOUT,
+                             "systemd: %s %s: the job did not finish", what,
+                             unit);
       c->api->wait (c->bus, (uint64_t) left * 1000);
     }
   c->waiting_for = NULL;
   if (strcmp (c->result, "done") != 0)
-    return ar_error_set (err, 0, "systemd: %s %s: job %s", what, unit, c->result);
+    return ar_error_set (err, 0, "systemd: %s %s: job %s", what, unit,
+                         c->result);
   return 0;
 }
 
@@ -344,10 +376,12 @@ append_resources (systemd_conn *c, sd_bus_message *m, const oci_resources *r)
     ret |= append_u64 (c, m, "TasksMax", (uint64_t) r->pids_limit.value);
   const oci_cpu *cpu = r ? r->cpu : NULL;
   if (cpu && cpu->shares.set && cpu->shares.value > 0)
-    ret |= append_u64 (c, m, "CPUWeight", ar_cg_shares_to_weight (cpu->shares.value));
+    ret |= append_u64 (c, m, "CPUWeight",
+                       ar_cg_shares_to_weight (cpu->shares.value));
   if (cpu && cpu->quota.set && cpu->quota.value > 0)
     {
-      uint64_t period = cpu->period.set && cpu->period.value ? cpu->period.value : 100000;
+      uint64_t period
+          = cpu->period.set && cpu->period.value ? cpu->period.value : 100000;
       /* systemd counts CPU time per second, in microseconds. */
       ret |= append_u64 (c, m, "CPUQuotaPerSecUSec",
                          (uint64_t) cpu->quota.value * 1000000 / period);
@@ -380,7 +414,8 @@ start_message (systemd_conn *c, const ar_cg_systemd_unit *u, pid_t pid,
            && c->api->close_container (m) >= 0
            && c->api->append (m, "a(sa(sv))", 0) >= 0;
   if (!ok)
-    return ar_error_set (err, 0, "systemd: build StartTransientUnit %s", u->unit);
+    return ar_error_set (err, 0, "systemd: build StartTransientUnit %s",
+                         u->unit);
   *out = steal_pointer (&m);
   return 0;
 }
@@ -405,7 +440,8 @@ ar_cg_systemd_start (const ar_cg_systemd_unit *u, const char *id, pid_t pid,
       if (rc >= 0)
         return wait_job (&c, reply, "start", u->unit, err);
       /* A unit left failed by an earlier container of this name. */
-      if (attempt == 0 && c.api->error_has_name (&e, "org.freedesktop.systemd1.UnitExists"))
+      if (attempt == 0
+          && c.api->error_has_name (&e, "org.freedesktop.systemd1.UnitExists"))
         {
           reset_failed (&c, u->unit);
           continue;
@@ -422,7 +458,8 @@ ar_cg_systemd_set_resources (const char *unit, const oci_resources *r,
   cleanup_bus_message sd_bus_message *m = NULL;
   cleanup_bus_message sd_bus_message *reply = NULL;
   cleanup_bus_error sd_bus_error e = SD_BUS_ERROR_NULL;
-  if (conn_open (&c, err) < 0 || new_manager_call (&c, "SetUnitProperties", &m, err) < 0)
+  if (conn_open (&c, err) < 0
+      || new_manager_call (&c, "SetUnitProperties", &m, err) < 0)
     return -1;
   bool ok = c.api->append (m, "sb", unit, 1) >= 0
             && c.api->open_container (m, 'a', "(sv)") >= 0
@@ -452,7 +489,8 @@ ar_cg_systemd_stop (const char *unit, ar_error_t **err)
   if (rc >= 0)
     ret = wait_job (&c, reply, "stop", unit, err);
   else if (!c.api->error_has_name (&e, "org.freedesktop.systemd1.NoSuchUnit"))
-    ret = bus_error (&e, rc, "stop", unit, err); /* gone already: what stop wants */
+    ret = bus_error (&e, rc, "stop", unit,
+                     err); /* gone already: what stop wants */
   reset_failed (&c, unit);
   return ret;
 }

@@ -122,8 +122,9 @@ check_enforceable (const targets *t, const oci_resources *r, ar_error_t **err)
     for (size_t i = 0;; i++)
       {
         if (i == t->len)
-          return ar_error_set (err, 0, "unified: the container has no "
-                                       "cgroup v2 directory");
+          return ar_error_set (err, 0,
+                               "unified: the container has no "
+                               "cgroup v2 directory");
         if (t->items[i].view.version == AR_CG_V2)
           break;
       }
@@ -149,8 +150,8 @@ read_u64 (const char *dir, const char *file, uint64_t *out, ar_error_t **err)
 static int
 check_memory_usage (const targets *t, const oci_memory *m, ar_error_t **err)
 {
-  if (m == NULL || !m->check_before_update.set
-      || !m->check_before_update.value || !m->limit.set || m->limit.value <= 0)
+  if (m == NULL || !m->check_before_update.set || !m->check_before_update.value
+      || !m->limit.set || m->limit.value <= 0)
     return 0;
   const target *mt = target_with (t, "memory", "memory");
   uint64_t usage = 0;
@@ -197,8 +198,7 @@ check_memsw_room (const targets *t, const oci_memory *m, ar_error_t **err)
 }
 
 int
-ar_cgroup_update (const ar_cgroup *cg, const oci_resources *r,
-                  ar_error_t **err)
+ar_cgroup_update (const ar_cgroup *cg, const oci_resources *r, ar_error_t **err)
 {
   if (r == NULL)
     return 0;

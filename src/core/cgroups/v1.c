@@ -98,8 +98,8 @@ apply_memory (const char *dir, const oci_memory *m, ar_error_t **err)
 {
   if (m == NULL)
     return 0;
-  if (set_limit_and_memsw (dir, m, ar_cg_exists (dir, "memory.memsw.limit_in_bytes"),
-                           err)
+  if (set_limit_and_memsw (
+          dir, m, ar_cg_exists (dir, "memory.memsw.limit_in_bytes"), err)
       < 0)
     return -1;
   if (memory_value_set (&m->reservation)
@@ -110,8 +110,8 @@ apply_memory (const char *dir, const oci_memory *m, ar_error_t **err)
   /* Kernel memory limits are gone from current kernels (runc ignores them
    * too); the TCP buffer limit still exists. */
   if (memory_value_set (&m->kernel_tcp)
-      && ar_cg_writef (dir, "memory.kmem.tcp.limit_in_bytes", err,
-                       "%" PRId64, m->kernel_tcp.value)
+      && ar_cg_writef (dir, "memory.kmem.tcp.limit_in_bytes", err, "%" PRId64,
+                       m->kernel_tcp.value)
              < 0)
     return -1;
   if (m->swappiness.set)
@@ -146,13 +146,18 @@ set_period_and_quota (const char *dir, const oci_cpu *c, ar_error_t **err)
   int64_t quota = set_quota && c->quota.value > 0 ? c->quota.value : -1;
   cleanup_error ar_error_t *first_try = NULL;
   if (!set_period
-      || ar_cg_writef (dir, "cpu.cfs_period_us", &first_try, "%" PRIu64, c->period.value) == 0)
-    return set_quota ? ar_cg_writef (dir, "cpu.cfs_quota_us", err, "%" PRId64, quota) : 0;
+      || ar_cg_writef (dir, "cpu.cfs_period_us", &first_try, "%" PRIu64,
+                       c->period.value)
+             == 0)
+    return set_quota
+               ? ar_cg_writef (dir, "cpu.cfs_quota_us", err, "%" PRId64, quota)
+               : 0;
   if (!set_quota)
     return ar_error_pass (err, steal_pointer (&first_try));
   if (ar_cg_writef (dir, "cpu.cfs_quota_us", err, "%" PRId64, quota) < 0)
     return -1;
-  return ar_cg_writef (dir, "cpu.cfs_period_us", err, "%" PRIu64, c->period.value);
+  return ar_cg_writef (dir, "cpu.cfs_period_us", err, "%" PRIu64,
+                       c->period.value);
 }
 
 static int
@@ -166,8 +171,7 @@ apply_cpu (const char *dir, const oci_cpu *c, ar_error_t **err)
   if (set_period_and_quota (dir, c, err) < 0)
     return -1;
   if (c->burst.set
-      && ar_cg_writef (dir, "cpu.cfs_burst_us", err, "%" PRIu64,
-                       c->burst.value)
+      && ar_cg_writef (dir, "cpu.cfs_burst_us", err, "%" PRIu64, c->burst.value)
              < 0)
     return -1;
   /* Same ordering rule for the realtime budget. */
@@ -223,7 +227,8 @@ apply_blkio (const char *dir, const oci_blkio *b, ar_error_t **err)
   /* Docker always sends "weight": 0 for "not set"; 0 is outside the
      kernel's range, so it means leave the knob alone. */
   if (b->weight.set && b->weight.value != 0
-      && ar_cg_writef (dir, weight_file (dir, "blkio.weight", "blkio.bfq.weight"),
+      && ar_cg_writef (dir,
+                       weight_file (dir, "blkio.weight", "blkio.bfq.weight"),
                        err, "%u", b->weight.value)
              < 0)
     return -1;
@@ -234,8 +239,9 @@ apply_blkio (const char *dir, const oci_blkio *b, ar_error_t **err)
     return -1;
   const char *wd
       = weight_file (dir, "blkio.weight_device", "blkio.bfq.weight_device");
-  return write_device_list (dir, wd, b->weight_device, b->n_weight_device,
-                            true, err) < 0
+  return write_device_list (dir, wd, b->weight_device, b->n_weight_device, true,
+                            err)
+                     < 0
                  || write_device_list (dir, "blkio.throttle.read_bps_device",
                                        b->throttle_read_bps,
                                        b->n_throttle_read_bps, false, err)
@@ -365,17 +371,18 @@ ar_cg_v1_apply (const ar_cg_hierarchy *h, const char *dir,
     const char *controller;
     int (*apply) (const char *, const oci_resources *, ar_error_t **);
   } steps[] = {
-    { "pids", ar_cg_apply_pids },       { "hugetlb", apply_hugetlb },
-    { "rdma", ar_cg_apply_rdma },
-    { "net_cls", apply_net_cls }, { "net_prio", apply_net_prio },
-    { "devices", apply_devices },
+    { "pids", ar_cg_apply_pids },   { "hugetlb", apply_hugetlb },
+    { "rdma", ar_cg_apply_rdma },   { "net_cls", apply_net_cls },
+    { "net_prio", apply_net_prio }, { "devices", apply_devices },
   };
 
-  if (ar_cg_has_controller (h, "memory") && apply_memory (dir, r->memory, err) < 0)
+  if (ar_cg_has_controller (h, "memory")
+      && apply_memory (dir, r->memory, err) < 0)
     return -1;
   if (ar_cg_has_controller (h, "cpu") && apply_cpu (dir, r->cpu, err) < 0)
     return -1;
-  if (ar_cg_has_controller (h, "cpuset") && ar_cg_apply_cpuset (dir, r->cpu, err) < 0)
+  if (ar_cg_has_controller (h, "cpuset")
+      && ar_cg_apply_cpuset (dir, r->cpu, err) < 0)
     return -1;
   if (ar_cg_has_controller (h, "blkio")
       && apply_blkio (dir, r->block_io, err) < 0)

@@ -15,7 +15,7 @@
  * lists them. */
 static const char *const resource_controllers[]
     = { "cpuset", "cpu", "io", "memory", "hugetlb", "pids", "rdma" };
-#define N_RESOURCE_CONTROLLERS                                                \
+#define N_RESOURCE_CONTROLLERS                                                 \
   (sizeof resource_controllers / sizeof resource_controllers[0])
 
 /* "memory.high" -> "memory"; NULL for core files such as "cgroup.freeze". */
@@ -130,7 +130,8 @@ ar_cg_v2_prepare (const ar_cg_hierarchy *h, char *const *created,
    * name controllers beyond the resource ones. */
   cleanup_free char *list = available_controllers (created[0]);
   cleanup_free char *copy = xstrdup (needed);
-  for (char *save = NULL, *w = strtok_r (copy, " ", &save); w; w = strtok_r (NULL, " ", &save))
+  for (char *save = NULL, *w = strtok_r (copy, " ", &save); w;
+       w = strtok_r (NULL, " ", &save))
     add_controller (&list, w + 1);
   if (*list == '\0')
     return 0;
@@ -163,8 +164,9 @@ swap_max_value (const oci_memory *m, char *buf, size_t size, ar_error_t **err)
       return 0;
     }
   if (!m->limit.set || m->limit.value <= 0)
-    return ar_error_set (err, 0, "linux.resources.memory.swap needs a "
-                                 "memory.limit on cgroup v2");
+    return ar_error_set (err, 0,
+                         "linux.resources.memory.swap needs a "
+                         "memory.limit on cgroup v2");
   if (m->swap.value < m->limit.value)
     return ar_error_set (err, 0,
                          "linux.resources.memory.swap (%" PRId64
@@ -231,8 +233,7 @@ apply_cpu_max (const char *dir, const oci_cpu *c, ar_error_t **err)
     snprintf (q, sizeof q, "max");
   if (!period)
     return ar_cg_write (dir, "cpu.max", q, err);
-  return ar_cg_writef (dir, "cpu.max", err, "%s %" PRIu64, q,
-                       c->period.value);
+  return ar_cg_writef (dir, "cpu.max", err, "%s %" PRIu64, q, c->period.value);
 }
 
 static int
@@ -242,9 +243,10 @@ apply_cpu (const char *dir, const oci_cpu *c, ar_error_t **err)
     return 0;
   if ((c->realtime_runtime.set && c->realtime_runtime.value != 0)
       || (c->realtime_period.set && c->realtime_period.value != 0))
-    return ar_error_set (err, 0, "linux.resources.cpu.realtimeRuntime and "
-                                 "realtimePeriod are not supported on "
-                                 "cgroup v2");
+    return ar_error_set (err, 0,
+                         "linux.resources.cpu.realtimeRuntime and "
+                         "realtimePeriod are not supported on "
+                         "cgroup v2");
   if (c->shares.set && c->shares.value != 0
       && ar_cg_writef (dir, "cpu.weight", err, "%" PRIu64,
                        ar_cg_shares_to_weight (c->shares.value))
@@ -280,8 +282,8 @@ static int
 write_io_weight (const char *dir, const char *device, uint32_t weight,
                  ar_error_t **err)
 {
-  bool plain = ar_cg_exists (dir, "io.weight")
-               || !ar_cg_exists (dir, "io.bfq.weight");
+  bool plain
+      = ar_cg_exists (dir, "io.weight") || !ar_cg_exists (dir, "io.bfq.weight");
   uint64_t value = plain ? blkio_to_io_weight (weight) : weight;
   return ar_cg_writef (dir, plain ? "io.weight" : "io.bfq.weight", err,
                        "%s%s%" PRIu64, device ? device : "", device ? " " : "",
@@ -320,7 +322,8 @@ apply_io (const char *dir, const oci_blkio *b, ar_error_t **err)
         return -1;
     }
   return write_io_max (dir, "rbps", b->throttle_read_bps,
-                       b->n_throttle_read_bps, err) < 0
+                       b->n_throttle_read_bps, err)
+                     < 0
                  || write_io_max (dir, "wbps", b->throttle_write_bps,
                                   b->n_throttle_write_bps, err)
                         < 0
@@ -425,11 +428,13 @@ ar_cg_v2_apply (const ar_cg_hierarchy *h, const char *dir,
 {
   if (r == NULL)
     return 0;
-  if (ar_cg_has_controller (h, "memory") && apply_memory (dir, r->memory, err) < 0)
+  if (ar_cg_has_controller (h, "memory")
+      && apply_memory (dir, r->memory, err) < 0)
     return -1;
   if (ar_cg_has_controller (h, "cpu") && apply_cpu (dir, r->cpu, err) < 0)
     return -1;
-  if (ar_cg_has_controller (h, "cpuset") && ar_cg_apply_cpuset (dir, r->cpu, err) < 0)
+  if (ar_cg_has_controller (h, "cpuset")
+      && ar_cg_apply_cpuset (dir, r->cpu, err) < 0)
     return -1;
   if (ar_cg_has_controller (h, "pids") && ar_cg_apply_pids (dir, r, err) < 0)
     return -1;
