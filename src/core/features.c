@@ -4,6 +4,7 @@
  * create accepts. */
 #include "config.h"
 #include "features.h"
+#include "mount_options.h"
 #include "mounts.h"
 #include "seccomp.h"
 #include "../../oci/oci.h"

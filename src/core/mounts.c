@@ -2,6 +2,7 @@
 #include "config.h"
 #include "mounts.h"
 #include "mounts_internal.h"
+#include "mount_options.h"
 #include "namespaces.h"
 #include "../util/cleanup.h"
 #include "../util/userns.h"
@@ -20,244 +21,6 @@
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-/* ---------------------------------------------------------------------
- * Mount options: runc's vocabulary turned into mount(2) flags, propagation
- * changes, recursive attributes (mount_setattr) and a data string.
- * --------------------------------------------------------------------- */
-
-typedef struct
-{
-  const char *name;
-  bool clear; /* the option turns the flag off ("rw", "suid", ...) */
-  unsigned long flag;
-} flag_option;
-
-static const flag_option flag_options[] = {
-  { "defaults", false, 0 },
-  { "ro", false, MS_RDONLY },
-  { "rw", true, MS_RDONLY },
-  { "nosuid", false, MS_NOSUID },
-  { "suid", true, MS_NOSUID },
-  { "nodev", false, MS_NODEV },
-  { "dev", true, MS_NODEV },
-  { "noexec", false, MS_NOEXEC },
-  { "exec", true, MS_NOEXEC },
-  { "sync", false, MS_SYNCHRONOUS },
-  { "async", true, MS_SYNCHRONOUS },
-  { "dirsync", false, MS_DIRSYNC },
-  { "remount", false, MS_REMOUNT },
-  { "mand", false, MS_MANDLOCK },
-  { "nomand", true, MS_MANDLOCK },
-  { "noatime", false, MS_NOATIME },
-  { "atime", true, MS_NOATIME },
-  { "nodiratime", false, MS_NODIRATIME },
-  { "diratime", true, MS_NODIRATIME },
-  { "relatime", false, MS_RELATIME },
-  { "norelatime", true, MS_RELATIME },
-  { "strictatime", false, MS_STRICTATIME },
-  { "nostrictatime", true, MS_STRICTATIME },
-  { "lazytime", false, MS_LAZYTIME },
-  { "nolazytime", true, MS_LAZYTIME },
-  { "nosymfollow", false, MS_NOSYMFOLLOW },
-  { "symfollow", true, MS_NOSYMFOLLOW },
-  { "iversion", false, MS_I_VERSION },
-  { "noiversion", true, MS_I_VERSION },
-  { "silent", false, MS_SILENT },
-  { "loud", true, MS_SILENT },
-  { "bind", false, MS_BIND },
-  { "rbind", false, MS_BIND | MS_REC },
-};
-
-typedef struct
-{
-  const char *name;
-  unsigned long flag;
-} propagation_option;
-
-static const propagation_option propagation_options[] = {
-  { "private", MS_PRIVATE },       { "rprivate", MS_PRIVATE | MS_REC },
-  { "shared", MS_SHARED },         { "rshared", MS_SHARED | MS_REC },
-  { "slave", MS_SLAVE },           { "rslave", MS_SLAVE | MS_REC },
-  { "unbindable", MS_UNBINDABLE }, { "runbindable", MS_UNBINDABLE | MS_REC },
-};
-
-/* "rro", "rnosuid", ...: like their plain forms but applied to every mount
- * of a recursive bind, which only mount_setattr(AT_RECURSIVE) can do. */
-typedef struct
-{
-  const char *name;
-  bool clear;
-  uint64_t attr;
-} recursive_option;
-
-static const recursive_option recursive_options[] = {
-  { "rro", false, MOUNT_ATTR_RDONLY },
-  { "rrw", true, MOUNT_ATTR_RDONLY },
-  { "rnosuid", false, MOUNT_ATTR_NOSUID },
-  { "rsuid", true, MOUNT_ATTR_NOSUID },
-  { "rnodev", false, MOUNT_ATTR_NODEV },
-  { "rdev", true, MOUNT_ATTR_NODEV },
-  { "rnoexec", false, MOUNT_ATTR_NOEXEC },
-  { "rexec", true, MOUNT_ATTR_NOEXEC },
-  { "rnodiratime", false, MOUNT_ATTR_NODIRATIME },
-  { "rdiratime", true, MOUNT_ATTR_NODIRATIME },
-  { "rnosymfollow", false, MOUNT_ATTR_NOSYMFOLLOW },
-  { "rsymfollow", true, MOUNT_ATTR_NOSYMFOLLOW },
-  /* The atime mode is one field: clearing _ATIME selects it anew. */
-  { "rnoatime", false, MOUNT_ATTR_NOATIME },
-  { "rstrictatime", false, MOUNT_ATTR_STRICTATIME },
-  { "rrelatime", false, MOUNT_ATTR_RELATIME },
-};
-
-/* Options other runtimes define that have no meaning for us. */
-static const char *const ignored_options[] = { "tmpcopyup", "notmpcopyup" };
-
-/* Every option name the tables above give a meaning, for `features`.
- * The ignored ones are left out: accepting is not implementing. */
-size_t
-ar_mounts_option_names (const char **out, size_t max)
-{
-  size_t n = 0;
-#define ADD_NAMES(table)                                                       \
-  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++, n++)             \
-    if (n < max)                                                               \
-      out[n] = table[i].name;
-  ADD_NAMES (flag_options)
-  ADD_NAMES (propagation_options)
-  ADD_NAMES (recursive_options)
-#undef ADD_NAMES
-  return n;
-}
-
-#define MAX_PROPAGATION 8
-
-typedef struct
-{
-  unsigned long flags;
-  unsigned long propagation[MAX_PROPAGATION];
-  size_t n_propagation;
-  uint64_t attr_set, attr_clr;
-  char *data; /* NULL when empty */
-} mount_options;
-
-static void
-mount_options_free (mount_options *o)
-{
-  free (o->data);
-  o->data = NULL;
-}
-#define cleanup_mount_options __attribute__ ((cleanup (mount_options_free)))
-
-static bool
-apply_flag_option (mount_options *o, const char *opt)
-{
-  for (size_t i = 0; i < sizeof flag_options / sizeof *flag_options; i++)
-    if (strcmp (opt, flag_options[i].name) == 0)
-      {
-        if (flag_options[i].clear)
-          o->flags &= ~flag_options[i].flag;
-        else
-          o->flags |= flag_options[i].flag;
-        return true;
-      }
-  return false;
-}
-
-static bool
-apply_recursive_option (mount_options *o, const char *opt)
-{
-  for (size_t i = 0; i < sizeof recursive_options / sizeof *recursive_options;
-       i++)
-    {
-      const recursive_option *r = &recursive_options[i];
-      if (strcmp (opt, r->name) != 0)
-        continue;
-      bool is_atime = r->attr == MOUNT_ATTR_NOATIME
-                      || r->attr == MOUNT_ATTR_STRICTATIME
-                      || r->attr == MOUNT_ATTR_RELATIME;
-      if (is_atime)
-        {
-          o->attr_clr |= MOUNT_ATTR__ATIME;
-          o->attr_set = (o->attr_set & ~MOUNT_ATTR__ATIME) | r->attr;
-        }
-      else if (r->clear)
-        {
-          o->attr_clr |= r->attr;
-          o->attr_set &= ~r->attr;
-        }
-      else
-        {
-          o->attr_set |= r->attr;
-          o->attr_clr &= ~r->attr;
-        }
-      return true;
-    }
-  return false;
-}
-
-static unsigned long
-propagation_flag (const char *name)
-{
-  for (size_t i = 0;
-       i < sizeof propagation_options / sizeof *propagation_options; i++)
-    if (strcmp (name, propagation_options[i].name) == 0)
-      return propagation_options[i].flag;
-  return 0;
-}
-
-static void
-append_data (mount_options *o, const char *opt)
-{
-  char *joined = o->data ? xasprintf ("%s,%s", o->data, opt) : xstrdup (opt);
-  free (o->data);
-  o->data = joined;
-}
-
-/* `first`: before the mount's own options, which then still win. */
-static int
-add_propagation (mount_options *o, unsigned long flag, bool first,
-                 ar_error_t **err)
-{
-  if (o->n_propagation == MAX_PROPAGATION)
-    return ar_error_set (err, 0, ".options: too many propagation options");
-  size_t at = first ? 0 : o->n_propagation;
-  memmove (&o->propagation[at + 1], &o->propagation[at],
-           (o->n_propagation - at) * sizeof *o->propagation);
-  o->propagation[at] = flag;
-  o->n_propagation++;
-  return 0;
-}
-
-static int
-parse_mount_options (const oci_strv *options, mount_options *o,
-                     ar_error_t **err)
-{
-  for (size_t i = 0; i < options->len; i++)
-    {
-      const char *opt = options->items[i];
-      unsigned long prop = propagation_flag (opt);
-      bool ignored = false;
-      for (size_t j = 0; j < sizeof ignored_options / sizeof *ignored_options;
-           j++)
-        ignored |= strcmp (opt, ignored_options[j]) == 0;
-
-      if (ignored || apply_flag_option (o, opt)
-          || apply_recursive_option (o, opt))
-        continue;
-      if (prop != 0)
-        {
-          if (add_propagation (o, prop, false, err) < 0)
-            return -1;
-          continue;
-        }
-      if (strcmp (opt, "idmap") == 0 || strcmp (opt, "ridmap") == 0)
-        return ar_error_set (err, 0, ".options[%zu]: `%s` is not supported", i,
-                             opt);
-      append_data (o, opt);
-    }
-  return 0;
-}
 
 /* ---------------------------------------------------------------------
  * Small mount helpers working on O_PATH fds, so that every path the
@@ -319,7 +82,7 @@ remount_bind (const char *path, const char *display, unsigned long flags,
 
 static int
 apply_propagation (const char *path, const char *display,
-                   const mount_options *o, ar_error_t **err)
+                   const ar_mount_options *o, ar_error_t **err)
 {
   for (size_t i = 0; i < o->n_propagation; i++)
     if (mount (NULL, path, NULL, o->propagation[i], NULL) < 0)
@@ -328,8 +91,8 @@ apply_propagation (const char *path, const char *display,
 }
 
 static int
-apply_recursive_attrs (int mnt_fd, const char *display, const mount_options *o,
-                       ar_error_t **err)
+apply_recursive_attrs (int mnt_fd, const char *display,
+                       const ar_mount_options *o, ar_error_t **err)
 {
   if (o->attr_set == 0 && o->attr_clr == 0)
     return 0;
@@ -438,7 +201,7 @@ reopen_mount (int rootfs_fd, const char *dest, ar_error_t **err)
 /* The steps after the mount itself: read-only and friends for a bind,
  * propagation, recursive attributes. */
 static int
-finish_mount (int rootfs_fd, const oci_mount *m, const mount_options *o,
+finish_mount (int rootfs_fd, const oci_mount *m, const ar_mount_options *o,
               bool is_bind, ar_error_t **err)
 {
   unsigned long remount_flags
@@ -465,7 +228,7 @@ finish_mount (int rootfs_fd, const oci_mount *m, const mount_options *o,
  * the clone (ar_mounts_open_bind_sources), attached here; else the source
  * is opened and bound here. */
 static int
-mount_bind (int rootfs_fd, const oci_mount *m, const mount_options *o,
+mount_bind (int rootfs_fd, const oci_mount *m, const ar_mount_options *o,
             int tree_fd, ar_error_t **err)
 {
   if (m->source == NULL)
@@ -500,12 +263,12 @@ mount_bind (int rootfs_fd, const oci_mount *m, const mount_options *o,
 /* sysfs can only be mounted by the owner of the network namespace; in a
  * user namespace sharing the host's, fall back to the host's /sys. */
 static int
-mount_sysfs_fallback (int rootfs_fd, const oci_mount *m, const mount_options *o,
-                      ar_error_t **err)
+mount_sysfs_fallback (int rootfs_fd, const oci_mount *m,
+                      const ar_mount_options *o, ar_error_t **err)
 {
   oci_mount bind = *m;
   bind.source = (char *) "/sys";
-  mount_options rbind = *o;
+  ar_mount_options rbind = *o;
   rbind.flags |= MS_BIND | MS_REC;
   /* The host's /sys comes with submounts; read-only must reach them too. */
   if (o->flags & MS_RDONLY)
@@ -535,7 +298,7 @@ without_gid_option (const char *data)
  * As crun does, the terminals are then owned by the mapped root's group. */
 static int
 mount_devpts_unmapped_gid (const char *source, const char *dst,
-                           const mount_options *o)
+                           const ar_mount_options *o)
 {
   if (o->data == NULL || strstr (o->data, "gid=") == NULL)
     return -1;
@@ -544,7 +307,7 @@ mount_devpts_unmapped_gid (const char *source, const char *dst,
 }
 
 static int
-mount_filesystem (int rootfs_fd, const oci_mount *m, const mount_options *o,
+mount_filesystem (int rootfs_fd, const oci_mount *m, const ar_mount_options *o,
                   ar_error_t **err)
 {
   const char *type = m->type;
@@ -793,7 +556,7 @@ link_comounted (int rootfs_fd, const char *dest, const char *name,
 
 static int
 mount_cgroup (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
-              const mount_options *o, ar_error_t **err)
+              const ar_mount_options *o, ar_error_t **err)
 {
   bool cgroupns = in_cgroup_namespace (spec);
   bool unified_root = false;
@@ -814,7 +577,7 @@ mount_cgroup (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
   oci_mount tmpfs = *m;
   tmpfs.type = (char *) "tmpfs";
   tmpfs.source = (char *) "tmpfs";
-  mount_options tmpfs_options
+  ar_mount_options tmpfs_options
       = { .flags = o->flags & ~MS_RDONLY, .data = (char *) "mode=755" };
   if (mount_filesystem (rootfs_fd, &tmpfs, &tmpfs_options, err) < 0)
     return -1;
@@ -842,7 +605,7 @@ mount_cgroup (const oci_spec *spec, int rootfs_fd, const oci_mount *m,
  * --------------------------------------------------------------------- */
 
 static bool
-is_bind_mount (const oci_mount *m, const mount_options *o)
+is_bind_mount (const oci_mount *m, const ar_mount_options *o)
 {
   return (o->flags & MS_BIND) || streq (m->type, "bind");
 }
@@ -850,7 +613,7 @@ is_bind_mount (const oci_mount *m, const mount_options *o)
 /* The spec's (last) mount on /dev and its parsed options; NULL when none
  * or its options do not parse (mount_one reports that). */
 static const oci_mount *
-find_dev_mount (const oci_spec *spec, mount_options *o)
+find_dev_mount (const oci_spec *spec, ar_mount_options *o)
 {
   const oci_mount *found = NULL;
   for (size_t i = 0; i < spec->n_mounts; i++)
@@ -864,13 +627,14 @@ find_dev_mount (const oci_spec *spec, mount_options *o)
   if (found == NULL)
     return NULL;
   cleanup_error ar_error_t *ignored = NULL;
-  return parse_mount_options (&found->options, o, &ignored) == 0 ? found : NULL;
+  return ar_mount_options_parse (&found->options, o, &ignored) == 0 ? found
+                                                                    : NULL;
 }
 
 bool
 ar_mounts_dev_is_bind (const oci_spec *spec)
 {
-  cleanup_mount_options mount_options o = { 0 };
+  cleanup_mount_options ar_mount_options o = { 0 };
   const oci_mount *m = find_dev_mount (spec, &o);
   return m && is_bind_mount (m, &o);
 }
@@ -879,7 +643,7 @@ ar_mounts_dev_is_bind (const oci_spec *spec)
  * makes pts, shm, the device nodes and links in it, and ar_mounts_finalize
  * makes it read-only afterwards, as runc does. */
 static bool
-is_readonly_dev (const oci_mount *m, const mount_options *o)
+is_readonly_dev (const oci_mount *m, const ar_mount_options *o)
 {
   if (!(o->flags & MS_RDONLY) || is_bind_mount (m, o) || m->destination == NULL)
     return false;
@@ -890,7 +654,7 @@ is_readonly_dev (const oci_mount *m, const mount_options *o)
 static int
 remount_dev_readonly (const oci_spec *spec, ar_error_t **err)
 {
-  cleanup_mount_options mount_options o = { 0 };
+  cleanup_mount_options ar_mount_options o = { 0 };
   const oci_mount *m = find_dev_mount (spec, &o);
   if (m == NULL || !is_readonly_dev (m, &o))
     return 0;
@@ -929,14 +693,15 @@ mount_one (const oci_spec *spec, int rootfs_fd, const oci_mount *m, int src_fd,
     return ar_error_set (err, 0, "no destination");
   if (check_dev_destination (rootfs_fd, m->destination, err) < 0)
     return -1;
-  cleanup_mount_options mount_options o = { 0 };
-  if (parse_mount_options (&m->options, &o, err) < 0)
+  cleanup_mount_options ar_mount_options o = { 0 };
+  if (ar_mount_options_parse (&m->options, &o, err) < 0)
     return -1;
   /* In the host's namespace a bind of a shared host mount would be its
    * peer, and what is mounted under it later would show on the host: a
    * slave receives but never sends, as in a namespace of our own. */
   if (is_bind_mount (m, &o) && ar_ns_host_mounts (spec)
-      && add_propagation (&o, MS_SLAVE | MS_REC, true, err) < 0)
+      && ar_mount_options_add_propagation (&o, MS_SLAVE | MS_REC, true, err)
+             < 0)
     return -1;
   if (is_bind_mount (m, &o))
     return mount_bind (rootfs_fd, m, &o, src_fd, err);
@@ -955,7 +720,7 @@ root_propagation (const oci_spec *spec, unsigned long *flag, ar_error_t **err)
   *flag = 0;
   if (value == NULL || *value == '\0')
     return 0;
-  *flag = propagation_flag (value);
+  *flag = ar_mount_propagation_flag (value);
   if (*flag == 0)
     return ar_error_set (err, 0,
                          ".linux.rootfsPropagation: unknown value "
@@ -1048,10 +813,10 @@ ar_mounts_open_bind_sources (const oci_spec *spec, int bundle_fd)
   for (size_t i = 0; i < spec->n_mounts; i++)
     {
       const oci_mount *m = &spec->mounts[i];
-      cleanup_mount_options mount_options o = { 0 };
+      cleanup_mount_options ar_mount_options o = { 0 };
       cleanup_error ar_error_t *ignored = NULL;
       fds[i] = -1;
-      if (m->source && parse_mount_options (&m->options, &o, &ignored) == 0
+      if (m->source && ar_mount_options_parse (&m->options, &o, &ignored) == 0
           && is_bind_mount (m, &o))
         fds[i] = detached_copy (bundle_fd, m->source, (o.flags & MS_REC) != 0,
                                 &slave);

@@ -54,8 +54,4 @@ int ar_mounts_enter_rootfs (const char *rootfs, bool no_pivot, bool host_mounts,
  * root.readonly, and the final rootfsPropagation. */
 int ar_mounts_finalize (const oci_spec *spec, ar_error_t **err);
 
-/* The mount options mounts.c understands (runc's vocabulary): stores up to
- * `max` names in `out` and returns how many there are. */
-size_t ar_mounts_option_names (const char **out, size_t max);
-
 #endif
