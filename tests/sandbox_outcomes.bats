@@ -22,6 +22,11 @@ setup() {
 	touch "$TEST_DIR/marker"
 	# Unique, so the process found is this test's.
 	NAP=$((100000 + RANDOM))
+	# A user's sandbox finds the user's systemd instance (its cgroup) the
+	# way a login session does: through XDG_RUNTIME_DIR=/run/user/UID.
+	if [ -n "$AR_TEST_USER" ] && sandbox_has_cgroup; then
+		AR_AS_USER=("${AR_AS_USER[@]/#XDG_RUNTIME_DIR=*/XDG_RUNTIME_DIR=/run/user/$AR_TEST_USER}")
+	fi
 }
 
 teardown() {
