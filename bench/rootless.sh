@@ -13,7 +13,10 @@
 #             nothing else, what any sandbox pays)
 #
 # Runs as BENCH_USER (default uid 1500) through setpriv, from a workspace
-# and XDG_RUNTIME_DIR of its own under a temp dir; the two commands
+# of its own under a temp dir, with an XDG_RUNTIME_DIR there that is a
+# tmpfs of the user's, mode 0700, as logind makes /run/user/UID on the
+# users' hosts (on this machine's ext4 /tmp each state file agentrun
+# writes costs about half a millisecond more); the commands
 # alternate run by run. Wall time of each whole command (fork to exit),
 # medians in milliseconds per round, and agentrun/bwrap per round.
 set -euo pipefail
@@ -25,9 +28,10 @@ AGENTRUN=${AGENTRUN:-$TOP/agentrun}
 U=${BENCH_USER:-1500}
 command -v bwrap >/dev/null || { echo "bench/rootless: no bwrap (apt-get install bubblewrap)" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/agentrun-bench-rootless.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+trap 'umount "$WORK/xdg" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/ws" "$WORK/xdg"
 chown -R "$U:$U" "$WORK"
+mount -t tmpfs -o "mode=0700,uid=$U,gid=$U,size=64m" tmpfs "$WORK/xdg"
 chmod 0711 "$WORK"
 
 # One shell of the user's runs the interleaved loop and times each
@@ -48,8 +52,10 @@ chmod 0755 "$WORK/loop.sh"
 
 median() { sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f", m / 1000 }'; }
 
-echo "# $(date -u +%F) $(uname -r), $(nproc) cpus, uid $U; $N runs each, interleaved, $ROUNDS rounds"
-echo "# round  agentrun_ms  bwrap_ms  floor_ms  agentrun/bwrap"
+range() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.1f-%.1f", lo / 1000, hi / 1000 }'; }
+
+echo "# $(date -u +%F) $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg), uid $U; $N runs each, interleaved, $ROUNDS rounds"
+echo "# round  agentrun_ms  bwrap_ms  floor_ms  agentrun/bwrap  (medians; min-max of each)"
 for r in $(seq 1 "$ROUNDS"); do
 	(cd "$WORK/ws" && setpriv --reuid="$U" --regid="$U" --clear-groups \
 		env XDG_RUNTIME_DIR="$WORK/xdg" HOME="$WORK" AGENTRUN="$AGENTRUN" \
@@ -57,5 +63,6 @@ for r in $(seq 1 "$ROUNDS"); do
 	a=$(median <"$WORK/ms.a")
 	b=$(median <"$WORK/ms.b")
 	c=$(median <"$WORK/ms.c")
-	echo "$r $a $b $c $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')"
+	echo "$r $a $b $c $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')" \
+		" ($(range <"$WORK/ms.a") $(range <"$WORK/ms.b") $(range <"$WORK/ms.c"))"
 done
