@@ -79,8 +79,11 @@ ar_fd_recvmsg (int sock, void *buf, size_t len, int *fd)
   return n;
 }
 
-int
-ar_fd_send (int sock, int fd, const char *payload, ar_error_t **err)
+/* Send `fd` with `payload` as the data over the connected stream socket
+ * `sock`; at least one byte goes along, or the peer may not see the
+ * message. A payload longer than one sendmsg follows as plain data. */
+static int
+fd_send (int sock, int fd, const char *payload, ar_error_t **err)
 {
   size_t len = payload && *payload ? strlen (payload) : 1;
   const char *data = payload && *payload ? payload : "\0";
@@ -106,7 +109,7 @@ ar_fd_send_to_path (const char *path, int fd, const char *payload,
     return ar_error_set (err, errno, "socket");
   if (connect (sock, (struct sockaddr *) &addr, sizeof addr) < 0)
     return ar_error_set (err, errno, "connect to `%s`", path);
-  if (ar_fd_send (sock, fd, payload, err) < 0)
+  if (fd_send (sock, fd, payload, err) < 0)
     return ar_error_prefix (err, "`%s`", path);
   return 0;
 }

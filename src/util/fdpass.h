@@ -19,11 +19,6 @@ ssize_t ar_fd_sendmsg (int sock, const void *data, size_t len, int fd);
  * any more than one are closed. */
 ssize_t ar_fd_recvmsg (int sock, void *buf, size_t len, int *fd);
 
-/* Send `fd` with `payload` as the data over the connected stream socket
- * `sock`; at least one byte goes along, or the peer may not see the
- * message. A payload longer than one sendmsg follows as plain data. */
-int ar_fd_send (int sock, int fd, const char *payload, ar_error_t **err);
-
 /* Connect to the unix socket at `path` and send `fd` and `payload` there.
  * Errors name the path. */
 int ar_fd_send_to_path (const char *path, int fd, const char *payload,
