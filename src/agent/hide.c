@@ -43,15 +43,12 @@ resolve_in_root (int root_fd, const char *root_real, const char *rel,
       *err = steal_pointer (&open_err);
       return NULL;
     }
-  char link[AR_FD_PATH_MAX], real[PATH_MAX];
-  ar_fd_path (fd, link);
-  ssize_t n = readlink (link, real, sizeof real - 1);
-  if (n < 0)
+  cleanup_free char *real = ar_fd_real_path (fd);
+  if (real == NULL)
     {
       ar_error_set (err, errno, "hide: resolve `%s`", rel);
       return NULL;
     }
-  real[n] = '\0';
   size_t root_len = strcmp (root_real, "/") == 0 ? 0 : strlen (root_real);
   if (strncmp (real, root_real, root_len) != 0
       || (real[root_len] != '/' && real[root_len] != '\0'))

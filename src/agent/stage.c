@@ -4,6 +4,7 @@
 #include "secrets.h"
 #include "../../oci/json.h"
 #include "../util/cleanup.h"
+#include "../util/path.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -60,14 +61,15 @@ ar_agent_stage_keep_audit_head (ar_agent_plan *plan, const char *state_dir)
 }
 
 int
-ar_agent_stage_load (int state_fd, const char *state_dir, ar_agent_plan **plan,
-                     ar_error_t **err)
+ar_agent_stage_load (int state_fd, ar_agent_plan **plan, ar_error_t **err)
 {
   *plan = NULL;
   if (faccessat (state_fd, AR_AGENT_PLAN_FILE, F_OK, 0) < 0)
     return 0;
   if (ar_agent_plan_load (state_fd, plan, err) < 0)
     return -1;
+  /* The state dir's own path, from the fd: every caller has that. */
+  cleanup_free char *state_dir = ar_fd_real_path (state_fd);
   if (state_dir)
     ar_agent_stage_keep_audit_head (*plan, state_dir);
   return 0;

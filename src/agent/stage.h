@@ -15,8 +15,7 @@ ar_agent_stage_apply (const char *profile_name, bool trust_caller,
  * is created. */
 int ar_agent_stage_describe (const char *profile_name, bool trust_caller,
                              oci_spec *spec, char **json, ar_error_t **err);
-int ar_agent_stage_load (int state_fd, const char *state_dir,
-                         ar_agent_plan **plan, ar_error_t **err);
+int ar_agent_stage_load (int state_fd, ar_agent_plan **plan, ar_error_t **err);
 void
 ar_agent_stage_keep_audit_head (ar_agent_plan *plan, const char *state_dir);
 int ar_agent_stage_prepare (const ar_agent_plan *plan, int state_fd,

@@ -69,14 +69,7 @@ int
 ar_stage_load_plan (int state_fd, ar_plan **plan, ar_error_t **err)
 {
   *plan = NULL;
-  if (stage == NULL)
-    return 0;
-  /* The state dir's own path, from the fd: every caller has that. */
-  char link[64], dir[PATH_MAX];
-  snprintf (link, sizeof link, "/proc/self/fd/%d", state_fd);
-  ssize_t n = readlink (link, dir, sizeof dir - 1);
-  dir[n > 0 ? n : 0] = '\0';
-  return stage->load (state_fd, n > 0 ? dir : NULL, plan, err);
+  return stage ? stage->load (state_fd, plan, err) : 0;
 }
 
 bool

@@ -29,8 +29,7 @@ typedef struct
   int (*apply) (const char *profile_name, bool trust_caller, oci_spec *spec,
                 ar_plan **plan, ar_error_t **err);
   /* NULL and 0 when the state dir holds no plan. */
-  int (*load) (int state_fd, const char *state_dir, ar_plan **plan,
-               ar_error_t **err);
+  int (*load) (int state_fd, ar_plan **plan, ar_error_t **err);
   void (*free) (ar_plan *plan);
   void (*keep_audit_head) (ar_plan *plan, const char *state_dir);
   int (*prepare) (const ar_plan *plan, int state_fd, const char *state_dir,

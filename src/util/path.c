@@ -59,6 +59,17 @@ ar_fd_path (int fd, char buf[AR_FD_PATH_MAX])
   snprintf (buf, AR_FD_PATH_MAX, "/proc/self/fd/%d", fd);
 }
 
+char *
+ar_fd_real_path (int fd)
+{
+  char link[AR_FD_PATH_MAX], real[PATH_MAX];
+  ar_fd_path (fd, link);
+  ssize_t n = readlink (link, real, sizeof real - 1);
+  if (n < 0)
+    return NULL;
+  return xstrndup (real, (size_t) n);
+}
+
 /* Create the missing entry `name` in the directory `parent_fd`: a
  * directory, or an empty file for a bind mount of a file. Neither mkdirat
  * nor O_CREAT|O_EXCL follows a symlink in the last component, so a

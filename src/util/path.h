@@ -36,6 +36,10 @@ int ar_path_open_entry (int dir_fd, const char *path);
 #define AR_FD_PATH_MAX 32
 void ar_fd_path (int fd, char buf[AR_FD_PATH_MAX]);
 
+/* Where `fd` is, as the kernel names it (its /proc/self/fd link); NULL
+ * with errno when that cannot be read. Caller frees. */
+char *ar_fd_real_path (int fd);
+
 /* Join and normalise without touching the filesystem ("a/./b/../c" ->
  * "a/c"); leading ".." components are dropped at the root. Caller frees. */
 char *ar_path_clean (const char *path);
