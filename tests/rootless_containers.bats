@@ -83,13 +83,16 @@ as_user() {
 	# A cgroup of the test's own with a sibling, so a bind of the
 	# hierarchy's root (or of the parent) would show.
 	local own=$h/$AR_RUN-own
+	# Built with the tree (the VM has no compiler), else here.
+	local deny=$AR_TOP/tests/tools/deny_mount
+	[ -x "$deny" ] || deny=$(tool_bin deny_mount)
 	mkdir -p "$own/inner" "$own/sibling"
 	update_config '.linux.namespaces |= (map(select(.type != "cgroup")) + [{type: "cgroup"}])
 		| .mounts |= map(if .type == "cgroup" then .options = ["nosuid","noexec","nodev","relatime","nodiratime","ro"] else . end)'
 	set_args sh -c "ls $inside; test -e $inside/cgroup.procs && echo has-procs; touch $inside/probe 2>/dev/null || echo read-only"
 	run bash -c 'echo $$ >"$1/cgroup.procs" && cd "$2" && shift 2 && exec "$@" </dev/null' \
 		_ "$own/inner" "$BUNDLE" timeout -k 5 "$AR_TIMEOUT" "${AR_AS_USER[@]}" \
-		"$(tool_bin deny_mount)" 0x20080f "$RUNTIME" --root "$ROOT" run "$CID"
+		"$deny" 0x20080f "$RUNTIME" --root "$ROOT" run "$CID"
 	rmdir "$own/inner" "$own/sibling" "$own"
 	assert_success
 	assert_output_contains has-procs
