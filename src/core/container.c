@@ -21,8 +21,10 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/file.h>
 #include <sys/wait.h>
@@ -595,31 +597,6 @@ mark_exit_logged (const char *root, const char *id)
     mark (state_fd, AR_EXIT_LOGGED_FILE);
 }
 
-/* The workload's own wait status when the init was its reaper: the
- * init's exit code cannot tell a command killed by signal N from one that
- * exited 128 + N. The init is gone, so what it sent is there or never;
- * taken only when it agrees with the init's exit code. */
-static bool
-reaped_status (const ar_created *created, int init_status, int *wait_status)
-{
-  struct pollfd p = { .fd = created->sync_fd, .events = POLLIN };
-  if (created->sync_fd < 0 || poll (&p, 1, 0) <= 0)
-    return false;
-  ar_sync_msg msg;
-  cleanup_error ar_error_t *ignored = NULL;
-  if (ar_sync_recv (created->sync_fd, &msg, &ignored) < 0)
-    return false;
-  if (msg.fd >= 0)
-    close (msg.fd);
-  free (msg.text);
-  int ws = msg.value;
-  int as_code = WIFSIGNALED (ws) ? 128 + WTERMSIG (ws) : WEXITSTATUS (ws);
-  if (msg.type != AR_SYNC_EXIT || as_code != init_status)
-    return false;
-  *wait_status = ws;
-  return true;
-}
-
 static void
 read_cgroup_numbers (const char *root, const char *id, ar_run_outcome *o)
 {
@@ -641,13 +618,80 @@ read_cgroup_numbers (const char *root, const char *id, ar_run_outcome *o)
   ar_cgroup_free (cg);
 }
 
+/* When the init is the command's reaper, it reports the command's wait
+ * status (its own exit code cannot tell a command killed by signal N from
+ * one that exited 128 + N) and then waits while the cgroup is read: an
+ * empty cgroup may go at once (systemd removes an empty scope), and with
+ * it the peak memory and the OOM and fork counts. A thread takes the
+ * report while the runtime waits for the init. */
+typedef struct
+{
+  const char *root, *id;
+  int sync_fd;
+  bool reported; /* the init's report came: wait_status, cgroup numbers */
+  int wait_status;
+  ar_run_outcome numbers;
+} exit_report;
+
+static void *
+take_exit_report (void *arg)
+{
+  exit_report *r = arg;
+  ar_sync_msg msg;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_sync_recv (r->sync_fd, &msg, &ignored) < 0)
+    return NULL; /* the init ended without one */
+  if (msg.fd >= 0)
+    close (msg.fd);
+  free (msg.text);
+  if (msg.type != AR_SYNC_EXIT)
+    return NULL;
+  read_cgroup_numbers (r->root, r->id, &r->numbers);
+  r->wait_status = msg.value;
+  r->reported = true;
+  ar_sync_send (r->sync_fd, AR_SYNC_EXIT_SEEN, 0, -1, NULL, &ignored);
+  return NULL;
+}
+
+/* Start the thread, with every signal blocked in it: they are the main
+ * thread's to take. false: no thread (no sync fd, or it could not start;
+ * the init then waits its bounded time and the cgroup is read after). */
+static bool
+start_exit_report (exit_report *r, pthread_t *thread)
+{
+  if (r->sync_fd < 0)
+    return false;
+  sigset_t all, old;
+  sigfillset (&all);
+  pthread_sigmask (SIG_BLOCK, &all, &old);
+  bool started = pthread_create (thread, NULL, take_exit_report, r) == 0;
+  pthread_sigmask (SIG_SETMASK, &old, NULL);
+  return started;
+}
+
+static void
+end_exit_report (int sync_fd, pthread_t thread)
+{
+  /* The init is gone, so its end is closed and the thread's read ends;
+   * the shutdown makes sure of it. */
+  shutdown (sync_fd, SHUT_RDWR);
+  pthread_join (thread, NULL);
+}
+
 static void
 gather_outcome (const char *root, const char *id, const ar_created *created,
-                const ar_foreground_end *end, int status, ar_run_outcome *o)
+                const ar_foreground_end *end, int status,
+                const exit_report *report, ar_run_outcome *o)
 {
   int ws = end->wait_status;
-  if (!WIFSIGNALED (ws))
-    reaped_status (created, WEXITSTATUS (ws), &ws);
+  /* The report is taken only when it agrees with the init's exit code. */
+  if (!WIFSIGNALED (ws) && report->reported)
+    {
+      int rs = report->wait_status;
+      int as_code = WIFSIGNALED (rs) ? 128 + WTERMSIG (rs) : WEXITSTATUS (rs);
+      if (as_code == WEXITSTATUS (ws))
+        ws = rs;
+    }
   *o = (ar_run_outcome){
     .status = status,
     .exit_code = WIFSIGNALED (ws) ? -1 : WEXITSTATUS (ws),
@@ -656,7 +700,18 @@ gather_outcome (const char *root, const char *id, const ar_created *created,
     .run_ms = ar_now_ms () - created->started_ms,
     .wall_clock_seconds = created->wall_clock_seconds,
   };
-  read_cgroup_numbers (root, id, o);
+  ar_run_outcome cg = { 0 };
+  if (report->reported)
+    cg = report->numbers;
+  else
+    read_cgroup_numbers (root, id, &cg);
+  o->has_cgroup = cg.has_cgroup;
+  o->memory_limit = cg.memory_limit;
+  o->oom_kills = cg.oom_kills;
+  o->pids_limit = cg.pids_limit;
+  o->refused_forks = cg.refused_forks;
+  o->has_memory_peak = cg.has_memory_peak;
+  o->memory_peak = cg.memory_peak;
   if (end->timed_out)
     o->reason = AR_END_TIMEOUT;
   else if (o->oom_kills)
@@ -674,10 +729,15 @@ ar_container_wait (const char *root, const char *id, const char *who,
                    const ar_created *created, ar_run_outcome *outcome,
                    ar_error_t **err)
 {
+  exit_report report = { .root = root, .id = id, .sync_fd = created->sync_fd };
+  pthread_t thread;
+  bool reporting = start_exit_report (&report, &thread);
   ar_foreground_end end;
   int status
       = ar_foreground_wait (created->pid, created->pty_master, created->pidfd,
                             created->wall_clock_seconds, &end, err);
+  if (reporting)
+    end_exit_report (created->sync_fd, thread);
   if (end.timed_out)
     {
       cleanup_free char *f
@@ -686,7 +746,7 @@ ar_container_wait (const char *root, const char *id, const char *who,
       ar_container_audit (root, id, "limit", f);
     }
   ar_run_outcome o;
-  gather_outcome (root, id, created, &end, status, &o);
+  gather_outcome (root, id, created, &end, status, &report, &o);
   ar_run_outcome_say_limits (&o, who);
   if (outcome)
     *outcome = o;

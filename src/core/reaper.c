@@ -6,6 +6,7 @@
 #include "../util/signals.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/wait.h>
@@ -43,6 +44,20 @@ next_signal (const sigset_t *set, siginfo_t *info, int64_t deadline_ms)
   return sig < 0 && errno == EAGAIN ? 0 : sig;
 }
 
+/* The parent reads the container's cgroup (peak memory, OOM kills,
+ * refused forks) while this process keeps it populated: a cgroup that
+ * empties may go at once (systemd removes an empty scope). So wait for
+ * its word, or its end, before exiting; bounded, should it never read. */
+static void
+await_parent (int report_fd)
+{
+  struct pollfd p = { .fd = report_fd, .events = POLLIN };
+  int r;
+  do
+    r = poll (&p, 1, AR_REAPER_REPORT_WAIT_MS);
+  while (r < 0 && errno == EINTR);
+}
+
 /* Signals from a process (the runtime passing on what it got) are passed
  * on; those the kernel makes (a terminal's ^C, its hang-up) already
  * reached the workload's process group. The first termination signal
@@ -69,8 +84,10 @@ reap_until_workload_ends (pid_t workload, int report_fd)
       int status;
       if (sig == SIGCHLD && reap_children (workload, &status))
         {
-          if (report_fd >= 0)
-            ar_sync_send (report_fd, AR_SYNC_EXIT, status, -1, NULL, NULL);
+          if (report_fd >= 0
+              && ar_sync_send (report_fd, AR_SYNC_EXIT, status, -1, NULL, NULL)
+                     == 0)
+            await_parent (report_fd);
           _exit (WIFSIGNALED (status) ? 128 + WTERMSIG (status)
                                       : WEXITSTATUS (status));
         }

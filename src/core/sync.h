@@ -20,6 +20,7 @@ typedef enum
   AR_SYNC_ERROR,        /* either side: text is a one-line error */
   AR_SYNC_EXIT,         /* init as reaper (reaper.h): the command's wait
                          status in `value`, just before the init exits */
+  AR_SYNC_EXIT_SEEN,    /* parent: the cgroup is read, the init may go */
 } ar_sync_type;
 
 typedef struct
