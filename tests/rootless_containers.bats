@@ -83,9 +83,14 @@ as_user() {
 	# A cgroup of the test's own with a sibling, so a bind of the
 	# hierarchy's root (or of the parent) would show.
 	local own=$h/$AR_RUN-own
-	# Built with the tree (the VM has no compiler), else here.
-	local deny=$AR_TOP/tests/tools/deny_mount
-	[ -x "$deny" ] || deny=$(tool_bin deny_mount)
+	# Built with the tree (the VM has no compiler), else here; a copy in
+	# the test dir, which the user reaches (the tree may be out of reach).
+	local deny=$TEST_DIR/deny_mount
+	if [ -x "$AR_TOP/tests/tools/deny_mount" ]; then
+		install -m 0755 "$AR_TOP/tests/tools/deny_mount" "$deny"
+	else
+		install -m 0755 "$(tool_bin deny_mount)" "$deny"
+	fi
 	mkdir -p "$own/inner" "$own/sibling"
 	update_config '.linux.namespaces |= (map(select(.type != "cgroup")) + [{type: "cgroup"}])
 		| .mounts |= map(if .type == "cgroup" then .options = ["nosuid","noexec","nodev","relatime","nodiratime","ro"] else . end)'
