@@ -848,6 +848,17 @@ oj_gen_finish (yajl_gen g)
   return out;
 }
 
+char *
+oj_gen_finish_fields (yajl_gen g)
+{
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf (g, &buf, &len);
+  char *fields = len >= 2 ? memdup_nul (buf + 1, len - 2) : xstrdup ("");
+  yajl_gen_free (g);
+  return fields;
+}
+
 void
 oj_gen_key (yajl_gen g, const char *key)
 {

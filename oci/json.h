@@ -146,6 +146,9 @@ void oj_map_clear (oci_map *m);
  * (balanced maps/arrays, no validation), so the wrappers return nothing. */
 yajl_gen oj_gen_new (bool pretty, const char *indent);
 char *oj_gen_finish (yajl_gen g); /* malloc'd copy of the output; frees g */
+/* A map's members without its braces ("" for an empty map), as the audit
+ * log's records take their fields; frees g. */
+char *oj_gen_finish_fields (yajl_gen g);
 void oj_gen_key (yajl_gen g, const char *key);
 void oj_gen_string (yajl_gen g, const char *s);
 void oj_gen_bool (yajl_gen g, bool b);

@@ -179,16 +179,12 @@ ar_agent_stage_audit_process (const ar_agent_plan *plan, const char *state_dir,
   gen_process (g, proc, command_line, &secrets);
   yajl_gen_map_close (g);
   ar_secret_set_clear (&secrets);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  /* The map's inside, then the caller's fields. */
-  bool more = more_fields && *more_fields;
-  cleanup_free char *fields
-      = xasprintf ("%.*s%s%s", (int) (len - 2), buf + 1, more ? "," : "",
-                   more ? more_fields : "");
-  yajl_gen_free (g);
-  ar_agent_stage_audit (plan, id, event, fields);
+  cleanup_free char *own = oj_gen_finish_fields (g);
+  /* The process's fields, then the caller's. */
+  cleanup_free char *fields = more_fields && *more_fields
+                                  ? xasprintf ("%s,%s", own, more_fields)
+                                  : NULL;
+  ar_agent_stage_audit (plan, id, event, fields ? fields : own);
 }
 
 bool

@@ -692,26 +692,17 @@ gather_outcome (const char *root, const char *id, const ar_created *created,
       if (as_code == WEXITSTATUS (ws))
         ws = rs;
     }
-  *o = (ar_run_outcome){
-    .status = status,
-    .exit_code = WIFSIGNALED (ws) ? -1 : WEXITSTATUS (ws),
-    .signal = WIFSIGNALED (ws) ? WTERMSIG (ws) : 0,
-    .passed_on = end->passed_on,
-    .run_ms = ar_now_ms () - created->started_ms,
-    .wall_clock_seconds = created->wall_clock_seconds,
-  };
-  ar_run_outcome cg = { 0 };
-  if (report->reported)
-    cg = report->numbers;
-  else
-    read_cgroup_numbers (root, id, &cg);
-  o->has_cgroup = cg.has_cgroup;
-  o->memory_limit = cg.memory_limit;
-  o->oom_kills = cg.oom_kills;
-  o->pids_limit = cg.pids_limit;
-  o->refused_forks = cg.refused_forks;
-  o->has_memory_peak = cg.has_memory_peak;
-  o->memory_peak = cg.memory_peak;
+  int64_t run_ms = ar_now_ms () - created->started_ms;
+  /* The cgroup's numbers as the report took them, else read now. */
+  *o = report->reported ? report->numbers : (ar_run_outcome){ 0 };
+  if (!report->reported)
+    read_cgroup_numbers (root, id, o);
+  o->status = status;
+  o->exit_code = WIFSIGNALED (ws) ? -1 : WEXITSTATUS (ws);
+  o->signal = WIFSIGNALED (ws) ? WTERMSIG (ws) : 0;
+  o->passed_on = end->passed_on;
+  o->run_ms = run_ms;
+  o->wall_clock_seconds = created->wall_clock_seconds;
   if (end->timed_out)
     o->reason = AR_END_TIMEOUT;
   else if (o->oom_kills)

@@ -106,13 +106,7 @@ fields_of (void (*fill) (yajl_gen, const void *), const void *arg)
   yajl_gen_map_open (g);
   fill (g, arg);
   yajl_gen_map_close (g);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf (g, &buf, &len);
-  char *fields
-      = len >= 2 ? xstrndup ((const char *) buf + 1, len - 2) : xstrdup ("");
-  yajl_gen_free (g);
-  return fields;
+  return oj_gen_finish_fields (g);
 }
 
 void
