@@ -41,10 +41,11 @@ AR_BASE=${AGENTRUN_TEST_BASE:-$BATS_RUN_TMPDIR/agentrun}
 AR_LEAKS=$AR_BASE/leaks
 AR_ROOTFS=${AGENTRUN_TEST_ROOTFS:-$AR_TOP/images/out/busybox/rootfs}
 AR_CGROUP_V1=/sys/fs/cgroup
-case $(basename "$BATS_TEST_FILENAME") in
+case ${BATS_TEST_FILENAME##*/} in
 rootless_*) AR_TEST_USER=${AR_TEST_USER:-${AR_ROOTLESS_UID:-1500}} ;;
 esac
 AR_TEST_USER=${AR_TEST_USER:-}
+AR_TEMPLATE=$AR_BASE/template${AR_TEST_USER:+-$AR_TEST_USER}
 
 # ---------------------------------------------------------------- asserts
 
@@ -108,14 +109,15 @@ runtime_stdin() {
 	timeout -k 5 "$AR_TIMEOUT" "${AR_AS_USER[@]}" "$RUNTIME" --root "$ROOT" "$@"
 }
 
-# The bundle, state root and runtime dir of a rootless test: the user's
-# own, the bundle mapping it to root in a user namespace, as `agentrun spec
-# --rootless` run by that user makes it.
+# The state root and runtime dir of a rootless test: the user's own (its
+# bundle came from the user's template).
 ar_setup_test_user() {
 	# A tree under root's home (the VM copies it to /root) is out of the
 	# user's reach: it runs copies of the binaries (the egress hook beside).
-	if ! setpriv --reuid="$AR_TEST_USER" --regid="$AR_TEST_USER" --clear-groups test -x "$RUNTIME"; then
-		local bin=$AR_BASE/user-bin
+	local bin=$AR_BASE/user-bin
+	if [ -x "$bin/agentrun" ]; then
+		RUNTIME=$bin/agentrun
+	elif ! setpriv --reuid="$AR_TEST_USER" --regid="$AR_TEST_USER" --clear-groups test -x "$RUNTIME"; then
 		(
 			flock 9
 			if [ ! -x "$bin/agentrun" ]; then
@@ -128,13 +130,8 @@ ar_setup_test_user() {
 	fi
 	AR_AS_USER=(setpriv --reuid="$AR_TEST_USER" --regid="$AR_TEST_USER" --clear-groups
 		env XDG_RUNTIME_DIR="$TEST_DIR/xdg" HOME="$TEST_DIR")
-	mkdir -p "$TEST_DIR/xdg"
+	mkdir -m 0700 "$TEST_DIR/xdg"
 	chown "$AR_TEST_USER:$AR_TEST_USER" "$TEST_DIR" "$ROOT" "$TEST_DIR/xdg"
-	chown -R "$AR_TEST_USER:$AR_TEST_USER" "$BUNDLE/rootfs"
-	chmod 0700 "$TEST_DIR/xdg"
-	update_config '.linux.namespaces |= (map(select(.type != "user")) + [{type: "user"}])
-		| .linux.uidMappings = [{containerID: 0, hostID: $u, size: 1}]
-		| .linux.gidMappings = [{containerID: 0, hostID: $u, size: 1}]' --argjson u "$AR_TEST_USER"
 }
 
 # The user's systemd instance, where there is one (the VM's user lingers):
@@ -171,22 +168,29 @@ update_config() {
 		&& mv "$BUNDLE/config.json.new" "$BUNDLE/config.json"
 }
 
-# json_array ARG...: the arguments as a JSON array of strings. Passed as
-# named --arg values because jq would parse a positional "-c" as its own
-# option.
-json_array() {
-	local -a named=()
+# The arguments as named jq --arg values 0, 1, ... in $AR_JQ_NAMED: jq
+# would parse a positional "-c" as its own option. A jq filter turns them
+# back into an array with $AR_JQ_ARRAY.
+AR_JQ_ARRAY='($ARGS.named | to_entries | sort_by(.key | tonumber) | map(.value))'
+ar_jq_named() {
+	AR_JQ_NAMED=()
 	local i=0 arg
 	for arg in "$@"; do
-		named+=(--arg "$i" "$arg")
+		AR_JQ_NAMED+=(--arg "$i" "$arg")
 		i=$((i + 1))
 	done
-	jq -cn '$ARGS.named | to_entries | sort_by(.key | tonumber) | map(.value)' "${named[@]}"
 }
 
-# set_args ARG...: the container's process.args.
+# json_array ARG...: the arguments as a JSON array of strings.
+json_array() {
+	ar_jq_named "$@"
+	jq -cn "$AR_JQ_ARRAY" "${AR_JQ_NAMED[@]}"
+}
+
+# set_args ARG...: the container's process.args (one jq, not two).
 set_args() {
-	update_config '.process.args = $a' --argjson a "$(json_array "$@")"
+	ar_jq_named "$@"
+	update_config ".process.args = $AR_JQ_ARRAY" "${AR_JQ_NAMED[@]}"
 }
 
 # ctr_run ARG...: run ARGs to completion in a fresh container (id $CID),
@@ -290,16 +294,21 @@ wait_bg() {
 # What a finished sandbox must not leave behind: its state and bundle
 # dirs, mounts, processes, and cgroups made since $TEST_DIR/marker.
 sandbox_leftovers() {
-	local p
+	local f p pids=()
 	[ -d "$ROOT" ] || return 0
 	find "$ROOT" -mindepth 1 -maxdepth 1 ! -name .seccomp-cache ! -name .sandbox ! -name .audit-heads -printf 'state %p\n'
 	[ ! -d "$ROOT/.sandbox" ] || find "$ROOT/.sandbox" -mindepth 1 -printf 'bundle %p\n'
-	mounts_under "$ROOT" | sed 's/^/mount /'
+	# $ROOT is below $TEST_DIR.
 	mounts_under "$TEST_DIR" | sed 's/^/mount /'
-	for p in $(grep -lsF -- "$ROOT" /proc/[0-9]*/cmdline | sed -n 's|^/proc/\([0-9]*\)/.*|\1|p' | live_pids); do
-		[ "$p" = "$$" ] || [ "$p" = "$BASHPID" ] || echo "process $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+	for f in $(grep -lsF -- "$ROOT" /proc/[0-9]*/cmdline); do
+		p=${f#/proc/}
+		p=${p%%/*}
+		[ "$p" = "$$" ] || [ "$p" = "$BASHPID" ] || pids+=("$p")
 	done
-	find /sys/fs/cgroup -mindepth 1 -maxdepth 4 -type d -name 'sandbox-*' -newer "$TEST_DIR/marker" 2>/dev/null | sed 's/^/cgroup /'
+	[ ${#pids[@]} -eq 0 ] || for p in $(printf '%s\n' "${pids[@]}" | live_pids); do
+		echo "process $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+	done
+	find /sys/fs/cgroup -mindepth 1 -maxdepth 4 -type d -name 'sandbox-*' -newer "$TEST_DIR/marker" -printf 'cgroup %p\n' 2>/dev/null
 }
 
 # A sandbox suite's teardown: the common one, and the test fails when its
@@ -390,43 +399,74 @@ is_cgroup_v2_only() {
 # from images/bundle.sh, made writable and tagged so teardown can find the
 # container's processes (AGENTRUN_TEST_ID in the environment).
 ar_prepare_run() {
+	# Made once per run; every test after the first takes this way out.
+	[ -f "$AR_TEMPLATE/config.json" ] && return 0
 	mkdir -p "$AR_BASE"
 	# bats makes its run dir 0700; user-namespace tests need the bundle
 	# path searchable by the mapped (unprivileged) ids.
-	if [ "$(dirname "$AR_BASE")" = "$BATS_RUN_TMPDIR" ]; then
+	if [ "${AR_BASE%/*}" = "$BATS_RUN_TMPDIR" ]; then
 		chmod 0711 "$BATS_RUN_TMPDIR"
 	fi
 	chmod 0711 "$AR_BASE"
 	(
 		flock 9
-		[ -f "$AR_BASE/template/config.json" ] && exit 0
+		[ -f "$AR_TEMPLATE/config.json" ] && exit 0
+		[ ! -f "$AR_BASE/template/config.json" ] || { ar_prepare_user_template; exit; }
 		if [ ! -x "$AR_ROOTFS/bin/busybox" ]; then
 			"$AR_TOP/images/busybox.sh" "$AR_ROOTFS" >/dev/null
 		fi
 		rm -rf "$AR_BASE/template.tmp"
 		ROOTFS=$AR_ROOTFS "$AR_TOP/images/bundle.sh" "$AR_BASE/template.tmp" true >/dev/null
+		# Writable, and tagged with a placeholder common_setup fills in
+		# with sed: jq per test costs ~0.4 s under the VM's emulation.
+		jq '.root.readonly = false | .process.env += ["AGENTRUN_TEST_ID=@AR_CID@"]' \
+			"$AR_BASE/template.tmp/config.json" >"$AR_BASE/template.tmp/config.json.new"
+		mv "$AR_BASE/template.tmp/config.json.new" "$AR_BASE/template.tmp/config.json"
 		mv "$AR_BASE/template.tmp" "$AR_BASE/template"
 		touch "$AR_LEAKS"
+		[ -z "$AR_TEST_USER" ] || ar_prepare_user_template
 	) 9>"$AR_BASE/.lock"
 }
 
+# A rootless suite's template: the user's own rootfs, the bundle mapping
+# the user to root in a user namespace, as `agentrun spec --rootless` run
+# by that user makes it.
+ar_prepare_user_template() {
+	local t=$AR_TEMPLATE.tmp
+	rm -rf "$t"
+	cp -a "$AR_BASE/template" "$t"
+	chown -R "$AR_TEST_USER:$AR_TEST_USER" "$t/rootfs"
+	jq '.linux.namespaces |= (map(select(.type != "user")) + [{type: "user"}])
+		| .linux.uidMappings = [{containerID: 0, hostID: $u, size: 1}]
+		| .linux.gidMappings = [{containerID: 0, hostID: $u, size: 1}]' --argjson u "$AR_TEST_USER" \
+		"$t/config.json" >"$t/config.json.new"
+	mv "$t/config.json.new" "$t/config.json"
+	mv "$t" "$AR_TEMPLATE"
+}
+
+# Every process a test's set-up and teardown start costs ~50 ms in the
+# test VM's emulation, on each of the ~200 tests there: they use shell
+# built-ins where one does the job.
 common_setup() {
-	[ "$(id -u)" -eq 0 ] || skip "the suites run real containers: run as root"
+	[ "$EUID" -eq 0 ] || skip "the suites run real containers: run as root"
 	[ -x "$RUNTIME" ] || { echo "RUNTIME $RUNTIME is not executable: build agentrun (make) or set RUNTIME" >&2; return 1; }
 	ar_prepare_run
-	TEST_DIR=$(mktemp -d "$AR_BASE/t.XXXXXX")
+	local tag=${BATS_TEST_FILENAME##*/}
+	tag=${tag%.bats}
+	CID=$AR_RUN-$tag-$BATS_TEST_NUMBER
 	# Searchable by others: a container in a user namespace runs as a
-	# mapped uid that must still reach the bundle.
-	chmod 0711 "$TEST_DIR"
+	# mapped uid that must still reach the bundle. Named by the test's
+	# number in this bats run (short: sockets go below it), or made by
+	# mktemp where that name is taken (another run sharing the base).
+	TEST_DIR=$AR_BASE/t.$BATS_SUITE_TEST_NUMBER
+	if ! mkdir -m 0711 "$TEST_DIR" 2>/dev/null; then
+		TEST_DIR=$(mktemp -d "$AR_BASE/t.XXXXXX") && chmod 0711 "$TEST_DIR" || return 1
+	fi
 	ROOT=$TEST_DIR/state
 	BUNDLE=$TEST_DIR/bundle
-	local tag
-	tag=$(basename "$BATS_TEST_FILENAME" .bats)
-	CID=$AR_RUN-$tag-$BATS_TEST_NUMBER
-	mkdir -p "$ROOT"
-	cp -a "$AR_BASE/template" "$BUNDLE"
-	update_config '.root.readonly = false
-		| .process.env += ["AGENTRUN_TEST_ID=" + $id]' --arg id "$CID"
+	mkdir "$ROOT"
+	cp -a "$AR_TEMPLATE" "$BUNDLE"
+	sed -i "s/@AR_CID@/$CID/" "$BUNDLE/config.json"
 	AR_AS_USER=()
 	[ -z "$AR_TEST_USER" ] || ar_setup_test_user
 }
@@ -442,14 +482,20 @@ ar_leak() {
 # test's CID, or the whole run's prefix): found by the AGENTRUN_TEST_ID the
 # template puts in every container's environment, or by cgroup membership.
 pids_matching() {
-	local prefix=$1
-	# Two greps over /proc rather than a bash loop: bats traces every shell
-	# command, which makes per-process loops slow. -z: environ is a list of
-	# NUL-terminated strings.
-	{
+	local prefix=$1 f pid pids=()
+	# Two greps over /proc rather than a bash loop over it: bats traces
+	# every shell command, which makes per-process loops slow (the loop
+	# below sees only the matches, almost always none). -z: environ is a
+	# list of NUL-terminated strings.
+	for f in $(
 		grep -lsazE "^AGENTRUN_TEST_ID=${prefix}([-.].*)?\$" /proc/[0-9]*/environ
 		grep -lsE "/${prefix}([-./].*)?\$" /proc/[0-9]*/cgroup
-	} | sed -n 's|^/proc/\([0-9]*\)/.*|\1|p' | sort -un | grep -vx -e "$$" -e "$BASHPID" | live_pids
+	); do
+		pid=${f#/proc/}
+		pid=${pid%%/*}
+		[ "$pid" = "$$" ] || [ "$pid" = "$BASHPID" ] || pids+=("$pid")
+	done
+	[ ${#pids[@]} -eq 0 ] || printf '%s\n' "${pids[@]}" | sort -un | live_pids
 	return 0
 }
 
@@ -481,15 +527,21 @@ cgroups_named() {
 # Container state dirs in this test's --root. Hidden entries are the
 # runtime's own (agentrun keeps a seccomp cache there), not containers.
 state_entries() {
-	[ -d "$ROOT" ] || return 0
-	find "$ROOT" -mindepth 1 -maxdepth 1 ! -name '.*' -printf '%f\n'
+	local e
+	# A glob leaves out the hidden ones.
+	for e in "$ROOT"/*; do
+		[ -e "$e" ] || [ -L "$e" ] && echo "${e##*/}"
+	done
+	return 0
 }
 
 container_ids_in_root() {
 	local ids
-	ids=$(runtime list -q 2>/dev/null) || ids=""
-	# A runtime too broken to list still left directories behind.
-	ids+=$'\n'$(state_entries)
+	# A runtime keeps a directory per container in its root (runc, crun and
+	# agentrun do): none there, nothing to list, and no runtime to start.
+	ids=$(state_entries)
+	[ -n "$ids" ] || return 0
+	ids+=$'\n'$(runtime list -q 2>/dev/null)
 	printf '%s\n' "$ids" | grep -v '^$' | sort -u
 }
 
@@ -507,7 +559,7 @@ kill_tracked_pids() {
 # Poll: a process killed by `delete --force` may take a moment to go.
 wait_no_pids() {
 	local prefix=$1 i
-	for i in $(seq 1 40); do
+	for ((i = 0; i < 40; i++)); do
 		[ -z "$(pids_matching "$prefix")" ] && return 0
 		sleep 0.05
 	done
@@ -516,13 +568,15 @@ wait_no_pids() {
 
 common_teardown() {
 	[ -n "${TEST_DIR:-}" ] && [ -d "$TEST_DIR" ] || return 0
-	local id p m cg
+	local id p m cg ids
 
 	kill_tracked_pids
 	if [ -f "$TEST_DIR/mounts" ]; then
 		tac "$TEST_DIR/mounts" | while read -r m; do umount -l "$m" 2>/dev/null || true; done
 	fi
-	for id in $(container_ids_in_root); do
+	# Asked again after the deletes only when there was something to delete.
+	ids=$(container_ids_in_root)
+	for id in $ids; do
 		runtime delete --force "$id" >/dev/null 2>&1 || true
 	done
 
@@ -533,14 +587,16 @@ common_teardown() {
 			kill -KILL "$p" 2>/dev/null || true
 		done
 	fi
-	for id in $(container_ids_in_root); do
+	[ -z "$ids" ] || for id in $(container_ids_in_root); do
 		ar_leak "state dir $ROOT/$id"
 	done
 	for m in $(mounts_under "$TEST_DIR" | tac); do
 		ar_leak "mount $m"
 		umount -l "$m" 2>/dev/null || true
 	done
-	for cg in $(cgroups_named "$CID" | sort -r); do
+	local cgroups
+	cgroups=$(cgroups_named "$CID")
+	[ -z "$cgroups" ] || for cg in $(sort -r <<<"$cgroups"); do
 		ar_leak "cgroup $cg"
 		rmdir "$cg" 2>/dev/null || true
 	done

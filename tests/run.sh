@@ -14,6 +14,7 @@ set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
+. tests/tap_count.bash
 LOG_DIR=${LOG_DIR:-$TOP/tests/logs}
 mkdir -p "$LOG_DIR"
 
@@ -85,17 +86,8 @@ bats_suites() {
 	# No stdin (a container reading it gets EOF), and a bound on the whole
 	# run so a hung runtime cannot stall CI.
 	timeout -k 10 "${SUITE_TIMEOUT:-1500}" bats --tap "${ordered[@]}" </dev/null 2>&1 | tee "$LOG_DIR/bats.tap"
-	local ok notok skip planned missing
-	ok=$(grep -cE '^ok ' "$LOG_DIR/bats.tap")
-	skip=$(grep -cE '^ok .* # skip' "$LOG_DIR/bats.tap")
-	notok=$(grep -cE '^not ok ' "$LOG_DIR/bats.tap")
-	# Tests the plan announced that never reported (bats crashed or was
-	# timed out) count as failures.
-	planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$LOG_DIR/bats.tap" | head -1)
-	missing=$(( ${planned:-0} - ok - notok ))
-	[ "$missing" -le 0 ] || { echo "$missing planned tests did not report"; notok=$((notok + missing)); }
-	[ "$skip" -eq 0 ] || echo "($skip skipped, not counted as passed)"
-	count "$((ok - skip))" "$notok"
+	tap_count "$LOG_DIR/bats.tap"
+	count "$TAP_PASSED" "$TAP_FAILED"
 }
 
 if ! build; then

@@ -67,29 +67,13 @@ if [ -s /mnt/host/exec.sh ]; then
 	bash /mnt/host/exec.sh
 	exit
 fi
-files=()
-for s in ${suites[*]}; do
-	f=tests/\$s.bats
-	[ -f "\$f" ] || { echo "no \$f"; continue; }
-	files+=("\$f")
-done
-export AGENTRUN_TEST_RUN=agentrun-test-vm\$\$
 # The rootless suites run as the image's ordinary user: a systemd user
 # instance (lingering) delegates cgroups to it, /etc/subuid has its range.
 export AR_ROOTLESS_UID=1000
 # The validation suite with the systemd driver only, unless asked for both.
 export AR_CONFORMANCE_CGROUPFS=${AR_CONFORMANCE_CGROUPFS:-0}
 [ -z "$guest_rt" ] || export RUNTIME_TOOLS_DIR=$guest_rt
-timeout -k 10 $(( ${VM_TIMEOUT:-1500} - 240 )) bats --tap --timing "\${files[@]}" tests/zz_cleanup.bats </dev/null 2>&1 | tee /mnt/host/bats.tap
-ok=\$(grep -cE '^ok ' /mnt/host/bats.tap)
-skip=\$(grep -cE '^ok .* # skip' /mnt/host/bats.tap)
-notok=\$(grep -cE '^not ok ' /mnt/host/bats.tap)
-planned=\$(sed -n 's/^1\.\.\([0-9]*\)\$/\1/p' /mnt/host/bats.tap | head -1)
-missing=\$(( \${planned:-0} - ok - notok ))
-[ "\$missing" -le 0 ] || { echo "\$missing planned tests did not report"; notok=\$((notok + missing)); }
-[ "\$skip" -eq 0 ] || echo "(\$skip skipped, not counted as passed)"
-echo "\$((ok - skip)) passed, \$notok failed"
-[ "\$notok" -eq 0 ]
+SUITE_TIMEOUT=$(( ${VM_TIMEOUT:-1500} - 300 )) tests/vm/guest-suites.sh ${suites[*]}
 EOF
 
 "$HERE/boot.sh" "$SHARE" "${VM_TIMEOUT:-1500}"
