@@ -6,6 +6,7 @@
 #include "core/state.h"
 #include "util/cleanup.h"
 #include "util/sealed_exe.h"
+#include "util/timings.h"
 #include "util/userns.h"
 
 #include <ctype.h>
@@ -379,6 +380,16 @@ failure_status (const char *verb)
   return verb && strcmp (verb, "exec") == 0 ? 255 : 1;
 }
 
+/* Where the command's time went, phase by phase (util/timings.h). */
+static void
+log_timings (const ar_globals *g, const char *name)
+{
+  ar_timings_mark ("rest");
+  cleanup_free char *phases = ar_timings_summary ();
+  cleanup_free char *line = xasprintf ("%s: timings: %s", name, phases);
+  log_line (g, "debug", line);
+}
+
 int
 main (int argc, char **argv, char **envp)
 {
@@ -415,9 +426,14 @@ main (int argc, char **argv, char **envp)
           /* The verb and its result only: arguments (an exec command
            * line) may hold what must never reach a log. */
           if (g.debug)
-            log_line (&g, "debug", name);
+            {
+              log_line (&g, "debug", name);
+              ar_timings_begin ();
+            }
           status = commands[c].fn (&g, argc - command_index,
                                    argv + command_index, &err);
+          if (g.debug)
+            log_timings (&g, name);
           if (g.debug && err == NULL)
             {
               cleanup_free char *done

@@ -353,6 +353,27 @@ field_offsets() {
 	assert_success
 }
 
+@test "--debug: one line says where the time went, the init's own phases inside its init phase" {
+	set_args true
+	run "$RUNTIME" --root "$ROOT" --debug --log "$TEST_DIR/debug.log" run --bundle "$BUNDLE" "$CID"
+	assert_success
+	local line n="[0-9]+\\.[0-9]{2}"
+	line=$(grep -o 'msg="run: timings: [^"]*"' "$TEST_DIR/debug.log") || fail "no timings: $(cat "$TEST_DIR/debug.log")"
+	# Every phase of a run, in order, each with its milliseconds.
+	[[ $line =~ ^msg=\"run:\ timings:\ parse\ $n\ ms,\ profile\ $n\ ms,\ state\ $n\ ms,\ seccomp\ $n\ ms,\ spec\ $n\ ms,\ cgroup\ $n\ ms,\ clone\ $n\ ms,\ join\ $n\ ms,\ init\ $n\ ms\ \(go\ $n,\ mounts\ $n,\ hooks\ $n,\ pivot\ $n,\ privileges\ $n\),\ start\ $n\ ms,\ wait\ $n\ ms,\ delete\ $n\ ms,\ rest\ $n\ ms,\ total\ $n\ ms\"$ ]] \
+		|| fail "timings line: $line"
+	# exec's, and nothing without --debug.
+	run "$RUNTIME" --root "$ROOT" --log "$TEST_DIR/quiet.log" run --bundle "$BUNDLE" "$CID"
+	assert_success
+	! grep -q timings "$TEST_DIR/quiet.log" 2>/dev/null || fail "timings without --debug"
+	set_args sleep 30
+	runtime_bg run --detach --bundle "$BUNDLE" "$CID"
+	run "$RUNTIME" --root "$ROOT" --debug exec "$CID" true
+	assert_success
+	assert_output_contains 'msg="exec: timings: state '
+	assert_output_contains ' ready '
+}
+
 @test "invoked as agentrun-NAME, the profile is NAME unless --profile says otherwise" {
 	ln -s "$RUNTIME" "$TEST_DIR/agentrun-agent"
 	set_args sh -c 'grep ^Seccomp: /proc/self/status'

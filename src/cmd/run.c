@@ -4,6 +4,7 @@
 #include "../core/container.h"
 #include "../core/foreground.h"
 #include "../util/cleanup.h"
+#include "../util/timings.h"
 
 static const ar_option options[]
     = { AR_CREATE_OPTIONS,
@@ -50,14 +51,17 @@ ar_cmd_run (const ar_globals *g, int argc, char **argv, ar_error_t **err)
       ar_container_delete (g->root, opts.id, true, &ignored);
       return -1;
     }
+  ar_timings_mark ("start");
   if (detach)
     return 0;
 
   int status = ar_container_wait (g->root, opts.id, "run", &created, NULL, err);
   if (status < 0)
     return -1;
+  ar_timings_mark ("wait");
   if (!ar_flag (&p, OPT_KEEP)
       && ar_container_delete (g->root, opts.id, true, err) < 0)
     return -1;
+  ar_timings_mark ("delete");
   return status;
 }

@@ -19,6 +19,7 @@
 #include "../util/cleanup.h"
 #include "../util/clock.h"
 #include "../util/fs.h"
+#include "../util/timings.h"
 #include "../util/userns.h"
 
 #include <errno.h>
@@ -424,18 +425,26 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
   ar_foreground_forward_signals (created.pid);
   int status = -1;
   if (ar_container_release (g->root, id, &created, err) == 0)
-    status = ar_container_wait (g->root, id, "sandbox", &created,
-                                &report->outcome, err);
+    {
+      ar_timings_mark ("start");
+      status = ar_container_wait (g->root, id, "sandbox", &created,
+                                  &report->outcome, err);
+      ar_timings_mark ("wait");
+    }
   if (status >= 0)
     ar_sandbox_report_ended (report);
   if (status >= 0 && report->diff_path)
-    status = diff_after (g, p, id, report, status);
+    {
+      status = diff_after (g, p, id, report, status);
+      ar_timings_mark ("diff");
+    }
   cleanup_error ar_error_t *delete_err = NULL;
   if (ar_container_delete (g->root, id, true, &delete_err) < 0 && status >= 0)
     {
       *err = steal_pointer (&delete_err);
       status = -1;
     }
+  ar_timings_mark ("delete");
   return status;
 }
 
@@ -525,6 +534,7 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
       id = new_sandbox_id ();
       ar_sandbox_report_plan (&report, spec, id);
       status = write_bundle (g->root, id, spec, &bundle, err);
+      ar_timings_mark ("bundle");
     }
   oci_spec_free (spec);
   if (status == 0)

@@ -23,6 +23,7 @@
 #include "../util/fs.h"
 #include "../util/userns.h"
 #include "../util/pidfd.h"
+#include "../util/timings.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -467,6 +468,8 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
             break;
           }
         case AR_SYNC_READY:
+          ar_timings_attach (msg.text); /* the init's phases, for --debug */
+          free (msg.text);
           return 0;
         case AR_SYNC_ERROR:
           {
@@ -607,11 +610,15 @@ load_bundle (create_ctx *c, ar_error_t **err)
 {
   if (resolve_bundle (c->opts->bundle, &c->bundle, err) < 0
       || read_config (c->bundle, &c->config_data, &c->config_len, &c->spec, err)
-             < 0
-      || ar_stage_apply_policy (c->opts->profile, c->opts->trust_caller,
-                                c->spec, &c->plan, err)
-             < 0
-      || validate_spec (c->spec, err) < 0
+             < 0)
+    return -1;
+  ar_timings_mark ("parse");
+  if (ar_stage_apply_policy (c->opts->profile, c->opts->trust_caller, c->spec,
+                             &c->plan, err)
+      < 0)
+    return -1;
+  ar_timings_mark ("profile");
+  if (validate_spec (c->spec, err) < 0
       || resolve_rootfs (c->bundle, c->spec, &c->rootfs, err) < 0)
     return -1;
   /* Only the agent overlay can put a container on the host's own root:
@@ -664,6 +671,7 @@ prepare_host (create_ctx *c, ar_error_t **err)
     return -1;
   c->state_dir = xstrdup (c->undo.state_dir);
   ar_stage_keep_audit_head (c->plan, c->state_dir);
+  ar_timings_mark ("state");
   if (c->plan)
     {
       c->undo.plan = c->plan;
@@ -674,15 +682,18 @@ prepare_host (create_ctx *c, ar_error_t **err)
       /* The overlay's merged view is the root now. */
       free (c->rootfs);
       c->rootfs = xstrdup (c->spec->root_path);
+      ar_timings_mark ("policy");
     }
   if (ar_ns_host_mounts (c->spec)
       && ar_host_mounts_record (c->undo.state_fd, c->rootfs, err) < 0)
     return -1;
   if (compile_seccomp (c->opts->root, c->spec, &c->seccomp, err) < 0)
     return -1;
+  ar_timings_mark ("seccomp");
   ar_device_rules_add_defaults (c->spec);
   if (save_spec (c, err) < 0 || make_exec_fifo (c, err) < 0)
     return -1;
+  ar_timings_mark ("spec");
   return ar_sync_pair (c->sync, err);
 }
 
@@ -735,8 +746,10 @@ prepare_cgroup (create_ctx *c, ar_error_t **err)
                ? run_without_cgroup (c, refused, err)
                : ar_error_pass (err, steal_pointer (&refused));
   cleanup_free char *text = ar_cgroup_serialize (c->undo.cgroup);
-  return ar_write_file_atomic_at (c->undo.state_fd, AR_CGROUP_FILE, text,
-                                  strlen (text), 0600, err);
+  int r = ar_write_file_atomic_at (c->undo.state_fd, AR_CGROUP_FILE, text,
+                                   strlen (text), 0600, err);
+  ar_timings_mark ("cgroup");
+  return r;
 }
 
 /* The init joins the cgroup before it may proceed. */
@@ -785,6 +798,7 @@ start_init (create_ctx *c, bool *new_userns, ar_error_t **err)
   cfg.bind_source_fds = bind_fds;
   int r = spawn_init (c->opts, c->spec, &cfg, &c->joins, &c->undo, c->sync[1],
                       err);
+  ar_timings_mark ("clone");
   ar_mounts_close_bind_sources (bind_fds, c->spec->n_mounts);
   c->sync[1] = -1;
   ar_ns_close_joins (&c->joins);
@@ -821,6 +835,7 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
   if ((new_userns && ar_idmap_write (u->pid, c->spec->linux_cfg, err) < 0)
       || enter_cgroup (c, err) < 0)
     return -1;
+  ar_timings_mark ("join");
   c->st = (ar_state){
     .id = (char *) c->opts->id,
     .pid = u->pid,
@@ -835,8 +850,10 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
   if (ar_state_save (u->state_fd, &c->st, err) < 0
       || record_supervision (c->opts, u->state_fd, err) < 0
       || drive_init (c->opts, c->spec, c->plan, &c->st, c->sync[0], out, err)
-             < 0
-      || ar_write_pid_file (c->opts->pid_file, u->pid, err) < 0)
+             < 0)
+    return -1;
+  ar_timings_mark ("init");
+  if (ar_write_pid_file (c->opts->pid_file, u->pid, err) < 0)
     return -1;
   if (c->plan && c->opts->caller_waits && out->pty_master < 0)
     {

@@ -16,6 +16,7 @@
 #include "../util/userns.h"
 #include "../util/fs.h"
 #include "../util/pidfd.h"
+#include "../util/timings.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -404,6 +405,7 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
   oci_spec *spec = NULL;
   if (ar_container_load_spec (state_fd, &spec, err) < 0)
     return -1;
+  ar_timings_mark ("state");
 
   int r = -1;
   ar_seccomp_program *seccomp = NULL;
@@ -433,6 +435,7 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
           < 0)
         goto out;
     }
+  ar_timings_mark ("seccomp");
   int join_flags = differing_namespaces (st->pid);
   if (ar_sync_pair (sync, err) < 0
       || open_init_root (st, join_flags, &root_fd, err) < 0)
@@ -451,6 +454,7 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
   };
   if (fork_in_container (&c, init_pidfd, &pid, err) < 0)
     goto out;
+  ar_timings_mark ("fork");
   ar_closep (&sync[1]);
   if (enter_cgroup (opts, st, pid, err) < 0
       || ar_sync_send (sync[0], AR_SYNC_GO, 0, -1, NULL, err) < 0
@@ -462,6 +466,7 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
              < 0
       || ar_write_pid_file (opts->pid_file, pid, err) < 0)
     goto out;
+  ar_timings_mark ("ready");
   if (opts->detach)
     r = 0;
   else
@@ -469,6 +474,7 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
       ar_foreground_forward_signals (pid);
       ar_foreground_end end;
       r = ar_foreground_wait (pid, pty, -1, 0, &end, err);
+      ar_timings_mark ("wait");
     }
   if (r >= 0)
     audit_exec (opts, plan, proc,

@@ -12,6 +12,7 @@
 #include "terminal.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/timings.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -287,12 +288,17 @@ ar_init_main (const ar_init_config *cfg)
       keep[n_keep++] = cfg->bind_source_fds[i];
   ar_process_close_fds (3 + cfg->preserve_fds, keep, n_keep);
 
+  /* This fork's own phases (--debug), reported with AR_SYNC_READY. */
+  if (ar_timings_on ())
+    ar_timings_begin ();
   if (ar_sync_expect (cfg->sync_fd, AR_SYNC_GO, &msg, &err) < 0)
     _exit (1);
   host_pid = msg.value;
+  ar_timings_mark ("go");
 
   if (prepare_root (cfg, &pty_master, &pty_slave, &proc_sys, &err) < 0)
     fail (cfg, err, true);
+  ar_timings_mark ("mounts");
   if (pty_master >= 0)
     {
       if (ar_sync_send (cfg->sync_fd, AR_SYNC_PTY, 0, pty_master, NULL, &err)
@@ -307,8 +313,10 @@ ar_init_main (const ar_init_config *cfg)
                       "creating", &err)
       < 0)
     fail (cfg, err, true);
+  ar_timings_mark ("hooks");
   if (finish_setup (cfg, pty_slave, &proc_sys, &exe, &err) < 0)
     fail (cfg, err, true);
+  ar_timings_mark ("pivot");
   /* Before seccomp and the uid change: it reads the container's passwd. */
   char **envp = ar_process_exec_env (spec->process);
   die_on_termination_signals ();
@@ -317,7 +325,9 @@ ar_init_main (const ar_init_config *cfg)
 
   /* No host fd beyond the preserved ones survives exec. */
   ar_process_cloexec_fds (3 + cfg->preserve_fds);
-  if (ar_sync_send (cfg->sync_fd, AR_SYNC_READY, 0, -1, NULL, &err) < 0)
+  ar_timings_mark ("privileges");
+  cleanup_free char *phases = ar_timings_encode ();
+  if (ar_sync_send (cfg->sync_fd, AR_SYNC_READY, 0, -1, phases, &err) < 0)
     _exit (1);
   if (wait_for_start (cfg, &err) < 0)
     fail (cfg, err, false);
