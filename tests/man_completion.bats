@@ -15,12 +15,13 @@ flags_of() {
 	"$RUNTIME" "$@" --help | grep -oE '^ +(-[a-zA-Z], )?--[a-z0-9-]+' | grep -oE -- '-[a-zA-Z]$|-[a-zA-Z],|--[a-z0-9-]+' | tr -d ,
 }
 
-# make install into $DEST, from the build tree the runtime under test is in.
+# make install-strip (README's install) into $DEST, from the build tree the
+# runtime under test is in.
 install_into_dest() {
 	[ -f "$AR_TOP/Makefile" ] || skip "needs a configured build tree at $AR_TOP"
 	DEST=$TEST_DIR/dest
-	make -s -C "$AR_TOP" install DESTDIR="$DEST" >"$TEST_DIR/install.log" 2>&1 \
-		|| { cat "$TEST_DIR/install.log"; fail "make install failed"; }
+	make -s -C "$AR_TOP" install-strip DESTDIR="$DEST" >"$TEST_DIR/install.log" 2>&1 \
+		|| { cat "$TEST_DIR/install.log"; fail "make install-strip failed"; }
 	MAN8=$(find "$DEST" -type d -path '*/man/man8')
 	BASH_COMPLETION=$(find "$DEST" -path '*/bash-completion/completions/agentrun')
 	ZSH_COMPLETION=$(find "$DEST" -path '*/zsh/site-functions/_agentrun')
@@ -40,7 +41,7 @@ zsh_complete() {
 	PATH=$(dirname "$RUNTIME"):$PATH timeout 30 zsh -f "$AR_TOP/tests/tools/complete.zsh" "$(dirname "$ZSH_COMPLETION")" "$1"
 }
 
-@test "make install puts one man page per command, and make uninstall removes them" {
+@test "make install-strip puts the stripped binaries and one man page per command, and make uninstall removes them" {
 	install_into_dest
 	local expected
 	expected=$( { echo agentrun.8; commands | sed 's/.*/agentrun-&.8/'; } | sort)
@@ -48,6 +49,14 @@ zsh_complete() {
 	assert_equal "$(ls "$MAN8" | sort)" "$expected"
 	[ -f "$BASH_COMPLETION" ] || fail "no bash completion under $DEST"
 	[ -f "$ZSH_COMPLETION" ] || fail "no zsh completion under $DEST"
+	# Stripped: create, run and exec copy the binary into a sealed memfd.
+	local bin
+	for bin in agentrun agentrun-egress; do
+		bin=$(find "$DEST" -type f -path "*/sbin/$bin")
+		[ -x "$bin" ] || fail "no $bin under $DEST"
+		! readelf -S "$bin" | grep -qE '\.(symtab|debug_info) ' || fail "$bin is not stripped"
+		[ "$(stat -c %s "$bin")" -lt "$(stat -c %s "$AR_TOP/${bin##*/}")" ] || fail "$bin is no smaller than the build's"
+	done
 	make -s -C "$AR_TOP" uninstall DESTDIR="$DEST" >/dev/null 2>&1
 	run find "$DEST" -type f -o -type l
 	assert_output ""
