@@ -9,7 +9,8 @@
 #   sandbox  `agentrun sandbox -- true` (agent profile: overlay, secrets
 #            tmpfs, seccomp, limits, new netns) against crun's plain run
 #
-# Prints the median of each (milliseconds) and agentrun's ratio to crun.
+# Prints the machine and its load, then for each the median of every
+# runtime (milliseconds) with its min-max, and agentrun's ratio to crun.
 # crun and runc refuse cgroups on this machine's hybrid layout unless
 # hugetlb is mounted as a v1 hierarchy: the script mounts it for the run
 # when it is missing, and unmounts it again.
@@ -76,6 +77,11 @@ time_ms() {
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+# "MEDIAN (MIN-MAX)" of a file of milliseconds, or "-" when there is none.
+spread() {
+	[ -s "$1" ] || { echo -; return; }
+	printf '%.2f (%.2f-%.2f)' "$(median <"$1")" "$(sort -n "$1" | head -1)" "$(sort -n "$1" | tail -1)"
+}
 
 bench_run() {
 	local i rt
@@ -115,12 +121,12 @@ bench_sandbox() {
 }
 
 report() {
-	local what=$1 a c r
+	local what=$1 a c
 	a=$(median <"$WORK/$what-agentrun")
 	c=$(median <"$WORK/$what-crun")
-	r=$([ -f "$WORK/$what-runc" ] && median <"$WORK/$what-runc" || echo -)
-	printf '%-8s agentrun %7.2f ms   crun %7.2f ms   runc %7s ms   agentrun/crun %.2f\n' \
-		"$what" "$a" "$c" "$r" "$(echo "scale=3; $a / $c" | bc)"
+	printf '%-8s agentrun %s ms   crun %s ms   runc %s ms   agentrun/crun %.2f\n' \
+		"$what" "$(spread "$WORK/$what-agentrun")" "$(spread "$WORK/$what-crun")" \
+		"$(spread "$WORK/$what-runc")" "$(echo "scale=3; $a / $c" | bc)"
 }
 
 main() {
@@ -128,13 +134,14 @@ main() {
 	[ -x "$AGENTRUN" ] || { echo "bench/run.sh: build agentrun first ($AGENTRUN)" >&2; exit 1; }
 	need_hugetlb_v1
 	make_bundle
-	echo "median of $N interleaved runs each; $(uname -r); $(nproc) cores; $(crun --version | head -1); $(runc --version 2>/dev/null | head -1 || echo no runc)"
+	echo "$(date -u +%F) median (min-max) of $N interleaved runs each; $(uname -r); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $(runc --version 2>/dev/null | head -1 || echo no runc)"
 	bench_run
 	report run
 	bench_exec
 	report exec
 	bench_sandbox
 	report sandbox
+	echo "load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
 main "$@"
