@@ -8,6 +8,8 @@
 #   exec     `RUNTIME exec ID true` into a running container of each runtime
 #   sandbox  `agentrun sandbox -- true` (agent profile: overlay, secrets
 #            tmpfs, seccomp, limits, new netns) against crun's plain run
+#   rss      the peak resident memory of one `run` (GNU time's %M: the
+#            largest of the runtime and the processes it waited for), in KB
 #
 # Prints the machine and its load, then for each the median of every
 # runtime (milliseconds) with its min-max, and agentrun's ratio to crun.
@@ -120,6 +122,22 @@ bench_sandbox() {
 	done
 }
 
+# Peak RSS of `run`, 5 times each: the median in KB with its min-max.
+bench_rss() {
+	local i rt
+	[ -x /usr/bin/time ] || { echo "rss      (no /usr/bin/time: apt-get install time)"; return 0; }
+	for i in 1 2 3 4 5; do
+		for rt in "${RUNTIMES[@]}"; do
+			/usr/bin/time -f %M -o "$WORK/rss.one" \
+				"$(if [ "$rt" = agentrun ]; then echo "$AGENTRUN"; else command -v "$rt"; fi)" \
+				--root "$WORK/root-$rt" run -b "$WORK/bundle" "$rt-m$i" >/dev/null 2>&1 </dev/null
+			tail -1 "$WORK/rss.one" >>"$WORK/rss-$rt"
+		done
+	done
+	printf 'rss      agentrun %s KB   crun %s KB   runc %s KB\n' \
+		"$(spread "$WORK/rss-agentrun")" "$(spread "$WORK/rss-crun")" "$(spread "$WORK/rss-runc")"
+}
+
 report() {
 	local what=$1 a c
 	a=$(median <"$WORK/$what-agentrun")
@@ -141,6 +159,7 @@ main() {
 	report exec
 	bench_sandbox
 	report sandbox
+	bench_rss
 	echo "load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
