@@ -173,6 +173,7 @@ pod_lifecycle() {
 }
 
 @test "cri: a pod under the runc handler: sandbox, container, exec, log, stop, remove" {
+	host_kind_neutral
 	pod_lifecycle runc
 }
 
@@ -185,6 +186,7 @@ pod_lifecycle() {
 # sharing runc's, `runc list` would report an error for each of agentrun's
 # entries (its seccomp cache, its containers).
 @test "cri: runc and agentrun-agent pods keep their state apart: runc list works, agentrun's containers are in its own root" {
+	host_kind_neutral
 	run_pod roots-runc runc
 	start_container app sleep 600
 	local runc_pod=$POD runc_ctr=$CTR
@@ -247,6 +249,7 @@ two_containers_measure() {
 }
 
 @test "cri: the RuntimeClass objects of contrib/kubernetes name handlers containerd has: a pod runs under each, by agentrun" {
+	host_kind_neutral
 	local h handlers
 	handlers=$(awk '/^kind: RuntimeClass/ { rc = 1 } rc && /^handler:/ { print $2; rc = 0 }' \
 		"$ENG_TOP/contrib/kubernetes/runtimeclass.yaml")
@@ -261,6 +264,7 @@ two_containers_measure() {
 }
 
 @test "cri: the pod annotation run.agentrun.timeout ends an agent pod's container in time, and not the pod" {
+	host_kind_neutral
 	run_pod timed agentrun-agent '{"run.agentrun.timeout": "4s"}'
 	start_container app sleep 600
 	eng_wait 250 state_is "$CTR" CONTAINER_EXITED || fail "still $(container_state "$CTR") after 25 s"
@@ -276,6 +280,7 @@ two_containers_measure() {
 }
 
 @test "cri: an unknown runtime handler is refused by name" {
+	host_kind_neutral
 	run cri RunPodSandbox "$(jq -cn --argjson c "$(pod_config nohandler x)" '{config: $c, runtime_handler: "no-such-handler"}')"
 	assert_failure
 	assert_contains no-such-handler

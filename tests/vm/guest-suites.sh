@@ -6,12 +6,14 @@
 #   tests/vm/guest-suites.sh SUITE...
 #
 # Emulated (TCG), a bats run keeps one vCPU busy and leaves the other
-# idle, so the engines' suites run beside the rest, as two bats runs at
-# once. Each has its own run prefix and scratch dir, so one's checks for
-# leftovers never see the other's containers, and zz_cleanup.bats checks
-# each once both are done. The engines' suites share nothing with the
-# rest that a test counts: their containers run under the engines' own
-# units, with their own names. Lines are prefixed with the run's name.
+# idle, so Docker's, Podman's and containerd's suites (~10 s a container
+# there) run beside the rest, as two bats runs at once that take about as
+# long as each other (~20 min each). Each has its own run prefix and scratch
+# dir, so one's checks for leftovers never see the other's containers, and
+# zz_cleanup.bats checks each once both are done. The engines' suites
+# share nothing with the rest that a test counts: their containers run
+# under the engines' own units, with their own names. Lines are prefixed
+# with the run's name.
 #
 # Environment: SUITE_TIMEOUT bounds each run in seconds (default 1260).
 set -uo pipefail
@@ -44,7 +46,7 @@ for s in "$@"; do
 	f=tests/$s.bats
 	[ -f "$f" ] || { echo "no $f"; failed=$((failed + 1)); continue; }
 	case $s in
-	engines/*) engines+=("$f") ;;
+	engines/docker | engines/podman* | engines/containerd) engines+=("$f") ;;
 	*) others+=("$f") ;;
 	esac
 done
@@ -54,7 +56,7 @@ done
 OUT=$(mktemp -d /tmp/agentrun-vm.XXXXXX) && chmod 0711 "$OUT" || exit 1
 runs=()
 [ ${#engines[@]} -eq 0 ] || { run_bats engines "${engines[@]}" & runs+=(engines); }
-[ ${#others[@]} -eq 0 ] || { run_bats runtime "${others[@]}" & runs+=(runtime); }
+[ ${#others[@]} -eq 0 ] || { run_bats rest "${others[@]}" & runs+=(rest); }
 wait
 for r in "${runs[@]}"; do
 	AGENTRUN_TEST_RUN=agentrun-test-vm$$-$r AGENTRUN_TEST_BASE=$OUT/$r.base \

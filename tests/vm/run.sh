@@ -77,6 +77,8 @@ fi
 export AR_ROOTLESS_UID=1000
 # The validation suite with the systemd driver only, unless asked for both.
 export AR_CONFORMANCE_CGROUPFS=${AR_CONFORMANCE_CGROUPFS:-0}
+# Tests marked host_kind_neutral (tests/engines/lib.bash) ran on the host.
+export AR_HOST_KIND_TESTS_ONLY=${AR_HOST_KIND_TESTS_ONLY:-1}
 [ -z "$guest_rt" ] || export RUNTIME_TOOLS_DIR=$guest_rt
 SUITE_TIMEOUT=$(( ${VM_TIMEOUT:-1500} - 300 )) tests/vm/guest-suites.sh ${suites[*]}
 EOF
