@@ -6,11 +6,17 @@
 #include <time.h>
 
 long long
-ar_now_ms (void)
+ar_now_us (void)
 {
   struct timespec ts;
   clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return (long long) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+long long
+ar_now_ms (void)
+{
+  return ar_now_us () / 1000;
 }
 
 void

@@ -3,11 +3,11 @@
 #include "timings.h"
 
 #include "cleanup.h"
+#include "clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* More phases than any command marks; later marks are dropped. */
 #define MAX_PHASES 24
@@ -29,19 +29,11 @@ static int n_phases;
 static phase inner[MAX_PHASES];
 static int n_inner, n_inner_claimed;
 
-static long long
-now_us (void)
-{
-  struct timespec ts;
-  clock_gettime (CLOCK_MONOTONIC, &ts);
-  return (long long) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 void
 ar_timings_begin (void)
 {
   recording = true;
-  origin_us = last_us = now_us ();
+  origin_us = last_us = ar_now_us ();
   n_phases = n_inner = n_inner_claimed = 0;
 }
 
@@ -65,7 +57,7 @@ ar_timings_mark (const char *name)
 {
   if (!recording || n_phases == MAX_PHASES)
     return;
-  long long t = now_us ();
+  long long t = ar_now_us ();
   phase *p = &phases[n_phases++];
   set_name (p, name, strlen (name));
   p->us = t - last_us;
