@@ -16,7 +16,11 @@ setup() {
 }
 
 teardown() {
-	remove_rdma_device
+	# The test VM's kernel (Debian's 6.1.192) can corrupt its rdma cgroup
+	# pool list when a soft-RoCE device that had limits goes away (kernel
+	# BUG in rdmacg_unregister_device, seen once in CI's guest; every cgroup
+	# operation hangs after it). The throw-away guest keeps its devices.
+	[ "${AR_KEEP_RDMA_DEVICES:-0}" = 1 ] || remove_rdma_device
 	common_teardown
 }
 
