@@ -579,7 +579,7 @@ nothing_outside_dest() {
 	assert_success
 	sleep 0.2
 	local left
-	left=$(grep -lsF -- "$ROOT" /proc/[0-9]*/cmdline | sed -n 's|^/proc/\([0-9]*\)/.*|\1|p' | live_pids)
+	left=$(live_pids_of $(grep -lsF -- "$ROOT" /proc/[0-9]*/cmdline))
 	[ -z "$left" ] || fail "left running: $left"
 }
 

@@ -294,18 +294,13 @@ wait_bg() {
 # What a finished sandbox must not leave behind: its state and bundle
 # dirs, mounts, processes, and cgroups made since $TEST_DIR/marker.
 sandbox_leftovers() {
-	local f p pids=()
+	local p
 	[ -d "$ROOT" ] || return 0
 	find "$ROOT" -mindepth 1 -maxdepth 1 ! -name .seccomp-cache ! -name .sandbox ! -name .audit-heads -printf 'state %p\n'
 	[ ! -d "$ROOT/.sandbox" ] || find "$ROOT/.sandbox" -mindepth 1 -printf 'bundle %p\n'
 	# $ROOT is below $TEST_DIR.
 	mounts_under "$TEST_DIR" | sed 's/^/mount /'
-	for f in $(grep -lsF -- "$ROOT" /proc/[0-9]*/cmdline); do
-		p=${f#/proc/}
-		p=${p%%/*}
-		[ "$p" = "$$" ] || [ "$p" = "$BASHPID" ] || pids+=("$p")
-	done
-	[ ${#pids[@]} -eq 0 ] || for p in $(printf '%s\n' "${pids[@]}" | live_pids); do
+	for p in $(live_pids_of $(grep -lsF -- "$ROOT" /proc/[0-9]*/cmdline)); do
 		echo "process $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
 	done
 	find /sys/fs/cgroup -mindepth 1 -maxdepth 4 -type d -name 'sandbox-*' -newer "$TEST_DIR/marker" -printf 'cgroup %p\n' 2>/dev/null
@@ -482,15 +477,23 @@ ar_leak() {
 # test's CID, or the whole run's prefix): found by the AGENTRUN_TEST_ID the
 # template puts in every container's environment, or by cgroup membership.
 pids_matching() {
-	local prefix=$1 f pid pids=()
+	local prefix=$1
 	# Two greps over /proc rather than a bash loop over it: bats traces
-	# every shell command, which makes per-process loops slow (the loop
-	# below sees only the matches, almost always none). -z: environ is a
-	# list of NUL-terminated strings.
-	for f in $(
+	# every shell command, which makes per-process loops slow. -z: environ
+	# is a list of NUL-terminated strings.
+	live_pids_of $(
 		grep -lsazE "^AGENTRUN_TEST_ID=${prefix}([-.].*)?\$" /proc/[0-9]*/environ
 		grep -lsE "/${prefix}([-./].*)?\$" /proc/[0-9]*/cgroup
-	); do
+	)
+}
+
+# live_pids_of PATH...: the processes the /proc/PID/... paths name (as a
+# `grep -l` over /proc prints them), once each, still running, and not
+# this shell. The loop sees only the matches, almost always none: ps and
+# sort start only when there is one.
+live_pids_of() {
+	local f pid pids=()
+	for f in "$@"; do
 		pid=${f#/proc/}
 		pid=${pid%%/*}
 		[ "$pid" = "$$" ] || [ "$pid" = "$BASHPID" ] || pids+=("$pid")
@@ -568,7 +571,7 @@ wait_no_pids() {
 
 common_teardown() {
 	[ -n "${TEST_DIR:-}" ] && [ -d "$TEST_DIR" ] || return 0
-	local id p m cg ids
+	local id p m cg ids cgroups
 
 	kill_tracked_pids
 	if [ -f "$TEST_DIR/mounts" ]; then
@@ -594,7 +597,6 @@ common_teardown() {
 		ar_leak "mount $m"
 		umount -l "$m" 2>/dev/null || true
 	done
-	local cgroups
 	cgroups=$(cgroups_named "$CID")
 	[ -z "$cgroups" ] || for cg in $(sort -r <<<"$cgroups"); do
 		ar_leak "cgroup $cg"

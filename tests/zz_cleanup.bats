@@ -57,14 +57,12 @@ teardown_file() {
 @test "no processes of this run left" {
 	local pids p
 	wait_no_pids "$AR_RUN" || true
-	pids=$(pids_matching "$AR_RUN")
-	# Anything still running with the run's scratch dir on its command line
-	# (a runtime, recvtty, unshare) that is not bats itself.
-	for p in $(grep -lsF "$AR_BASE" /proc/[0-9]*/cmdline | sed -n 's|^/proc/\([0-9]*\)/.*|\1|p'); do
-		[ "$p" = "$$" ] || [ "$p" = "$BASHPID" ] && continue
-		pids+=" $p"
-	done
-	pids=$(echo $pids | tr ' ' '\n' | live_pids | tr '\n' ' ')
+	# And anything still running with the run's scratch dir on its command
+	# line (a runtime, recvtty, unshare) that is not bats itself.
+	pids=$({
+		pids_matching "$AR_RUN"
+		live_pids_of $(grep -lsF "$AR_BASE" /proc/[0-9]*/cmdline)
+	} | sort -un | tr '\n' ' ')
 	if [ -n "${pids// /}" ]; then
 		for p in $pids; do
 			echo "$p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" >&2
