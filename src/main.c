@@ -41,8 +41,11 @@ static const struct
   { "pause", ar_cmd_pause, false, "freeze a container" },
   { "resume", ar_cmd_resume, false, "thaw a paused container" },
   { "spec", ar_cmd_spec, false, "write a new config.json" },
-  { "sandbox", ar_cmd_sandbox, true,
+  /* Sealed by itself, unless it takes one made ahead (--pool). */
+  { "sandbox", ar_cmd_sandbox, false,
     "run a command in a fresh agent sandbox, no bundle needed" },
+  { "pool", ar_cmd_pool, true,
+    "keep agent sandboxes made ahead, for sandbox --pool" },
   { "update", ar_cmd_update, false,
     "change the resource limits of a container" },
   { "events", ar_cmd_events, false,
@@ -393,7 +396,7 @@ log_timings (const ar_globals *g, const char *name)
 int
 main (int argc, char **argv, char **envp)
 {
-  ar_globals g = { .root = AR_DEFAULT_ROOT };
+  ar_globals g = { .root = AR_DEFAULT_ROOT, .argv = argv, .envp = envp };
   cleanup_error ar_error_t *err = NULL;
   int command_index = 0;
   int status = 1;

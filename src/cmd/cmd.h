@@ -17,6 +17,10 @@ typedef struct
   bool systemd_cgroup; /* --systemd-cgroup: cgroups as systemd units */
   bool rootless;       /* --rootless, resolved: not real root */
   bool ignore_unenforced_limits; /* --rootless-limits=ignore */
+  /* main's own, for a command that re-executes itself sealed only on
+   * some paths (ar_ensure_sealed_exe). */
+  char **argv;
+  char **envp;
 } ar_globals;
 
 /* Returns the process exit status, or -1 with *err set. */
@@ -155,6 +159,7 @@ int
 ar_cmd_resume (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int
 ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int ar_cmd_pool (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_spec (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int
 ar_cmd_update (const ar_globals *g, int argc, char **argv, ar_error_t **err);

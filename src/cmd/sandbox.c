@@ -6,6 +6,7 @@
 #include "config.h"
 #include "cmd.h"
 #include "destination.h"
+#include "pool.h"
 #include "sandbox_report.h"
 #include "sandbox_flags.h"
 #include "../../oci/oci.h"
@@ -16,9 +17,11 @@
 #include "../core/policy_stage.h"
 #include "../core/cgroups/cgroups.h"
 #include "../core/rootless.h"
+#include "../core/take.h"
 #include "../util/cleanup.h"
 #include "../util/clock.h"
 #include "../util/fs.h"
+#include "../util/sealed_exe.h"
 #include "../util/timings.h"
 #include "../util/userns.h"
 
@@ -75,6 +78,8 @@ static const ar_option options[] = {
     "size of the tmpfs that holds every write (e.g. 512m, 4g; default: the profile's)" },
   { "read-only-workspace", 0, false,
     "show the workspace read-only (writes fail with EROFS; no --diff)" },
+  { "pool", 0, true,
+    "take a sandbox made ahead by `agentrun pool create NAME` (its options; this call gives the command, -e, --env-file, --workdir, --diff, --json-status)" },
   { 0 }
 };
 enum
@@ -104,9 +109,10 @@ enum
   OPT_WORKDIR,
   OPT_HOSTNAME,
   OPT_OVERLAY_SIZE,
-  OPT_READ_ONLY_WORKSPACE
+  OPT_READ_ONLY_WORKSPACE,
+  OPT_POOL
 };
-AR_OPTIONS_MATCH (options, OPT_READ_ONLY_WORKSPACE);
+AR_OPTIONS_MATCH (options, OPT_POOL);
 
 /* --diff-strict: what agentrun exits with when the diff failed. */
 #define DIFF_FAILED_STATUS 125
@@ -146,6 +152,19 @@ absolute_dir (const char *flag, const char *path, char **out, ar_error_t **err)
     return ar_error_set (err, 0, "sandbox: %s `%s` is not a directory", flag,
                          path);
   *out = xstrdup (buf);
+  return 0;
+}
+
+/* --rootfs and --workspace, absolute (default: / and the current dir). */
+static int
+sandbox_dirs (const ar_parsed *p, char **rootfs, char **workspace,
+              ar_error_t **err)
+{
+  const char *r = p->value[OPT_ROOTFS] ? p->value[OPT_ROOTFS] : "/";
+  const char *w = p->value[OPT_WORKSPACE] ? p->value[OPT_WORKSPACE] : ".";
+  if (absolute_dir ("--rootfs", r, rootfs, err) < 0
+      || absolute_dir ("--workspace", w, workspace, err) < 0)
+    return -1;
   return 0;
 }
 
@@ -389,6 +408,29 @@ diff_after (const ar_globals *g, const ar_parsed *p, const char *id,
   return DIFF_FAILED_STATUS;
 }
 
+/* The command ended (status >= 0) or could not run: the report, --diff,
+ * and the delete, whose failure is the error when nothing else was. */
+static int
+finish_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
+                ar_sandbox_report *report, int status, ar_error_t **err)
+{
+  if (status >= 0)
+    ar_sandbox_report_ended (report);
+  if (status >= 0 && report->diff_path)
+    {
+      status = diff_after (g, p, id, report, status);
+      ar_timings_mark ("diff");
+    }
+  cleanup_error ar_error_t *delete_err = NULL;
+  if (ar_container_delete (g->root, id, true, &delete_err) < 0 && status >= 0)
+    {
+      *err = steal_pointer (&delete_err);
+      status = -1;
+    }
+  ar_timings_mark ("delete");
+  return status;
+}
+
 static int
 run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
              const char *id, const char *bundle, ar_sandbox_report *report,
@@ -431,21 +473,7 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
                                   &report->outcome, err);
       ar_timings_mark ("wait");
     }
-  if (status >= 0)
-    ar_sandbox_report_ended (report);
-  if (status >= 0 && report->diff_path)
-    {
-      status = diff_after (g, p, id, report, status);
-      ar_timings_mark ("diff");
-    }
-  cleanup_error ar_error_t *delete_err = NULL;
-  if (ar_container_delete (g->root, id, true, &delete_err) < 0 && status >= 0)
-    {
-      *err = steal_pointer (&delete_err);
-      status = -1;
-    }
-  ar_timings_mark ("delete");
-  return status;
+  return finish_sandbox (g, p, id, report, status, err);
 }
 
 /* The spec the flags ask for, checked by the profile's own parsers (an
@@ -469,20 +497,215 @@ checked_spec (const ar_globals *g, const ar_parsed *p, const char *rootfs,
   return r;
 }
 
+/* -------------------------------------------------------------------- */
+/* Pools (pool.h): what a pool fixes, and what each call gives.          */
+
+/* The flags of one `sandbox --pool` call; the others are the pool's. */
+static const int per_call_options[]
+    = { OPT_ENV,         OPT_ENV_FILE,  OPT_WORKDIR,     OPT_DIFF,
+        OPT_DIFF_IGNORED, OPT_DIFF_STRICT, OPT_JSON_STATUS, OPT_NO_TTY,
+        OPT_POOL };
+
+static bool
+is_per_call (int option)
+{
+  for (size_t i = 0; i < sizeof per_call_options / sizeof *per_call_options;
+       i++)
+    if (per_call_options[i] == option)
+      return true;
+  return false;
+}
+
+/* The first flag given that belongs to the other side, or -1. */
+static int
+first_misplaced (const ar_parsed *p, bool per_call)
+{
+  for (int o = 0; options[o].long_name; o++)
+    if (p->present[o] && is_per_call (o) != per_call && o != OPT_NO_TTY)
+      return o;
+  return -1;
+}
+
+int
+ar_sandbox_make_ready (const ar_globals *g, char **pool_options,
+                       size_t n_options, const char *id, int ready_fd,
+                       ar_error_t **err)
+{
+  cleanup_free char **argv = xcalloc (n_options + 4, sizeof *argv);
+  argv[0] = (char *) "sandbox";
+  for (size_t i = 0; i < n_options; i++)
+    argv[1 + i] = pool_options[i];
+  /* The command comes with each take; this one is never run. */
+  argv[n_options + 1] = (char *) "--";
+  argv[n_options + 2] = (char *) "true";
+  cleanup_parsed ar_parsed p = { 0 };
+  if (ar_parse_options ("pool create", options, (int) n_options + 3, argv,
+                        false, &p, err)
+      < 0)
+    return -1;
+  int misplaced = first_misplaced (&p, false);
+  if (misplaced >= 0 || p.present[OPT_TTY] || p.present[OPT_NO_INIT]
+      || p.present[OPT_PRINT_POLICY])
+    return ar_error_set (
+        err, 0,
+        "pool create: --%s: not an option of a pool (each `sandbox --pool` call gives -e, --env-file, --workdir, --diff and --json-status; a pooled sandbox has no terminal and keeps its init)",
+        options[misplaced >= 0                ? misplaced
+                : p.present[OPT_TTY]          ? OPT_TTY
+                : p.present[OPT_NO_INIT]      ? OPT_NO_INIT
+                                              : OPT_PRINT_POLICY]
+            .long_name);
+  if (p.n_args != 1)
+    return ar_error_set (
+        err, 0,
+        "pool create: `%s`: a pool takes no command (each `sandbox --pool NAME -- COMMAND` gives one)",
+        p.args[0]);
+  if (check_allow_net (&p, err) < 0)
+    return -1;
+  cleanup_free char *rootfs = NULL;
+  cleanup_free char *workspace = NULL;
+  if (sandbox_dirs (&p, &rootfs, &workspace, err) < 0)
+    return -1;
+  oci_spec *spec = NULL;
+  if (checked_spec (g, &p, rootfs, workspace, &spec, err) < 0)
+    return -1;
+  spec->process->terminal = false;
+  cleanup_free char *bundle = NULL;
+  int r = write_bundle (g->root, id, spec, &bundle, err);
+  oci_spec_free (spec);
+  ar_create_options opts = {
+    .root = g->root,
+    .id = id,
+    .bundle = bundle,
+    .profile = g->profile ? g->profile : "agent",
+    .systemd_cgroup = g->systemd_cgroup,
+    .ignore_unenforced_limits = g->ignore_unenforced_limits,
+    .trust_caller = true,
+    .started_by_parent = true,
+    .await_take = true,
+    .init_reaper = true,
+    .delete_when_done = true,
+    .bundle_owned = true,
+  };
+  cleanup_created ar_created created;
+  if (r == 0)
+    r = ar_container_create (&opts, &created, err);
+  if (r == 0 && ar_take_offer (created.sync_fd, ready_fd, id, err) < 0)
+    {
+      cleanup_error ar_error_t *ignored = NULL;
+      ar_container_delete (g->root, id, true, &ignored);
+      r = -1;
+    }
+  if (r < 0 && bundle)
+    ar_bundle_remove (bundle);
+  return r;
+}
+
+/* The pooled sandbox's process as this call wants it: the command, and
+ * -e, --env-file and --workdir over what the pool gave it. */
+static int
+call_process (const ar_parsed *p, const oci_spec *spec, oci_process *proc,
+              ar_error_t **err)
+{
+  const char *workspace = oci_map_get (&spec->annotations,
+                                       AR_AGENT_ANNOTATION_PREFIX "workspace");
+  const ar_sandbox_process_flags flags = {
+    .workspace = workspace ? workspace : "/",
+    .workdir = p->value[OPT_WORKDIR],
+    .env_file = p->value[OPT_ENV_FILE],
+    .env = p->multi[OPT_ENV],
+    .n_env = p->n_multi[OPT_ENV],
+  };
+  oci_strv_set (&proc->args, p->args, (size_t) p->n_args);
+  return ar_sandbox_set_call_process (&flags, proc, err);
+}
+
+/* Hand the command to the claimed sandbox; one that cannot take it (its
+ * init died while it waited) is deleted, and the error is that. */
+static int
+take_member (const ar_globals *g, const ar_parsed *p, char *const *argv,
+             ar_pool_member *m, ar_sandbox_report *report, ar_created *created,
+             ar_error_t **err)
+{
+  cleanup_close int state_fd = ar_container_open_dir (g->root, m->id, err);
+  oci_spec *spec = NULL;
+  int r = state_fd < 0 ? -1 : ar_container_load_spec (state_fd, &spec, err);
+  if (r == 0)
+    r = call_process (p, spec, spec->process, err);
+  if (r == 0)
+    {
+      ar_sandbox_report_plan (report, spec, m->id);
+      r = ar_container_take (g->root, m->id, m->taken_fd, m->id, spec->process,
+                             argv, created, err);
+    }
+  ar_pool_release_socket (m);
+  oci_spec_free (spec);
+  if (r < 0)
+    {
+      cleanup_error ar_error_t *ignored = NULL;
+      ar_container_delete (g->root, m->id, true, &ignored);
+    }
+  return r;
+}
+
+static int
+sandbox_from_pool (const ar_globals *g, const ar_parsed *p, char *const *argv,
+                   ar_sandbox_report *report, ar_error_t **err)
+{
+  int misplaced = first_misplaced (p, true);
+  if (misplaced >= 0)
+    return ar_error_set (
+        err, 0,
+        "sandbox: --%s with --pool: a pooled sandbox has the options its pool was made with (agentrun pool create NAME ... --%s)",
+        options[misplaced].long_name, options[misplaced].long_name);
+  if (p->present[OPT_TTY])
+    return ar_error_set (
+        err, 0,
+        "sandbox: --tty with --pool: a pooled sandbox has no terminal (it gets this process's stdin, stdout and stderr)");
+  const char *name = p->value[OPT_POOL];
+  cleanup_pool_member ar_pool_member m = { .taken_fd = -1 };
+  if (ar_pool_claim (g, name, &m, err) < 0)
+    return -1;
+  ar_timings_mark ("claim");
+  cleanup_created ar_created created;
+  if (take_member (g, p, argv, &m, report, &created, err) < 0)
+    return -1;
+  ar_timings_mark ("take");
+  ar_foreground_forward_signals (created.pid);
+  ar_pool_refill (g, name, &m);
+  int status = ar_container_wait (g->root, m.id, "sandbox", &created,
+                                  &report->outcome, err);
+  ar_timings_mark ("wait");
+  return finish_sandbox (g, p, m.id, report, status, err);
+}
+
+static char **
+strv_copy (char *const *v, size_t n)
+{
+  char **copy = xcalloc (n + 1, sizeof *copy);
+  for (size_t i = 0; i < n; i++)
+    copy[i] = xstrdup (v[i]);
+  return copy;
+}
+
 int
 ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
   cleanup_sandbox_report ar_sandbox_report report
       = { .began_ms = ar_now_ms () };
-  /* The command line as given, for the audit log: parsing reorders it. */
-  cleanup_strv char **command_line
-      = xcalloc ((size_t) argc + 1, sizeof *command_line);
-  for (int i = 0; i < argc; i++)
-    command_line[i] = xstrdup (argv[i]);
+  /* The command line as given, for the audit log and the sealed re-exec:
+   * parsing reorders it. */
+  cleanup_strv char **command_line = strv_copy (argv, (size_t) argc);
+  size_t n_main = 0;
+  while (g->argv[n_main])
+    n_main++;
+  cleanup_strv char **main_argv = strv_copy (g->argv, n_main);
   cleanup_parsed ar_parsed p = { 0 };
   int r = ar_cmd_parse (&doc, options, argc, argv, &p, err);
   if (r != 0)
     return r < 0 ? -1 : 0;
+  /* A take runs nothing of ours in a container: no sealed copy needed. */
+  if (!p.value[OPT_POOL] && ar_ensure_sealed_exe (main_argv, g->envp, err) < 0)
+    return -1;
   bool print_only = ar_flag (&p, OPT_PRINT_POLICY);
   if (p.n_args == 0 && !print_only)
     return ar_error_set (
@@ -497,13 +720,7 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 
   cleanup_free char *rootfs = NULL;
   cleanup_free char *workspace = NULL;
-  if (absolute_dir ("--rootfs", p.value[OPT_ROOTFS] ? p.value[OPT_ROOTFS] : "/",
-                    &rootfs, err)
-          < 0
-      || absolute_dir ("--workspace",
-                       p.value[OPT_WORKSPACE] ? p.value[OPT_WORKSPACE] : ".",
-                       &workspace, err)
-             < 0)
+  if (sandbox_dirs (&p, &rootfs, &workspace, err) < 0)
     return -1;
   cleanup_free char *diff_path = NULL;
   if (p.value[OPT_DIFF] && !print_only
@@ -517,6 +734,12 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     return -1;
   report.diff_path = diff_path;
   /* From here on a failure is also written to --json-status. */
+  if (p.value[OPT_POOL])
+    {
+      int taken = sandbox_from_pool (g, &p, command_line, &report, err);
+      ar_sandbox_report_finish (&report, taken, taken < 0 ? *err : NULL);
+      return taken;
+    }
   oci_spec *spec = NULL;
   int status = checked_spec (g, &p, rootfs, workspace, &spec, err);
   if (status == 0 && print_only)

@@ -248,6 +248,25 @@ set_cwd (const ar_sandbox_process_flags *f, oci_process *proc, ar_error_t **err)
   return 0;
 }
 
+/* --env-file, then each -e: -e wins. */
+static int
+add_env (const ar_sandbox_process_flags *f, oci_strv *env, ar_error_t **err)
+{
+  if (f->env_file && env_file_read (f->env_file, env, err) < 0)
+    return -1;
+  for (size_t i = 0; i < f->n_env; i++)
+    {
+      const char *eq = strchr (f->env[i], '=');
+      if (!env_name_valid (f->env[i],
+                           eq ? (size_t) (eq - f->env[i]) : strlen (f->env[i])))
+        return ar_error_set (err, 0,
+                             "sandbox: --env `%s`: expected NAME=VALUE or NAME",
+                             f->env[i]);
+      env_add (env, f->env[i]);
+    }
+  return 0;
+}
+
 int
 ar_sandbox_set_process (const ar_sandbox_process_flags *f, oci_spec *spec,
                         ar_error_t **err)
@@ -259,17 +278,14 @@ ar_sandbox_set_process (const ar_sandbox_process_flags *f, oci_spec *spec,
     return -1;
   /* as docker: root's home, or / for a user without a passwd entry */
   ar_env_set (&proc->env, proc->user.uid == 0 ? "HOME=/root" : "HOME=/");
-  if (f->env_file && env_file_read (f->env_file, &proc->env, err) < 0)
+  return add_env (f, &proc->env, err);
+}
+
+int
+ar_sandbox_set_call_process (const ar_sandbox_process_flags *f,
+                             oci_process *proc, ar_error_t **err)
+{
+  if (f->workdir && set_cwd (f, proc, err) < 0)
     return -1;
-  for (size_t i = 0; i < f->n_env; i++)
-    {
-      const char *eq = strchr (f->env[i], '=');
-      if (!env_name_valid (f->env[i],
-                           eq ? (size_t) (eq - f->env[i]) : strlen (f->env[i])))
-        return ar_error_set (err, 0,
-                             "sandbox: --env `%s`: expected NAME=VALUE or NAME",
-                             f->env[i]);
-      env_add (&proc->env, f->env[i]);
-    }
-  return 0;
+  return add_env (f, &proc->env, err);
 }

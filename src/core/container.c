@@ -715,6 +715,17 @@ gather_outcome (const char *root, const char *id, const ar_created *created,
     o->reason = AR_END_EXITED;
 }
 
+/* An init that is not our child: the command's status is its report, and
+ * without one the init was killed (the wall-clock limit, or the OOM
+ * killer) before it could send it. */
+static int
+adopted_status (const exit_report *report, ar_foreground_end *end)
+{
+  end->wait_status = report->reported ? report->wait_status : SIGKILL;
+  int ws = end->wait_status;
+  return WIFSIGNALED (ws) ? 128 + WTERMSIG (ws) : WEXITSTATUS (ws);
+}
+
 int
 ar_container_wait (const char *root, const char *id, const char *who,
                    const ar_created *created, ar_run_outcome *outcome,
@@ -724,11 +735,18 @@ ar_container_wait (const char *root, const char *id, const char *who,
   pthread_t thread;
   bool reporting = start_exit_report (&report, &thread);
   ar_foreground_end end;
-  int status
-      = ar_foreground_wait (created->pid, created->pty_master, created->pidfd,
-                            created->wall_clock_seconds, &end, err);
+  int status = 0;
+  if (created->adopted)
+    ar_foreground_wait_adopted (created->pidfd, created->wall_clock_seconds,
+                                &end);
+  else
+    status
+        = ar_foreground_wait (created->pid, created->pty_master, created->pidfd,
+                              created->wall_clock_seconds, &end, err);
   if (reporting)
     end_exit_report (created->sync_fd, thread);
+  if (created->adopted)
+    status = adopted_status (&report, &end);
   if (end.timed_out)
     {
       cleanup_free char *f

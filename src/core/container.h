@@ -49,6 +49,10 @@ typedef struct ar_create_options
   bool bundle_owned;
   /* sandbox: its own command line (NULL-terminated), for the audit log. */
   char *const *command_line;
+  /* sandbox --pool: once ready the init waits to be taken (take.h), not
+   * started; with started_by_parent, and a caller that does not wait:
+   * whoever takes it waits, and enforces the wall-clock limit. */
+  bool await_take;
 } ar_create_options;
 
 /* What a create hands back to a caller that stays around (run). */
@@ -60,6 +64,9 @@ typedef struct
   int pty_master;             /* -1 unless started_by_parent with a terminal */
   int64_t wall_clock_seconds; /* > 0: the caller must kill the init then */
   int64_t started_ms; /* ar_now_ms () when ar_container_release let it go */
+  /* Taken from a pool (take.h): not this process's child, so its end is
+   * seen on the pidfd and the command's status comes from its report. */
+  bool adopted;
 } ar_created;
 
 /* mkdir -p the state root (--root) or a directory in it; a caller without

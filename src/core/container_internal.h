@@ -3,6 +3,7 @@
 #ifndef AR_CORE_CONTAINER_INTERNAL_H
 #define AR_CORE_CONTAINER_INTERNAL_H
 
+#include "../util/error.h"
 #include <sys/types.h>
 
 /* Remove the state dir's files and the dir itself. */
@@ -10,5 +11,9 @@ void ar_container_remove_state_dir (int root_fd, const char *id, int state_fd);
 
 /* Wait (bounded) for a process to be gone; works for non-children too. */
 void ar_wait_pidfd_exit (int pidfd, pid_t pid, int timeout_ms);
+
+/* This process supervises the container (its state dir `state_fd`): a
+ * later create deletes it once this process and the init are gone. */
+int ar_container_record_supervisor (int state_fd, ar_error_t **err);
 
 #endif

@@ -784,6 +784,7 @@ start_init (create_ctx *c, bool *new_userns, ar_error_t **err)
     .listen_fds = c->opts->listen_fds,
     .die_with_parent = c->opts->started_by_parent && c->opts->caller_waits,
     .reaper = c->opts->init_reaper,
+    .await_take = c->opts->await_take,
   };
   /* The mapped root may not reach what host root can: open them now. */
   int *bind_fds = NULL;
@@ -820,6 +821,12 @@ record_supervision (const ar_create_options *opts, int state_fd,
     return -1;
   if (!opts->delete_when_done)
     return 0;
+  return ar_container_record_supervisor (state_fd, err);
+}
+
+int
+ar_container_record_supervisor (int state_fd, ar_error_t **err)
+{
   cleanup_free char *me
       = xasprintf ("%d %llu\n", (int) getpid (), ar_pid_start_time (getpid ()));
   return ar_write_file_atomic_at (state_fd, AR_SUPERVISOR_FILE, me, strlen (me),
@@ -855,7 +862,8 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
   ar_timings_mark ("init");
   if (ar_write_pid_file (c->opts->pid_file, u->pid, err) < 0)
     return -1;
-  if (c->plan && c->opts->caller_waits && out->pty_master < 0)
+  if (c->plan && (c->opts->caller_waits || c->opts->await_take)
+      && out->pty_master < 0)
     {
       out->wall_clock_seconds = ar_stage_wall_clock_seconds (c->plan);
       return 0;

@@ -63,6 +63,20 @@ enforce_deadline (int pidfd, int64_t seconds, bool *timed_out)
   ar_pidfd_send_signal (pidfd, SIGKILL);
 }
 
+void
+ar_foreground_wait_adopted (int pidfd, int64_t timeout_seconds,
+                            ar_foreground_end *end)
+{
+  *end = (ar_foreground_end){ .wait_status = -1 };
+  if (timeout_seconds > 0)
+    enforce_deadline (pidfd, timeout_seconds, &end->timed_out);
+  struct pollfd p = { .fd = pidfd, .events = POLLIN };
+  while (poll (&p, 1, -1) < 0 && errno == EINTR)
+    ;
+  forward_pid = 0;
+  end->passed_on = first_ending_signal;
+}
+
 int
 ar_foreground_wait (pid_t pid, int pty, int pidfd, int64_t timeout_seconds,
                     ar_foreground_end *end, ar_error_t **err)

@@ -29,4 +29,10 @@ typedef struct
 int ar_foreground_wait (pid_t pid, int pty, int pidfd, int64_t timeout_seconds,
                         ar_foreground_end *end, ar_error_t **err);
 
+/* The same for a process that is not our child (a pooled sandbox's init,
+ * take.h): its end is seen on `pidfd`; end->wait_status stays -1, for
+ * the caller to learn from the process's own report. */
+void ar_foreground_wait_adopted (int pidfd, int64_t timeout_seconds,
+                                 ar_foreground_end *end);
+
 #endif

@@ -9,6 +9,7 @@
 #include "reaper.h"
 #include "sync.h"
 #include "sysctl.h"
+#include "take.h"
 #include "terminal.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -19,10 +20,12 @@
 #include <linux/keyctl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 /* Host pid of this init, as the parent told us: the state hooks see. */
 static pid_t host_pid;
@@ -180,8 +183,8 @@ finish_setup (const ar_init_config *cfg, const char *pty_slave, int *proc_sys,
   if (proc->cwd && chdir (proc->cwd) < 0)
     return ar_error_set (err, errno, "chdir to cwd `%s` set in config.json",
                          proc->cwd);
-  *exe = ar_process_find_executable (proc, err);
-  if (*exe == NULL)
+  /* A pooled init learns its command only when it is taken. */
+  if (!cfg->await_take && (*exe = ar_process_find_executable (proc, err)) == NULL)
     return -1;
   if (pty_slave)
     {
@@ -229,14 +232,104 @@ die_on_termination_signals (void)
     }
 }
 
-/* Block until `start` opens the fifo (or the parent says go). */
+/* What the init runs once started: the spec's process, or a taker's
+ * command, reported on the taker's connection. */
+typedef struct
+{
+  int report_fd;
+  char *exe;
+  char **envp;
+  ar_take_command taken; /* args.items NULL: not taken */
+} start_order;
+
+/* A taker's command in place of the spec's: its cwd, executable and
+ * environment, looked up as the spec's would be. */
 static int
-wait_for_start (const ar_init_config *cfg, ar_error_t **err)
+adopt_command (const ar_init_config *cfg, start_order *o, ar_error_t **err)
+{
+  oci_process proc = *cfg->spec->process;
+  proc.args = o->taken.args;
+  proc.env = o->taken.env;
+  proc.cwd = o->taken.cwd;
+  /* A missing cwd is made, as a fresh container's is (finish_setup). */
+  if (access (proc.cwd, F_OK) < 0 && errno == ENOENT
+      && ar_mkdir_p (proc.cwd, 0755, err) < 0)
+    return ar_error_prefix (err, "create cwd");
+  if (chdir (proc.cwd) < 0)
+    return ar_error_set (err, errno, "chdir to cwd `%s`", proc.cwd);
+  o->exe = ar_process_find_executable (&proc, err);
+  if (o->exe == NULL)
+    return -1;
+  o->envp = ar_process_exec_env (&proc);
+  return 0;
+}
+
+static int
+become_stdio (const int stdio[3], ar_error_t **err)
+{
+  for (int i = 0; i < 3; i++)
+    if (dup2 (stdio[i], i) < 0)
+      return ar_error_set (err, errno, "take: dup2 onto %d", i);
+  return 0;
+}
+
+/* A pooled init: the filler may go now. Until taken, its stdio is
+ * /dev/null (the filler's would keep a pipe or terminal open); then it
+ * answers the taker READY, or the error, and waits for the start. */
+static int
+await_taker (const ar_init_config *cfg, int listener, start_order *o,
+             ar_error_t **err)
+{
+  close (cfg->sync_fd);
+  int null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  const int nulls[3] = { null_fd, null_fd, null_fd };
+  if (null_fd < 0 || become_stdio (nulls, err) < 0)
+    _exit (1);
+  close (null_fd);
+  int stdio[3];
+  int r = ar_take_await (listener, &o->taken, stdio, &o->report_fd, err);
+  close (listener);
+  if (r == 0)
+    r = adopt_command (cfg, o, err);
+  if (r == 0)
+    r = become_stdio (stdio, err);
+  for (int i = 0; i < 3; i++)
+    if (stdio[i] >= 0)
+      close (stdio[i]);
+  if (o->report_fd < 0)
+    _exit (1);
+  if (r < 0)
+    {
+      ar_sync_send (o->report_fd, AR_SYNC_ERROR, 0, -1, ar_error_text (*err),
+                    NULL);
+      _exit (1);
+    }
+  ar_sync_msg msg;
+  if (ar_sync_send (o->report_fd, AR_SYNC_READY, 0, -1, NULL, err) < 0
+      || ar_sync_expect (o->report_fd, AR_SYNC_START, &msg, err) < 0)
+    _exit (1);
+  return 0;
+}
+
+/* Block until `start` opens the fifo, the parent says go, or (pooled)
+ * a taker does. */
+static int
+wait_for_start (const ar_init_config *cfg, start_order *o, ar_error_t **err)
 {
   if (cfg->fifo_fd < 0)
     {
       ar_sync_msg msg;
-      return ar_sync_expect (cfg->sync_fd, AR_SYNC_START, &msg, err);
+      if (ar_sync_recv (cfg->sync_fd, &msg, err) < 0)
+        return -1;
+      free (msg.text);
+      if (msg.type == AR_SYNC_TAKE && cfg->await_take && msg.fd >= 0)
+        return await_taker (cfg, msg.fd, o, err);
+      if (msg.fd >= 0)
+        close (msg.fd);
+      if (msg.type != AR_SYNC_START)
+        return ar_error_set (err, 0, "sync: expected a start, got %d",
+                             (int) msg.type);
+      return 0;
     }
   char path[64];
   snprintf (path, sizeof path, "/proc/self/fd/%d", cfg->fifo_fd);
@@ -267,7 +360,7 @@ ar_init_main (const ar_init_config *cfg)
   ar_sync_msg msg;
   int pty_master = -1;
   char *pty_slave = NULL;
-  char *exe = NULL;
+  start_order order = { .report_fd = cfg->sync_fd };
   int proc_sys = -1;
   const oci_spec *spec = cfg->spec;
 
@@ -314,11 +407,13 @@ ar_init_main (const ar_init_config *cfg)
       < 0)
     fail (cfg, err, true);
   ar_timings_mark ("hooks");
-  if (finish_setup (cfg, pty_slave, &proc_sys, &exe, &err) < 0)
+  if (finish_setup (cfg, pty_slave, &proc_sys, &order.exe, &err) < 0)
     fail (cfg, err, true);
   ar_timings_mark ("pivot");
-  /* Before seccomp and the uid change: it reads the container's passwd. */
-  char **envp = ar_process_exec_env (spec->process);
+  /* Before seccomp and the uid change: it reads the container's passwd.
+   * (A pooled init reads it later, as the container's user.) */
+  if (!cfg->await_take)
+    order.envp = ar_process_exec_env (spec->process);
   die_on_termination_signals ();
   if (drop_privileges (cfg, &err) < 0)
     fail (cfg, err, true);
@@ -329,24 +424,28 @@ ar_init_main (const ar_init_config *cfg)
   cleanup_free char *phases = ar_timings_encode ();
   if (ar_sync_send (cfg->sync_fd, AR_SYNC_READY, 0, -1, phases, &err) < 0)
     _exit (1);
-  if (wait_for_start (cfg, &err) < 0)
+  if (wait_for_start (cfg, &order, &err) < 0)
     fail (cfg, err, false);
   /* Only as PID 1: the reaper's kill(-1) must stay inside the namespace.
-   * It tells the parent how the command ended on the sync channel. */
+   * It tells the parent (or taker) how the command ended. */
   bool reaping = cfg->reaper && getpid () == 1;
   if (!reaping)
-    close (cfg->sync_fd);
+    close (order.report_fd);
 
   if (run_hooks_here (cfg, &spec->hooks.start_container, "startContainer",
                       "created", &err)
       < 0)
     fail (cfg, err, false);
-  if (reaping && ar_reaper_fork_workload (cfg->sync_fd, &err) < 0)
+  if (reaping && ar_reaper_fork_workload (order.report_fd, &err) < 0)
     fail (cfg, err, false);
+  char **envp = order.envp;
   /* After the reaper's fork: LISTEN_PID is the workload's own pid. */
   if (cfg->listen_fds > 0)
     envp = ar_process_env_add_listen_fds (envp, cfg->listen_fds);
-  execve (exe, spec->process->args.items, envp);
-  dprintf (STDERR_FILENO, "agentrun: exec `%s`: %s\n", exe, strerror (errno));
+  char *const *args = order.taken.args.items ? order.taken.args.items
+                                             : spec->process->args.items;
+  execve (order.exe, args, envp);
+  dprintf (STDERR_FILENO, "agentrun: exec `%s`: %s\n", order.exe,
+           strerror (errno));
   _exit (127);
 }

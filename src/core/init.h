@@ -28,6 +28,9 @@ typedef struct
   int listen_fds;             /* LISTEN_FDS for the workload, 0: none */
   bool die_with_parent;       /* the runtime waits for us: die when it does */
   bool reaper; /* stay as PID 1 and fork the workload (reaper.h) */
+  /* Once ready, wait to be taken (take.h): the command and its stdio
+   * come from the taker, not process.args. */
+  bool await_take;
 } ar_init_config;
 
 /* Never returns: execs the workload or _exits non-zero after sending the

@@ -110,13 +110,21 @@ fields_of (void (*fill) (yajl_gen, const void *), const void *arg)
 }
 
 void
+ar_stage_audit_process (const ar_plan *plan, const char *state_dir,
+                        const char *id, const char *event,
+                        const oci_process *proc, char *const *command_line)
+{
+  if (audits (plan) && proc)
+    stage->audit_process (plan, state_dir, id, event, proc, command_line,
+                          NULL);
+}
+
+void
 ar_stage_audit_create (const ar_plan *plan, const char *state_dir,
                        const char *id, const oci_process *proc,
                        char *const *command_line)
 {
-  if (audits (plan) && proc)
-    stage->audit_process (plan, state_dir, id, "create", proc, command_line,
-                          NULL);
+  ar_stage_audit_process (plan, state_dir, id, "create", proc, command_line);
 }
 
 static void

@@ -106,6 +106,13 @@ void ar_stage_audit_create (const ar_plan *plan, const char *state_dir,
                             const char *id, const oci_process *proc,
                             char *const *command_line);
 
+/* Another record about the container's process under `event` (a pooled
+ * sandbox's "take": the command it was given). */
+void ar_stage_audit_process (const ar_plan *plan, const char *state_dir,
+                             const char *id, const char *event,
+                             const oci_process *proc,
+                             char *const *command_line);
+
 /* How an exec went, in two records: "exec-start" (argv, user, cwd) before
  * the process exists, "exec" when it ended (pid, and its status when
  * known: status >= 0), or failed to start (`error`). A start without an

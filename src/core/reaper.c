@@ -6,6 +6,7 @@
 #include "../util/signals.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -58,6 +59,30 @@ await_parent (int report_fd)
   while (r < 0 && errno == EINTR);
 }
 
+/* The runtime that waits on `report_fd` is gone (killed, or a taker of
+ * a pooled sandbox that died): nobody would see the command's end, or
+ * stop it. A run's init dies with its parent; a taken one's parent is
+ * not its runtime, so the hang-up (SIGIO, O_ASYNC) is what tells it. */
+static bool
+runtime_gone (int report_fd)
+{
+  struct pollfd p = { .fd = report_fd, .events = POLLRDHUP };
+  return poll (&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+static void
+watch_runtime (int report_fd)
+{
+  if (report_fd < 0 || fcntl (report_fd, F_SETOWN, getpid ()) < 0)
+    return;
+  int flags = fcntl (report_fd, F_GETFL);
+  if (flags >= 0)
+    fcntl (report_fd, F_SETFL, flags | O_ASYNC);
+  /* Gone already: no SIGIO would come. */
+  if (runtime_gone (report_fd))
+    raise (SIGIO);
+}
+
 /* Signals from a process (the runtime passing on what it got) are passed
  * on; those the kernel makes (a terminal's ^C, its hang-up) already
  * reached the workload's process group. The first termination signal
@@ -90,6 +115,11 @@ reap_until_workload_ends (pid_t workload, int report_fd)
             await_parent (report_fd);
           _exit (WIFSIGNALED (status) ? 128 + WTERMSIG (status)
                                       : WEXITSTATUS (status));
+        }
+      if (sig == SIGIO && report_fd >= 0 && runtime_gone (report_fd))
+        {
+          kill (-1, SIGKILL);
+          _exit (128 + SIGKILL);
         }
       if (sig == SIGCHLD || info.si_code > 0)
         continue;
@@ -125,5 +155,6 @@ ar_reaper_fork_workload (int report_fd, ar_error_t **err)
       sigprocmask (SIG_SETMASK, &old, NULL);
       return 0;
     }
+  watch_runtime (report_fd);
   reap_until_workload_ends (child, report_fd);
 }

@@ -21,6 +21,10 @@ typedef enum
   AR_SYNC_EXIT,         /* init as reaper (reaper.h): the command's wait
                          status in `value`, just before the init exits */
   AR_SYNC_EXIT_SEEN,    /* parent: the cgroup is read, the init may go */
+  AR_SYNC_TAKE,         /* parent (a pool's filler): instead of a start,
+                         the listening socket to wait on (take.h) */
+  AR_SYNC_COMMAND,      /* taker: a memfd holding the command */
+  AR_SYNC_STDIO,        /* taker: the fd to become the command's fd `value` */
 } ar_sync_type;
 
 typedef struct

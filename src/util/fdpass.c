@@ -5,6 +5,7 @@
 #include "fs.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -112,4 +113,46 @@ ar_fd_send_to_path (const char *path, int fd, const char *payload,
   if (fd_send (sock, fd, payload, err) < 0)
     return ar_error_prefix (err, "`%s`", path);
   return 0;
+}
+
+static int
+unix_addr_at (int dirfd, const char *name, struct sockaddr_un *addr,
+              ar_error_t **err)
+{
+  *addr = (struct sockaddr_un){ .sun_family = AF_UNIX };
+  int n = snprintf (addr->sun_path, sizeof addr->sun_path, "/proc/self/fd/%d/%s",
+                    dirfd, name);
+  if (n < 0 || (size_t) n >= sizeof addr->sun_path)
+    return ar_error_set (err, ENAMETOOLONG, "socket `%s`", name);
+  return 0;
+}
+
+int
+ar_seqpacket_listen_at (int dirfd, const char *name, ar_error_t **err)
+{
+  struct sockaddr_un addr;
+  if (unix_addr_at (dirfd, name, &addr, err) < 0)
+    return -1;
+  cleanup_close int sock = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (sock < 0)
+    return ar_error_set (err, errno, "socket");
+  if (bind (sock, (struct sockaddr *) &addr, sizeof addr) < 0)
+    return ar_error_set (err, errno, "bind socket `%s`", name);
+  if (listen (sock, 1) < 0)
+    return ar_error_set (err, errno, "listen on socket `%s`", name);
+  return steal_fd (&sock);
+}
+
+int
+ar_seqpacket_connect_at (int dirfd, const char *name, ar_error_t **err)
+{
+  struct sockaddr_un addr;
+  if (unix_addr_at (dirfd, name, &addr, err) < 0)
+    return -1;
+  cleanup_close int sock = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (sock < 0)
+    return ar_error_set (err, errno, "socket");
+  if (connect (sock, (struct sockaddr *) &addr, sizeof addr) < 0)
+    return ar_error_set (err, errno, "connect to socket `%s`", name);
+  return steal_fd (&sock);
 }

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "config.h"
+#include "take.h"
+#include "container_internal.h"
+#include "policy_stage.h"
+#include "state.h"
+#include "sync.h"
+#include "../util/cleanup.h"
+#include "../util/fdpass.h"
+#include "../util/fs.h"
+#include "../util/pidfd.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int
+ar_take_offer (int sync_fd, int dirfd, const char *name, ar_error_t **err)
+{
+  cleanup_close int listener = ar_seqpacket_listen_at (dirfd, name, err);
+  if (listener < 0)
+    return -1;
+  if (ar_sync_send (sync_fd, AR_SYNC_TAKE, 0, listener, NULL, err) < 0)
+    {
+      unlinkat (dirfd, name, 0);
+      return -1;
+    }
+  return 0;
+}
+
+static int
+read_command (int fd, ar_take_command *cmd, ar_error_t **err)
+{
+  struct stat st;
+  if (fstat (fd, &st) < 0)
+    return ar_error_set (err, errno, "take: the command");
+  if (st.st_size <= 0 || (size_t) st.st_size > AR_TAKE_COMMAND_MAX)
+    return ar_error_set (err, 0, "take: the command is %lld bytes",
+                         (long long) st.st_size);
+  size_t len = (size_t) st.st_size;
+  cleanup_free char *buf = xmalloc (len);
+  for (size_t at = 0; at < len;)
+    {
+      ssize_t n = pread (fd, buf + at, len - at, (off_t) at);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return ar_error_set (err, n < 0 ? errno : EIO, "take: read the command");
+      at += (size_t) n;
+    }
+  return ar_take_command_decode (buf, len, cmd, err);
+}
+
+int
+ar_take_await (int listener, ar_take_command *cmd, int stdio[3], int *conn,
+               ar_error_t **err)
+{
+  stdio[0] = stdio[1] = stdio[2] = -1;
+  int c;
+  do
+    c = accept4 (listener, NULL, NULL, SOCK_CLOEXEC);
+  while (c < 0 && errno == EINTR);
+  if (c < 0)
+    return ar_error_set (err, errno, "take: accept");
+  *conn = c;
+  ar_sync_msg msg;
+  if (ar_sync_expect (c, AR_SYNC_COMMAND, &msg, err) < 0)
+    return -1;
+  free (msg.text);
+  cleanup_close int command_fd = msg.fd;
+  if (command_fd < 0)
+    return ar_error_set (err, 0, "take: no command came");
+  if (read_command (command_fd, cmd, err) < 0)
+    return -1;
+  for (int i = 0; i < 3; i++)
+    {
+      if (ar_sync_expect (c, AR_SYNC_STDIO, &msg, err) < 0)
+        return -1;
+      free (msg.text);
+      stdio[i] = msg.fd;
+      if (msg.fd < 0 || msg.value != i)
+        return ar_error_set (err, 0, "take: expected the fd for %d", i);
+    }
+  return 0;
+}
+
+static int
+send_command (int sock, const ar_take_command *cmd, ar_error_t **err)
+{
+  size_t len = 0;
+  cleanup_free char *buf = ar_take_command_encode (cmd, &len);
+  if (len > AR_TAKE_COMMAND_MAX)
+    return ar_error_set (err, E2BIG, "the command and its environment");
+  cleanup_close int fd = memfd_create ("agentrun-command", MFD_CLOEXEC);
+  if (fd < 0)
+    return ar_error_set (err, errno, "memfd_create");
+  if (ar_write_all (fd, buf, len) < 0)
+    return ar_error_set (err, errno, "write the command");
+  if (ar_sync_send (sock, AR_SYNC_COMMAND, 0, fd, NULL, err) < 0)
+    return -1;
+  for (int i = 0; i < 3; i++)
+    if (ar_sync_send (sock, AR_SYNC_STDIO, i, i, NULL, err) < 0)
+      return -1;
+  return 0;
+}
+
+/* The init named by the state, still the same process: a pidfd first,
+ * then its start time, so a pid used again is not taken for it. */
+static int
+open_init (const ar_state *st, const char *id, ar_error_t **err)
+{
+  cleanup_close int pidfd = ar_pidfd_open (st->pid);
+  if (pidfd < 0 || ar_pid_start_time (st->pid) != st->start_time)
+    return ar_error_set (err, ESRCH, "container `%s`: its init is gone", id);
+  return steal_fd (&pidfd);
+}
+
+int
+ar_container_take (const char *root, const char *id, int dirfd,
+                   const char *name, const oci_process *proc,
+                   char *const *command_line, ar_created *out,
+                   ar_error_t **err)
+{
+  const ar_take_command cmd
+      = { .args = proc->args, .env = proc->env, .cwd = proc->cwd };
+  *out = (ar_created){
+    .pidfd = -1, .sync_fd = -1, .pty_master = -1, .adopted = true
+  };
+  cleanup_close int state_fd = -1;
+  cleanup_state ar_state *st = NULL;
+  if (ar_container_load (root, id, &state_fd, &st, err) < 0)
+    return -1;
+  out->pid = st->pid;
+  out->pidfd = open_init (st, id, err);
+  if (out->pidfd < 0)
+    return -1;
+  out->sync_fd = ar_seqpacket_connect_at (dirfd, name, err);
+  if (out->sync_fd < 0 || send_command (out->sync_fd, &cmd, err) < 0)
+    return ar_error_prefix (err, "container `%s`", id);
+  ar_sync_msg msg;
+  if (ar_sync_expect (out->sync_fd, AR_SYNC_READY, &msg, err) < 0)
+    return -1;
+  free (msg.text);
+  if (ar_container_record_supervisor (state_fd, err) < 0)
+    return -1;
+  ar_plan *plan = NULL;
+  if (ar_stage_load_plan (state_fd, &plan, err) < 0)
+    return -1;
+  out->wall_clock_seconds = ar_stage_wall_clock_seconds (plan);
+  cleanup_free char *state_dir = ar_container_state_path (root, id, err);
+  if (state_dir)
+    ar_stage_audit_process (plan, state_dir, id, "take", proc, command_line);
+  ar_stage_free_plan (plan);
+  if (state_dir == NULL)
+    return -1;
+  return ar_container_release (root, id, out, err);
+}

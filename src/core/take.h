@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Sandboxes made ahead (sandbox --pool): a container created in full
+ * whose init, once ready, waits on a listening socket instead of for a
+ * start. Whoever takes it connects, sends the command (take_command.h)
+ * and its stdio, and from then on is the container's caller as `run` is:
+ * it starts it, waits for it (the init reports the command's end on the
+ * connection) and deletes it. The init ends the container when the
+ * connection drops. */
+#ifndef AR_CORE_TAKE_H
+#define AR_CORE_TAKE_H
+
+#include "container.h"
+#include "take_command.h"
+#include "../util/error.h"
+
+/* The filler, once ar_container_create (with await_take) returned: a
+ * listening socket at `name` in `dirfd`, handed to the init on `sync_fd`.
+ * The socket file stays; the filler may exit. */
+int ar_take_offer (int sync_fd, int dirfd, const char *name, ar_error_t **err);
+
+/* The init: wait on `listener` for one taker, then its command and stdio.
+ * *conn is the connection (the init reports on it), stdio[i] the fd for
+ * the command's fd i. */
+int ar_take_await (int listener, ar_take_command *cmd, int stdio[3], int *conn,
+                   ar_error_t **err);
+
+/* The taker: connect to the container `id` of `root` through its socket
+ * `name` in `dirfd`, hand over `proc`'s args, env and cwd and this
+ * process's stdio, audit them ("take", with `command_line`), and start
+ * it; *out is as ar_container_create and ar_container_release leave it
+ * for `run` (pid, pidfd, sync_fd, wall_clock_seconds, started_ms), with
+ * `adopted` set: the init is not this process's child. A container whose
+ * init is gone or refuses the command is an error; the caller deletes it. */
+int ar_container_take (const char *root, const char *id, int dirfd,
+                       const char *name, const oci_process *proc,
+                       char *const *command_line, ar_created *out,
+                       ar_error_t **err);
+
+#endif
