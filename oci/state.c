@@ -135,3 +135,19 @@ oci_strv_push (oci_strv *v, const char *item)
   v->items[v->len++] = xstrdup (item);
   v->items[v->len] = NULL;
 }
+
+void
+oci_env_set (oci_strv *env, const char *kv)
+{
+  const char *eq = strchr (kv, '=');
+  size_t key_len = eq ? (size_t) (eq - kv) : strlen (kv);
+  for (size_t i = 0; i < env->len; i++)
+    if (strncmp (env->items[i], kv, key_len) == 0
+        && env->items[i][key_len] == '=')
+      {
+        free (env->items[i]);
+        env->items[i] = xstrdup (kv);
+        return;
+      }
+  oci_strv_push (env, kv);
+}

@@ -63,7 +63,7 @@ apply_flags (const ar_parsed *p, oci_process *proc, ar_error_t **err)
   if (p->n_args > 1)
     oci_strv_set (&proc->args, p->args + 1, (size_t) p->n_args - 1);
   for (size_t i = 0; i < p->n_multi[OPT_ENV]; i++)
-    ar_env_set (&proc->env, p->multi[OPT_ENV][i]);
+    oci_env_set (&proc->env, p->multi[OPT_ENV][i]);
   if (p->value[OPT_CWD])
     {
       free (proc->cwd);

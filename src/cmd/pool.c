@@ -34,11 +34,10 @@
 /* How long a take waits for the filler when no sandbox is ready. */
 #define POOL_EMPTY_WAIT_MS 60000
 
-static const ar_option options[] = {
-  { "size", 0, true,
-    "create: how many sandboxes to keep ready (default 2, at most 256)" },
-  { 0 }
-};
+static const ar_option options[]
+    = { { "size", 0, true,
+          "create: how many sandboxes to keep ready (default 2, at most 256)" },
+        { 0 } };
 AR_OPTIONS_FIT (options);
 enum
 {
@@ -46,7 +45,8 @@ enum
 };
 
 static const ar_command_doc doc = {
-  "pool", "create NAME [--size N] [SANDBOX OPTIONS] | fill NAME | list | rm NAME",
+  "pool",
+  "create NAME [--size N] [SANDBOX OPTIONS] | fill NAME | list | rm NAME",
   "Keep agent sandboxes made ahead, for `agentrun sandbox --pool NAME`.\n"
   "\n"
   "create  make the pool and fill it: N sandboxes, each made with the\n"
@@ -189,8 +189,8 @@ new_member_id (const char *name)
   unsigned char r[6] = { 0 };
   if (getrandom (r, sizeof r, 0) != (ssize_t) sizeof r)
     r[0] = (unsigned char) getpid ();
-  return xasprintf ("%s-%02x%02x%02x%02x%02x%02x", name, r[0], r[1], r[2],
-                    r[3], r[4], r[5]);
+  return xasprintf ("%s-%02x%02x%02x%02x%02x%02x", name, r[0], r[1], r[2], r[3],
+                    r[4], r[5]);
 }
 
 /* Make sandboxes until `size` are ready, one filler at a time (the lock);
@@ -237,8 +237,10 @@ remove_pool (const ar_globals *g, const char *name, int pool_fd,
     return ar_error_set (err, errno, "pool: lock");
   unlinkat (pool_fd, "size", 0);
   int r = 0;
-  cleanup_close int ready_fd = openat (pool_fd, "ready", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  cleanup_close int taken_fd = openat (pool_fd, "taken", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int ready_fd
+      = openat (pool_fd, "ready", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int taken_fd
+      = openat (pool_fd, "taken", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   cleanup_dir DIR *ready = ready_fd >= 0 ? open_listing (ready_fd) : NULL;
   for (struct dirent *e; ready && taken_fd >= 0 && (e = readdir (ready));)
     {
@@ -289,9 +291,8 @@ parse_size (const char *text, unsigned *size, ar_error_t **err)
   unsigned long v = strtoul (text, &end, 10);
   if (errno || end == text || *end || v < 1 || v > POOL_SIZE_MAX
       || text[0] == '-' || text[0] == '+')
-    return ar_error_set (err, 0,
-                         "pool create: --size `%s`: expected 1 to %d", text,
-                         POOL_SIZE_MAX);
+    return ar_error_set (err, 0, "pool create: --size `%s`: expected 1 to %d",
+                         text, POOL_SIZE_MAX);
   *size = (unsigned) v;
   return 0;
 }
@@ -377,8 +378,8 @@ pool_create (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (r == 0)
     r = write_list (pool_fd, "globals", globals, n_globals, err);
   if (r == 0)
-    r = ar_write_file_atomic_at (pool_fd, "size", size_text,
-                                 strlen (size_text), 0600, err);
+    r = ar_write_file_atomic_at (pool_fd, "size", size_text, strlen (size_text),
+                                 0600, err);
   if (r == 0)
     r = fill (g, name, pool_fd, err);
   if (r < 0)
@@ -399,12 +400,12 @@ pool_list (const ar_globals *g)
     {
       if (e->d_name[0] == '.')
         continue;
-      cleanup_close int pool_fd = openat (dirfd (dir), e->d_name,
-                                          O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      cleanup_close int pool_fd
+          = openat (dirfd (dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       cleanup_close int ready_fd
-          = pool_fd < 0 ? -1
-                        : openat (pool_fd, "ready",
-                                  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+          = pool_fd < 0
+                ? -1
+                : openat (pool_fd, "ready", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       unsigned size = 0;
       cleanup_error ar_error_t *ignored = NULL;
       if (ready_fd < 0 || read_size (pool_fd, &size, &ignored) < 0)
@@ -495,8 +496,8 @@ filler_error (int pool_fd)
 /* None ready: wait for the filler's next one (inotify on ready/), or its
  * end, within POOL_EMPTY_WAIT_MS. */
 static int
-wait_for_ready (int pool_fd, int ready_fd, const char *name,
-                ar_pool_member *m, ar_error_t **err)
+wait_for_ready (int pool_fd, int ready_fd, const char *name, ar_pool_member *m,
+                ar_error_t **err)
 {
   cleanup_close int in = inotify_init1 (IN_CLOEXEC | IN_NONBLOCK);
   char path[64];
@@ -524,9 +525,10 @@ wait_for_ready (int pool_fd, int ready_fd, const char *name,
           if (claim_ready (ready_fd, m))
             return 0;
           cleanup_free char *why = filler_error (pool_fd);
-          return ar_error_set (err, 0,
-                               "pool `%s`: no sandbox is ready, and making one failed: %s",
-                               name, why);
+          return ar_error_set (
+              err, 0,
+              "pool `%s`: no sandbox is ready, and making one failed: %s", name,
+              why);
         }
     }
 }

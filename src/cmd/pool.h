@@ -41,8 +41,8 @@ void ar_pool_release_socket (ar_pool_member *m);
 /* sandbox.c: make one ready sandbox from a pool's sandbox options (a
  * sandbox's, without a command and without what each call gives: an
  * error names the flag), its socket `id` in `ready_fd`. */
-int ar_sandbox_make_ready (const ar_globals *g, char **options,
-                           size_t n_options, const char *id, int ready_fd,
-                           ar_error_t **err);
+int
+ar_sandbox_make_ready (const ar_globals *g, char **options, size_t n_options,
+                       const char *id, int ready_fd, ar_error_t **err);
 
 #endif

@@ -7,22 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void
-ar_env_set (oci_strv *env, const char *kv)
-{
-  const char *eq = strchr (kv, '=');
-  size_t key_len = eq ? (size_t) (eq - kv) : strlen (kv);
-  for (size_t i = 0; i < env->len; i++)
-    if (strncmp (env->items[i], kv, key_len) == 0
-        && env->items[i][key_len] == '=')
-      {
-        free (env->items[i]);
-        env->items[i] = xstrdup (kv);
-        return;
-      }
-  oci_strv_push (env, kv);
-}
-
 int
 ar_parse_id_flag (const char *verb, const char *flag, const char *value,
                   uint32_t *out, ar_error_t **err)

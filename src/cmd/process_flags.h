@@ -8,9 +8,6 @@
 #include "../util/error.h"
 #include <stdint.h>
 
-/* NAME=VALUE replaces an existing NAME, as runc does; else it is added. */
-void ar_env_set (oci_strv *env, const char *kv);
-
 /* A numeric id given to `flag` ("--user uid"); the error reads
  * "VERB: invalid FLAG `VALUE`". */
 int ar_parse_id_flag (const char *verb, const char *flag, const char *value,

@@ -17,6 +17,7 @@
 #include "../core/policy_stage.h"
 #include "../core/cgroups/cgroups.h"
 #include "../core/rootless.h"
+#include "../core/state.h"
 #include "../core/take.h"
 #include "../util/cleanup.h"
 #include "../util/clock.h"
@@ -502,9 +503,9 @@ checked_spec (const ar_globals *g, const ar_parsed *p, const char *rootfs,
 
 /* The flags of one `sandbox --pool` call; the others are the pool's. */
 static const int per_call_options[]
-    = { OPT_ENV,         OPT_ENV_FILE,  OPT_WORKDIR,     OPT_DIFF,
-        OPT_DIFF_IGNORED, OPT_DIFF_STRICT, OPT_JSON_STATUS, OPT_NO_TTY,
-        OPT_POOL };
+    = { OPT_ENV,         OPT_ENV_FILE,     OPT_WORKDIR,
+        OPT_DIFF,        OPT_DIFF_IGNORED, OPT_DIFF_STRICT,
+        OPT_JSON_STATUS, OPT_NO_TTY,       OPT_POOL };
 
 static bool
 is_per_call (int option)
@@ -549,10 +550,10 @@ ar_sandbox_make_ready (const ar_globals *g, char **pool_options,
     return ar_error_set (
         err, 0,
         "pool create: --%s: not an option of a pool (each `sandbox --pool` call gives -e, --env-file, --workdir, --diff and --json-status; a pooled sandbox has no terminal and keeps its init)",
-        options[misplaced >= 0                ? misplaced
-                : p.present[OPT_TTY]          ? OPT_TTY
-                : p.present[OPT_NO_INIT]      ? OPT_NO_INIT
-                                              : OPT_PRINT_POLICY]
+        options[misplaced >= 0           ? misplaced
+                : p.present[OPT_TTY]     ? OPT_TTY
+                : p.present[OPT_NO_INIT] ? OPT_NO_INIT
+                                         : OPT_PRINT_POLICY]
             .long_name);
   if (p.n_args != 1)
     return ar_error_set (
@@ -600,23 +601,27 @@ ar_sandbox_make_ready (const ar_globals *g, char **pool_options,
   return r;
 }
 
-/* The pooled sandbox's process as this call wants it: the command, and
- * -e, --env-file and --workdir over what the pool gave it. */
+/* What this call gives the pooled sandbox's process: the command, -e and
+ * --env-file entries (set over the pool's env), --workdir (relative:
+ * below the pool's working directory, the workspace by default). */
 static int
-call_process (const ar_parsed *p, const oci_spec *spec, oci_process *proc,
-              ar_error_t **err)
+call_command (const ar_parsed *p, ar_take_command *cmd, ar_error_t **err)
 {
-  const char *workspace = oci_map_get (&spec->annotations,
-                                       AR_AGENT_ANNOTATION_PREFIX "workspace");
   const ar_sandbox_process_flags flags = {
-    .workspace = workspace ? workspace : "/",
-    .workdir = p->value[OPT_WORKDIR],
     .env_file = p->value[OPT_ENV_FILE],
     .env = p->multi[OPT_ENV],
     .n_env = p->n_multi[OPT_ENV],
   };
-  oci_strv_set (&proc->args, p->args, (size_t) p->n_args);
-  return ar_sandbox_set_call_process (&flags, proc, err);
+  oci_strv_set (&cmd->args, p->args, (size_t) p->n_args);
+  oci_strv_set (&cmd->env, NULL, 0);
+  if (p->value[OPT_WORKDIR])
+    {
+      if (p->value[OPT_WORKDIR][0] == '\0')
+        return ar_error_set (err, 0,
+                             "sandbox: --workdir: expected a directory");
+      cmd->cwd = xstrdup (p->value[OPT_WORKDIR]);
+    }
+  return ar_sandbox_env_entries (&flags, &cmd->env, err);
 }
 
 /* Hand the command to the claimed sandbox; one that cannot take it (its
@@ -626,19 +631,19 @@ take_member (const ar_globals *g, const ar_parsed *p, char *const *argv,
              ar_pool_member *m, ar_sandbox_report *report, ar_created *created,
              ar_error_t **err)
 {
-  cleanup_close int state_fd = ar_container_open_dir (g->root, m->id, err);
-  oci_spec *spec = NULL;
-  int r = state_fd < 0 ? -1 : ar_container_load_spec (state_fd, &spec, err);
+  cleanup_take_command ar_take_command cmd = { 0 };
+  cleanup_close int state_fd = -1;
+  cleanup_state ar_state *st = NULL;
+  int r = call_command (p, &cmd, err);
   if (r == 0)
-    r = call_process (p, spec, spec->process, err);
+    r = ar_container_load (g->root, m->id, &state_fd, &st, err);
   if (r == 0)
     {
-      ar_sandbox_report_plan (report, spec, m->id);
-      r = ar_container_take (g->root, m->id, m->taken_fd, m->id, spec->process,
-                             argv, created, err);
+      ar_sandbox_report_plan (report, &st->annotations, m->id);
+      r = ar_container_take (g->root, m->id, m->taken_fd, m->id, &cmd, argv,
+                             created, err);
     }
   ar_pool_release_socket (m);
-  oci_spec_free (spec);
   if (r < 0)
     {
       cleanup_error ar_error_t *ignored = NULL;
@@ -755,7 +760,7 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (status == 0)
     {
       id = new_sandbox_id ();
-      ar_sandbox_report_plan (&report, spec, id);
+      ar_sandbox_report_plan (&report, &spec->annotations, id);
       status = write_bundle (g->root, id, spec, &bundle, err);
       ar_timings_mark ("bundle");
     }

@@ -121,14 +121,14 @@ env_add (oci_strv *env, const char *entry)
 {
   if (strchr (entry, '=') != NULL)
     {
-      ar_env_set (env, entry);
+      oci_env_set (env, entry);
       return;
     }
   const char *host = getenv (entry);
   if (host == NULL)
     return;
   cleanup_free char *kv = xasprintf ("%s=%s", entry, host);
-  ar_env_set (env, kv);
+  oci_env_set (env, kv);
 }
 
 static bool
@@ -277,15 +277,13 @@ ar_sandbox_set_process (const ar_sandbox_process_flags *f, oci_spec *spec,
       || set_cwd (f, proc, err) < 0)
     return -1;
   /* as docker: root's home, or / for a user without a passwd entry */
-  ar_env_set (&proc->env, proc->user.uid == 0 ? "HOME=/root" : "HOME=/");
+  oci_env_set (&proc->env, proc->user.uid == 0 ? "HOME=/root" : "HOME=/");
   return add_env (f, &proc->env, err);
 }
 
 int
-ar_sandbox_set_call_process (const ar_sandbox_process_flags *f,
-                             oci_process *proc, ar_error_t **err)
+ar_sandbox_env_entries (const ar_sandbox_process_flags *f, oci_strv *env,
+                        ar_error_t **err)
 {
-  if (f->workdir && set_cwd (f, proc, err) < 0)
-    return -1;
-  return add_env (f, &proc->env, err);
+  return add_env (f, env, err);
 }

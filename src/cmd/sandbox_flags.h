@@ -46,10 +46,10 @@ typedef struct
 int ar_sandbox_set_process (const ar_sandbox_process_flags *f, oci_spec *spec,
                             ar_error_t **err);
 
-/* sandbox --pool: what one call adds to a pooled sandbox's process (its
- * spec's): --workdir when given, --env-file and -e. f->workspace is the
- * pool's; user, hostname and rootless are not looked at. */
-int ar_sandbox_set_call_process (const ar_sandbox_process_flags *f,
-                                 oci_process *proc, ar_error_t **err);
+/* sandbox --pool: the entries of f->env_file and f->env (as
+ * ar_sandbox_set_process sets them, NAME alone the host's value) added
+ * to `env`. */
+int ar_sandbox_env_entries (const ar_sandbox_process_flags *f, oci_strv *env,
+                            ar_error_t **err);
 
 #endif

@@ -18,13 +18,13 @@
 #define SANDBOX_ERROR_STATUS 1
 
 void
-ar_sandbox_report_plan (ar_sandbox_report *r, const oci_spec *spec,
+ar_sandbox_report_plan (ar_sandbox_report *r, const oci_map *annotations,
                         const char *id)
 {
   const char *output
-      = oci_map_get (&spec->annotations, AR_AGENT_ANNOTATION_PREFIX "output");
+      = oci_map_get (annotations, AR_AGENT_ANNOTATION_PREFIX "output");
   const char *audit
-      = oci_map_get (&spec->annotations, AR_AGENT_ANNOTATION_PREFIX "audit");
+      = oci_map_get (annotations, AR_AGENT_ANNOTATION_PREFIX "audit");
   r->output_host_dir = output ? xstrdup (output) : NULL;
   r->audit_path = audit ? xstrdup (audit) : NULL;
   r->id = xstrdup (id);

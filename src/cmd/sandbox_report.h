@@ -27,8 +27,8 @@ typedef struct
 } ar_sandbox_report;
 
 /* What the policy was asked for (the output dir, the audit log), from
- * the sandbox's spec, and its id. */
-void ar_sandbox_report_plan (ar_sandbox_report *r, const oci_spec *spec,
+ * the sandbox's annotations, and its id. */
+void ar_sandbox_report_plan (ar_sandbox_report *r, const oci_map *annotations,
                              const char *id);
 
 /* The command ended: `r->outcome` is set; say how, unless it exited by

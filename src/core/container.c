@@ -120,17 +120,31 @@ warn (const char *what, ar_error_t *e)
   fprintf (stderr, "agentrun: warning: %s: %s\n", what, ar_error_text (e));
 }
 
-/* poststart and poststop: the spec says a failing one is a warning, and
- * the lifecycle goes on. Their hooks come from the stored spec. */
+void
+ar_container_run_hooks_of (const oci_spec *spec, const ar_plan *plan,
+                           const ar_state *st, bool poststart)
+{
+  const char *phase = poststart ? "poststart" : "poststop";
+  const oci_hook_list *hooks
+      = poststart ? &spec->hooks.poststart : &spec->hooks.poststop;
+  if (hooks->len == 0)
+    return;
+  cleanup_error ar_error_t *e = NULL;
+  cleanup_free char *json = ar_state_to_oci_json (
+      st, poststart ? AR_STATUS_RUNNING : AR_STATUS_STOPPED, false);
+  if (ar_stage_run_hooks (plan, st->id, hooks, phase, json, &e) < 0)
+    warn (phase, e);
+}
+
+/* The same, with the hooks of the stored spec. */
 static void
 run_stored_hooks (int state_fd, const ar_state *st, bool poststart)
 {
-  const char *phase = poststart ? "poststart" : "poststop";
   oci_spec *spec = NULL;
   cleanup_error ar_error_t *e = NULL;
   if (ar_container_load_spec (state_fd, &spec, &e) < 0)
     {
-      warn (phase, e);
+      warn (poststart ? "poststart" : "poststop", e);
       return;
     }
   const oci_hook_list *hooks
@@ -140,10 +154,7 @@ run_stored_hooks (int state_fd, const ar_state *st, bool poststart)
       ar_plan *plan = NULL;
       cleanup_error ar_error_t *plan_err = NULL;
       ar_stage_load_plan (state_fd, &plan, &plan_err);
-      cleanup_free char *json = ar_state_to_oci_json (
-          st, poststart ? AR_STATUS_RUNNING : AR_STATUS_STOPPED, false);
-      if (ar_stage_run_hooks (plan, st->id, hooks, phase, json, &e) < 0)
-        warn (phase, e);
+      ar_container_run_hooks_of (spec, plan, st, poststart);
       ar_stage_free_plan (plan);
     }
   oci_spec_free (spec);

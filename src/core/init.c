@@ -184,7 +184,8 @@ finish_setup (const ar_init_config *cfg, const char *pty_slave, int *proc_sys,
     return ar_error_set (err, errno, "chdir to cwd `%s` set in config.json",
                          proc->cwd);
   /* A pooled init learns its command only when it is taken. */
-  if (!cfg->await_take && (*exe = ar_process_find_executable (proc, err)) == NULL)
+  if (!cfg->await_take
+      && (*exe = ar_process_find_executable (proc, err)) == NULL)
     return -1;
   if (pty_slave)
     {
@@ -242,21 +243,34 @@ typedef struct
   ar_take_command taken; /* args.items NULL: not taken */
 } start_order;
 
-/* A taker's command in place of the spec's: its cwd, executable and
- * environment, looked up as the spec's would be. */
+/* A taker's command in place of the spec's: its args, its env entries
+ * over the spec's, its cwd (relative: below the spec's); the executable
+ * and environment looked up as the spec's would be. */
 static int
 adopt_command (const ar_init_config *cfg, start_order *o, ar_error_t **err)
 {
-  oci_process proc = *cfg->spec->process;
+  const oci_process *spec_proc = cfg->spec->process;
+  oci_process proc = *spec_proc;
   proc.args = o->taken.args;
-  proc.env = o->taken.env;
-  proc.cwd = o->taken.cwd;
+  proc.env = (oci_strv){ 0 };
+  for (size_t i = 0; i < spec_proc->env.len; i++)
+    oci_strv_push (&proc.env, spec_proc->env.items[i]);
+  for (size_t i = 0; i < o->taken.env.len; i++)
+    oci_env_set (&proc.env, o->taken.env.items[i]);
+  cleanup_free char *below = NULL;
+  const char *cwd = o->taken.cwd;
+  if (cwd && cwd[0] != '/')
+    cwd = below
+        = xasprintf ("%s/%s", spec_proc->cwd ? spec_proc->cwd : "", cwd);
+  if (cwd == NULL)
+    cwd = spec_proc->cwd ? spec_proc->cwd : "/";
+  proc.cwd = (char *) cwd;
   /* A missing cwd is made, as a fresh container's is (finish_setup). */
-  if (access (proc.cwd, F_OK) < 0 && errno == ENOENT
-      && ar_mkdir_p (proc.cwd, 0755, err) < 0)
+  if (access (cwd, F_OK) < 0 && errno == ENOENT
+      && ar_mkdir_p (cwd, 0755, err) < 0)
     return ar_error_prefix (err, "create cwd");
-  if (chdir (proc.cwd) < 0)
-    return ar_error_set (err, errno, "chdir to cwd `%s`", proc.cwd);
+  if (chdir (cwd) < 0)
+    return ar_error_set (err, errno, "chdir to cwd `%s`", cwd);
   o->exe = ar_process_find_executable (&proc, err);
   if (o->exe == NULL)
     return -1;
@@ -304,8 +318,10 @@ await_taker (const ar_init_config *cfg, int listener, start_order *o,
                     NULL);
       _exit (1);
     }
+  /* How many poststart hooks the taker is to run after the start. */
+  int n_poststart = (int) cfg->spec->hooks.poststart.len;
   ar_sync_msg msg;
-  if (ar_sync_send (o->report_fd, AR_SYNC_READY, 0, -1, NULL, err) < 0
+  if (ar_sync_send (o->report_fd, AR_SYNC_READY, n_poststart, -1, NULL, err) < 0
       || ar_sync_expect (o->report_fd, AR_SYNC_START, &msg, err) < 0)
     _exit (1);
   return 0;

@@ -84,8 +84,8 @@ ar_stage_wall_clock_seconds (const ar_plan *plan)
   return plan ? stage->wall_clock_seconds (plan) : 0;
 }
 
-static bool
-audits (const ar_plan *plan)
+bool
+ar_stage_audits (const ar_plan *plan)
 {
   return plan && stage->audits (plan);
 }
@@ -94,7 +94,7 @@ void
 ar_stage_audit (const ar_plan *plan, const char *id, const char *event,
                 const char *fields_json)
 {
-  if (audits (plan))
+  if (ar_stage_audits (plan))
     stage->audit (plan, id, event, fields_json);
 }
 
@@ -114,9 +114,8 @@ ar_stage_audit_process (const ar_plan *plan, const char *state_dir,
                         const char *id, const char *event,
                         const oci_process *proc, char *const *command_line)
 {
-  if (audits (plan) && proc)
-    stage->audit_process (plan, state_dir, id, event, proc, command_line,
-                          NULL);
+  if (ar_stage_audits (plan) && proc)
+    stage->audit_process (plan, state_dir, id, event, proc, command_line, NULL);
 }
 
 void
@@ -143,7 +142,7 @@ void
 ar_stage_audit_exec (const ar_plan *plan, const char *state_dir, const char *id,
                      const oci_process *proc, const ar_exec_outcome *outcome)
 {
-  if (!audits (plan) || proc == NULL)
+  if (!ar_stage_audits (plan) || proc == NULL)
     return;
   cleanup_free char *fields = fields_of (fill_exec_outcome, outcome);
   stage->audit_process (plan, state_dir, id, outcome->event, proc, NULL,
@@ -192,7 +191,7 @@ run_hooks (const ar_plan *plan, const char *id, const oci_hook_list *hooks,
                < 0)
         ar_error_prefix (err, "%s hook #%zu (%s)", phase, i, hook->path);
     }
-  if (audits (plan))
+  if (ar_stage_audits (plan))
     {
       hook_outcome o
           = { phase, hooks->len, r < 0 && *err ? ar_error_text (*err) : NULL };
@@ -242,7 +241,7 @@ void
 ar_stage_audit_error (const ar_plan *plan, const char *id, const char *event,
                       const char *message)
 {
-  if (!audits (plan))
+  if (!ar_stage_audits (plan))
     return;
   cleanup_free char *fields = fields_of (fill_error, message);
   ar_stage_audit (plan, id, event, fields);
@@ -320,7 +319,7 @@ ar_stage_start_watchdog (const ar_plan *plan, const char *id, pid_t init_pid,
 void
 ar_stage_audit_limits (const ar_plan *plan, const char *id, const ar_cgroup *cg)
 {
-  if (!audits (plan) || cg == NULL)
+  if (!ar_stage_audits (plan) || cg == NULL)
     return;
   ar_cgroup_limit_hits hits;
   ar_cgroup_limit_hits_read (cg, &hits);

@@ -95,6 +95,9 @@ void ar_stage_keep_audit_head (ar_plan *plan, const char *state_dir);
 /* The plan saved with a container; NULL (and 0) when it has none. */
 int ar_stage_load_plan (int state_fd, ar_plan **plan, ar_error_t **err);
 
+/* Does the plan keep an audit log? */
+bool ar_stage_audits (const ar_plan *plan);
+
 /* Append an audit event when the plan has an audit log; failures to log
  * are reported on stderr, never fatal to the container operation. */
 void ar_stage_audit (const ar_plan *plan, const char *id, const char *event,
@@ -108,10 +111,10 @@ void ar_stage_audit_create (const ar_plan *plan, const char *state_dir,
 
 /* Another record about the container's process under `event` (a pooled
  * sandbox's "take": the command it was given). */
-void ar_stage_audit_process (const ar_plan *plan, const char *state_dir,
-                             const char *id, const char *event,
-                             const oci_process *proc,
-                             char *const *command_line);
+void
+ar_stage_audit_process (const ar_plan *plan, const char *state_dir,
+                        const char *id, const char *event,
+                        const oci_process *proc, char *const *command_line);
 
 /* How an exec went, in two records: "exec-start" (argv, user, cwd) before
  * the process exists, "exec" when it ended (pid, and its status when

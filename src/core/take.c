@@ -8,9 +8,11 @@
 #include "../util/cleanup.h"
 #include "../util/fdpass.h"
 #include "../util/fs.h"
+#include "../util/clock.h"
 #include "../util/pidfd.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -48,7 +50,8 @@ read_command (int fd, ar_take_command *cmd, ar_error_t **err)
       if (n < 0 && errno == EINTR)
         continue;
       if (n <= 0)
-        return ar_error_set (err, n < 0 ? errno : EIO, "take: read the command");
+        return ar_error_set (err, n < 0 ? errno : EIO,
+                             "take: read the command");
       at += (size_t) n;
     }
   return ar_take_command_decode (buf, len, cmd, err);
@@ -118,14 +121,46 @@ open_init (const ar_state *st, const char *id, ar_error_t **err)
   return steal_fd (&pidfd);
 }
 
+/* After the start, off the command's path: the audit records ("take":
+ * the command as the container's process got it; "start") and poststart
+ * hooks, which need the stored spec; without either it is not read. */
+static void
+after_start (const char *root, int state_fd, const ar_state *st,
+             const ar_plan *plan, int n_poststart, const ar_take_command *cmd,
+             char *const *command_line)
+{
+  if (n_poststart == 0 && !ar_stage_audits (plan))
+    return;
+  oci_spec *spec = NULL;
+  cleanup_error ar_error_t *e = NULL;
+  if (ar_container_load_spec (state_fd, &spec, &e) < 0)
+    {
+      fprintf (stderr, "agentrun: warning: %s: %s\n", st->id,
+               ar_error_text (e));
+      return;
+    }
+  oci_process proc = *spec->process;
+  proc.args = cmd->args;
+  cleanup_free char *cwd
+      = cmd->cwd == NULL || cmd->cwd[0] == '/'
+            ? NULL
+            : xasprintf ("%s/%s", proc.cwd ? proc.cwd : "", cmd->cwd);
+  if (cmd->cwd)
+    proc.cwd = cwd ? cwd : cmd->cwd;
+  cleanup_free char *state_dir = ar_container_state_path (root, st->id, &e);
+  if (state_dir)
+    ar_stage_audit_process (plan, state_dir, st->id, "take", &proc,
+                            command_line);
+  ar_stage_audit (plan, st->id, "start", NULL);
+  ar_container_run_hooks_of (spec, plan, st, true);
+  oci_spec_free (spec);
+}
+
 int
 ar_container_take (const char *root, const char *id, int dirfd,
-                   const char *name, const oci_process *proc,
-                   char *const *command_line, ar_created *out,
-                   ar_error_t **err)
+                   const char *name, const ar_take_command *cmd,
+                   char *const *command_line, ar_created *out, ar_error_t **err)
 {
-  const ar_take_command cmd
-      = { .args = proc->args, .env = proc->env, .cwd = proc->cwd };
   *out = (ar_created){
     .pidfd = -1, .sync_fd = -1, .pty_master = -1, .adopted = true
   };
@@ -138,23 +173,26 @@ ar_container_take (const char *root, const char *id, int dirfd,
   if (out->pidfd < 0)
     return -1;
   out->sync_fd = ar_seqpacket_connect_at (dirfd, name, err);
-  if (out->sync_fd < 0 || send_command (out->sync_fd, &cmd, err) < 0)
+  if (out->sync_fd < 0 || send_command (out->sync_fd, cmd, err) < 0)
     return ar_error_prefix (err, "container `%s`", id);
-  ar_sync_msg msg;
-  if (ar_sync_expect (out->sync_fd, AR_SYNC_READY, &msg, err) < 0)
-    return -1;
-  free (msg.text);
-  if (ar_container_record_supervisor (state_fd, err) < 0)
-    return -1;
+  /* While the init looks the command up. */
   ar_plan *plan = NULL;
-  if (ar_stage_load_plan (state_fd, &plan, err) < 0)
+  if (ar_container_record_supervisor (state_fd, err) < 0
+      || ar_stage_load_plan (state_fd, &plan, err) < 0)
     return -1;
   out->wall_clock_seconds = ar_stage_wall_clock_seconds (plan);
-  cleanup_free char *state_dir = ar_container_state_path (root, id, err);
-  if (state_dir)
-    ar_stage_audit_process (plan, state_dir, id, "take", proc, command_line);
+  ar_sync_msg msg;
+  int r = ar_sync_expect (out->sync_fd, AR_SYNC_READY, &msg, err);
+  if (r == 0)
+    {
+      free (msg.text);
+      r = ar_sync_send (out->sync_fd, AR_SYNC_START, 0, -1, NULL, err);
+    }
+  if (r == 0)
+    {
+      out->started_ms = ar_now_ms ();
+      after_start (root, state_fd, st, plan, msg.value, cmd, command_line);
+    }
   ar_stage_free_plan (plan);
-  if (state_dir == NULL)
-    return -1;
-  return ar_container_release (root, id, out, err);
+  return r;
 }

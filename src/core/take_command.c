@@ -59,9 +59,8 @@ decode_entry (const char *entry, size_t n, ar_take_command *cmd,
       oci_strv_push (&cmd->env, entry + 1);
       return 0;
     case 'c':
-      if (cmd->cwd || entry[1] != '/')
-        return ar_error_set (err, 0, "entry %zu: expected one absolute cwd",
-                             n);
+      if (cmd->cwd || entry[1] == '\0')
+        return ar_error_set (err, 0, "entry %zu: expected one cwd", n);
       cmd->cwd = xstrdup (entry + 1);
       return 0;
     default:
@@ -86,13 +85,10 @@ ar_take_command_decode (const char *buf, size_t len, ar_take_command *cmd,
         ar_take_command_free (cmd);
         return ar_error_prefix (err, "take: the command");
       }
-  const char *missing = cmd->args.len == 0 ? "argument"
-                        : cmd->cwd == NULL   ? "cwd"
-                                             : NULL;
-  if (missing)
+  if (cmd->args.len == 0)
     {
       ar_take_command_free (cmd);
-      return ar_error_set (err, 0, "take: the command has no %s", missing);
+      return ar_error_set (err, 0, "take: the command has no argument");
     }
   return 0;
 }

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The command a pooled sandbox is given when it is taken (take.h): what a
- * fresh container has in process.args, env and cwd, carried over a
- * socket as one buffer. Pure: no syscalls. */
+/* The command a pooled sandbox is given when it is taken (take.h): its
+ * args, and what it changes of the container's process: env entries
+ * (NAME=VALUE, set over the process's env) and a cwd (absolute, or below
+ * the process's cwd), carried over a socket as one buffer. Pure: no
+ * syscalls. */
 #ifndef AR_CORE_TAKE_COMMAND_H
 #define AR_CORE_TAKE_COMMAND_H
 
@@ -16,8 +18,8 @@
 typedef struct
 {
   oci_strv args; /* at least one */
-  oci_strv env;
-  char *cwd; /* absolute */
+  oci_strv env;  /* set over the process's env */
+  char *cwd;     /* NULL: the process's; relative: below it */
 } ar_take_command;
 
 void ar_take_command_free (ar_take_command *cmd);

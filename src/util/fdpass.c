@@ -120,8 +120,8 @@ unix_addr_at (int dirfd, const char *name, struct sockaddr_un *addr,
               ar_error_t **err)
 {
   *addr = (struct sockaddr_un){ .sun_family = AF_UNIX };
-  int n = snprintf (addr->sun_path, sizeof addr->sun_path, "/proc/self/fd/%d/%s",
-                    dirfd, name);
+  int n = snprintf (addr->sun_path, sizeof addr->sun_path,
+                    "/proc/self/fd/%d/%s", dirfd, name);
   if (n < 0 || (size_t) n >= sizeof addr->sun_path)
     return ar_error_set (err, ENAMETOOLONG, "socket `%s`", name);
   return 0;
