@@ -5,6 +5,10 @@
 # left anything behind.
 
 setup() {
+	common_setup_sandbox
+}
+
+common_setup_sandbox() {
 	common_setup
 	WS=$TEST_DIR/ws
 	mkdir -p "$WS"

@@ -263,6 +263,9 @@ remove_pool (const ar_globals *g, const char *name, int pool_fd,
   cleanup_free char *path = xasprintf ("%s/" POOLS_DIR "/%s", g->root, name);
   if (rmdir (path) < 0 && r == 0)
     r = ar_error_set (err, errno, "pool: remove `%s`", path);
+  /* The last pool takes the pools' dir with it. */
+  cleanup_free char *pools = xasprintf ("%s/" POOLS_DIR, g->root);
+  rmdir (pools);
   return r;
 }
 

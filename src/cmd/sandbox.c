@@ -501,31 +501,43 @@ checked_spec (const ar_globals *g, const ar_parsed *p, const char *rootfs,
 /* -------------------------------------------------------------------- */
 /* Pools (pool.h): what a pool fixes, and what each call gives.          */
 
-/* The flags of one `sandbox --pool` call; the others are the pool's. */
-static const int per_call_options[]
+/* What one `sandbox --pool` call may give; the rest is the pool's. */
+static const int call_options[]
     = { OPT_ENV,         OPT_ENV_FILE,     OPT_WORKDIR,
         OPT_DIFF,        OPT_DIFF_IGNORED, OPT_DIFF_STRICT,
         OPT_JSON_STATUS, OPT_NO_TTY,       OPT_POOL };
+/* What only a call gives, never a pool (a pooled sandbox has no terminal
+ * and keeps its reaping init, which reports how the command ended). */
+static const int never_pool_options[]
+    = { OPT_DIFF,         OPT_DIFF_IGNORED, OPT_DIFF_STRICT, OPT_JSON_STATUS,
+        OPT_PRINT_POLICY, OPT_TTY,          OPT_NO_INIT,     OPT_POOL };
 
-static bool
-is_per_call (int option)
-{
-  for (size_t i = 0; i < sizeof per_call_options / sizeof *per_call_options;
-       i++)
-    if (per_call_options[i] == option)
-      return true;
-  return false;
-}
-
-/* The first flag given that belongs to the other side, or -1. */
+/* The first flag given that is not in `allowed` (n of them), or -1. */
 static int
-first_misplaced (const ar_parsed *p, bool per_call)
+first_given_outside (const ar_parsed *p, const int *allowed, size_t n)
 {
   for (int o = 0; options[o].long_name; o++)
-    if (p->present[o] && is_per_call (o) != per_call && o != OPT_NO_TTY)
-      return o;
+    {
+      bool in = false;
+      for (size_t i = 0; i < n; i++)
+        in = in || allowed[i] == o;
+      if (p->present[o] && !in)
+        return o;
+    }
   return -1;
 }
+
+/* The first flag given that is in `refused` (n of them), or -1. */
+static int
+first_given_of (const ar_parsed *p, const int *refused, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    if (p->present[refused[i]])
+      return refused[i];
+  return -1;
+}
+
+#define COUNT(a) (sizeof (a) / sizeof (a)[0])
 
 int
 ar_sandbox_make_ready (const ar_globals *g, char **pool_options,
@@ -544,17 +556,13 @@ ar_sandbox_make_ready (const ar_globals *g, char **pool_options,
                         false, &p, err)
       < 0)
     return -1;
-  int misplaced = first_misplaced (&p, false);
-  if (misplaced >= 0 || p.present[OPT_TTY] || p.present[OPT_NO_INIT]
-      || p.present[OPT_PRINT_POLICY])
+  int refused
+      = first_given_of (&p, never_pool_options, COUNT (never_pool_options));
+  if (refused >= 0)
     return ar_error_set (
         err, 0,
-        "pool create: --%s: not an option of a pool (each `sandbox --pool` call gives -e, --env-file, --workdir, --diff and --json-status; a pooled sandbox has no terminal and keeps its init)",
-        options[misplaced >= 0           ? misplaced
-                : p.present[OPT_TTY]     ? OPT_TTY
-                : p.present[OPT_NO_INIT] ? OPT_NO_INIT
-                                         : OPT_PRINT_POLICY]
-            .long_name);
+        "pool create: --%s: not an option of a pool (each `sandbox --pool` call gives --diff and --json-status; a pooled sandbox has no terminal and keeps its init)",
+        options[refused].long_name);
   if (p.n_args != 1)
     return ar_error_set (
         err, 0,
@@ -656,27 +664,29 @@ static int
 sandbox_from_pool (const ar_globals *g, const ar_parsed *p, char *const *argv,
                    ar_sandbox_report *report, ar_error_t **err)
 {
-  int misplaced = first_misplaced (p, true);
+  if (p->present[OPT_TTY])
+    return ar_error_set (
+        err, 0,
+        "sandbox: --tty with --pool: a pooled sandbox has no terminal (it gets this process's stdin, stdout and stderr)");
+  int misplaced = first_given_outside (p, call_options, COUNT (call_options));
   if (misplaced >= 0)
     return ar_error_set (
         err, 0,
         "sandbox: --%s with --pool: a pooled sandbox has the options its pool was made with (agentrun pool create NAME ... --%s)",
         options[misplaced].long_name, options[misplaced].long_name);
-  if (p->present[OPT_TTY])
-    return ar_error_set (
-        err, 0,
-        "sandbox: --tty with --pool: a pooled sandbox has no terminal (it gets this process's stdin, stdout and stderr)");
   const char *name = p->value[OPT_POOL];
   cleanup_pool_member ar_pool_member m = { .taken_fd = -1 };
   if (ar_pool_claim (g, name, &m, err) < 0)
     return -1;
   ar_timings_mark ("claim");
   cleanup_created ar_created created;
-  if (take_member (g, p, argv, &m, report, &created, err) < 0)
-    return -1;
+  int taken = take_member (g, p, argv, &m, report, &created, err);
   ar_timings_mark ("take");
-  ar_foreground_forward_signals (created.pid);
+  /* Taken or gone, the pool is one short. */
   ar_pool_refill (g, name, &m);
+  if (taken < 0)
+    return -1;
+  ar_foreground_forward_signals (created.pid);
   int status = ar_container_wait (g->root, m.id, "sandbox", &created,
                                   &report->outcome, err);
   ar_timings_mark ("wait");

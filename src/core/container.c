@@ -266,6 +266,10 @@ ar_container_start (const char *root, const char *id, ar_error_t **err)
     return ar_error_set (err, 0,
                          "cannot start a container in the %s state: `%s`",
                          ar_status_name (status), id);
+  if (faccessat (state_fd, AR_AWAIT_TAKE_FILE, F_OK, 0) == 0)
+    return ar_error_set (
+        err, 0,
+        "container `%s` waits in a pool: agentrun sandbox --pool takes it", id);
   if (release_through_fifo (state_fd, st, err) < 0)
     return -1;
   audit_event (state_fd, id, "start", NULL);

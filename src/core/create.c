@@ -648,6 +648,9 @@ save_spec (create_ctx *c, ar_error_t **err)
 static int
 make_exec_fifo (create_ctx *c, ar_error_t **err)
 {
+  if (c->opts->await_take)
+    return ar_write_file_atomic_at (c->undo.state_fd, AR_AWAIT_TAKE_FILE, "", 0,
+                                    0600, err);
   if (c->opts->started_by_parent)
     return 0;
   if (mkfifoat (c->undo.state_fd, AR_EXEC_FIFO, 0622) < 0)

@@ -239,7 +239,8 @@ ar_state_status (int state_dirfd, const ar_state *s)
   if (!ar_state_init_alive (s))
     return AR_STATUS_STOPPED;
   struct stat st;
-  if (fstatat (state_dirfd, AR_EXEC_FIFO, &st, 0) == 0)
+  if (fstatat (state_dirfd, AR_EXEC_FIFO, &st, 0) == 0
+      || fstatat (state_dirfd, AR_AWAIT_TAKE_FILE, &st, 0) == 0)
     return AR_STATUS_CREATED;
   if (cgroup_frozen (s))
     return AR_STATUS_PAUSED;

@@ -22,6 +22,8 @@
 /* "PID START_TIME" of the run or sandbox that will delete the container
  * when it ends: once that process is gone, nobody will. */
 #define AR_SUPERVISOR_FILE "supervisor"
+/* A pooled sandbox waiting to be taken (take.h): created, not started. */
+#define AR_AWAIT_TAKE_FILE "await-take"
 /* The bundle was made for this container (sandbox): delete removes it. */
 #define AR_OWNED_BUNDLE_FILE "bundle-owned"
 #define AR_CONFIG_MAX_SIZE (16u << 20) /* bytes of config.json we read */

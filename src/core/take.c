@@ -191,6 +191,7 @@ ar_container_take (const char *root, const char *id, int dirfd,
   if (r == 0)
     {
       out->started_ms = ar_now_ms ();
+      unlinkat (state_fd, AR_AWAIT_TAKE_FILE, 0);
       after_start (root, state_fd, st, plan, msg.value, cmd, command_line);
     }
   ar_stage_free_plan (plan);

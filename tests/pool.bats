@@ -1,0 +1,247 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# Sandboxes made ahead (agentrun pool, sandbox --pool): a pooled sandbox
+# runs the caller's command as a fresh one would (stdio, exit status,
+# env, workdir, --diff, --json-status, the agent's confinement), its
+# wall-clock limit counts from the take, two of them share nothing, the
+# pool refills itself, bad input is one line that leaves nothing, and a
+# taker that dies takes its sandbox with it.
+
+load helpers
+load sandbox_helpers
+
+setup() {
+	common_setup_sandbox
+	POOL=$CID
+}
+
+teardown() {
+	if [ -n "${POOL:-}" ]; then
+		runtime pool rm "$POOL" >/dev/null 2>&1 || true
+		# A filler that waited for the lock sees the pool gone, and ends.
+		local i
+		for i in $(seq 1 100); do
+			[ -z "$(live_pids_of $(grep -lsF -- "pool fill $POOL" /proc/[0-9]*/cmdline))" ] && break
+			sleep 0.05
+		done
+	fi
+	sandbox_teardown
+}
+
+# pool_create [OPTIONS]: the pool $POOL (named by the test, so its
+# sandboxes' cgroups and processes are the test's), made in the workspace.
+pool_create() {
+	(cd "$WS" && runtime pool create "$POOL" "$@")
+}
+
+pooled() {
+	(cd "$WS" && runtime sandbox --pool "$POOL" "$@")
+}
+
+# ready_count: the pool's READY column.
+ready_count() {
+	runtime pool list | awk -v n="$POOL" '$1 == n { print $3 }'
+}
+
+# wait_ready N: the filler made the pool whole again.
+wait_ready() {
+	local i
+	for i in $(seq 1 200); do
+		[ "$(ready_count)" = "$1" ] && return 0
+		sleep 0.05
+	done
+	fail "pool $POOL: $(ready_count) ready, not $1; fill.log: $(cat "$ROOT/.pool/$POOL/fill.log" 2>/dev/null)"
+}
+
+@test "pool: create makes N sandboxes that wait, created; list shows them; rm leaves nothing" {
+	run pool_create --size 3
+	assert_success
+	run runtime pool list
+	assert_success
+	assert_output_contains "$POOL	3	3"
+	run runtime list
+	[ "$(grep -c "^$POOL-.* created " <<<"$output")" -eq 3 ] || fail "not 3 created: $output"
+	local id
+	id=$(ls "$ROOT/.pool/$POOL/ready" | head -1)
+	run runtime start "$id"
+	assert_failure
+	assert_output_contains "waits in a pool: agentrun sandbox --pool takes it"
+	run runtime pool rm "$POOL"
+	assert_success
+	POOL=
+	[ -z "$(state_entries)" ] || fail "left: $(state_entries)"
+	[ ! -e "$ROOT/.pool" ] || fail "left: $(ls -la "$ROOT/.pool")"
+	[ -z "$(cgroups_named "$CID")" ] || fail "cgroups left: $(cgroups_named "$CID")"
+}
+
+@test "pool: the command gets the caller's stdio and exit status, -e, --env-file, --workdir, the agent's confinement" {
+	run pool_create --size 1 -e FROM_POOL=p -e OVER=pool
+	assert_success
+	printf 'FROM_FILE=f\n' >"$TEST_DIR/env"
+	run bash -c "echo fed | (cd '$WS' && '$RUNTIME' --root '$ROOT' sandbox --pool '$POOL' -e OVER=call --env-file '$TEST_DIR/env' --workdir sub -- sh -c 'cat; echo \$FROM_POOL \$OVER \$FROM_FILE; pwd; grep -E \"^(NoNewPrivs|Seccomp):\" /proc/self/status; echo err >&2; exit 7')"
+	[ "$status" -eq 7 ] || fail "status $status: $output"
+	assert_output_contains "fed"
+	assert_output_contains "p call f"
+	assert_output_contains "$WS/sub"
+	assert_output_contains "NoNewPrivs:	1"
+	assert_output_contains "Seccomp:	2"
+	assert_output_contains "err"
+	[ -d "$WS/sub" ] && fail "the workspace changed on the host"
+	run pooled -- sh -c 'echo $OVER; pwd'
+	assert_success
+	assert_output_contains "pool"
+	assert_output_contains "$WS"
+}
+
+@test "pool: a missing command is the error a fresh sandbox gives; the sandbox goes" {
+	pool_create --size 1
+	run pooled -- no-such-command-here
+	assert_failure
+	assert_output_contains 'exec: "no-such-command-here": executable file not found in $PATH'
+	[ -z "$(state_entries)" ] || [ "$(state_entries | wc -l)" -eq 1 ] || fail "left: $(state_entries)"
+}
+
+@test "pool: --diff and --json-status are each call's own" {
+	pool_create --size 2
+	run pooled --diff "$TEST_DIR/d.patch" --json-status "$TEST_DIR/s.json" -- sh -c 'echo changed >a.txt; rm gone.txt'
+	assert_success
+	grep -q '^+changed' "$TEST_DIR/d.patch" || fail "diff: $(cat "$TEST_DIR/d.patch")"
+	grep -q '^deleted file mode' "$TEST_DIR/d.patch" || fail "no deletion in the diff"
+	[ "$(jq -r .reason "$TEST_DIR/s.json")" = exited ] || fail "$(cat "$TEST_DIR/s.json")"
+	[ "$(jq -r .diff.filesChanged "$TEST_DIR/s.json")" = 2 ] || fail "$(cat "$TEST_DIR/s.json")"
+	grep -q original "$WS/a.txt" || fail "the host's workspace changed"
+	# The next one starts from the pool's state, not the first one's.
+	run pooled -- cat a.txt gone.txt
+	assert_success
+	assert_output_contains original
+	assert_output_contains doomed
+}
+
+@test "pool: two pooled sandboxes share nothing (namespaces, cgroup, root overlay, /tmp)" {
+	pool_create --size 2
+	local probe='for n in mnt pid net uts ipc cgroup; do readlink /proc/self/ns/$n; done; echo mine-$1 >/tmp/own; echo mine-$1 >/etc/own; echo started; sleep 2; cat /tmp/own /etc/own'
+	(cd "$WS" && "$RUNTIME" --root "$ROOT" sandbox --pool "$POOL" -- sh -c "$probe" sh A >"$TEST_DIR/a.out" 2>&1) &
+	local a=$!
+	track_pid $a
+	(cd "$WS" && "$RUNTIME" --root "$ROOT" sandbox --pool "$POOL" -- sh -c "$probe" sh B >"$TEST_DIR/b.out" 2>&1) &
+	local b=$!
+	track_pid $b
+	wait_for_file_content "$TEST_DIR/a.out" started
+	wait_for_file_content "$TEST_DIR/b.out" started
+	# Each in a cgroup of its own: the host's view of each one's init.
+	local id pid running=0
+	for id in $(runtime list | awk '$3 == "running" { print $1 }'); do
+		pid=$(ctr_pid "$id")
+		grep -q "/$id\$" "/proc/$pid/cgroup" || fail "$id ($pid) is not in its own cgroup: $(cat "/proc/$pid/cgroup")"
+		running=$((running + 1))
+	done
+	[ "$running" -eq 2 ] || fail "$running running: $(runtime list)"
+	wait $a || fail "A: $(cat "$TEST_DIR/a.out")"
+	wait $b || fail "B: $(cat "$TEST_DIR/b.out")"
+	local common
+	common=$(comm -12 <(grep -E '^[a-z]+:\[' "$TEST_DIR/a.out" | sort) <(grep -E '^[a-z]+:\[' "$TEST_DIR/b.out" | sort))
+	[ -z "$common" ] || fail "namespaces shared: $common"
+	[ "$(grep -c ':\[' "$TEST_DIR/a.out")" -eq 6 ] || fail "A: $(cat "$TEST_DIR/a.out")"
+	[ "$(grep -c '^mine-A$' "$TEST_DIR/a.out")" -eq 2 ] || fail "A saw: $(cat "$TEST_DIR/a.out")"
+	[ "$(grep -c '^mine-B$' "$TEST_DIR/b.out")" -eq 2 ] || fail "B saw: $(cat "$TEST_DIR/b.out")"
+	[ ! -e /etc/own ] || fail "/etc/own reached the host"
+}
+
+@test "pool: each take starts a filler; the pool is whole again, and an empty pool waits for it" {
+	pool_create --size 1
+	run pooled -- true
+	assert_success
+	wait_ready 1
+	# Take two at once from a pool of one: the second waits for the
+	# filler's next sandbox instead of failing.
+	(cd "$WS" && "$RUNTIME" --root "$ROOT" sandbox --pool "$POOL" -- echo one >"$TEST_DIR/one.out" 2>&1) &
+	local one=$!
+	track_pid $one
+	run pooled -- echo two
+	assert_success
+	assert_output_contains two
+	wait $one || fail "one: $(cat "$TEST_DIR/one.out")"
+	grep -q one "$TEST_DIR/one.out" || fail "one: $(cat "$TEST_DIR/one.out")"
+	wait_ready 1
+}
+
+@test "pool: --timeout counts from the take, not from when the sandbox was made" {
+	pool_create --size 1 --timeout 2s
+	# Longer than the limit in the pool: a limit counted from the create
+	# would end the sandbox before the command could print.
+	sleep 3
+	run pooled --json-status "$TEST_DIR/s.json" -- sh -c 'echo started; sleep 30'
+	assert_failure
+	assert_output_contains started
+	[ "$(jq -r .reason "$TEST_DIR/s.json")" = timeout ] || fail "$(cat "$TEST_DIR/s.json")"
+}
+
+@test "pool: a taker killed takes its sandbox with it; signals reach the command" {
+	pool_create --size 1
+	NAP=$((70000 + BATS_TEST_NUMBER))
+	started_in_bg bash -c "cd '$WS' && exec '$RUNTIME' --root '$ROOT' sandbox --pool '$POOL' -- sh -c 'trap \"echo got-term; exit 5\" TERM; sleep $NAP & wait'"
+	local nap
+	nap=$(wait_for_nap)
+	kill -TERM "$BG"
+	wait_bg 10
+	[ "$RC" -eq 5 ] || fail "status $RC: $(cat "$TEST_DIR/bg.out" "$TEST_DIR/bg.err")"
+	grep -q got-term "$TEST_DIR/bg.out" || fail "no TERM: $(cat "$TEST_DIR/bg.out")"
+	wait_ready 1
+	started_in_bg bash -c "cd '$WS' && exec '$RUNTIME' --root '$ROOT' sandbox --pool '$POOL' -- sleep $NAP"
+	nap=$(wait_for_nap)
+	kill -KILL "$BG"
+	local i
+	for i in $(seq 1 100); do
+		pid_alive "$nap" || break
+		sleep 0.05
+	done
+	pid_alive "$nap" && fail "sleep $NAP outlived its taker"
+	# Its init went with it; the next list deletes what its taker left.
+	run runtime list
+	assert_success
+	[ "$(state_entries | wc -l)" -eq 1 ] || fail "left: $(state_entries)"
+}
+
+@test "pool: bad input is one line naming it, and leaves no pool" {
+	local c args want cases=(
+		"create $POOL --diff x|pool create: --diff: not an option of a pool"
+		"create $POOL --json-status x|pool create: --json-status: not an option of a pool"
+		"create $POOL --tty|pool create: --tty: not an option of a pool"
+		"create $POOL --no-init|pool create: --no-init: not an option of a pool"
+		"create $POOL --memory lots|--memory: invalid value \"lots\""
+		"create $POOL --allow-net a..org|--allow-net \`a..org\`"
+		"create $POOL -- true|pool create: \`true\`: a pool takes no command"
+		"create $POOL --size 0|pool create: --size \`0\`: expected 1 to 256"
+		"create .hidden|pool: name \`.hidden\`"
+		"create|pool create: expected a NAME"
+		"fill nope|pool \`nope\` does not exist"
+		"rm nope|pool \`nope\` does not exist"
+		"frobnicate|pool: expected create NAME, fill NAME, list or rm NAME"
+	)
+	for c in "${cases[@]}"; do
+		read -ra args <<<"${c%%|*}"
+		want=${c#*|}
+		run runtime pool "${args[@]}"
+		[ "$status" -eq 1 ] || fail "pool ${args[*]}: status $status: $output"
+		[ "${#lines[@]}" -eq 1 ] || fail "pool ${args[*]}: not one line: $output"
+		assert_output_contains "$want"
+		[ ! -e "$ROOT/.pool/$POOL" ] || fail "pool ${args[*]} left $ROOT/.pool/$POOL"
+		[ -z "$(state_entries)" ] || fail "pool ${args[*]} left $(state_entries)"
+	done
+	run pool_create --size 1
+	assert_success
+	run runtime pool create "$POOL"
+	assert_failure
+	assert_output_contains "pool \`$POOL\` exists (agentrun pool rm $POOL first)"
+	for c in "--memory 1g" "--timeout 5s" "--allow-net 10.0.0.1" "--rootfs /" "--user 1" "--tty"; do
+		read -ra args <<<"$c"
+		run pooled "${args[@]}" -- true
+		assert_failure
+		[ "${#lines[@]}" -eq 1 ] || fail "$c: not one line: $output"
+		assert_output_contains "sandbox: ${args[0]} with --pool"
+	done
+	run runtime sandbox --pool nope -- true
+	assert_failure
+	assert_output_contains "pool \`nope\` does not exist (agentrun pool create nope)"
+	[ "$(ready_count)" = 1 ] || fail "a refused call took a sandbox"
+}
