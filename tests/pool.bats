@@ -74,6 +74,19 @@ wait_ready() {
 	[ -z "$(cgroups_named "$CID")" ] || fail "cgroups left: $(cgroups_named "$CID")"
 }
 
+@test "pool: a sandbox claimed by a taker that died before starting it goes with the pool" {
+	run pool_create --size 2
+	assert_success
+	local id
+	id=$(ls "$ROOT/.pool/$POOL/ready" | head -1)
+	# What a taker killed between its claim and its start leaves.
+	mv "$ROOT/.pool/$POOL/ready/$id" "$ROOT/.pool/$POOL/taken/$id"
+	run runtime pool rm "$POOL"
+	assert_success
+	POOL=
+	[ -z "$(state_entries)" ] || fail "left: $(state_entries)"
+}
+
 @test "pool: the command gets the caller's stdio and exit status, -e, --env-file, --workdir, the agent's confinement" {
 	run pool_create --size 1 -e FROM_POOL=p -e OVER=pool
 	assert_success
@@ -101,8 +114,8 @@ wait_ready() {
 	[ -z "$(state_entries)" ] || [ "$(state_entries | wc -l)" -eq 1 ] || fail "left: $(state_entries)"
 }
 
-@test "pool: --diff and --json-status are each call's own" {
-	pool_create --size 2
+@test "pool: --diff and --json-status are each call's own; the audit log has the take" {
+	pool_create --size 2 --audit "$TEST_DIR/audit.log"
 	run pooled --diff "$TEST_DIR/d.patch" --json-status "$TEST_DIR/s.json" -- sh -c 'echo changed >a.txt; rm gone.txt'
 	assert_success
 	grep -q '^+changed' "$TEST_DIR/d.patch" || fail "diff: $(cat "$TEST_DIR/d.patch")"
@@ -115,6 +128,12 @@ wait_ready() {
 	assert_success
 	assert_output_contains original
 	assert_output_contains doomed
+	# The command each sandbox was given, in the chained log.
+	[ "$(jq -c 'select(.event == "take") | .argv' "$TEST_DIR/audit.log" | tail -1)" = '["cat","a.txt","gone.txt"]' ] \
+		|| fail "no take record: $(grep take "$TEST_DIR/audit.log")"
+	[ "$(jq -r 'select(.event == "start") | .id' "$TEST_DIR/audit.log" | wc -l)" -eq 2 ] || fail "starts: $(cat "$TEST_DIR/audit.log")"
+	run runtime audit "$TEST_DIR/audit.log"
+	assert_success
 }
 
 @test "pool: two pooled sandboxes share nothing (namespaces, cgroup, root overlay, /tmp)" {

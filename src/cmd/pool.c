@@ -24,6 +24,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define POOLS_DIR ".pool"
@@ -33,6 +34,8 @@
 #define POOL_LIST_MAX (1u << 20)
 /* How long a take waits for the filler when no sandbox is ready. */
 #define POOL_EMPTY_WAIT_MS 60000
+/* A claim this old whose sandbox never started was a taker's that died. */
+#define POOL_CLAIM_STALE_SECONDS 30
 
 static const ar_option options[]
     = { { "size", 0, true,
@@ -193,6 +196,33 @@ new_member_id (const char *name)
                     r[4], r[5]);
 }
 
+/* A claimed sandbox whose taker never started it (killed between the
+ * claim and the start) would wait forever: one still marked waiting whose
+ * claim is older than `min_age` seconds is deleted, its socket too. A
+ * take connects within milliseconds of its claim (the rename set the
+ * socket's ctime). */
+static void
+sweep_taken (const ar_globals *g, int taken_fd, time_t min_age)
+{
+  DIR *dir = open_listing (taken_fd);
+  time_t now = time (NULL);
+  for (struct dirent *e; dir && (e = readdir (dir));)
+    {
+      struct stat sock;
+      cleanup_free char *marker
+          = xasprintf ("%s/%s/" AR_AWAIT_TAKE_FILE, g->root, e->d_name);
+      if (e->d_name[0] == '.'
+          || fstatat (taken_fd, e->d_name, &sock, AT_SYMLINK_NOFOLLOW) < 0
+          || now - sock.st_ctime < min_age || access (marker, F_OK) < 0)
+        continue;
+      cleanup_error ar_error_t *ignored = NULL;
+      ar_container_delete (g->root, e->d_name, true, &ignored);
+      unlinkat (taken_fd, e->d_name, 0);
+    }
+  if (dir)
+    closedir (dir);
+}
+
 /* Make sandboxes until `size` are ready, one filler at a time (the lock);
  * a pool removed meanwhile (no `size` any more) gets none. */
 static int
@@ -208,10 +238,13 @@ fill (const ar_globals *g, const char *name, int pool_fd, ar_error_t **err)
   cleanup_strv char **opts = NULL;
   size_t n_opts = 0;
   cleanup_close int ready_fd = -1;
+  cleanup_close int taken_fd = -1;
   if (read_size (pool_fd, &size, err) < 0
       || read_list (pool_fd, "options", &opts, &n_opts, err) < 0
-      || (ready_fd = open_subdir (pool_fd, "ready", err)) < 0)
+      || (ready_fd = open_subdir (pool_fd, "ready", err)) < 0
+      || (taken_fd = open_subdir (pool_fd, "taken", err)) < 0)
     return -1;
+  sweep_taken (g, taken_fd, POOL_CLAIM_STALE_SECONDS);
   /* Bounded: sandboxes that go as fast as they come are the next
    * take's to replace. */
   for (unsigned made = 0; made < size && count_ready (ready_fd) < size; made++)
@@ -225,8 +258,7 @@ fill (const ar_globals *g, const char *name, int pool_fd, ar_error_t **err)
 
 /* The ready sandboxes are deleted, then the pool's files and dirs. Under
  * the lock, and `size` first: a filler waiting for the lock then makes
- * nothing. Sockets in taken/ belong to takes under way: their sandboxes
- * are theirs to delete. */
+ * nothing. A sandbox taken and started is its taker's to delete. */
 static int
 remove_pool (const ar_globals *g, const char *name, int pool_fd,
              ar_error_t **err)
@@ -253,6 +285,10 @@ remove_pool (const ar_globals *g, const char *name, int pool_fd,
         r = ar_error_pass (err, steal_pointer (&e_delete));
       unlinkat (taken_fd, e->d_name, 0);
     }
+  /* Claimed and never started: gone with the pool (a take under way
+   * fails, by name). */
+  if (taken_fd >= 0)
+    sweep_taken (g, taken_fd, 0);
   if (ready_fd >= 0)
     ar_unlink_files_at (ready_fd);
   if (taken_fd >= 0)

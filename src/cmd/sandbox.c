@@ -640,17 +640,11 @@ take_member (const ar_globals *g, const ar_parsed *p, char *const *argv,
              ar_error_t **err)
 {
   cleanup_take_command ar_take_command cmd = { 0 };
-  cleanup_close int state_fd = -1;
-  cleanup_state ar_state *st = NULL;
+  report->id = xstrdup (m->id);
   int r = call_command (p, &cmd, err);
   if (r == 0)
-    r = ar_container_load (g->root, m->id, &state_fd, &st, err);
-  if (r == 0)
-    {
-      ar_sandbox_report_plan (report, &st->annotations, m->id);
-      r = ar_container_take (g->root, m->id, m->taken_fd, m->id, &cmd, argv,
-                             created, err);
-    }
+    r = ar_container_take (g->root, m->id, m->taken_fd, m->id, &cmd, argv,
+                           created, err);
   ar_pool_release_socket (m);
   if (r < 0)
     {
@@ -690,6 +684,13 @@ sandbox_from_pool (const ar_globals *g, const ar_parsed *p, char *const *argv,
   int status = ar_container_wait (g->root, m.id, "sandbox", &created,
                                   &report->outcome, err);
   ar_timings_mark ("wait");
+  /* Where /output and the audit log went, read while the state is
+   * there: off the command's start. */
+  cleanup_close int state_fd = -1;
+  cleanup_state ar_state *st = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_container_load (g->root, m.id, &state_fd, &st, &ignored) == 0)
+    ar_sandbox_report_plan (report, &st->annotations, m.id);
   return finish_sandbox (g, p, m.id, report, status, err);
 }
 

@@ -25,6 +25,9 @@ ar_sandbox_report_plan (ar_sandbox_report *r, const oci_map *annotations,
       = oci_map_get (annotations, AR_AGENT_ANNOTATION_PREFIX "output");
   const char *audit
       = oci_map_get (annotations, AR_AGENT_ANNOTATION_PREFIX "audit");
+  free (r->output_host_dir);
+  free (r->audit_path);
+  free (r->id);
   r->output_host_dir = output ? xstrdup (output) : NULL;
   r->audit_path = audit ? xstrdup (audit) : NULL;
   r->id = xstrdup (id);

@@ -318,10 +318,13 @@ await_taker (const ar_init_config *cfg, int listener, start_order *o,
                     NULL);
       _exit (1);
     }
-  /* How many poststart hooks the taker is to run after the start. */
-  int n_poststart = (int) cfg->spec->hooks.poststart.len;
+  /* The taker learns this init's host pid (it waits on a pidfd of it)
+   * and how many poststart hooks it is to run after the start. */
+  cleanup_free char *n_poststart
+      = xasprintf ("%zu", cfg->spec->hooks.poststart.len);
   ar_sync_msg msg;
-  if (ar_sync_send (o->report_fd, AR_SYNC_READY, n_poststart, -1, NULL, err) < 0
+  if (ar_sync_send (o->report_fd, AR_SYNC_READY, host_pid, -1, n_poststart, err)
+          < 0
       || ar_sync_expect (o->report_fd, AR_SYNC_START, &msg, err) < 0)
     _exit (1);
   return 0;

@@ -13,7 +13,9 @@ typedef enum
   AR_SYNC_HOOKS,        /* init: mounts ready, run prestart/createRuntime */
   AR_SYNC_HOOKS_DONE,   /* parent: hooks ran */
   AR_SYNC_PTY,          /* init: the pty master, as the attached fd */
-  AR_SYNC_READY,        /* init: set up, waiting to be started */
+  AR_SYNC_READY,        /* init: set up, waiting to be started; to a taker
+                         (take.h): its host pid in `value`, the number of
+                         poststart hooks in `text` */
   AR_SYNC_START,        /* parent (run): exec now, no fifo involved */
   AR_SYNC_SECCOMP,      /* child: the seccomp listener fd, for listenerPath */
   AR_SYNC_SECCOMP_DONE, /* parent: the listener has it */

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -110,33 +111,24 @@ send_command (int sock, const ar_take_command *cmd, ar_error_t **err)
   return 0;
 }
 
-/* The init named by the state, still the same process: a pidfd first,
- * then its start time, so a pid used again is not taken for it. */
-static int
-open_init (const ar_state *st, const char *id, ar_error_t **err)
-{
-  cleanup_close int pidfd = ar_pidfd_open (st->pid);
-  if (pidfd < 0 || ar_pid_start_time (st->pid) != st->start_time)
-    return ar_error_set (err, ESRCH, "container `%s`: its init is gone", id);
-  return steal_fd (&pidfd);
-}
-
 /* After the start, off the command's path: the audit records ("take":
  * the command as the container's process got it; "start") and poststart
- * hooks, which need the stored spec; without either it is not read. */
+ * hooks, which need the stored state and spec; without either neither is
+ * read. */
 static void
-after_start (const char *root, int state_fd, const ar_state *st,
-             const ar_plan *plan, int n_poststart, const ar_take_command *cmd,
+after_start (const char *root, const char *id, int state_fd,
+             const ar_plan *plan, bool poststart, const ar_take_command *cmd,
              char *const *command_line)
 {
-  if (n_poststart == 0 && !ar_stage_audits (plan))
+  if (!poststart && !ar_stage_audits (plan))
     return;
   oci_spec *spec = NULL;
+  cleanup_state ar_state *st = NULL;
   cleanup_error ar_error_t *e = NULL;
-  if (ar_container_load_spec (state_fd, &spec, &e) < 0)
+  if (ar_state_load (state_fd, &st, &e) < 0
+      || ar_container_load_spec (state_fd, &spec, &e) < 0)
     {
-      fprintf (stderr, "agentrun: warning: %s: %s\n", st->id,
-               ar_error_text (e));
+      fprintf (stderr, "agentrun: warning: %s: %s\n", id, ar_error_text (e));
       return;
     }
   oci_process proc = *spec->process;
@@ -147,13 +139,30 @@ after_start (const char *root, int state_fd, const ar_state *st,
             : xasprintf ("%s/%s", proc.cwd ? proc.cwd : "", cmd->cwd);
   if (cmd->cwd)
     proc.cwd = cwd ? cwd : cmd->cwd;
-  cleanup_free char *state_dir = ar_container_state_path (root, st->id, &e);
+  cleanup_free char *state_dir = ar_container_state_path (root, id, &e);
   if (state_dir)
-    ar_stage_audit_process (plan, state_dir, st->id, "take", &proc,
-                            command_line);
-  ar_stage_audit (plan, st->id, "start", NULL);
+    ar_stage_audit_process (plan, state_dir, id, "take", &proc, command_line);
+  ar_stage_audit (plan, id, "start", NULL);
   ar_container_run_hooks_of (spec, plan, st, true);
   oci_spec_free (spec);
+}
+
+/* The init's word that it has the command: its host pid, and whether
+ * there are poststart hooks. The pidfd is opened while it waits for the
+ * start, so the pid is still its own. */
+static int
+await_ready (int sock, ar_created *out, bool *poststart, ar_error_t **err)
+{
+  ar_sync_msg msg;
+  if (ar_sync_expect (sock, AR_SYNC_READY, &msg, err) < 0)
+    return -1;
+  *poststart = msg.text && strcmp (msg.text, "0") != 0;
+  free (msg.text);
+  out->pid = msg.value;
+  out->pidfd = out->pid > 0 ? ar_pidfd_open (out->pid) : -1;
+  if (out->pidfd < 0)
+    return ar_error_set (err, errno, "pidfd_open %d", (int) out->pid);
+  return 0;
 }
 
 int
@@ -164,13 +173,8 @@ ar_container_take (const char *root, const char *id, int dirfd,
   *out = (ar_created){
     .pidfd = -1, .sync_fd = -1, .pty_master = -1, .adopted = true
   };
-  cleanup_close int state_fd = -1;
-  cleanup_state ar_state *st = NULL;
-  if (ar_container_load (root, id, &state_fd, &st, err) < 0)
-    return -1;
-  out->pid = st->pid;
-  out->pidfd = open_init (st, id, err);
-  if (out->pidfd < 0)
+  cleanup_close int state_fd = ar_container_open_dir (root, id, err);
+  if (state_fd < 0)
     return -1;
   out->sync_fd = ar_seqpacket_connect_at (dirfd, name, err);
   if (out->sync_fd < 0 || send_command (out->sync_fd, cmd, err) < 0)
@@ -181,18 +185,15 @@ ar_container_take (const char *root, const char *id, int dirfd,
       || ar_stage_load_plan (state_fd, &plan, err) < 0)
     return -1;
   out->wall_clock_seconds = ar_stage_wall_clock_seconds (plan);
-  ar_sync_msg msg;
-  int r = ar_sync_expect (out->sync_fd, AR_SYNC_READY, &msg, err);
+  bool poststart = false;
+  int r = await_ready (out->sync_fd, out, &poststart, err);
   if (r == 0)
-    {
-      free (msg.text);
-      r = ar_sync_send (out->sync_fd, AR_SYNC_START, 0, -1, NULL, err);
-    }
+    r = ar_sync_send (out->sync_fd, AR_SYNC_START, 0, -1, NULL, err);
   if (r == 0)
     {
       out->started_ms = ar_now_ms ();
       unlinkat (state_fd, AR_AWAIT_TAKE_FILE, 0);
-      after_start (root, state_fd, st, plan, msg.value, cmd, command_line);
+      after_start (root, id, state_fd, plan, poststart, cmd, command_line);
     }
   ar_stage_free_plan (plan);
   return r;
