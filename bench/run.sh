@@ -22,53 +22,9 @@ N=${1:-21}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 AGENTRUN=${AGENTRUN:-$TOP/agentrun}
 WORK=$(mktemp -d /tmp/agentrun-bench.XXXXXX)
-MOUNTED_HUGETLB=""
-# runc is compared where it is installed (the test VM has only crun).
-RUNTIMES=(agentrun crun)
-command -v runc >/dev/null && RUNTIMES+=(runc)
-
-cleanup() {
-	local rt
-	for rt in agentrun crun runc; do
-		[ -d "$WORK/root-$rt" ] || continue
-		for id in $(ls "$WORK/root-$rt" 2>/dev/null | grep -v '^\.'); do
-			runtime_bin "$rt" --root "$WORK/root-$rt" delete --force "$id" >/dev/null 2>&1 || true
-		done
-	done
-	if [ -n "$MOUNTED_HUGETLB" ]; then
-		umount /sys/fs/cgroup/hugetlb && rmdir /sys/fs/cgroup/hugetlb || true
-	fi
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-runtime_bin() {
-	local rt=$1; shift
-	if [ "$rt" = agentrun ]; then "$AGENTRUN" "$@"; else "$rt" "$@"; fi
-}
-
-need_hugetlb_v1() {
-	# Only the hybrid layout needs it; a v2-only host (the test VM) has hugetlb.
-	[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && return 0
-	mountpoint -q /sys/fs/cgroup/hugetlb 2>/dev/null && return 0
-	mkdir -p /sys/fs/cgroup/hugetlb
-	mount -t cgroup -o hugetlb cgroup /sys/fs/cgroup/hugetlb
-	MOUNTED_HUGETLB=1
-	echo "(mounted hugetlb as cgroup v1 for crun and runc; unmounted at exit)"
-}
-
-make_bundle() {
-	local dir=$WORK/bundle
-	mkdir -p "$dir"
-	if [ -d "$TOP/images/out/busybox/rootfs" ]; then
-		cp -a "$TOP/images/out/busybox/rootfs" "$dir/rootfs"
-	else
-		"$TOP/images/busybox.sh" "$dir/rootfs" >/dev/null
-	fi
-	(cd "$dir" && crun spec)
-	jq '.process.terminal = false | .process.args = ["true"]' "$dir/config.json" >"$dir/c" \
-		&& mv "$dir/c" "$dir/config.json"
-}
+# shellcheck source=bench/lib.bash
+. "$TOP/bench/lib.bash"
+trap bench_cleanup EXIT
 
 # Milliseconds one command takes, from bash's own clock (no fork to time).
 time_ms() {

@@ -264,3 +264,24 @@ wait_ready() {
 	assert_output_contains "pool \`nope\` does not exist (agentrun pool create nope)"
 	[ "$(ready_count)" = 1 ] || fail "a refused call took a sandbox"
 }
+
+@test "pool: with --systemd-cgroup each pooled sandbox is a systemd scope of its own, with the pool's limits" {
+	[ -d /run/systemd/system ] || skip "needs systemd as PID 1 (the test VM, tests/vm/)"
+	run bash -c "cd '$WS' && '$RUNTIME' --root '$ROOT' --systemd-cgroup pool create '$POOL' --size 2 --memory 256m --pids 64"
+	assert_success
+	local id
+	for id in $(ls "$ROOT/.pool/$POOL/ready"); do
+		run systemctl show -p ActiveState -p MemoryMax -p TasksMax "agentrun-$id.scope"
+		assert_output_contains "ActiveState=active"
+		assert_output_contains "MemoryMax=268435456"
+		assert_output_contains "TasksMax=64"
+	done
+	run pooled -- sh -c 'echo ran'
+	assert_success
+	assert_output_contains ran
+	# The filler made the next one the same way, under the pool's flags.
+	wait_ready 2
+	for id in $(ls "$ROOT/.pool/$POOL/ready"); do
+		systemctl is-active --quiet "agentrun-$id.scope" || fail "no scope for $id"
+	done
+}

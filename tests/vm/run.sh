@@ -21,7 +21,7 @@ TOP=$(cd "$HERE/../.." && pwd)
 # the user's systemd instance, the engines with their defaults. Those that
 # do not (the sandbox's flags, egress's filter in a namespace of its own)
 # run on the host in both CI stages; name them to run them here too.
-DEFAULT_SUITES="systemd_cgroup cgroups_v2 cgroup_v2_devices exec_cgroup sandbox sandbox_outcomes rootless_containers rootless_sandbox rootless_sandbox_outcomes engines/docker engines/podman engines/podman_rootless engines/containerd engines/cri conformance"
+DEFAULT_SUITES="systemd_cgroup cgroups_v2 cgroup_v2_devices exec_cgroup sandbox sandbox_outcomes pool rootless_containers rootless_sandbox rootless_sandbox_outcomes engines/docker engines/podman engines/podman_rootless engines/containerd engines/cri conformance"
 
 die() { echo "vm/run: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Many containers started at once, agentrun against crun (and runc where
+# installed), as root:
+#
+#   bench/concurrent.sh [COUNTS] [ROUNDS]   (default "50 200", 3 rounds)
+#
+# For each COUNT, each runtime in turn starts COUNT `RUNTIME run` of the
+# same busybox `true` bundle (bench/lib.bash) all at once, each with its
+# own id, and waits for them all. Each one is timed alone, from its fork
+# to its exit (bash's own clock); the batch from the first fork to the last
+# exit. Prints per round and runtime the p50 and p99 of the single ones in
+# milliseconds, the batch's time and its throughput (containers per
+# second), and agentrun's throughput over crun's. The runtimes take turns
+# in a different order each round.
+set -euo pipefail
+
+COUNTS=${1:-50 200}
+ROUNDS=${2:-3}
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+AGENTRUN=${AGENTRUN:-$TOP/agentrun}
+WORK=$(mktemp -d /tmp/agentrun-bench-concurrent.XXXXXX)
+# shellcheck source=bench/lib.bash
+. "$TOP/bench/lib.bash"
+trap bench_cleanup EXIT
+
+# One container, timed alone: its microseconds appended to $2.
+one() {
+	local rt=$1 out=$2 id=$3 t0 t1
+	t0=$EPOCHREALTIME
+	runtime_bin "$rt" --root "$WORK/root-$rt" run -b "$WORK/bundle" "$id" >/dev/null 2>&1 </dev/null \
+		|| echo "bench/concurrent: $rt run $id failed" >&2
+	t1=$EPOCHREALTIME
+	echo $((${t1/./} - ${t0/./})) >>"$out"
+}
+
+# batch RUNTIME COUNT ROUND: "P50 P99 BATCH_MS PER_SECOND"
+batch() {
+	local rt=$1 n=$2 r=$3 out=$WORK/one-$1-$2-$3 i t0 t1
+	: >"$out"
+	t0=$EPOCHREALTIME
+	for i in $(seq 1 "$n"); do
+		one "$rt" "$out" "c$r-$n-$i" &
+	done
+	wait
+	t1=$EPOCHREALTIME
+	local batch_us=$((${t1/./} - ${t0/./}))
+	sort -n "$out" | awk -v n="$n" -v b="$batch_us" '{ v[NR] = $1 }
+		END { if (NR != n) { print "missing " n - NR; exit 1 }
+		      printf "%.1f %.1f %.0f %.1f", v[int((NR + 1) / 2)] / 1000, v[int(NR * 0.99 + 0.999)] / 1000,
+		             b / 1000, n / (b / 1e6) }'
+}
+
+main() {
+	[ "$(id -u)" -eq 0 ] || { echo "bench/concurrent.sh: run as root" >&2; exit 1; }
+	[ -x "$AGENTRUN" ] || { echo "bench/concurrent.sh: build agentrun first ($AGENTRUN)" >&2; exit 1; }
+	need_hugetlb_v1
+	make_bundle
+	echo "# $(date -u +%F) $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $ROUNDS rounds"
+	echo "# count round runtime  p50_ms p99_ms batch_ms per_second"
+	local n r rt order line a c
+	for n in $COUNTS; do
+		for r in $(seq 1 "$ROUNDS"); do
+			order=("${RUNTIMES[@]}")
+			# Turn the order round by round: nobody always goes first.
+			local k
+			for k in $(seq 2 "$r"); do
+				order=("${order[@]:1}" "${order[0]}")
+			done
+			for rt in "${order[@]}"; do
+				line=$(batch "$rt" "$n" "$r")
+				echo "$n $r $rt  $line"
+				echo "$line" >"$WORK/line-$rt"
+			done
+			a=$(cut -d' ' -f4 "$WORK/line-agentrun")
+			c=$(cut -d' ' -f4 "$WORK/line-crun")
+			echo "$n $r throughput agentrun/crun $(echo "scale=2; $a / $c" | bc)"
+		done
+	done
+	echo "# load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+main "$@"

@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: Apache-2.0
+# What the benches against crun and runc share (bench/run.sh,
+# bench/concurrent.sh): the runtimes, a busybox `true` bundle made by
+# `crun spec`, the v1 hugetlb mount crun and runc need on a hybrid host,
+# and the clean-up. Set WORK, TOP and AGENTRUN before sourcing.
+
+MOUNTED_HUGETLB=""
+# runc is compared where it is installed (the test VM has only crun).
+RUNTIMES=(agentrun crun)
+command -v runc >/dev/null && RUNTIMES+=(runc)
+
+runtime_bin() {
+	local rt=$1; shift
+	if [ "$rt" = agentrun ]; then "$AGENTRUN" "$@"; else "$rt" "$@"; fi
+}
+
+bench_cleanup() {
+	local rt id
+	for rt in agentrun crun runc; do
+		[ -d "$WORK/root-$rt" ] || continue
+		for id in $(ls "$WORK/root-$rt" 2>/dev/null | grep -v '^\.'); do
+			runtime_bin "$rt" --root "$WORK/root-$rt" delete --force "$id" >/dev/null 2>&1 || true
+		done
+	done
+	if [ -n "$MOUNTED_HUGETLB" ]; then
+		umount /sys/fs/cgroup/hugetlb && rmdir /sys/fs/cgroup/hugetlb || true
+	fi
+	rm -rf "$WORK"
+}
+
+need_hugetlb_v1() {
+	# Only the hybrid layout needs it; a v2-only host (the test VM) has hugetlb.
+	[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && return 0
+	mountpoint -q /sys/fs/cgroup/hugetlb 2>/dev/null && return 0
+	mkdir -p /sys/fs/cgroup/hugetlb
+	mount -t cgroup -o hugetlb cgroup /sys/fs/cgroup/hugetlb
+	MOUNTED_HUGETLB=1
+	echo "(mounted hugetlb as cgroup v1 for crun and runc; unmounted at exit)"
+}
+
+make_bundle() {
+	local dir=$WORK/bundle
+	mkdir -p "$dir"
+	if [ -d "$TOP/images/out/busybox/rootfs" ]; then
+		cp -a "$TOP/images/out/busybox/rootfs" "$dir/rootfs"
+	else
+		"$TOP/images/busybox.sh" "$dir/rootfs" >/dev/null
+	fi
+	(cd "$dir" && crun spec)
+	jq '.process.terminal = false | .process.args = ["true"]' "$dir/config.json" >"$dir/c" \
+		&& mv "$dir/c" "$dir/config.json"
+}
