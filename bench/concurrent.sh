@@ -52,10 +52,7 @@ batch() {
 }
 
 main() {
-	[ "$(id -u)" -eq 0 ] || { echo "bench/concurrent.sh: run as root" >&2; exit 1; }
-	[ -x "$AGENTRUN" ] || { echo "bench/concurrent.sh: build agentrun first ($AGENTRUN)" >&2; exit 1; }
-	need_hugetlb_v1
-	make_bundle
+	bench_prepare bench/concurrent.sh
 	echo "# $(date -u +%F) $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $ROUNDS rounds"
 	echo "# count round runtime  p50_ms p99_ms batch_ms per_second"
 	local n r rt order line a c

@@ -50,3 +50,11 @@ make_bundle() {
 	jq '.process.terminal = false | .process.args = ["true"]' "$dir/config.json" >"$dir/c" \
 		&& mv "$dir/c" "$dir/config.json"
 }
+
+# bench_prepare NAME: as root, with agentrun built; the mount and the bundle.
+bench_prepare() {
+	[ "$(id -u)" -eq 0 ] || { echo "$1: run as root" >&2; exit 1; }
+	[ -x "$AGENTRUN" ] || { echo "$1: build agentrun first ($AGENTRUN)" >&2; exit 1; }
+	need_hugetlb_v1
+	make_bundle
+}

@@ -104,10 +104,7 @@ report() {
 }
 
 main() {
-	[ "$(id -u)" -eq 0 ] || { echo "bench/run.sh: run as root" >&2; exit 1; }
-	[ -x "$AGENTRUN" ] || { echo "bench/run.sh: build agentrun first ($AGENTRUN)" >&2; exit 1; }
-	need_hugetlb_v1
-	make_bundle
+	bench_prepare bench/run.sh
 	echo "$(date -u +%F) median (min-max) of $N interleaved runs each; $(uname -r); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $(runc --version 2>/dev/null | head -1 || echo no runc)"
 	bench_run
 	report run
