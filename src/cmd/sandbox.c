@@ -595,7 +595,8 @@ ar_sandbox_make_ready (const ar_globals *g, char **pool_options,
     .delete_when_done = true,
     .bundle_owned = true,
   };
-  cleanup_created ar_created created;
+  cleanup_created ar_created created
+      = { .pidfd = -1, .sync_fd = -1, .pty_master = -1 };
   if (r == 0)
     r = ar_container_create (&opts, &created, err);
   if (r == 0 && ar_take_offer (created.sync_fd, ready_fd, id, err) < 0)
@@ -673,7 +674,8 @@ sandbox_from_pool (const ar_globals *g, const ar_parsed *p, char *const *argv,
   if (ar_pool_claim (g, name, &m, err) < 0)
     return -1;
   ar_timings_mark ("claim");
-  cleanup_created ar_created created;
+  cleanup_created ar_created created
+      = { .pidfd = -1, .sync_fd = -1, .pty_master = -1 };
   int taken = take_member (g, p, argv, &m, report, &created, err);
   ar_timings_mark ("take");
   /* Taken or gone, the pool is one short. */

@@ -257,13 +257,15 @@ adopt_command (const ar_init_config *cfg, start_order *o, ar_error_t **err)
     oci_strv_push (&proc.env, spec_proc->env.items[i]);
   for (size_t i = 0; i < o->taken.env.len; i++)
     oci_env_set (&proc.env, o->taken.env.items[i]);
-  cleanup_free char *below = NULL;
-  const char *cwd = o->taken.cwd;
-  if (cwd && cwd[0] != '/')
-    cwd = below
-        = xasprintf ("%s/%s", spec_proc->cwd ? spec_proc->cwd : "", cwd);
-  if (cwd == NULL)
-    cwd = spec_proc->cwd ? spec_proc->cwd : "/";
+  const char *given = o->taken.cwd;
+  cleanup_free char *below
+      = given && given[0] != '/'
+            ? xasprintf ("%s/%s", spec_proc->cwd ? spec_proc->cwd : "", given)
+            : NULL;
+  const char *cwd = below            ? below
+                    : given          ? given
+                    : spec_proc->cwd ? spec_proc->cwd
+                                     : "/";
   proc.cwd = (char *) cwd;
   /* A missing cwd is made, as a fresh container's is (finish_setup). */
   if (access (cwd, F_OK) < 0 && errno == ENOENT
