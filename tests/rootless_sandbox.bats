@@ -36,6 +36,16 @@ user_manager_service() {
 	[[ $cg == *"/user@$AR_TEST_USER.service/"* && $cg != *"/agentrun-"* ]]
 }
 
+# A process of the other bats run that shares this user in the test VM
+# (tests/vm/guest-suites.sh: rootless Podman's suite runs beside this
+# one): it carries that run's prefix, or is in one of Podman's scopes.
+other_runs_process() {
+	local env
+	env=$(tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | grep '^AGENTRUN_TEST_RUN=') || true
+	[ -n "$env" ] && [ "$env" != "AGENTRUN_TEST_RUN=$AR_RUN" ] && return 0
+	grep -qs 'libpod' "/proc/$1/cgroup"
+}
+
 user_sandbox_leftovers() {
 	[ -d "$ROOT" ] || return 0
 	find "$ROOT" -mindepth 1 -maxdepth 1 ! -name .seccomp-cache ! -name .sandbox ! -name .audit-heads -printf 'state %p\n'
@@ -47,6 +57,7 @@ user_sandbox_leftovers() {
 	for p in $(pgrep -u "$AR_TEST_USER" | live_pids); do
 		[[ $USER_PIDS_BEFORE == *" $p "* ]] && continue
 		user_manager_service "$p" && continue
+		other_runs_process "$p" && continue
 		echo "process $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
 	done
 }

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "pool.h"
 #include "../core/container.h"
+#include "../core/process.h"
 #include "../core/state.h"
 #include "../util/cleanup.h"
 #include "../util/clock.h"
@@ -486,6 +487,8 @@ start_filler (int pool_fd, const char *name)
       setsid ();
       if (dup2 (null_fd, 0) < 0 || dup2 (null_fd, 1) < 0 || dup2 (log, 2) < 0)
         _exit (127);
+      /* Nothing of the caller's (a pipe its own caller reads to EOF). */
+      ar_process_close_fds (3, NULL, 0);
       execv ("/proc/self/exe", argv);
       _exit (127);
     }
