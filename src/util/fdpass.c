@@ -115,8 +115,9 @@ ar_fd_send_to_path (const char *path, int fd, const char *payload,
   return 0;
 }
 
+/* A SOCK_SEQPACKET socket and the address of `name` in `dirfd`. */
 static int
-unix_addr_at (int dirfd, const char *name, struct sockaddr_un *addr,
+seqpacket_at (int dirfd, const char *name, struct sockaddr_un *addr,
               ar_error_t **err)
 {
   *addr = (struct sockaddr_un){ .sun_family = AF_UNIX };
@@ -124,18 +125,19 @@ unix_addr_at (int dirfd, const char *name, struct sockaddr_un *addr,
                     "/proc/self/fd/%d/%s", dirfd, name);
   if (n < 0 || (size_t) n >= sizeof addr->sun_path)
     return ar_error_set (err, ENAMETOOLONG, "socket `%s`", name);
-  return 0;
+  int sock = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (sock < 0)
+    return ar_error_set (err, errno, "socket");
+  return sock;
 }
 
 int
 ar_seqpacket_listen_at (int dirfd, const char *name, ar_error_t **err)
 {
   struct sockaddr_un addr;
-  if (unix_addr_at (dirfd, name, &addr, err) < 0)
-    return -1;
-  cleanup_close int sock = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  cleanup_close int sock = seqpacket_at (dirfd, name, &addr, err);
   if (sock < 0)
-    return ar_error_set (err, errno, "socket");
+    return -1;
   if (bind (sock, (struct sockaddr *) &addr, sizeof addr) < 0)
     return ar_error_set (err, errno, "bind socket `%s`", name);
   if (listen (sock, 1) < 0)
@@ -147,11 +149,9 @@ int
 ar_seqpacket_connect_at (int dirfd, const char *name, ar_error_t **err)
 {
   struct sockaddr_un addr;
-  if (unix_addr_at (dirfd, name, &addr, err) < 0)
-    return -1;
-  cleanup_close int sock = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  cleanup_close int sock = seqpacket_at (dirfd, name, &addr, err);
   if (sock < 0)
-    return ar_error_set (err, errno, "socket");
+    return -1;
   if (connect (sock, (struct sockaddr *) &addr, sizeof addr) < 0)
     return ar_error_set (err, errno, "connect to socket `%s`", name);
   return steal_fd (&sock);
