@@ -7,6 +7,10 @@
 #   agentrun  `agentrun sandbox --no-tty -- true` (the host's / under the
 #             ephemeral overlay, workspace overlay, hidden paths, seccomp,
 #             no network, the audit head; delete included)
+#   pooled    `agentrun sandbox --pool bench --no-tty -- true`: the same
+#             sandbox made ahead (`agentrun pool create bench --size 3`,
+#             as the user, before the loop); each take starts a filler in
+#             the background, whose work overlaps the commands after it
 #   bwrap     `bwrap --unshare-all --ro-bind / / true` (Debian's
 #             bubblewrap: a read-only bind of /, new namespaces)
 #   floor     `unshare -rmpfinu true` (util-linux: the same namespaces and
@@ -28,7 +32,12 @@ AGENTRUN=${AGENTRUN:-$TOP/agentrun}
 U=${BENCH_USER:-1500}
 command -v bwrap >/dev/null || { echo "bench/rootless: no bwrap (apt-get install bubblewrap)" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/agentrun-bench-rootless.XXXXXX)
-trap 'umount "$WORK/xdg" 2>/dev/null; rm -rf "$WORK"' EXIT
+as_user() {
+	setpriv --reuid="$U" --regid="$U" --clear-groups \
+		env XDG_RUNTIME_DIR="$WORK/xdg" HOME="$WORK" AGENTRUN="$AGENTRUN" "$@"
+}
+# A round cut short leaves its pool: its sandboxes go with it.
+trap 'as_user "$AGENTRUN" pool rm bench >/dev/null 2>&1; umount "$WORK/xdg" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/ws" "$WORK/xdg"
 chown -R "$U:$U" "$WORK"
 mount -t tmpfs -o "mode=0700,uid=$U,gid=$U,size=64m" tmpfs "$WORK/xdg"
@@ -41,12 +50,15 @@ cat >"$WORK/loop.sh" <<'EOF2'
 n=$1 out=$2; shift 2
 ms() { local t0=$EPOCHREALTIME; "$@" >/dev/null 2>&1 || { echo "bench/rootless: failed: $*" >&2; exit 1; }
 	local t1=$EPOCHREALTIME; echo $(( (${t1/./} - ${t0/./}) )); }
-: >"$out.a"; : >"$out.b"; : >"$out.c"
+: >"$out.a"; : >"$out.b"; : >"$out.c"; : >"$out.p"
+"$AGENTRUN" pool create bench --size 3 2>/dev/null || { echo "bench/rootless: pool create failed" >&2; exit 1; }
 for i in $(seq 1 "$n"); do
 	ms "$AGENTRUN" sandbox --no-tty -- true >>"$out.a"
+	ms "$AGENTRUN" sandbox --pool bench --no-tty -- true >>"$out.p"
 	ms bwrap --unshare-all --ro-bind / / true >>"$out.b"
 	ms unshare -rmpfinu true >>"$out.c"
 done
+"$AGENTRUN" pool rm bench
 EOF2
 chmod 0755 "$WORK/loop.sh"
 
@@ -55,14 +67,13 @@ median() { sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : 
 range() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.1f-%.1f", lo / 1000, hi / 1000 }'; }
 
 echo "# $(date -u +%F) $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg), uid $U; $N runs each, interleaved, $ROUNDS rounds"
-echo "# round  agentrun_ms  bwrap_ms  floor_ms  agentrun/bwrap  (medians; min-max of each)"
+echo "# round  agentrun_ms  pooled_ms  bwrap_ms  floor_ms  agentrun/bwrap  pooled/bwrap  (medians; min-max of each)"
 for r in $(seq 1 "$ROUNDS"); do
-	(cd "$WORK/ws" && setpriv --reuid="$U" --regid="$U" --clear-groups \
-		env XDG_RUNTIME_DIR="$WORK/xdg" HOME="$WORK" AGENTRUN="$AGENTRUN" \
-		bash "$WORK/loop.sh" "$N" "$WORK/ms")
+	(cd "$WORK/ws" && as_user bash "$WORK/loop.sh" "$N" "$WORK/ms")
 	a=$(median <"$WORK/ms.a")
+	p=$(median <"$WORK/ms.p")
 	b=$(median <"$WORK/ms.b")
 	c=$(median <"$WORK/ms.c")
-	echo "$r $a $b $c $(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')" \
-		" ($(range <"$WORK/ms.a") $(range <"$WORK/ms.b") $(range <"$WORK/ms.c"))"
+	echo "$r $a $p $b $c $(awk -v a="$a" -v p="$p" -v b="$b" 'BEGIN { printf "%.2f %.2f", a / b, p / b }')" \
+		" ($(range <"$WORK/ms.a") $(range <"$WORK/ms.p") $(range <"$WORK/ms.b") $(range <"$WORK/ms.c"))"
 done

@@ -22,6 +22,7 @@ setup() {
 
 teardown() {
 	local left=""
+	[ -z "${POOL:-}" ] || user_pool_rm
 	[ -n "${TEST_DIR:-}" ] && left=$(user_sandbox_leftovers)
 	[ -z "${NETNS_PREFIX:-}" ] || remove_test_netns
 	common_teardown
@@ -60,6 +61,27 @@ user_sandbox_leftovers() {
 		other_runs_process "$p" && continue
 		echo "process $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
 	done
+}
+
+# user_pool VERB ARGS...: `agentrun pool` as the test user, in $WS.
+user_pool() {
+	as_user_in_ws "$RUNTIME" --root "$ROOT" pool "$@"
+}
+
+# The pool goes, and with it the filler a take started (it ends once it
+# has the lock and sees no pool).
+user_pool_rm() {
+	user_pool rm "$POOL" >/dev/null 2>&1 || true
+	local i
+	for i in $(seq 1 100); do
+		[ -z "$(live_pids_of $(grep -lsF -- "pool fill $POOL" /proc/[0-9]*/cmdline))" ] && return 0
+		sleep 0.05
+	done
+}
+
+# The processes holding the user's pooled sandboxes' namespaces.
+holders() {
+	pgrep -u "$AR_TEST_USER" -x agentrun-hold | live_pids
 }
 
 # wait_for_port ADDR PORT: until a TCP server listens there (5 s).
@@ -328,4 +350,58 @@ user_sandbox_in_client_netns() {
 	assert_failure
 	assert_output_contains "XDG_RUNTIME_DIR"
 	[ "${#lines[@]}" -eq 1 ] || fail "more than one line"
+}
+
+@test "user pool: sandboxes made ahead without root; a take is confined as a fresh one, with --diff and /output; rm leaves nothing" {
+	POOL=up$$
+	mkdir -p "$TEST_DIR/out"
+	chown "$AR_TEST_USER:$AR_TEST_USER" "$TEST_DIR/out"
+	run user_pool create "$POOL" --size 2 -o "$TEST_DIR/out"
+	assert_success
+	run user_pool list
+	assert_output_contains "$POOL"$'\t2\t2'
+	# Each waiting sandbox's overlay lives in namespaces its holder keeps.
+	assert_equal "$(holders | wc -l)" 2
+
+	run as_user_in_ws "$RUNTIME" --root "$ROOT" sandbox --pool "$POOL" --diff "$TEST_DIR/ch.diff" -- \
+		sh -c 'echo changed >a.txt; echo artifact >/output/r.txt; cat /proc/self/uid_map
+			grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status; echo "shadow:$(wc -c </etc/shadow)"; exit 4'
+	assert_failure 4
+	assert_output_contains "$(printf "%10u %10u %10u" 0 "$AR_TEST_USER" 1)"
+	assert_output_contains $'NoNewPrivs:\t1'
+	assert_output_contains $'Seccomp:\t2'
+	assert_output_contains "shadow:0"
+	grep -q '^+changed' "$TEST_DIR/ch.diff" || fail "no change of a.txt in the diff"
+	assert_equal "$(cat "$WS/a.txt")" original
+	local got
+	got=$(find "$TEST_DIR/out" -name r.txt)
+	[ -n "$got" ] || fail "no r.txt exported"
+	assert_equal "$(cat "$got")" artifact
+
+	# The filler the take started makes the pool whole again.
+	local i
+	for i in $(seq 1 200); do
+		[ "$(holders | wc -l)" -eq 2 ] && break
+		sleep 0.05
+	done
+	assert_equal "$(holders | wc -l)" 2
+	run user_pool rm "$POOL"
+	assert_success
+	[ -z "$(holders)" ] || fail "holders left: $(holders)"
+}
+
+@test "user pool: a sandbox whose namespaces' holder was killed is deleted with a warning, and the take runs in the next one" {
+	POOL=uq$$
+	run user_pool create "$POOL" --size 1
+	assert_success
+	local h id
+	h=$(holders)
+	[ -n "$h" ] || fail "no holder"
+	id=$(ls "$ROOT/.pool/$POOL/ready")
+	kill -KILL $h
+	run as_user_in_ws "$RUNTIME" --root "$ROOT" sandbox --pool "$POOL" -- echo ran
+	assert_success
+	assert_output_contains ran
+	assert_output_contains "warning: pool \`$POOL\`: container \`$id\`: its namespaces are gone"
+	[ ! -e "$ROOT/$id" ] || fail "the broken sandbox's state is left"
 }

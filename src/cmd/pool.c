@@ -5,6 +5,7 @@
 #include "pool.h"
 #include "../core/container.h"
 #include "../core/process.h"
+#include "../core/rootless.h"
 #include "../core/state.h"
 #include "../util/cleanup.h"
 #include "../util/clock.h"
@@ -64,7 +65,9 @@ static const ar_command_doc doc = {
   "\n"
   "Each sandbox is made in full (namespaces, cgroup, overlay, seccomp,\n"
   "egress) and waits; `sandbox --pool` gives it the command, -e, --env-file\n"
-  "and --workdir, and the caller's stdin, stdout and stderr. Needs root.",
+  "and --workdir, and the caller's stdin, stdout and stderr. Without\n"
+  "root, as `agentrun sandbox` without root: the pool is the user's, and\n"
+  "each sandbox's namespaces wait with it.",
   false
 };
 
@@ -197,6 +200,77 @@ new_member_id (const char *name)
                     r[4], r[5]);
 }
 
+/* fn(arg) in a child process, for work in namespaces this one must not
+ * enter (a user namespace, once joined, cannot be left); its error comes
+ * back as text. */
+static int
+in_child (int (*fn) (void *arg, ar_error_t **err), void *arg, ar_error_t **err)
+{
+  int pipe_fds[2];
+  if (pipe2 (pipe_fds, O_CLOEXEC) < 0)
+    return ar_error_set (err, errno, "pool: pipe");
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      close (pipe_fds[0]);
+      cleanup_error ar_error_t *e = NULL;
+      if (fn (arg, &e) == 0)
+        _exit (0);
+      const char *text = ar_error_text (e);
+      ar_write_all (pipe_fds[1], text, strlen (text));
+      _exit (1);
+    }
+  close (pipe_fds[1]);
+  cleanup_close int from_child = pipe_fds[0];
+  if (pid < 0)
+    return ar_error_set (err, errno, "pool: fork");
+  char text[4096];
+  ssize_t n = ar_read_all (from_child, text, sizeof text - 1);
+  text[n > 0 ? n : 0] = '\0';
+  int status = 0;
+  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (WIFEXITED (status) && WEXITSTATUS (status) == 0)
+    return 0;
+  return ar_error_set (err, 0, "%s", text[0] ? text : "pool: a child died");
+}
+
+typedef struct
+{
+  const ar_globals *g;
+  const char *id;
+} member_ref;
+
+static int
+delete_in_held_namespaces (void *arg, ar_error_t **err)
+{
+  const member_ref *ref = arg;
+  cleanup_close int state_fd
+      = ar_container_open_dir (ref->g->root, ref->id, err);
+  if (state_fd < 0)
+    return -1;
+  /* A holder gone took the namespaces and their mounts with it: the
+   * rest is deleted from here. */
+  cleanup_error ar_error_t *ignored = NULL;
+  ar_rootless_join_held (state_fd, &ignored);
+  return ar_container_delete (ref->g->root, ref->id, true, err);
+}
+
+/* A pool's sandbox: one made without root from within the namespaces
+ * its holder keeps (core/rootless.h). */
+static int
+delete_member (const ar_globals *g, const char *id, ar_error_t **err)
+{
+  cleanup_close int state_fd = ar_container_open_dir (g->root, id, err);
+  if (state_fd < 0)
+    return ar_error_is (*err, AR_ERR_NO_CONTAINER) ? (ar_error_freep (err), 0)
+                                                   : -1;
+  if (!ar_rootless_held (state_fd))
+    return ar_container_delete (g->root, id, true, err);
+  member_ref ref = { g, id };
+  return in_child (delete_in_held_namespaces, &ref, err);
+}
+
 /* A claimed sandbox whose taker never started it (killed between the
  * claim and the start) would wait forever: one still marked waiting whose
  * claim is older than `min_age` seconds is deleted, its socket too. A
@@ -217,11 +291,46 @@ sweep_taken (const ar_globals *g, int taken_fd, time_t min_age)
           || now - sock.st_ctime < min_age || access (marker, F_OK) < 0)
         continue;
       cleanup_error ar_error_t *ignored = NULL;
-      ar_container_delete (g->root, e->d_name, true, &ignored);
+      delete_member (g, e->d_name, &ignored);
       unlinkat (taken_fd, e->d_name, 0);
     }
   if (dir)
     closedir (dir);
+}
+
+typedef struct
+{
+  const ar_globals *g;
+  const char *name;
+  char **opts;
+  size_t n_opts;
+  unsigned size;
+  int ready_fd;
+} fill_job;
+
+/* Bounded: sandboxes that go as fast as they come are the next take's
+ * to replace. */
+static int
+make_members (const fill_job *job, bool in_own_namespaces, ar_error_t **err)
+{
+  for (unsigned made = 0;
+       made < job->size && count_ready (job->ready_fd) < job->size; made++)
+    {
+      cleanup_free char *id = new_member_id (job->name);
+      if (ar_sandbox_make_ready (job->g, job->opts, job->n_opts, id,
+                                 job->ready_fd, in_own_namespaces, err)
+          < 0)
+        return -1;
+    }
+  return 0;
+}
+
+static int
+make_in_own_namespaces (void *arg, ar_error_t **err)
+{
+  if (ar_rootless_unshare_self (err) < 0)
+    return -1;
+  return make_members (arg, true, err);
 }
 
 /* Make sandboxes until `size` are ready, one filler at a time (the lock);
@@ -246,15 +355,12 @@ fill (const ar_globals *g, const char *name, int pool_fd, ar_error_t **err)
       || (taken_fd = open_subdir (pool_fd, "taken", err)) < 0)
     return -1;
   sweep_taken (g, taken_fd, POOL_CLAIM_STALE_SECONDS);
-  /* Bounded: sandboxes that go as fast as they come are the next
-   * take's to replace. */
-  for (unsigned made = 0; made < size && count_ready (ready_fd) < size; made++)
-    {
-      cleanup_free char *id = new_member_id (name);
-      if (ar_sandbox_make_ready (g, opts, n_opts, id, ready_fd, err) < 0)
-        return -1;
-    }
-  return 0;
+  const fill_job job = { g, name, opts, n_opts, size, ready_fd };
+  /* Without root, as a fresh sandbox, in a user namespace of its own:
+   * a child's, so that this process stays in the caller's to delete. */
+  if (g->rootless && geteuid () != 0)
+    return in_child (make_in_own_namespaces, (void *) &job, err);
+  return make_members (&job, false, err);
 }
 
 /* The ready sandboxes are deleted, then the pool's files and dirs. Under
@@ -281,8 +387,7 @@ remove_pool (const ar_globals *g, const char *name, int pool_fd,
           || renameat (ready_fd, e->d_name, taken_fd, e->d_name) < 0)
         continue;
       cleanup_error ar_error_t *e_delete = NULL;
-      if (ar_container_delete (g->root, e->d_name, true, &e_delete) < 0
-          && r == 0)
+      if (delete_member (g, e->d_name, &e_delete) < 0 && r == 0)
         r = ar_error_pass (err, steal_pointer (&e_delete));
       unlinkat (taken_fd, e->d_name, 0);
     }
@@ -398,10 +503,6 @@ make_pool_dirs (const ar_globals *g, const char *name, int *pool_fd,
 static int
 pool_create (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
-  if (g->rootless && geteuid () != 0)
-    return ar_error_set (
-        err, 0,
-        "pool create: needs root (a pool of sandboxes without root is not built yet: use agentrun sandbox)");
   const char *name = NULL;
   unsigned size = 0;
   cleanup_strv char **opts = NULL;

@@ -40,9 +40,10 @@ void ar_pool_release_socket (ar_pool_member *m);
 
 /* sandbox.c: make one ready sandbox from a pool's sandbox options (a
  * sandbox's, without a command and without what each call gives: an
- * error names the flag), its socket `id` in `ready_fd`. */
-int
-ar_sandbox_make_ready (const ar_globals *g, char **options, size_t n_options,
-                       const char *id, int ready_fd, ar_error_t **err);
+ * error names the flag), its socket `id` in `ready_fd`. A maker without
+ * root, `in_own_namespaces` (core/rootless.h), leaves a holder of them. */
+int ar_sandbox_make_ready (const ar_globals *g, char **options,
+                           size_t n_options, const char *id, int ready_fd,
+                           bool in_own_namespaces, ar_error_t **err);
 
 #endif

@@ -432,12 +432,12 @@ finish_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
   return status;
 }
 
-static int
-run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
-             const char *id, const char *bundle, ar_sandbox_report *report,
-             ar_error_t **err)
+/* What a fresh sandbox and a pooled one are made with alike. */
+static ar_create_options
+sandbox_create_options (const ar_globals *g, const ar_parsed *p, const char *id,
+                        const char *bundle)
 {
-  ar_create_options opts = {
+  return (ar_create_options){
     .root = g->root,
     .id = id,
     .bundle = bundle,
@@ -456,12 +456,20 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
       || (!p->value[OPT_MEMORY] && !p->value[OPT_PIDS]),
     .trust_caller = true,
     .started_by_parent = true,
-    .caller_waits = true,
     .init_reaper = !ar_flag (p, OPT_NO_INIT),
     .delete_when_done = true,
     .bundle_owned = true,
-    .command_line = argv,
   };
+}
+
+static int
+run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
+             const char *id, const char *bundle, ar_sandbox_report *report,
+             ar_error_t **err)
+{
+  ar_create_options opts = sandbox_create_options (g, p, id, bundle);
+  opts.caller_waits = true;
+  opts.command_line = argv;
   cleanup_created ar_created created;
   if (ar_container_create (&opts, &created, err) < 0)
     return -1;
@@ -542,7 +550,7 @@ first_given_of (const ar_parsed *p, const int *refused, size_t n)
 int
 ar_sandbox_make_ready (const ar_globals *g, char **pool_options,
                        size_t n_options, const char *id, int ready_fd,
-                       ar_error_t **err)
+                       bool in_own_namespaces, ar_error_t **err)
 {
   cleanup_free char **argv = xcalloc (n_options + 4, sizeof *argv);
   argv[0] = (char *) "sandbox";
@@ -581,29 +589,29 @@ ar_sandbox_make_ready (const ar_globals *g, char **pool_options,
   cleanup_free char *bundle = NULL;
   int r = write_bundle (g->root, id, spec, &bundle, err);
   oci_spec_free (spec);
-  ar_create_options opts = {
-    .root = g->root,
-    .id = id,
-    .bundle = bundle,
-    .profile = g->profile ? g->profile : "agent",
-    .systemd_cgroup = g->systemd_cgroup,
-    .ignore_unenforced_limits = g->ignore_unenforced_limits,
-    .trust_caller = true,
-    .started_by_parent = true,
-    .await_take = true,
-    .init_reaper = true,
-    .delete_when_done = true,
-    .bundle_owned = true,
-  };
+  ar_create_options opts = sandbox_create_options (g, &p, id, bundle);
+  opts.await_take = true;
   cleanup_created ar_created created
       = { .pidfd = -1, .sync_fd = -1, .pty_master = -1 };
   if (r == 0)
     r = ar_container_create (&opts, &created, err);
   if (r == 0 && ar_take_offer (created.sync_fd, ready_fd, id, err) < 0)
+    r = -1;
+  /* Its overlay is in this process's mount namespace. */
+  if (r == 0 && in_own_namespaces)
+    {
+      cleanup_close int state_fd = ar_container_open_dir (g->root, id, err);
+      if (state_fd < 0
+          || ar_rootless_hold_namespaces (state_fd, created.pidfd, err) < 0)
+        {
+          unlinkat (ready_fd, id, 0);
+          r = -1;
+        }
+    }
+  if (r < 0 && created.pidfd >= 0)
     {
       cleanup_error ar_error_t *ignored = NULL;
       ar_container_delete (g->root, id, true, &ignored);
-      r = -1;
     }
   if (r < 0 && bundle)
     ar_bundle_remove (bundle);
@@ -633,6 +641,64 @@ call_command (const ar_parsed *p, ar_take_command *cmd, ar_error_t **err)
   return ar_sandbox_env_entries (&flags, &cmd->env, err);
 }
 
+/* A pool made without root keeps each sandbox's user and mount
+ * namespaces (its overlay's mounts are there) in a holder process. */
+static bool
+member_held (const ar_globals *g, const char *id)
+{
+  cleanup_error ar_error_t *ignored = NULL;
+  cleanup_close int state_fd = ar_container_open_dir (g->root, id, &ignored);
+  return state_fd >= 0 && ar_rootless_held (state_fd);
+}
+
+/* This process moves into the held namespaces for good, as a fresh
+ * sandbox without root unshares its own. */
+static int
+join_member (const ar_globals *g, const char *id, ar_error_t **err)
+{
+  cleanup_close int state_fd = ar_container_open_dir (g->root, id, err);
+  if (state_fd < 0 || ar_rootless_join_held (state_fd, err) < 0)
+    return ar_error_prefix (err, "container `%s`", id);
+  return 0;
+}
+
+/* A pool's member that cannot be taken: deleted, its socket too. */
+static void
+discard_member (const ar_globals *g, ar_pool_member *m)
+{
+  ar_pool_release_socket (m);
+  cleanup_error ar_error_t *ignored = NULL;
+  ar_container_delete (g->root, m->id, true, &ignored);
+}
+
+/* Claim a member, and join its namespaces if they are held. The refill
+ * starts first, from outside them. A member whose holder is gone (and
+ * its overlay with it) is discarded and the next one claimed. */
+#define CLAIM_ATTEMPTS 3
+static int
+claim_member (const ar_globals *g, const char *name, ar_pool_member *m,
+              ar_error_t **err)
+{
+  for (int attempt = 1;; attempt++)
+    {
+      if (ar_pool_claim (g, name, m, err) < 0)
+        return -1;
+      if (!member_held (g, m->id))
+        return 0;
+      ar_pool_refill (g, name, m);
+      if (join_member (g, m->id, err) == 0)
+        return 0;
+      discard_member (g, m);
+      if (attempt == CLAIM_ATTEMPTS)
+        return -1;
+      fprintf (stderr,
+               "agentrun: warning: pool `%s`: %s; deleted, another taken\n",
+               name, ar_error_text (*err));
+      ar_error_freep (err);
+      ar_pool_member_clear (m);
+    }
+}
+
 /* Hand the command to the claimed sandbox; one that cannot take it (its
  * init died while it waited) is deleted, and the error is that. */
 static int
@@ -646,12 +712,10 @@ take_member (const ar_globals *g, const ar_parsed *p, char *const *argv,
   if (r == 0)
     r = ar_container_take (g->root, m->id, m->taken_fd, m->id, &cmd, argv,
                            created, err);
-  ar_pool_release_socket (m);
   if (r < 0)
-    {
-      cleanup_error ar_error_t *ignored = NULL;
-      ar_container_delete (g->root, m->id, true, &ignored);
-    }
+    discard_member (g, m);
+  else
+    ar_pool_release_socket (m);
   return r;
 }
 
@@ -671,7 +735,7 @@ sandbox_from_pool (const ar_globals *g, const ar_parsed *p, char *const *argv,
         options[misplaced].long_name, options[misplaced].long_name);
   const char *name = p->value[OPT_POOL];
   cleanup_pool_member ar_pool_member m = { .taken_fd = -1 };
-  if (ar_pool_claim (g, name, &m, err) < 0)
+  if (claim_member (g, name, &m, err) < 0)
     return -1;
   ar_timings_mark ("claim");
   cleanup_created ar_created created

@@ -807,14 +807,7 @@ ar_container_workspace_diff (const char *root, const char *id,
 static bool
 supervisor_gone (int state_fd)
 {
-  cleanup_free char *data = NULL;
-  if (ar_read_file_at (state_fd, AR_SUPERVISOR_FILE, 64, &data, NULL, NULL) < 0)
-    return false;
-  int pid = 0;
-  unsigned long long start = 0;
-  if (sscanf (data, "%d %llu", &pid, &start) != 2 || pid <= 0)
-    return false;
-  return ar_pid_start_time (pid) != start;
+  return ar_pid_record_read (state_fd, AR_SUPERVISOR_FILE) == 0;
 }
 
 void

@@ -830,10 +830,7 @@ record_supervision (const ar_create_options *opts, int state_fd,
 int
 ar_container_record_supervisor (int state_fd, ar_error_t **err)
 {
-  cleanup_free char *me
-      = xasprintf ("%d %llu\n", (int) getpid (), ar_pid_start_time (getpid ()));
-  return ar_write_file_atomic_at (state_fd, AR_SUPERVISOR_FILE, me, strlen (me),
-                                  0600, err);
+  return ar_pid_record_write (state_fd, AR_SUPERVISOR_FILE, getpid (), err);
 }
 
 /* Maps and cgroup before the init may proceed; the state record before

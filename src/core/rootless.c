@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "rootless.h"
+#include "process.h"
+#include "state.h"
 #include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/pidfd.h"
 #include "../util/proc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 static int
@@ -57,5 +64,69 @@ ar_rootless_unshare_self (ar_error_t **err)
   /* Nothing made here may reach the host's mount namespace. */
   if (mount (NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
     return ar_error_set (err, errno, "sandbox without root: make / a slave");
+  return 0;
+}
+
+/* The holder: out of the maker's session, nothing of its fds but the
+ * init's pidfd, until the init ends or a taker ends it. */
+static _Noreturn void
+hold (int init_pidfd)
+{
+  setsid ();
+  prctl (PR_SET_NAME, "agentrun-hold");
+  int null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd < 3 && null_fd >= 0; fd++)
+    dup2 (null_fd, fd);
+  int keep = init_pidfd;
+  ar_process_close_fds (3, &keep, 1);
+  struct pollfd p = { .fd = init_pidfd, .events = POLLIN };
+  while (poll (&p, 1, -1) < 0 && errno == EINTR)
+    ;
+  _exit (0);
+}
+
+int
+ar_rootless_hold_namespaces (int state_fd, int init_pidfd, ar_error_t **err)
+{
+  pid_t pid = fork ();
+  if (pid < 0)
+    return ar_error_set (err, errno, "sandbox without root: fork the holder");
+  if (pid == 0)
+    hold (init_pidfd);
+  if (ar_pid_record_write (state_fd, AR_NS_HOLDER_FILE, pid, err) < 0)
+    {
+      kill (pid, SIGKILL);
+      return -1;
+    }
+  return 0;
+}
+
+bool
+ar_rootless_held (int state_fd)
+{
+  return faccessat (state_fd, AR_NS_HOLDER_FILE, F_OK, 0) == 0;
+}
+
+int
+ar_rootless_join_held (int state_fd, ar_error_t **err)
+{
+  pid_t pid = ar_pid_record_read (state_fd, AR_NS_HOLDER_FILE);
+  cleanup_close int holder = pid > 0 ? ar_pidfd_open (pid) : -1;
+  /* The pidfd pins the pid: the record still names the same process.
+   * One that ends meanwhile fails the setns with ESRCH. */
+  bool gone
+      = holder < 0 || ar_pid_record_read (state_fd, AR_NS_HOLDER_FILE) != pid;
+  if (!gone && setns (holder, CLONE_NEWUSER | CLONE_NEWNS) < 0)
+    {
+      if (errno != ESRCH)
+        return ar_error_set (err, errno, "join the namespaces held by pid %d",
+                             (int) pid);
+      gone = true;
+    }
+  if (gone)
+    return ar_error_set (
+        err, 0, "its namespaces are gone (their holder process ended)");
+  ar_pidfd_send_signal (holder, SIGKILL);
+  unlinkat (state_fd, AR_NS_HOLDER_FILE, 0);
   return 0;
 }

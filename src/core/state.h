@@ -24,6 +24,9 @@
 #define AR_SUPERVISOR_FILE "supervisor"
 /* A pooled sandbox waiting to be taken (take.h): created, not started. */
 #define AR_AWAIT_TAKE_FILE "await-take"
+/* "PID START" of the process holding a pooled rootless sandbox's
+ * namespaces (rootless.h) */
+#define AR_NS_HOLDER_FILE "ns-holder"
 /* The bundle was made for this container (sandbox): delete removes it. */
 #define AR_OWNED_BUNDLE_FILE "bundle-owned"
 #define AR_CONFIG_MAX_SIZE (16u << 20) /* bytes of config.json we read */

@@ -184,6 +184,28 @@ ar_pid_start_time (pid_t pid)
   return strtoull (p, NULL, 10);
 }
 
+int
+ar_pid_record_write (int dirfd, const char *name, pid_t pid, ar_error_t **err)
+{
+  char line[64];
+  int len = snprintf (line, sizeof line, "%d %llu\n", (int) pid,
+                      ar_pid_start_time (pid));
+  return ar_write_file_atomic_at (dirfd, name, line, (size_t) len, 0600, err);
+}
+
+pid_t
+ar_pid_record_read (int dirfd, const char *name)
+{
+  cleanup_free char *data = NULL;
+  if (ar_read_file_at (dirfd, name, 64, &data, NULL, NULL) < 0)
+    return -1;
+  int pid = 0;
+  unsigned long long start = 0;
+  if (sscanf (data, "%d %llu", &pid, &start) != 2 || pid <= 0)
+    return -1;
+  return ar_pid_start_time (pid) == start ? (pid_t) pid : 0;
+}
+
 void
 ar_unlink_files_at (int dirfd)
 {

@@ -37,4 +37,11 @@ ssize_t ar_read_all (int fd, void *buf, size_t max);
  * gone or a zombie: with the pid, it names a process across pid reuse. */
 unsigned long long ar_pid_start_time (pid_t pid);
 
+/* A process named across pid reuse, in file `name` of `dirfd`: "PID
+ * START_TIME". Write one for `pid`; read one back as the pid while that
+ * process lives, 0 once it is gone, -1 when there is no such record. */
+int
+ar_pid_record_write (int dirfd, const char *name, pid_t pid, ar_error_t **err);
+pid_t ar_pid_record_read (int dirfd, const char *name);
+
 #endif
