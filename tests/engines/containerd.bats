@@ -43,8 +43,8 @@ write_config() {
 }
 
 setup_file() {
-	eng_require containerd ctr containerd-shim-runc-v2 jq script
-	eng_setup_dir containerd
+	eng_require containerd ctr containerd-shim-runc-v2 jq script || return 0
+	eng_setup_dir containerd || return 0
 	eng_note_host_paths /run/containerd/s /run/containerd/fifo /run/containerd
 	mkdir -p "$ENG_T/runc" "$ENG_T/fifo" "$ENG_T/cni/conf" "$ENG_T/cni/bin"
 	write_config
@@ -61,6 +61,7 @@ setup_file() {
 }
 
 setup() {
+	eng_skip_if_file_skipped
 	runtime_args
 }
 

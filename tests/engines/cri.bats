@@ -26,11 +26,11 @@ cri() {
 }
 
 setup_file() {
-	eng_require containerd ctr containerd-shim-runc-v2 runc jq node nsenter ip busybox
+	eng_require containerd ctr containerd-shim-runc-v2 runc jq node nsenter ip busybox || return 0
 	[ -d "$ENG_TOP/tests/cri/node_modules/@grpc/grpc-js" ] \
-		|| skip "no CRI client modules: npm ci --prefix tests/cri"
-	[ -x "$(eng_cni_bin_dir)/bridge" ] || skip "no CNI plugins (apt-get install containernetworking-plugins)"
-	eng_setup_dir cri
+		|| eng_skip_file "no CRI client modules: npm ci --prefix tests/cri" || return 0
+	[ -x "$(eng_cni_bin_dir)/bridge" ] || eng_skip_file "no CNI plugins (apt-get install containernetworking-plugins)" || return 0
+	eng_setup_dir cri || return 0
 	eng_note_host_paths /run/containerd/s /run/containerd/fifo /run/containerd
 	export CRI_NETNS=agentrun-cri-${ENG_T##*.}
 	echo "$CRI_NETNS" >"$ENG_T/netns"

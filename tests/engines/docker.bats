@@ -59,10 +59,10 @@ start_dockerd() {
 }
 
 setup_file() {
-	eng_require dockerd unshare jq script
+	eng_require dockerd unshare jq script || return 0
 	export ENG_DOCKER=/usr/bin/docker
-	[ -x "$ENG_DOCKER" ] || ENG_DOCKER=$(command -v docker) || skip "no docker client"
-	eng_setup_dir docker
+	[ -x "$ENG_DOCKER" ] || ENG_DOCKER=$(command -v docker) || eng_skip_file "no docker client" || return 0
+	eng_setup_dir docker || return 0
 	# dockerd makes /run/docker/plugins, its containerd's shims sockets
 	# under /run/containerd/s, whatever the flags say.
 	eng_note_host_paths /run/docker/plugins /run/docker /run/containerd/s /run/containerd

@@ -130,10 +130,10 @@ rl_stop_pause_process() {
 }
 
 setup_file() {
-	eng_require podman conmon script newuidmap slirp4netns runuser curl
+	eng_require podman conmon script newuidmap slirp4netns runuser curl || return 0
 	# Every level searchable by the user. Short: rootless Podman takes a
 	# runroot ($ENG_T/rr) of at most 50 characters.
-	eng_setup_dir pmrl
+	eng_setup_dir pmrl || return 0
 	chmod 0711 "$ENG_T"
 	chmod 0644 "$ENG_T/rootfs.tar"
 	# The egress hook beside the runtime, where agentrun looks for it.
@@ -162,6 +162,7 @@ setup_file() {
 }
 
 setup() {
+	eng_skip_if_file_skipped
 	rl_args
 }
 
