@@ -6,8 +6,11 @@
 #include "unit.h"
 #include "../../src/core/state.h"
 #include "../../src/util/cleanup.h"
+#include "../../src/util/fs.h"
 
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static bool
@@ -103,10 +106,45 @@ test_save_and_load (void)
   rmdir (dir);
 }
 
+/* A process named by pid and start time (the supervisor, a rootless
+ * pool's namespace holder): read back while it lives, 0 once it is gone
+ * (its pid may be another process's by then), -1 with no record. */
+static void
+test_pid_record (void)
+{
+  char dir[] = "/tmp/agentrun-unit-pid.XXXXXX";
+  if (!CHECK (mkdtemp (dir) != NULL))
+    return;
+  cleanup_close int dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  CHECK (ar_pid_record_read (dirfd, "rec") == -1);
+  cleanup_error ar_error_t *err = NULL;
+  CHECK (ar_pid_record_write (dirfd, "rec", getpid (), &err) == 0);
+  CHECK (ar_pid_record_read (dirfd, "rec") == getpid ());
+
+  pid_t child = fork ();
+  if (child == 0)
+    _exit (0);
+  CHECK (ar_pid_record_write (dirfd, "rec", child, &err) == 0);
+  waitpid (child, NULL, 0);
+  CHECK (ar_pid_record_read (dirfd, "rec") == 0);
+
+  /* The same pid with another start time is another process. */
+  char line[64];
+  int len = snprintf (line, sizeof line, "%d 1\n", (int) getpid ());
+  CHECK (ar_write_file_atomic_at (dirfd, "rec", line, (size_t) len, 0600, &err)
+         == 0);
+  CHECK (ar_pid_record_read (dirfd, "rec") == 0);
+  CHECK (ar_write_file_atomic_at (dirfd, "rec", "garbage", 7, 0600, &err) == 0);
+  CHECK (ar_pid_record_read (dirfd, "rec") == -1);
+  unlinkat (dirfd, "rec", 0);
+  rmdir (dir);
+}
+
 int
 main (void)
 {
   RUN (test_ids);
   RUN (test_save_and_load);
+  RUN (test_pid_record);
   return unit_finish ();
 }
