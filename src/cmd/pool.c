@@ -4,20 +4,19 @@
 #include "config.h"
 #include "pool.h"
 #include "../core/container.h"
-#include "../core/process.h"
 #include "../core/rootless.h"
 #include "../core/state.h"
 #include "../util/cleanup.h"
 #include "../util/clock.h"
 #include "../util/fs.h"
 #include "../util/pidfd.h"
+#include "../util/spawn.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -569,36 +568,26 @@ start_filler (int pool_fd, const char *name)
   cleanup_error ar_error_t *ignored = NULL;
   if (read_list (pool_fd, "globals", &globals, &n, &ignored) < 0)
     return 0;
-  char **argv = xcalloc (n + 5, sizeof *argv);
+  cleanup_free char **argv = xcalloc (n + 5, sizeof *argv);
   argv[0] = (char *) "agentrun";
   for (size_t i = 0; i < n; i++)
     argv[1 + i] = globals[i];
   argv[n + 1] = (char *) "pool";
   argv[n + 2] = (char *) "fill";
   argv[n + 3] = (char *) name;
-  int log = openat (pool_fd, "fill.log",
-                    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  int null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
-  pid_t pid = log >= 0 && null_fd >= 0 ? fork () : -1;
-  if (pid == 0)
-    {
-      sigset_t none;
-      sigemptyset (&none);
-      sigprocmask (SIG_SETMASK, &none, NULL);
-      setsid ();
-      if (dup2 (null_fd, 0) < 0 || dup2 (null_fd, 1) < 0 || dup2 (log, 2) < 0)
-        _exit (127);
-      /* Nothing of the caller's (a pipe its own caller reads to EOF). */
-      ar_process_close_fds (3, NULL, 0);
-      execv ("/proc/self/exe", argv);
-      _exit (127);
-    }
-  free (argv);
-  if (log >= 0)
-    close (log);
-  if (null_fd >= 0)
-    close (null_fd);
-  return pid > 0 ? pid : 0;
+  cleanup_close int log = openat (
+      pool_fd, "fill.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  cleanup_close int null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
+  const ar_spawn_request req = { .argv = argv,
+                                 .file = "/proc/self/exe",
+                                 .in_fd = null_fd,
+                                 .out_fd = null_fd,
+                                 .err_fd = log,
+                                 .new_session = true };
+  pid_t pid = 0;
+  if (log < 0 || null_fd < 0 || ar_spawn (&req, &pid, &ignored) < 0)
+    return 0;
+  return pid;
 }
 
 /* Rename the first ready socket into taken/: it is ours. */

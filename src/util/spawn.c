@@ -33,7 +33,7 @@ last_line (int fd)
    SIGPIPE is ignored, Debian 12's pasta takes the SIG_IGN that
    signal(SIGPIPE, SIG_IGN) returns for an error and exits.  */
 static void
-default_signals (posix_spawnattr_t *attr)
+default_signals (posix_spawnattr_t *attr, bool new_session)
 {
   sigset_t all, none;
   sigfillset (&all);
@@ -41,8 +41,8 @@ default_signals (posix_spawnattr_t *attr)
   posix_spawnattr_init (attr);
   posix_spawnattr_setsigdefault (attr, &all);
   posix_spawnattr_setsigmask (attr, &none);
-  posix_spawnattr_setflags (attr,
-                            POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags (attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK
+                                      | (new_session ? POSIX_SPAWN_SETSID : 0));
 }
 
 int
@@ -57,10 +57,16 @@ ar_spawn (const ar_spawn_request *req, pid_t *pid, ar_error_t **err)
   /* dup2 onto itself: glibc clears the fd's O_CLOEXEC in the child. */
   for (size_t i = 0; i < req->n_pass_fds; i++)
     posix_spawn_file_actions_adddup2 (&fa, req->pass_fds[i], req->pass_fds[i]);
+  /* What this process inherited without O_CLOEXEC (a pipe its own
+   * caller reads to EOF) stays out. */
+  if (req->n_pass_fds == 0)
+    posix_spawn_file_actions_addclosefrom_np (&fa, 3);
   posix_spawnattr_t attr;
-  default_signals (&attr);
-  int r = posix_spawnp (pid, req->argv[0], &fa, &attr, req->argv,
-                        req->envp ? req->envp : environ);
+  default_signals (&attr, req->new_session);
+  char *const *envp = req->envp ? req->envp : environ;
+  int r = req->file
+              ? posix_spawn (pid, req->file, &fa, &attr, req->argv, envp)
+              : posix_spawnp (pid, req->argv[0], &fa, &attr, req->argv, envp);
   posix_spawnattr_destroy (&attr);
   posix_spawn_file_actions_destroy (&fa);
   if (r != 0)

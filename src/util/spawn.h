@@ -5,20 +5,24 @@
 #define AR_UTIL_SPAWN_H
 
 #include "error.h"
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 typedef struct
 {
   char *const *argv;         /* argv[0] is looked up in the caller's PATH */
+  const char *file;          /* the program instead, when not NULL */
   char *const *envp;         /* NULL: the caller's environment */
   int in_fd, out_fd, err_fd; /* its stdin, stdout, stderr; -1: the caller's */
   const int *pass_fds;       /* more fds it gets under the same numbers */
   size_t n_pass_fds;
+  bool new_session; /* setsid: no terminal, no job control of the caller's */
 } ar_spawn_request;
 
 /* Start the program, every signal at its default and none blocked; the
- * caller's other fds stay closed to it (they are O_CLOEXEC). */
+ * caller's other fds stay closed to it (ours are O_CLOEXEC; those this
+ * process inherited are closed in the child when no fd is passed). */
 int ar_spawn (const ar_spawn_request *req, pid_t *pid, ar_error_t **err);
 
 /* Wait for a started program: its exit status, or 128 + the signal that
