@@ -170,10 +170,16 @@ wait_ready() {
 }
 
 @test "pool: each take starts a filler; the pool is whole again, and an empty pool waits for it" {
-	pool_create --size 1
+	pool_create --size 1 --allow-net 10.99.0.1
 	run pooled -- true
 	assert_success
 	wait_ready 1
+	# The filler's sandboxes have the egress hook beside the binary the
+	# taker ran, as the pool's first ones have (not one found in PATH).
+	local id
+	id=$(ls "$ROOT/.pool/$POOL/ready")
+	grep -qF "\"path\":\"$(dirname "$RUNTIME")/agentrun-egress\"" "$ROOT/$id/config.json" \
+		|| fail "hooks: $(jq -c .hooks "$ROOT/$id/config.json")"
 	# Take two at once from a pool of one: the second waits for the
 	# filler's next sandbox instead of failing.
 	(cd "$WS" && "$RUNTIME" --root "$ROOT" sandbox --pool "$POOL" -- echo one >"$TEST_DIR/one.out" 2>&1) &

@@ -559,9 +559,10 @@ pool_list (const ar_globals *g)
 /* sandbox --pool                                                        */
 
 /* A filler in the background, in its own session, its errors in
- * fill.log: `agentrun GLOBALS pool fill NAME` as the pool was made. */
+ * fill.log: `agentrun GLOBALS pool fill NAME` as the pool was made. Its
+ * argv[0] is this process's: the egress hook is found beside it. */
 static pid_t
-start_filler (int pool_fd, const char *name)
+start_filler (const ar_globals *g, int pool_fd, const char *name)
 {
   cleanup_strv char **globals = NULL;
   size_t n = 0;
@@ -569,7 +570,7 @@ start_filler (int pool_fd, const char *name)
   if (read_list (pool_fd, "globals", &globals, &n, &ignored) < 0)
     return 0;
   cleanup_free char **argv = xcalloc (n + 5, sizeof *argv);
-  argv[0] = (char *) "agentrun";
+  argv[0] = g->argv[0];
   for (size_t i = 0; i < n; i++)
     argv[1 + i] = globals[i];
   argv[n + 1] = (char *) "pool";
@@ -678,7 +679,7 @@ ar_pool_claim (const ar_globals *g, const char *name, ar_pool_member *m,
     return -1;
   if (claim_ready (ready_fd, m))
     return 0;
-  m->filler = start_filler (pool_fd, name);
+  m->filler = start_filler (g, pool_fd, name);
   return wait_for_ready (pool_fd, ready_fd, name, m, err);
 }
 
@@ -690,7 +691,7 @@ ar_pool_refill (const ar_globals *g, const char *name, ar_pool_member *m)
   cleanup_error ar_error_t *ignored = NULL;
   cleanup_close int pool_fd = open_pool (g->root, name, &ignored);
   if (pool_fd >= 0)
-    m->filler = start_filler (pool_fd, name);
+    m->filler = start_filler (g, pool_fd, name);
 }
 
 void
