@@ -204,6 +204,19 @@ wait_ready() {
 	[ "$(jq -r .reason "$TEST_DIR/s.json")" = timeout ] || fail "$(cat "$TEST_DIR/s.json")"
 }
 
+@test "pool: a sandbox whose init died while it waited is deleted with a warning; the take runs in the next one" {
+	pool_create --size 1
+	local id pid
+	id=$(ls "$ROOT/.pool/$POOL/ready")
+	pid=$(jq -r .pid "$ROOT/$id/state.json")
+	kill -KILL "$pid"
+	run pooled -- echo ran
+	assert_success
+	assert_output_contains ran
+	assert_output_contains "warning: pool \`$POOL\`: container \`$id\`: its init is gone"
+	[ ! -e "$ROOT/$id" ] || fail "the dead sandbox's state is left"
+}
+
 @test "pool: a taker killed takes its sandbox with it; signals reach the command" {
 	pool_create --size 1
 	NAP=$((70000 + BATS_TEST_NUMBER))

@@ -686,12 +686,13 @@ ar_pool_claim (const ar_globals *g, const char *name, ar_pool_member *m,
 void
 ar_pool_refill (const ar_globals *g, const char *name, ar_pool_member *m)
 {
-  if (m->filler > 0)
+  if (m->refilled)
     return;
+  m->refilled = true;
   cleanup_error ar_error_t *ignored = NULL;
   cleanup_close int pool_fd = open_pool (g->root, name, &ignored);
   if (pool_fd >= 0)
-    m->filler = start_filler (g, pool_fd, name);
+    start_filler (g, pool_fd, name);
 }
 
 void

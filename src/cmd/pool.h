@@ -17,9 +17,10 @@
 
 typedef struct
 {
-  char *id;     /* the container's */
-  int taken_fd; /* taken/, where its socket now is (named by the id) */
-  pid_t filler; /* the background filler this take started; 0: none */
+  char *id;      /* the container's */
+  int taken_fd;  /* taken/, where its socket now is (named by the id) */
+  pid_t filler;  /* the filler a claim that found none ready started */
+  bool refilled; /* ar_pool_refill started one since the claim */
 } ar_pool_member;
 
 void ar_pool_member_clear (ar_pool_member *m);
@@ -30,8 +31,10 @@ void ar_pool_member_clear (ar_pool_member *m);
 int ar_pool_claim (const ar_globals *g, const char *name, ar_pool_member *m,
                    ar_error_t **err);
 
-/* Once the claimed sandbox runs: a filler in the background makes its
- * successor (unless the claim started one already). */
+/* Once the claimed sandbox is taken: a filler in the background makes
+ * its successor (once per claim; also after a claim that waited, whose
+ * own filler may have found the pool whole while the sandbox it waited
+ * for was still unclaimed). */
 void ar_pool_refill (const ar_globals *g, const char *name, ar_pool_member *m);
 
 /* The claimed socket is no longer needed (connected, or the sandbox is

@@ -657,9 +657,7 @@ static int
 join_member (const ar_globals *g, const char *id, ar_error_t **err)
 {
   cleanup_close int state_fd = ar_container_open_dir (g->root, id, err);
-  if (state_fd < 0 || ar_rootless_join_held (state_fd, err) < 0)
-    return ar_error_prefix (err, "container `%s`", id);
-  return 0;
+  return state_fd < 0 ? -1 : ar_rootless_join_held (state_fd, err);
 }
 
 /* A pool's member that cannot be taken: deleted, its socket too. */
@@ -671,25 +669,32 @@ discard_member (const ar_globals *g, ar_pool_member *m)
   ar_container_delete (g->root, m->id, true, &ignored);
 }
 
-/* Claim a member, and join its namespaces if they are held. The refill
- * starts first, from outside them. A member whose holder is gone (and
- * its overlay with it) is discarded and the next one claimed. */
+/* Claim a member, join its namespaces if they are held (the refill
+ * starts first, from outside them), and connect to its init. A member
+ * that cannot be taken (its holder and with it its overlay gone, or its
+ * init) is discarded with a warning and the next one claimed. *sock is
+ * the connection. */
 #define CLAIM_ATTEMPTS 3
 static int
 claim_member (const ar_globals *g, const char *name, ar_pool_member *m,
-              ar_error_t **err)
+              int *sock, ar_error_t **err)
 {
   for (int attempt = 1;; attempt++)
     {
       if (ar_pool_claim (g, name, m, err) < 0)
         return -1;
-      if (!member_held (g, m->id))
+      bool held = member_held (g, m->id);
+      if (held)
+        ar_pool_refill (g, name, m);
+      bool joined = held && join_member (g, m->id, err) == 0;
+      if ((!held || joined)
+          && (*sock = ar_take_connect (m->taken_fd, m->id, err)) >= 0)
         return 0;
-      ar_pool_refill (g, name, m);
-      if (join_member (g, m->id, err) == 0)
-        return 0;
+      ar_error_prefix (err, "container `%s`", m->id);
       discard_member (g, m);
-      if (attempt == CLAIM_ATTEMPTS)
+      /* Once joined, this process is in that member's namespaces for
+       * good: no other member's can be joined. */
+      if (attempt == CLAIM_ATTEMPTS || joined)
         return -1;
       fprintf (stderr,
                "agentrun: warning: pool `%s`: %s; deleted, another taken\n",
@@ -699,19 +704,20 @@ claim_member (const ar_globals *g, const char *name, ar_pool_member *m,
     }
 }
 
-/* Hand the command to the claimed sandbox; one that cannot take it (its
- * init died while it waited) is deleted, and the error is that. */
+/* Hand the command to the claimed sandbox; one that cannot take it is
+ * deleted, and the error is that. */
 static int
 take_member (const ar_globals *g, const ar_parsed *p, char *const *argv,
-             ar_pool_member *m, ar_sandbox_report *report, ar_created *created,
-             ar_error_t **err)
+             ar_pool_member *m, int sock, ar_sandbox_report *report,
+             ar_created *created, ar_error_t **err)
 {
   cleanup_take_command ar_take_command cmd = { 0 };
   report->id = xstrdup (m->id);
   int r = call_command (p, &cmd, err);
   if (r == 0)
-    r = ar_container_take (g->root, m->id, m->taken_fd, m->id, &cmd, argv,
-                           created, err);
+    r = ar_container_take (g->root, m->id, sock, &cmd, argv, created, err);
+  else
+    close (sock);
   if (r < 0)
     discard_member (g, m);
   else
@@ -735,12 +741,13 @@ sandbox_from_pool (const ar_globals *g, const ar_parsed *p, char *const *argv,
         options[misplaced].long_name, options[misplaced].long_name);
   const char *name = p->value[OPT_POOL];
   cleanup_pool_member ar_pool_member m = { .taken_fd = -1 };
-  if (claim_member (g, name, &m, err) < 0)
+  int sock = -1;
+  if (claim_member (g, name, &m, &sock, err) < 0)
     return -1;
   ar_timings_mark ("claim");
   cleanup_created ar_created created
       = { .pidfd = -1, .sync_fd = -1, .pty_master = -1 };
-  int taken = take_member (g, p, argv, &m, report, &created, err);
+  int taken = take_member (g, p, argv, &m, sock, report, &created, err);
   ar_timings_mark ("take");
   /* Taken or gone, the pool is one short. */
   ar_pool_refill (g, name, &m);

@@ -166,18 +166,30 @@ await_ready (int sock, ar_created *out, bool *poststart, ar_error_t **err)
 }
 
 int
-ar_container_take (const char *root, const char *id, int dirfd,
-                   const char *name, const ar_take_command *cmd,
-                   char *const *command_line, ar_created *out, ar_error_t **err)
+ar_take_connect (int dirfd, const char *name, ar_error_t **err)
+{
+  int sock = ar_seqpacket_connect_at (dirfd, name, err);
+  int why = sock < 0 && *err ? (*err)->errno_value : 0;
+  if (why == ECONNREFUSED || why == ENOENT)
+    {
+      ar_error_freep (err);
+      return ar_error_set (err, 0, "its init is gone");
+    }
+  return sock;
+}
+
+int
+ar_container_take (const char *root, const char *id, int sock,
+                   const ar_take_command *cmd, char *const *command_line,
+                   ar_created *out, ar_error_t **err)
 {
   *out = (ar_created){
-    .pidfd = -1, .sync_fd = -1, .pty_master = -1, .adopted = true
+    .pidfd = -1, .sync_fd = sock, .pty_master = -1, .adopted = true
   };
   cleanup_close int state_fd = ar_container_open_dir (root, id, err);
   if (state_fd < 0)
     return -1;
-  out->sync_fd = ar_seqpacket_connect_at (dirfd, name, err);
-  if (out->sync_fd < 0 || send_command (out->sync_fd, cmd, err) < 0)
+  if (send_command (out->sync_fd, cmd, err) < 0)
     return ar_error_prefix (err, "container `%s`", id);
   /* While the init looks the command up. */
   ar_plan *plan = NULL;

@@ -24,17 +24,21 @@ int ar_take_offer (int sync_fd, int dirfd, const char *name, ar_error_t **err);
 int ar_take_await (int listener, ar_take_command *cmd, int stdio[3], int *conn,
                    ar_error_t **err);
 
-/* The taker: connect to the container `id` of `root` through its socket
- * `name` in `dirfd`, hand over `cmd` and this process's stdio, and start
- * it; then audit it ("take", with `command_line`; "start") and run its
+/* The taker: connect to a waiting container's init through its socket
+ * `name` in `dirfd`. An init that is gone is the error "its init is
+ * gone". */
+int ar_take_connect (int dirfd, const char *name, ar_error_t **err);
+
+/* Then hand the container `id` of `root`, on the connection `sock` (from
+ * here *out's sync_fd), `cmd` and this process's stdio, and start it;
+ * then audit it ("take", with `command_line`; "start") and run its
  * poststart hooks. *out is as ar_container_create and
  * ar_container_release leave it for `run` (pid, pidfd, sync_fd,
  * wall_clock_seconds, started_ms), with `adopted` set: the init is not
- * this process's child. A container whose init is gone or refuses the
- * command is an error; the caller deletes it. */
-int ar_container_take (const char *root, const char *id, int dirfd,
-                       const char *name, const ar_take_command *cmd,
-                       char *const *command_line, ar_created *out,
-                       ar_error_t **err);
+ * this process's child. An init that refuses the command is an error;
+ * the caller deletes the container. */
+int ar_container_take (const char *root, const char *id, int sock,
+                       const ar_take_command *cmd, char *const *command_line,
+                       ar_created *out, ar_error_t **err);
 
 #endif
