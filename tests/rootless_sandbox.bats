@@ -79,9 +79,14 @@ user_pool_rm() {
 	done
 }
 
-# The processes holding the user's pooled sandboxes' namespaces.
+# The processes holding this test's pooled sandboxes' namespaces (their
+# command line is the filler's, with this test's state root).
 holders() {
-	pgrep -u "$AR_TEST_USER" -x agentrun-hold | live_pids
+	local p
+	for p in $(pgrep -u "$AR_TEST_USER" -x agentrun-hold | live_pids); do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF -- "$ROOT" && echo "$p"
+	done
+	return 0
 }
 
 # wait_for_port ADDR PORT: until a TCP server listens there (5 s).

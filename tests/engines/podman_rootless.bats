@@ -379,8 +379,11 @@ rl_http_get() {
 	[ "$output" = reached ] || fail "without the agent profile the host's loopback should answer"
 	local i outcomes=""
 	for i in 1 2 3; do
+		# The profile's limits, unenforced without a delegated cgroup,
+		# are named in a warning that Podman passes on now and then.
 		outcomes+=$(pm "${RL_AGENT[@]}" run --rm --network "$net" "$I" \
-			sh -c "ip -4 -o addr show tap0 | grep -o 'inet 10.0.2.100'; $RL_GET 10.0.2.2 $RL_PORT" 2>&1)
+			sh -c "ip -4 -o addr show tap0 | grep -o 'inet 10.0.2.100'; $RL_GET 10.0.2.2 $RL_PORT" 2>&1 \
+			| grep -v '^agentrun: warning: linux.resources')
 		outcomes+=" "
 	done
 	want="$(printf 'inet 10.0.2.100\nrefused') "
