@@ -37,6 +37,8 @@
 #define POOL_EMPTY_WAIT_MS 60000
 /* A claim this old whose sandbox never started was a taker's that died. */
 #define POOL_CLAIM_STALE_SECONDS 30
+/* fill.log is cut past this; read back whole (twice this at most). */
+#define POOL_LOG_MAX (32 * 1024)
 
 static const ar_option options[]
     = { { "size", 0, true,
@@ -576,8 +578,15 @@ start_filler (const ar_globals *g, int pool_fd, const char *name)
   argv[n + 1] = (char *) "pool";
   argv[n + 2] = (char *) "fill";
   argv[n + 3] = (char *) name;
+  /* Appended to, so one filler does not wipe another's last words;
+   * cut when it grows past POOL_LOG_MAX (filler_error reads it whole). */
   cleanup_close int log = openat (
-      pool_fd, "fill.log", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      pool_fd, "fill.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  struct stat st;
+  if (log >= 0 && fstat (log, &st) == 0 && st.st_size > POOL_LOG_MAX
+      && ftruncate (log, 0) < 0)
+    fprintf (stderr, "agentrun: warning: pool `%s`: cut fill.log: %s\n", name,
+             strerror (errno));
   cleanup_close int null_fd = open ("/dev/null", O_RDWR | O_CLOEXEC);
   const ar_spawn_request req = { .argv = argv,
                                  .file = "/proc/self/exe",
@@ -616,7 +625,8 @@ filler_error (int pool_fd)
 {
   cleanup_free char *log = NULL;
   cleanup_error ar_error_t *ignored = NULL;
-  if (ar_read_file_at (pool_fd, "fill.log", 64 * 1024, &log, NULL, &ignored)
+  if (ar_read_file_at (pool_fd, "fill.log", 2 * POOL_LOG_MAX, &log, NULL,
+                       &ignored)
       < 0)
     return xstrdup ("no fill.log");
   char *end = log + strlen (log);
