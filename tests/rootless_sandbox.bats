@@ -266,16 +266,16 @@ remove_test_netns() {
 	for n in c h1 h2; do ip netns del "$NETNS_PREFIX$n" 2>/dev/null || true; done
 }
 
-# user_sandbox_in_client_netns TUN_MODE SANDBOX_ARGS...: `sandbox
-# --no-tty SANDBOX_ARGS` as the test user in the test network's client
-# netns, as a user runs it: XDG_RUNTIME_DIR is /run/user/UID, on a tmpfs
-# of the netns's own mount namespace, so nothing of it reaches the host;
+# as_user_in_client_netns TUN_MODE CMD...: CMD as the test user in the
+# test network's client netns, as a user runs it: XDG_RUNTIME_DIR is
+# /run/user/UID, on a tmpfs of the netns's own mount namespace, so
+# nothing of it reaches the host;
 # /dev/net/tun is a node of mode TUN_MODE bound there too (udev makes it
 # 0666; a host without udev may have 0600). SIGPIPE is ignored, as under
 # a systemd service: the pasta it spawns must still get default signals
 # (Debian 12's pasta exits otherwise). Ends with a line "netns dir: ."
-# when $XDG_RUNTIME_DIR/netns was left empty; exits with agentrun's status.
-user_sandbox_in_client_netns() {
+# when $XDG_RUNTIME_DIR/netns was left empty; exits with CMD's status.
+as_user_in_client_netns() {
 	local tun_mode=$1 xdg=/run/user/$AR_TEST_USER
 	shift
 	ip netns exec "${NETNS_PREFIX}c" bash -c 'trap "" PIPE
@@ -285,7 +285,15 @@ user_sandbox_in_client_netns() {
 		status=$?
 		echo "netns dir: $(ls -A "$d/netns" 2>&1)."
 		exit $status' _ "$xdg" "$AR_TEST_USER" "$WS" "$tun_mode" \
-		timeout 30 "${AR_AS_USER[@]}" XDG_RUNTIME_DIR="$xdg" "$RUNTIME" --root "$ROOT" sandbox --no-tty "$@" </dev/null
+		timeout 30 "${AR_AS_USER[@]}" XDG_RUNTIME_DIR="$xdg" "$@" </dev/null
+}
+
+# user_sandbox_in_client_netns TUN_MODE SANDBOX_ARGS...: `sandbox
+# --no-tty SANDBOX_ARGS` that way.
+user_sandbox_in_client_netns() {
+	local tun_mode=$1
+	shift
+	as_user_in_client_netns "$tun_mode" "$RUNTIME" --root "$ROOT" sandbox --no-tty "$@"
 }
 
 @test "user sandbox: --allow-net reaches the allowed test host through pasta, not another, nor the host's loopback" {
@@ -416,4 +424,28 @@ user_sandbox_in_client_netns() {
 	assert_output_contains ran
 	assert_output_contains "warning: pool \`$POOL\`: container \`$id\`: its namespaces are gone"
 	[ ! -e "$ROOT/$id" ] || fail "the broken sandbox's state is left"
+}
+
+@test "user pool: --allow-net: a pooled sandbox reaches the allowed test host and not another; rm leaves no pasta, netns file or lease" {
+	command -v pasta >/dev/null || skip "no pasta (apt-get install passt)"
+	make_test_network
+	POOL=un$$
+	# Made, taken (which starts a filler for the next one) and removed in
+	# one go: the client netns and its /run are this command's.
+	run as_user_in_client_netns 0666 sh -c '
+		"$1" --root "$2" pool create "$3" --size 1 --allow-net 10.77.1.2 2>/dev/null || exit 90
+		"$1" --root "$2" sandbox --pool "$3" -- sh -c "for a in 10.77.1.2 10.77.2.2; do
+			echo \"\$a: \$(timeout 3 busybox wget -q -O- http://\$a/ || echo refused)\"; done" || exit 91
+		"$1" --root "$2" pool rm "$3" || exit 92' _ "$RUNTIME" "$ROOT" "$POOL"
+	assert_success
+	assert_output_contains "10.77.1.2: host1"
+	assert_output_contains "10.77.2.2: refused"
+	assert_output_contains "netns dir: ."
+	[ -z "$(holders)" ] || fail "holders left: $(holders)"
+	local i
+	for i in $(seq 1 40); do
+		[ -n "$(pgrep -u "$AR_TEST_USER" 'pasta|passt' | live_pids)" ] || break
+		sleep 0.05
+	done
+	[ -z "$(pgrep -u "$AR_TEST_USER" 'pasta|passt' | live_pids)" ] || fail "pasta outlived the pool"
 }
