@@ -37,7 +37,7 @@ as_user() {
 		env XDG_RUNTIME_DIR="$WORK/xdg" HOME="$WORK" AGENTRUN="$AGENTRUN" "$@"
 }
 # A round cut short leaves its pool: its sandboxes go with it.
-trap 'as_user "$AGENTRUN" pool rm bench >/dev/null 2>&1; umount "$WORK/xdg" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'as_user "$AGENTRUN" pool rm bench >/dev/null 2>&1 || true; umount "$WORK/xdg" 2>/dev/null; rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/ws" "$WORK/xdg"
 chown -R "$U:$U" "$WORK"
 mount -t tmpfs -o "mode=0700,uid=$U,gid=$U,size=64m" tmpfs "$WORK/xdg"
