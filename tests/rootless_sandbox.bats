@@ -96,6 +96,17 @@ holders() {
 	return 0
 }
 
+# assert_pasta_gone MESSAGE: pasta exits once the sandbox's netns goes
+# (within 2 s), else MESSAGE.
+assert_pasta_gone() {
+	local i
+	for i in $(seq 1 40); do
+		[ -n "$(pgrep -u "$AR_TEST_USER" 'pasta|passt' | live_pids)" ] || return 0
+		sleep 0.05
+	done
+	fail "$1"
+}
+
 # wait_for_port ADDR PORT: until a TCP server listens there (5 s).
 wait_for_port() {
 	local i
@@ -312,12 +323,7 @@ user_sandbox_in_client_netns() {
 	# profile Debian ships for it allows), which is gone afterwards; pasta
 	# exits when it goes.
 	assert_output_contains "netns dir: ."
-	local i
-	for i in $(seq 1 40); do
-		[ -n "$(pgrep -u "$AR_TEST_USER" 'pasta|passt' | live_pids)" ] || break
-		sleep 0.05
-	done
-	[ -z "$(pgrep -u "$AR_TEST_USER" 'pasta|passt' | live_pids)" ] || fail "pasta outlived the sandbox"
+	assert_pasta_gone "pasta outlived the sandbox"
 }
 
 @test "user sandbox: --allow-net where /dev/net/tun is not the user's says so in one line, and leaves nothing" {
@@ -442,10 +448,5 @@ user_sandbox_in_client_netns() {
 	assert_output_contains "10.77.2.2: refused"
 	assert_output_contains "netns dir: ."
 	[ -z "$(holders)" ] || fail "holders left: $(holders)"
-	local i
-	for i in $(seq 1 40); do
-		[ -n "$(pgrep -u "$AR_TEST_USER" 'pasta|passt' | live_pids)" ] || break
-		sleep 0.05
-	done
-	[ -z "$(pgrep -u "$AR_TEST_USER" 'pasta|passt' | live_pids)" ] || fail "pasta outlived the pool"
+	assert_pasta_gone "pasta outlived the pool"
 }

@@ -642,22 +642,21 @@ call_command (const ar_parsed *p, ar_take_command *cmd, ar_error_t **err)
 }
 
 /* A pool made without root keeps each sandbox's user and mount
- * namespaces (its overlay's mounts are there) in a holder process. */
-static bool
-member_held (const ar_globals *g, const char *id)
-{
-  cleanup_error ar_error_t *ignored = NULL;
-  cleanup_close int state_fd = ar_container_open_dir (g->root, id, &ignored);
-  return state_fd >= 0 && ar_rootless_held (state_fd);
-}
-
-/* This process moves into the held namespaces for good, as a fresh
- * sandbox without root unshares its own. */
+ * namespaces (its overlay's mounts are there) in a holder process. This
+ * process joins them for good, as a fresh sandbox without root unshares
+ * its own; the refill starts first, from outside them. 1: joined; 0:
+ * none held; -1: they are gone. */
 static int
-join_member (const ar_globals *g, const char *id, ar_error_t **err)
+join_if_held (const ar_globals *g, const char *name, ar_pool_member *m,
+              ar_error_t **err)
 {
-  cleanup_close int state_fd = ar_container_open_dir (g->root, id, err);
-  return state_fd < 0 ? -1 : ar_rootless_join_held (state_fd, err);
+  cleanup_error ar_error_t *no_state = NULL;
+  cleanup_close int state_fd
+      = ar_container_open_dir (g->root, m->id, &no_state);
+  if (state_fd < 0 || !ar_rootless_held (state_fd))
+    return 0;
+  ar_pool_refill (g, name, m);
+  return ar_rootless_join_held (state_fd, err) < 0 ? -1 : 1;
 }
 
 /* A pool's member that cannot be taken: deleted, its socket too. */
@@ -669,8 +668,8 @@ discard_member (const ar_globals *g, ar_pool_member *m)
   ar_container_delete (g->root, m->id, true, &ignored);
 }
 
-/* Claim a member, join its namespaces if they are held (the refill
- * starts first, from outside them), and connect to its init. A member
+/* Claim a member, join its namespaces if they are held, and connect to
+ * its init. A member
  * that cannot be taken (its holder and with it its overlay gone, or its
  * init) is discarded with a warning and the next one claimed. *sock is
  * the connection. */
@@ -683,18 +682,15 @@ claim_member (const ar_globals *g, const char *name, ar_pool_member *m,
     {
       if (ar_pool_claim (g, name, m, err) < 0)
         return -1;
-      bool held = member_held (g, m->id);
-      if (held)
-        ar_pool_refill (g, name, m);
-      bool joined = held && join_member (g, m->id, err) == 0;
-      if ((!held || joined)
+      int joined = join_if_held (g, name, m, err);
+      if (joined >= 0
           && (*sock = ar_take_connect (m->taken_fd, m->id, err)) >= 0)
         return 0;
       ar_error_prefix (err, "container `%s`", m->id);
       discard_member (g, m);
       /* Once joined, this process is in that member's namespaces for
        * good: no other member's can be joined. */
-      if (attempt == CLAIM_ATTEMPTS || joined)
+      if (attempt == CLAIM_ATTEMPTS || joined == 1)
         return -1;
       fprintf (stderr,
                "agentrun: warning: pool `%s`: %s; deleted, another taken\n",
