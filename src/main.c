@@ -46,6 +46,8 @@ static const struct
     "run a command in a fresh agent sandbox, no bundle needed" },
   { "pool", ar_cmd_pool, true,
     "keep agent sandboxes made ahead, for sandbox --pool" },
+  { "snapshot", ar_cmd_snapshot, false,
+    "save, list and remove copies of an agent container's layers" },
   { "update", ar_cmd_update, false,
     "change the resource limits of a container" },
   { "events", ar_cmd_events, false,

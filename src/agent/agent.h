@@ -44,6 +44,9 @@ typedef struct ar_plan
   bool overlay;
   uint64_t overlay_size_bytes;
   uint64_t overlay_inodes;
+  /* A snapshot's directory (agentrun snapshot) whose layers the upper
+   * layers start as (sandbox --from); NULL: empty. */
+  char *overlay_from;
 
   /* Secrets tmpfs, bind-mounted at secrets_path in the container. */
   ar_secret *secrets;

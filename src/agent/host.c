@@ -35,7 +35,8 @@ prepare_host (const ar_agent_plan *plan, const char *state_dir,
 {
   if (plan->overlay
       && ar_overlay_prepare (state_dir, rootfs, plan->overlay_size_bytes,
-                             plan->overlay_inodes, merged, err)
+                             plan->overlay_inodes, plan->overlay_from, merged,
+                             err)
              < 0)
     return -1;
   if (plan->n_secrets > 0

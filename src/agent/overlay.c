@@ -2,6 +2,7 @@
 #include "config.h"
 #include "overlay.h"
 #include "hostfs.h"
+#include "snapshot.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/mountinfo.h"
@@ -212,7 +213,7 @@ mount_overlay (const char *dir, int lower_fd, bool split, ar_error_t **err)
 
 static int
 overlay_prepare_in (const char *dir, const char *rootfs, uint64_t size_bytes,
-                    uint64_t inodes, ar_error_t **err)
+                    uint64_t inodes, const char *from, ar_error_t **err)
 {
   cleanup_close int lower_fd = ar_hostfs_open_dir (rootfs, err);
   struct stat root_st;
@@ -247,16 +248,25 @@ overlay_prepare_in (const char *dir, const char *rootfs, uint64_t size_bytes,
       || make_layer_dirs (dir, &root_st, err) < 0)
     return -1;
   bool split = strcmp (rootfs, "/") == 0 && ar_userns_unprivileged ();
+  if (from && split)
+    return ar_error_set (err, 0,
+                         "a snapshot cannot seed a root made without root");
+  if (from)
+    {
+      cleanup_free char *upper = ar_hostfs_join (dir, "upper");
+      if (ar_snapshot_seed (from, AR_SNAPSHOT_ROOT_LAYER, upper, true, err) < 0)
+        return -1;
+    }
   return mount_overlay (dir, lower_fd, split, err);
 }
 
 int
 ar_overlay_prepare (const char *state_dir, const char *rootfs,
-                    uint64_t size_bytes, uint64_t inodes, char **merged,
-                    ar_error_t **err)
+                    uint64_t size_bytes, uint64_t inodes, const char *from,
+                    char **merged, ar_error_t **err)
 {
   cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
-  if (overlay_prepare_in (dir, rootfs, size_bytes, inodes, err) < 0)
+  if (overlay_prepare_in (dir, rootfs, size_bytes, inodes, from, err) < 0)
     {
       ar_overlay_teardown (state_dir, NULL);
       return ar_error_prefix (err, "ephemeral overlay");
@@ -460,15 +470,22 @@ change_list_json (const change_list *c)
   return ar_hostfs_json_members (gen);
 }
 
+char *
+ar_overlay_lower_path (const char *overlay_dir)
+{
+  cleanup_free char *file = ar_hostfs_join (overlay_dir, LOWER_PATH_FILE);
+  char *rootfs = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_read_file_at (AT_FDCWD, file, PATH_MAX, &rootfs, NULL, &ignored) < 0)
+    return NULL;
+  return rootfs;
+}
+
 static int
 open_lower_dir (const char *dir)
 {
-  cleanup_free char *file = ar_hostfs_join (dir, LOWER_PATH_FILE);
-  cleanup_free char *rootfs = NULL;
-  cleanup_error ar_error_t *ignored = NULL;
-  if (ar_read_file_at (AT_FDCWD, file, PATH_MAX, &rootfs, NULL, &ignored) < 0)
-    return -1;
-  return open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_free char *rootfs = ar_overlay_lower_path (dir);
+  return rootfs ? open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
 }
 
 /* Walk one upper layer into `c`; its paths start with `prefix` ("" for

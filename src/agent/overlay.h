@@ -23,11 +23,12 @@
 
 /* Mount <state_dir>/overlay (tmpfs: size_bytes, inodes; 0 leaves tmpfs's
  * default) and the overlay at <state_dir>/overlay/merged with `rootfs` as
- * its lower layer. *merged is the merged path (caller frees). On failure
+ * its lower layer; its upper layer starts as a copy of the root layer of
+ * the snapshot in `from` (NULL: empty). *merged is the merged path (caller frees). On failure
  * nothing is left mounted. */
 int ar_overlay_prepare (const char *state_dir, const char *rootfs,
-                        uint64_t size_bytes, uint64_t inodes, char **merged,
-                        ar_error_t **err);
+                        uint64_t size_bytes, uint64_t inodes, const char *from,
+                        char **merged, ar_error_t **err);
 
 /* The upper layer's changes as the inside of a JSON object:
  * "created":[...],"modified":[...],"deleted":[...],"replaced":[...],
@@ -44,6 +45,10 @@ ar_overlay_changes_json (const char *state_dir, const char *workspace_host_dir,
                          const ar_secret_set *secrets,
                          const char *const *mount_points, char **fields_json,
                          ar_error_t **err);
+
+/* The rootfs under the overlay whose tmpfs is `overlay_dir`
+ * (<state>/overlay), as it was mounted; NULL when there is none. */
+char *ar_overlay_lower_path (const char *overlay_dir);
 
 /* In an upper layer: a whiteout (a deleted entry), an opaque directory
  * (one that hides everything below it in the lower layer). */

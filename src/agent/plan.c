@@ -31,6 +31,7 @@ ar_agent_plan_free (ar_agent_plan *plan)
   free (plan->output_path);
   free (plan->output_host_dir);
   free (plan->workspace_host_dir);
+  free (plan->overlay_from);
   free (plan->audit_path);
   free (plan->audit_heads_dir);
   for (size_t i = 0; i < plan->n_egress_allow; i++)
@@ -115,6 +116,7 @@ ar_agent_plan_gen (yajl_gen g, const ar_agent_plan *plan)
   oj_gen_kv_bool (g, "enabled", plan->overlay);
   oj_gen_kv_u64 (g, "sizeBytes", plan->overlay_size_bytes);
   oj_gen_kv_u64 (g, "inodes", plan->overlay_inodes);
+  oj_gen_kv_string (g, "from", plan->overlay_from);
   yajl_gen_map_close (g);
 
   emit_secrets (g, plan);
@@ -194,7 +196,8 @@ read_overlay (oj_ctx *c, const oj_value *v, void *out)
       || oj_field (c, v, "enabled", oj_read_bool, &plan->overlay) < 0
       || oj_field (c, v, "sizeBytes", oj_read_u64, &plan->overlay_size_bytes)
              < 0
-      || oj_field (c, v, "inodes", oj_read_u64, &plan->overlay_inodes) < 0)
+      || oj_field (c, v, "inodes", oj_read_u64, &plan->overlay_inodes) < 0
+      || oj_field (c, v, "from", oj_read_string, &plan->overlay_from) < 0)
     return -1;
   return 0;
 }

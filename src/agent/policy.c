@@ -478,6 +478,21 @@ on_workspace_read_only (annotation_target *t, const char *value,
   return 0;
 }
 
+/* sandbox --from: a snapshot's directory, which only the caller names
+ * (its layers are copied from the host side). */
+static int
+on_overlay_from (annotation_target *t, const char *value, ar_error_t **err)
+{
+  if (!t->plan->overlay)
+    return feature_off (t, "the overlay", err);
+  cleanup_free char *path = NULL;
+  if (check_host_path (value, NULL, true, true, &path, err) < 0)
+    return -1;
+  free (t->plan->overlay_from);
+  t->plan->overlay_from = steal_pointer (&path);
+  return 0;
+}
+
 static const struct
 {
   const char *suffix;
@@ -488,6 +503,7 @@ static const struct
   { "workspace.readOnly", on_workspace_read_only },
   { "overlay.size", on_overlay_size },
   { "overlay.inodes", on_overlay_inodes },
+  { "overlay.from", on_overlay_from },
   { "secrets.mainOnly", on_secrets_main_only },
   { "output", on_output },
   { "output.maxBytes", on_output_max_bytes },
@@ -521,6 +537,7 @@ annotation_allowed (const ar_profile *profile, const char *suffix)
   bool caller_only = strcmp (suffix, "audit") == 0
                      || strcmp (suffix, "workspace") == 0
                      || strcmp (suffix, "workspace.readOnly") == 0
+                     || strcmp (suffix, "overlay.from") == 0
                      || strcmp (suffix, "unhide") == 0;
   if (profile->trust_caller)
     return true;

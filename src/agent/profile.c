@@ -292,7 +292,7 @@ static const char *const known_annotations[] = {
   "timeout",      "memory",          "pids",
   "cpus",         "egress",          "egress.allow",
   "audit",        "workspace",       "workspace.readOnly",
-  "hide",         "unhide",
+  "hide",         "unhide",          "overlay.from",
 };
 #define SECRET_ANNOTATION_PREFIX "secret."
 

@@ -177,6 +177,9 @@ ar_agent_stage_audit_process (const ar_agent_plan *plan, const char *state_dir,
   yajl_gen g = yajl_gen_alloc (NULL);
   yajl_gen_map_open (g);
   gen_process (g, proc, command_line, &secrets);
+  /* A fork names the snapshot it started from. */
+  if (strcmp (event, "create") == 0 && plan->overlay_from)
+    oj_gen_kv_string (g, "from", plan->overlay_from);
   yajl_gen_map_close (g);
   ar_secret_set_clear (&secrets);
   cleanup_free char *own = oj_gen_finish_fields (g);

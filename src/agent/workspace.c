@@ -9,6 +9,7 @@
 #include "diff_withhold.h"
 #include "hostfs.h"
 #include "overlay.h"
+#include "snapshot.h"
 #include "workspace.h"
 #include "ws_changes.h"
 #include "ws_diff.h"
@@ -68,6 +69,11 @@ ar_workspace_prepare (const ar_agent_plan *plan, const char *state_dir,
   if (chown (upper, uid, gid) < 0)
     return ar_error_set (err, errno, "workspace: chown `%s` to %u:%u", upper,
                          uid, gid);
+  if (plan->overlay_from
+      && ar_snapshot_seed (plan->overlay_from, AR_SNAPSHOT_WORKSPACE_LAYER,
+                           upper, false, err)
+             < 0)
+    return ar_error_prefix (err, "workspace");
 
   cleanup_free char *lower
       = xasprintf ("lowerdir=%s", plan->workspace_host_dir);

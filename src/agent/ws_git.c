@@ -6,6 +6,7 @@
 #include "../util/fs.h"
 #include "../util/path.h"
 #include "../util/spawn.h"
+#include "../util/tree.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -146,29 +147,11 @@ ar_git_shadow_make (const char *dir, const char *view, int view_fd,
   return 0;
 }
 
-static void
-remove_tree_at (int dir_fd, const char *name)
-{
-  int fd
-      = openat (dir_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    {
-      unlinkat (dir_fd, name, 0);
-      return;
-    }
-  size_t n;
-  cleanup_strv char **names = ar_hostfs_sorted_names (fd, &n);
-  for (size_t i = 0; names && i < n; i++)
-    remove_tree_at (fd, names[i]);
-  close (fd);
-  unlinkat (dir_fd, name, AT_REMOVEDIR);
-}
-
 void
 ar_git_shadow_clear (ar_git_shadow *g)
 {
   if (g->dir)
-    remove_tree_at (AT_FDCWD, g->dir);
+    ar_tree_remove_at (AT_FDCWD, g->dir);
   free (g->dir);
   free (g->work_tree);
   *g = (ar_git_shadow){ 0 };

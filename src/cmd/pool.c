@@ -7,6 +7,7 @@
 #include "../core/rootless.h"
 #include "../core/state.h"
 #include "../util/cleanup.h"
+#include "../util/path.h"
 #include "../util/clock.h"
 #include "../util/fs.h"
 #include "../util/pidfd.h"
@@ -80,26 +81,11 @@ ar_pool_member_clear (ar_pool_member *m)
   *m = (ar_pool_member){ .taken_fd = -1 };
 }
 
-static int
-check_name (const char *name, ar_error_t **err)
-{
-  size_t len = strlen (name);
-  if (len == 0 || len > 64 || name[0] == '.' || name[0] == '-'
-      || strspn (name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                       "0123456789_.-")
-             != len)
-    return ar_error_set (
-        err, 0,
-        "pool: name `%s`: expected 1 to 64 letters, digits, '_', '.' and '-', not first '.' or '-'",
-        name);
-  return 0;
-}
-
 /* <root>/.pool/NAME, open; a missing one is named as such. */
 static int
 open_pool (const char *root, const char *name, ar_error_t **err)
 {
-  if (check_name (name, err) < 0)
+  if (ar_check_plain_name ("pool", name, err) < 0)
     return -1;
   cleanup_free char *path = xasprintf ("%s/" POOLS_DIR "/%s", root, name);
   int fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -482,7 +468,8 @@ static int
 make_pool_dirs (const ar_globals *g, const char *name, int *pool_fd,
                 ar_error_t **err)
 {
-  if (check_name (name, err) < 0 || ar_container_make_root (g->root, err) < 0)
+  if (ar_check_plain_name ("pool", name, err) < 0
+      || ar_container_make_root (g->root, err) < 0)
     return -1;
   cleanup_free char *pools = xasprintf ("%s/" POOLS_DIR, g->root);
   if (mkdir (pools, 0700) < 0 && errno != EEXIST)

@@ -11,6 +11,7 @@
 #include "sandbox_flags.h"
 #include "../../oci/oci.h"
 #include "../agent/agent.h"
+#include "../agent/snapshot.h"
 #include "../agent/stage.h"
 #include "../core/container.h"
 #include "../core/foreground.h"
@@ -81,6 +82,8 @@ static const ar_option options[] = {
     "show the workspace read-only (writes fail with EROFS; no --diff)" },
   { "pool", 0, true,
     "take a sandbox made ahead by `agentrun pool create NAME` (its options; this call gives the command, -e, --env-file, --workdir, --diff, --json-status)" },
+  { "from", 0, true,
+    "ID:NAME: start from snapshot NAME of container ID (agentrun snapshot): its rootfs, its workspace and the files it had changed (root only)" },
   { 0 }
 };
 enum
@@ -111,9 +114,10 @@ enum
   OPT_HOSTNAME,
   OPT_OVERLAY_SIZE,
   OPT_READ_ONLY_WORKSPACE,
-  OPT_POOL
+  OPT_POOL,
+  OPT_FROM
 };
-AR_OPTIONS_MATCH (options, OPT_POOL);
+AR_OPTIONS_MATCH (options, OPT_FROM);
 
 /* --diff-strict: what agentrun exits with when the diff failed. */
 #define DIFF_FAILED_STATUS 125
@@ -167,6 +171,60 @@ sandbox_dirs (const ar_parsed *p, char **rootfs, char **workspace,
       || absolute_dir ("--workspace", w, workspace, err) < 0)
     return -1;
   return 0;
+}
+
+/* A directory flag given with --from must be the snapshot's own. */
+static int
+same_dir (const char *flag, const ar_parsed *p, int option,
+          const char *snapshot_dir, const char *given, ar_error_t **err)
+{
+  if (p->value[option] && strcmp (given, snapshot_dir) != 0)
+    return ar_error_set (
+        err, 0,
+        "sandbox: --from `%s`: the snapshot's %s is `%s`, not `%s` (leave %s out to take it)",
+        p->value[OPT_FROM], flag + 2, snapshot_dir, given, flag);
+  return 0;
+}
+
+/* --from ID:NAME: the snapshot's directory, and the rootfs and workspace
+ * its layers sit on, which the fork takes (absolute, as recorded). */
+static int
+from_snapshot (const ar_globals *g, const ar_parsed *p, char **rootfs,
+               char **workspace, char **from_dir, ar_error_t **err)
+{
+  const char *from = p->value[OPT_FROM];
+  const char *colon = strchr (from, ':');
+  if (colon == NULL || colon == from || colon[1] == '\0')
+    return ar_error_set (
+        err, 0, "sandbox: --from `%s`: expected CONTAINER_ID:NAME", from);
+  if (geteuid () != 0)
+    return ar_error_set (
+        err, 0, "sandbox: --from `%s`: snapshots need root (agentrun snapshot)",
+        from);
+  cleanup_free char *id = xasprintf ("%.*s", (int) (colon - from), from);
+  cleanup_close int state_fd = ar_container_open_dir (g->root, id, err);
+  cleanup_free char *state_dir
+      = state_fd < 0 ? NULL : ar_container_state_path (g->root, id, err);
+  ar_snapshot_info info = { 0 };
+  if (state_dir == NULL
+      || ar_snapshot_find (state_dir, id, colon + 1, from_dir, &info, err) < 0)
+    return ar_error_prefix (err, "sandbox: --from `%s`", from);
+  int r = same_dir ("--rootfs", p, OPT_ROOTFS, info.rootfs, *rootfs, err);
+  if (r == 0 && info.workspace)
+    r = same_dir ("--workspace", p, OPT_WORKSPACE, info.workspace, *workspace,
+                  err);
+  if (r == 0)
+    {
+      free (*rootfs);
+      *rootfs = steal_pointer (&info.rootfs);
+      if (info.workspace)
+        {
+          free (*workspace);
+          *workspace = steal_pointer (&info.workspace);
+        }
+    }
+  ar_snapshot_info_clear (&info);
+  return r;
 }
 
 /* A repeatable flag's values, comma-separated, as one annotation. */
@@ -517,8 +575,9 @@ static const int call_options[]
 /* What only a call gives, never a pool (a pooled sandbox has no terminal
  * and keeps its reaping init, which reports how the command ended). */
 static const int never_pool_options[]
-    = { OPT_DIFF,         OPT_DIFF_IGNORED, OPT_DIFF_STRICT, OPT_JSON_STATUS,
-        OPT_PRINT_POLICY, OPT_TTY,          OPT_NO_INIT,     OPT_POOL };
+    = { OPT_DIFF,        OPT_DIFF_IGNORED, OPT_DIFF_STRICT,
+        OPT_JSON_STATUS, OPT_PRINT_POLICY, OPT_TTY,
+        OPT_NO_INIT,     OPT_POOL,         OPT_FROM };
 
 /* The first flag given that is not in `allowed` (n of them), or -1. */
 static int
@@ -807,6 +866,14 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   cleanup_free char *workspace = NULL;
   if (sandbox_dirs (&p, &rootfs, &workspace, err) < 0)
     return -1;
+  cleanup_free char *from_dir = NULL;
+  if (p.value[OPT_FROM] && p.value[OPT_POOL])
+    return ar_error_set (
+        err, 0,
+        "sandbox: --from with --pool: a pooled sandbox was made ahead, not from a snapshot");
+  if (p.value[OPT_FROM]
+      && from_snapshot (g, &p, &rootfs, &workspace, &from_dir, err) < 0)
+    return -1;
   cleanup_free char *diff_path = NULL;
   if (p.value[OPT_DIFF] && !print_only
       && ar_cmd_file_destination ("--diff", p.value[OPT_DIFF], &diff_path, err)
@@ -827,6 +894,8 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     }
   oci_spec *spec = NULL;
   int status = checked_spec (g, &p, rootfs, workspace, &spec, err);
+  if (status == 0 && from_dir)
+    annotate (spec, "overlay.from", from_dir);
   if (status == 0 && print_only)
     {
       status = print_policy (g, spec, err);

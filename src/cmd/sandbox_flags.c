@@ -51,6 +51,7 @@ static const struct
   { "pids", "--pids" },
   { "audit", "--audit" },
   { "overlay.size", "--overlay-size" },
+  { "overlay.from", "--from" },
   { "egress.allow", "--allow-net" },
   { "hide", "--hide" },
   { "unhide", "--unhide" },

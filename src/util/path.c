@@ -269,3 +269,18 @@ ar_path_open_entry (int dir_fd, const char *path)
   return ar_openat2 (dir_fd, path, O_PATH | O_NOFOLLOW,
                      RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH);
 }
+
+int
+ar_check_plain_name (const char *what, const char *name, ar_error_t **err)
+{
+  size_t len = strlen (name);
+  if (len == 0 || len > 64 || name[0] == '.' || name[0] == '-'
+      || strspn (name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                       "0123456789_.-")
+             != len)
+    return ar_error_set (
+        err, 0,
+        "%s: name `%s`: expected 1 to 64 letters, digits, '_', '.' and '-', not first '.' or '-'",
+        what, name);
+  return 0;
+}

@@ -32,6 +32,11 @@ int ar_path_create_in_root (int root_fd, const char *path, bool is_dir,
  * when there is none. */
 int ar_path_open_entry (int dir_fd, const char *path);
 
+/* A name agentrun files something under (a pool, a snapshot): 1 to 64
+ * letters, digits, '_', '.' and '-', not first '.' or '-'. The error
+ * reads "WHAT: name `NAME`: expected ...". */
+int ar_check_plain_name (const char *what, const char *name, ar_error_t **err);
+
 /* "/proc/self/fd/N", for mount(2) and friends that need a path. */
 #define AR_FD_PATH_MAX 32
 void ar_fd_path (int fd, char buf[AR_FD_PATH_MAX]);
