@@ -48,6 +48,9 @@ static const struct
     "keep agent sandboxes made ahead, for sandbox --pool" },
   { "snapshot", ar_cmd_snapshot, false,
     "save, list and remove copies of an agent container's layers" },
+  /* Sealed: its new init is a clone of this process. */
+  { "rollback", ar_cmd_rollback, true,
+    "put an agent container back to one of its snapshots" },
   { "update", ar_cmd_update, false,
     "change the resource limits of a container" },
   { "events", ar_cmd_events, false,

@@ -36,6 +36,12 @@ agent() {
 	runtime --profile t "$@"
 }
 
+# agent_bg: a command that starts a container's init, which keeps its
+# stdout and stderr (rollback, as run --detach).
+agent_bg() {
+	runtime_bg --profile t "$@"
+}
+
 # start_agent: the container $CID with the agent profile, its init asleep.
 start_agent() {
 	set_args sleep 600
@@ -286,6 +292,90 @@ gone"
 	run agent sandbox --from "$id:edited" --workspace "$TEST_DIR" -- true
 	assert_failure
 	assert_output "agentrun: sandbox: --from \`$id:edited\`: the snapshot's workspace is \`$ws\`, not \`$TEST_DIR\` (leave --workspace out to take it)"
+	kill -TERM "$BG"
+	wait_bg 15
+}
+
+@test "rollback: the root is the snapshot's again, byte for byte; the init starts afresh; snapshots stay; audited" {
+	start_agent
+	change_root
+	local before pid
+	before=$(agent exec "$CID" sh -c "$MANIFEST")
+	agent snapshot "$CID" one
+	pid=$(ctr_pid)
+	agent exec "$CID" sh -c 'echo later >/opt/later; rm -rf /opt/b; echo more >>/etc/passwd; touch /etc/group'
+	agent snapshot "$CID" two
+
+	agent_bg rollback "$CID" one
+	[ "$(ctr_status)" = running ] || fail "status: $(ctr_status)"
+	[ "$(ctr_pid)" != "$pid" ] || fail "the init was not restarted"
+	run agent exec "$CID" sh -c "$MANIFEST"
+	assert_success
+	[ "$output" = "$before" ] || fail "rolled back root differs: $(diff <(echo "$before") <(echo "$output"))"
+	run python3 -c 'import os, sys; print(os.getxattr(sys.argv[1], "user.agentrun-test").decode())' \
+		"$ROOT/$CID/overlay/merged/opt/big"
+	assert_output "v1"
+	# Forward again, to the later snapshot; both are still there.
+	agent_bg rollback "$CID" two
+	run agent exec "$CID" sh -c 'cat /opt/later; [ ! -e /opt/b ] && [ -e /etc/group ] && echo ok'
+	assert_output "later
+ok"
+	run agent snapshot ls --format json "$CID"
+	[ "$(jq -r '[.[].name] | join(" ")' <<<"$output")" = "one two" ] || fail "snapshots: $output"
+	[ "$(jq -r 'select(.event == "rollback") | .name' "$AUDIT" | paste -sd' ')" = "one two" ] || fail "audit: $(jq -c . "$AUDIT")"
+	[ "$(jq -r 'select(.event == "rollback" or .event == "create" or .event == "start") | .event' "$AUDIT" | paste -sd' ')" = \
+		"create start rollback create start rollback create start" ] || fail "audit order: $(jq -r .event "$AUDIT" | paste -sd' ')"
+	run agent audit "$AUDIT"
+	assert_success
+}
+
+@test "rollback: a stopped container runs again; a created one stays created and starts" {
+	start_agent
+	agent exec "$CID" sh -c 'echo s >/opt/s'
+	agent snapshot "$CID" s
+	runtime kill "$CID" KILL
+	wait_for_state "$CID" stopped
+	agent_bg rollback "$CID" s
+	[ "$(ctr_status)" = running ] || fail "status: $(ctr_status)"
+	run agent exec "$CID" cat /opt/s
+	assert_output "s"
+
+	local created=$CID-c
+	agent create --bundle "$BUNDLE" "$created" >/dev/null
+	agent snapshot "$created" empty
+	agent_bg rollback "$created" empty
+	[ "$(ctr_status "$created")" = created ] || fail "status: $(ctr_status "$created")"
+	agent_bg start "$created"
+	[ "$(ctr_status "$created")" = running ] || fail "status after start: $(ctr_status "$created")"
+	runtime delete --force "$created"
+}
+
+@test "rollback: what cannot be rolled back is refused in one line and left as it was" {
+	start_agent
+	agent snapshot "$CID" s
+	local pid
+	pid=$(ctr_pid)
+	run agent rollback "$CID" nope
+	assert_failure
+	assert_output "agentrun: container \`$CID\` has no snapshot \`nope\`"
+	run agent rollback "$CID"
+	assert_failure
+	[ "${#lines[@]}" -eq 1 ] || fail "not one line: $output"
+	[ "$(ctr_status)" = running ] && [ "$(ctr_pid)" = "$pid" ] || fail "touched: $(ctr_status) $(ctr_pid)"
+
+	# A sandbox belongs to its caller, who deletes it when it ends.
+	NAP=$((600 + BATS_SUITE_TEST_NUMBER))
+	mkdir -p "$TEST_DIR/ws"
+	cd "$TEST_DIR/ws"
+	started_in_bg agent sandbox --rootfs "$BUNDLE/rootfs" -- sleep "$NAP"
+	cd "$TEST_DIR"
+	wait_for_nap >/dev/null
+	local sb
+	sb=$(container_ids_in_root | grep -v "^$CID\$")
+	agent snapshot "$sb" s
+	run agent rollback "$sb" s
+	assert_failure
+	assert_output "agentrun: rollback: container \`$sb\` belongs to the \`agentrun run\` or \`sandbox\` that waits for it: roll back one made with create or run --detach"
 	kill -TERM "$BG"
 	wait_bg 15
 }

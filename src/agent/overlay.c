@@ -6,6 +6,7 @@
 #include "../util/cleanup.h"
 #include "../util/fs.h"
 #include "../util/mountinfo.h"
+#include "../util/tree.h"
 #include "../util/userns.h"
 
 #include <dirent.h>
@@ -275,6 +276,53 @@ ar_overlay_prepare (const char *state_dir, const char *rootfs,
   return 0;
 }
 
+char *
+ar_overlay_lower_path (const char *overlay_dir)
+{
+  cleanup_free char *file = ar_hostfs_join (overlay_dir, LOWER_PATH_FILE);
+  char *rootfs = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_read_file_at (AT_FDCWD, file, PATH_MAX, &rootfs, NULL, &ignored) < 0)
+    return NULL;
+  return rootfs;
+}
+
+static int
+open_lower_dir (const char *dir)
+{
+  cleanup_free char *rootfs = ar_overlay_lower_path (dir);
+  return rootfs ? open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+}
+
+int
+ar_overlay_remount (const char *state_dir, const char *from, ar_error_t **err)
+{
+  cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
+  cleanup_free char *merged = ar_hostfs_join (dir, "merged");
+  cleanup_free char *upper = ar_hostfs_join (dir, "upper");
+  cleanup_free char *work = ar_hostfs_join (dir, "work");
+  cleanup_close int dir_fd = ar_hostfs_open_dir (dir, err);
+  cleanup_close int lower_fd = dir_fd < 0 ? -1 : open_lower_dir (dir);
+  if (dir_fd < 0)
+    return -1;
+  if (lower_fd < 0)
+    return ar_error_set (err, errno, "the overlay's lower layer");
+  if (ar_hostfs_unmount_and_remove (merged, err) < 0)
+    return -1;
+  cleanup_close int top_fd
+      = open (dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (top_fd < 0)
+    return ar_error_set (err, errno, "open `%s`", dir);
+  ar_tree_remove_at (top_fd, "upper");
+  ar_tree_remove_at (top_fd, "work");
+  if (mkdir (merged, 0700) < 0 || mkdir (upper, 0700) < 0
+      || mkdir (work, 0700) < 0)
+    return ar_error_set (err, errno, "mkdir under `%s`", dir);
+  if (ar_snapshot_seed (from, AR_SNAPSHOT_ROOT_LAYER, upper, true, err) < 0)
+    return -1;
+  return mount_layers (lower_fd, upper, work, merged, err);
+}
+
 int
 ar_overlay_teardown (const char *state_dir, ar_error_t **err)
 {
@@ -468,24 +516,6 @@ change_list_json (const change_list *c)
   yajl_gen_map_close (gen);
 
   return ar_hostfs_json_members (gen);
-}
-
-char *
-ar_overlay_lower_path (const char *overlay_dir)
-{
-  cleanup_free char *file = ar_hostfs_join (overlay_dir, LOWER_PATH_FILE);
-  char *rootfs = NULL;
-  cleanup_error ar_error_t *ignored = NULL;
-  if (ar_read_file_at (AT_FDCWD, file, PATH_MAX, &rootfs, NULL, &ignored) < 0)
-    return NULL;
-  return rootfs;
-}
-
-static int
-open_lower_dir (const char *dir)
-{
-  cleanup_free char *rootfs = ar_overlay_lower_path (dir);
-  return rootfs ? open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
 }
 
 /* Walk one upper layer into `c`; its paths start with `prefix` ("" for

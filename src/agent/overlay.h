@@ -55,6 +55,13 @@ char *ar_overlay_lower_path (const char *overlay_dir);
 bool ar_overlay_is_whiteout (const struct stat *st);
 bool ar_overlay_is_opaque_dir (int dirfd);
 
+/* The root overlay of a container whose processes are all gone, set back
+ * to the snapshot in `from`: unmounted, its upper layer replaced by a
+ * copy of the snapshot's root layer (top directory included), its work
+ * dir emptied, and mounted again on the same lower layer. */
+int
+ar_overlay_remount (const char *state_dir, const char *from, ar_error_t **err);
+
 /* Unmount the overlay and its tmpfs, remove the directories. Safe when
  * nothing or only part is there. */
 int ar_overlay_teardown (const char *state_dir, ar_error_t **err);

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* snapshot: save a container's ephemeral layers under a name, list and
- * remove them. A fork starts from one (sandbox --from ID:NAME). The
- * container is frozen while its layers are copied, so a snapshot is one
- * moment of it. */
+ * remove them. A fork starts from one (sandbox --from ID:NAME); rollback
+ * puts the container itself back to one. The container is frozen while
+ * its layers are copied, so a snapshot is one moment of it. */
 #include "config.h"
 #include "cmd.h"
 #include "../../oci/json.h"
 #include "../agent/agent.h"
 #include "../agent/snapshot.h"
+#include "../agent/overlay.h"
 #include "../agent/stage.h"
 #include "../core/cgroups/cgroups.h"
 #include "../core/container.h"
@@ -237,4 +238,119 @@ ar_cmd_snapshot (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   return ar_error_set (err, 0,
                        "snapshot: expected CONTAINER_ID NAME, ls CONTAINER_ID "
                        "or rm CONTAINER_ID NAME (agentrun snapshot --help)");
+}
+
+static const ar_option rollback_options[] = { { 0 } };
+AR_OPTIONS_FIT (rollback_options);
+
+static const ar_command_doc rollback_doc
+    = { "rollback", "CONTAINER_ID NAME",
+        "Put an agent container back to its snapshot NAME: every process of it "
+        "is killed, its root becomes the snapshot's again, and its init is "
+        "started afresh from its config (a container that was only created is "
+        "left created). Its snapshots, cgroup, secrets and exported /output "
+        "stay." };
+
+/* What a restart cannot give back: a caller in the foreground that owns
+ * the container's end, a terminal, a systemd scope that went with the
+ * processes. */
+static int
+check_restartable (const ar_globals *g, const char *id, ar_error_t **err)
+{
+  cleanup_close int state_fd = -1;
+  cleanup_state ar_state *st = NULL;
+  if (ar_container_load (g->root, id, &state_fd, &st, err) < 0)
+    return -1;
+  oci_spec *spec = NULL;
+  if (ar_container_load_spec (state_fd, &spec, err) < 0)
+    return -1;
+  bool terminal = spec->process && spec->process->terminal;
+  oci_spec_free (spec);
+  if (faccessat (state_fd, AR_SUPERVISOR_FILE, F_OK, 0) == 0)
+    return ar_error_set (
+        err, 0,
+        "rollback: container `%s` belongs to the `agentrun run` or `sandbox` that waits for it: roll back one made with create or run --detach",
+        id);
+  if (terminal)
+    return ar_error_set (
+        err, 0,
+        "rollback: container `%s` has a terminal (process.terminal): its new init would have no console socket to send it to",
+        id);
+  ar_cgroup *cg = NULL;
+  if (ar_container_cgroup (st, &cg, err) < 0)
+    return -1;
+  bool scope = cg && cg->unit;
+  ar_cgroup_free (cg);
+  if (scope)
+    return ar_error_set (
+        err, 0,
+        "rollback: container `%s` is in a systemd scope, which ends with its processes: not supported yet",
+        id);
+  return 0;
+}
+
+static bool
+was_started (const ar_globals *g, const char *id)
+{
+  cleanup_close int state_fd = -1;
+  cleanup_state ar_state *st = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  return ar_container_load (g->root, id, &state_fd, &st, &ignored) == 0
+         && ar_state_status (state_fd, st) != AR_STATUS_CREATED;
+}
+
+static int
+restart (const ar_globals *g, const char *id, bool start, ar_error_t **err)
+{
+  ar_create_options opts = { .root = g->root, .id = id, .restart = true };
+  ar_created created = { .pidfd = -1, .sync_fd = -1, .pty_master = -1 };
+  int r = ar_container_create (&opts, &created, err);
+  ar_created_close (&created);
+  if (r == 0 && start)
+    r = ar_container_start (g->root, id, err);
+  return r;
+}
+
+int
+ar_cmd_rollback (const ar_globals *g, int argc, char **argv, ar_error_t **err)
+{
+  cleanup_parsed ar_parsed p = { 0 };
+  int r = ar_cmd_parse (&rollback_doc, rollback_options, argc, argv, &p, err);
+  if (r != 0)
+    return r < 0 ? -1 : 0;
+  if (ar_require_args ("rollback", &p, 2, "CONTAINER_ID NAME", err) < 0)
+    return -1;
+  const char *id = p.args[0], *name = p.args[1];
+  target t;
+  cleanup_free char *dir = NULL;
+  ar_snapshot_info info = { 0 };
+  long long t0 = ar_now_us ();
+  r = open_target (g, id, &t, err) < 0
+              || ar_snapshot_find (t.state_dir, id, name, &dir, &info, err) < 0
+              || check_restartable (g, id, err) < 0
+          ? -1
+          : 0;
+  /* A sandbox's workspace layer is its caller's to diff; sandboxes are
+   * refused above as supervised, this says why should one not be. */
+  if (r == 0 && t.plan->workspace_host_dir)
+    r = ar_error_set (
+        err, 0,
+        "rollback: container `%s` has a sandbox workspace: not supported", id);
+  bool start = r == 0 && was_started (g, id);
+  if (r == 0
+      && (ar_container_stop (g->root, id, err) < 0
+          || ar_overlay_remount (t.state_dir, dir, err) < 0))
+    r = ar_error_prefix (err, "rollback: container `%s` (stopped)", id);
+  if (r == 0)
+    {
+      cleanup_free char *fields = xasprintf (
+          "\"name\":\"%s\",\"ms\":%.2f", name, (ar_now_us () - t0) / 1000.0);
+      ar_container_audit (g->root, id, "rollback", fields);
+      if (restart (g, id, start, err) < 0)
+        r = ar_error_prefix (err, "rollback: container `%s` (stopped, at `%s`)",
+                             id, name);
+    }
+  ar_snapshot_info_clear (&info);
+  target_clear (&t);
+  return r;
 }

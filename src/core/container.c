@@ -349,6 +349,22 @@ stop_init (const ar_state *st, ar_error_t **err)
   return 0;
 }
 
+int
+ar_container_stop (const char *root, const char *id, ar_error_t **err)
+{
+  cleanup_close int state_fd = -1;
+  cleanup_state ar_state *st = NULL;
+  if (ar_container_load (root, id, &state_fd, &st, err) < 0)
+    return -1;
+  if (ar_state_status (state_fd, st) != AR_STATUS_STOPPED
+      && ar_container_kill (root, id, SIGKILL, true, err) < 0)
+    return -1;
+  if (stop_init (st, err) < 0)
+    return -1;
+  run_stored_hooks (state_fd, st, false);
+  return 0;
+}
+
 /* An empty file in the state dir that records a step as done. */
 static void
 mark (int state_fd, const char *name)

@@ -53,6 +53,10 @@ typedef struct ar_create_options
    * started; with started_by_parent, and a caller that does not wait:
    * whoever takes it waits, and enforces the wall-clock limit. */
   bool await_take;
+  /* rollback: a new init for the stopped container `id`, from its state
+   * dir's spec, plan and cgroup; nothing else is made, and a failure
+   * leaves it stopped as it was. `bundle` and `profile` are unused. */
+  bool restart;
 } ar_create_options;
 
 /* What a create hands back to a caller that stays around (run). */
@@ -114,6 +118,11 @@ int ar_container_load (const char *root, const char *id, int *state_fd,
 /* The container's cgroup; *cg is NULL when it has none. */
 int ar_container_cgroup (const struct ar_state *state, struct ar_cgroup **cg,
                          ar_error_t **err);
+
+/* Every process of the container killed, its init waited for, and the
+ * poststop hooks of that run run: it is stopped, with its state dir,
+ * cgroup and resources kept for a restart (ar_create_options.restart). */
+int ar_container_stop (const char *root, const char *id, ar_error_t **err);
 
 /* pause / resume through the freezer. */
 int ar_container_pause (const char *root, const char *id, bool pause,

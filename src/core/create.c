@@ -86,6 +86,9 @@ typedef struct
   bool in_cgroup_v2;   /* the init was cloned into cgroup's v2 dir */
   char *state_dir;     /* absolute */
   const ar_plan *plan; /* host resources to release */
+  /* restart: the state dir, cgroup and resources are the container's,
+   * kept whatever happens; only the new init goes. */
+  bool keep;
 } create_undo;
 
 static void
@@ -98,6 +101,14 @@ undo_create (create_undo *u)
       else
         kill (u->pid, SIGKILL);
       waitpid (u->pid, NULL, 0);
+    }
+  if (u->keep)
+    {
+      ar_cgroup_free (u->cgroup);
+      u->cgroup = NULL;
+      ar_closep (&u->pidfd);
+      ar_closep (&u->state_fd);
+      return;
     }
   if (u->cgroup)
     {
@@ -632,6 +643,55 @@ load_bundle (create_ctx *c, ar_error_t **err)
   return refuse_own_mount_namespace (c->spec, &c->joins, err);
 }
 
+static int make_exec_fifo (create_ctx *c, ar_error_t **err);
+
+/* restart: the stopped container's own spec (as it ran), plan and
+ * cgroup, from its state dir, which stays locked until the init is
+ * settled. Nothing is made but the exec fifo. */
+static int
+load_stopped (create_ctx *c, ar_error_t **err)
+{
+  create_undo *u = &c->undo;
+  u->keep = true;
+  u->state_fd = ar_container_open_dir (c->opts->root, c->opts->id, err);
+  if (u->state_fd < 0)
+    return -1;
+  if (flock (u->state_fd, LOCK_EX) < 0)
+    return ar_error_set (err, errno, "lock state dir of `%s`", c->opts->id);
+  u->id = xstrdup (c->opts->id);
+  u->state_dir = ar_container_state_path (c->opts->root, c->opts->id, err);
+  if (u->state_dir == NULL)
+    return -1;
+  c->state_dir = xstrdup (u->state_dir);
+  cleanup_state ar_state *st = NULL;
+  cleanup_free char *cgroup = NULL;
+  if (ar_state_load (u->state_fd, &st, err) < 0
+      || ar_read_file_at (u->state_fd, AR_CONFIG_FILE, AR_CONFIG_MAX_SIZE,
+                          &c->config_data, &c->config_len, err)
+             < 0
+      || oci_spec_parse (c->config_data, c->config_len, "config.json", &c->spec,
+                         err)
+             < 0
+      || ar_stage_load_plan (u->state_fd, &c->plan, err) < 0)
+    return -1;
+  c->bundle = xstrdup (st->bundle);
+  if (validate_spec (c->spec, err) < 0
+      || resolve_rootfs (c->bundle, c->spec, &c->rootfs, err) < 0
+      || ar_ns_open_joins (c->spec, &c->joins, err) < 0
+      || refuse_own_mount_namespace (c->spec, &c->joins, err) < 0)
+    return -1;
+  if (ar_read_file_at (u->state_fd, AR_CGROUP_FILE, AR_CONFIG_MAX_SIZE, &cgroup,
+                       NULL, NULL)
+          == 0
+      && ar_cgroup_deserialize (cgroup, &u->cgroup, err) < 0)
+    return -1;
+  unlinkat (u->state_fd, AR_EXEC_FIFO, 0);
+  if (compile_seccomp (c->opts->root, c->spec, &c->seccomp, err) < 0
+      || make_exec_fifo (c, err) < 0)
+    return -1;
+  return ar_sync_pair (c->sync, err);
+}
+
 /* The spec the container really runs with: the bundle's bytes when no
  * profile changed it (no re-encoding on the hot path), else the rewrite. */
 static int
@@ -893,8 +953,11 @@ ar_container_create (const ar_create_options *opts, ar_created *out,
   create_ctx_init (&c, opts);
   bool new_userns = false;
   int r = -1;
-  if (load_bundle (&c, err) == 0 && prepare_host (&c, err) == 0
-      && prepare_cgroup (&c, err) == 0 && start_init (&c, &new_userns, err) == 0
+  bool ready = opts->restart
+                   ? load_stopped (&c, err) == 0
+                   : load_bundle (&c, err) == 0 && prepare_host (&c, err) == 0
+                         && prepare_cgroup (&c, err) == 0;
+  if (ready && start_init (&c, &new_userns, err) == 0
       && settle_init (&c, new_userns, out, err) == 0)
     r = 0;
 
