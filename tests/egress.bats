@@ -101,7 +101,8 @@ teardown() {
 
 # What the hook made on the host, left after the test's containers are gone.
 egress_leftovers() {
-	ip -o link show | awk -F': ' '$2 ~ /^ar[0-9a-f]{8}(@|$)/ { print "veth " $2 }'
+	# grep -E: Debian's awk (mawk) takes no {8} interval, and never matched.
+	ip -o link show | grep -oE '^[0-9]+: ar[0-9a-f]{8}[@:]' | sed -E 's/^[0-9]+: (ar[0-9a-f]{8}).*/veth \1/'
 	# The host table is shared and stays; a container's elements go.
 	nft list tables | awk '$3 ~ /^agentrun-/ && $3 != "agentrun-egress" { print "table " $3 }'
 	nft list set inet agentrun-egress links 2>/dev/null | grep -o '"ar[0-9a-f]*"' | sed 's/^/host element /'
@@ -486,4 +487,30 @@ sandbox() {
 	# The filter lives in the shared netns: the pod's other members see it.
 	run nsenter -t "$NS_PID" -n nft list table inet agentrun
 	assert_success
+}
+
+@test "egress: a rolled-back container gets its egress afresh: the old resolver and lease go, the new one filters, nothing is left after delete" {
+	update_config '.annotations["run.agentrun.egress.allow"] = "allowed.test"
+		| .process.args = ["sleep", "100"]'
+	runtime_bg --profile egresstest run --detach --bundle "$BUNDLE" "$CID"
+	runtime --profile egresstest snapshot "$CID" s
+	local old new get='printf "GET / HTTP/1.0\r\n\r\n" | nc -w 3 "$1" 80'
+	old=$(cut -d' ' -f1 "/run/agentrun-egress/$CID/resolver.pid")
+	runtime_bg --profile egresstest rollback "$CID" s
+	new=$(cut -d' ' -f1 "/run/agentrun-egress/$CID/resolver.pid")
+	[ "$new" != "$old" ] && [ "$(cat "/proc/$new/comm")" = agentrun-egress ] || fail "resolver $old -> $new"
+	local i
+	for i in $(seq 1 40); do
+		[ -d "/proc/$old" ] && ! grep -q '^State:.*Z' "/proc/$old/status" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ "$i" -lt 40 ] || fail "the old resolver $old is still there"
+	[ "$(egress_leftovers | grep -c "^veth")" = 1 ] || fail "veths: $(egress_leftovers)"
+	run runtime exec "$CID" sh -c "get() { $get; }; get allowed.test; get other.test 2>&1 || echo refused"
+	assert_output_contains "hello from allowed"
+	refute_output_contains "hello from other"
+	run runtime delete --force "$CID"
+	assert_success
+	egress_leftovers_check
+	[ -z "$(egress_leftovers)" ]
 }
