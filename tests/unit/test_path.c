@@ -327,6 +327,29 @@ test_proc_write_beneath_dir (void)
   CHECK (err4 && strstr (ar_error_text (err4), "not on procfs") != NULL);
 }
 
+static bool
+plain (const char *name)
+{
+  cleanup_error ar_error_t *err = NULL;
+  int r = ar_check_plain_name ("pool", name, &err);
+  CHECK ((r == 0) == (err == NULL));
+  if (err)
+    CHECK (strncmp (ar_error_text (err), "pool: name `", 12) == 0);
+  return r == 0;
+}
+
+static void
+test_plain_names (void)
+{
+  CHECK (plain ("a") && plain ("agents-1.x_2"));
+  CHECK (plain (
+      "0123456789012345678901234567890123456789012345678901234567890123"));
+  CHECK (!plain (
+      "01234567890123456789012345678901234567890123456789012345678901234"));
+  CHECK (!plain ("") && !plain (".hidden") && !plain ("-flag"));
+  CHECK (!plain ("a/b") && !plain ("..") && !plain ("a b") && !plain ("a:b"));
+}
+
 int
 main (void)
 {
@@ -345,6 +368,7 @@ main (void)
   RUN (test_create_via_dotdot_symlink);
   RUN (test_proc_write_checks_procfs);
   RUN (test_proc_write_beneath_dir);
+  RUN (test_plain_names);
   /* Whatever happened above, nothing may have appeared next to the root:
    * the outside directory must still be empty. */
   CHECK (rmdir (outside) == 0);
