@@ -28,6 +28,7 @@
 bats_require_minimum_version 1.5.0
 
 AR_TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+source "$AR_TOP/tests/host_kind.bash"
 RUNTIME=${RUNTIME:-$AR_TOP/agentrun}
 AR_TIMEOUT=${AR_TIMEOUT:-30}
 

@@ -20,14 +20,7 @@
 bats_require_minimum_version 1.5.0
 
 source "$BATS_TEST_DIRNAME/eng.bash"
-
-# A test whose outcome does not depend on the host's kind, where the VM
-# stage asks for only those that do (AR_HOST_KIND_TESTS_ONLY=1): CI's plain
-# stage runs it on the host. For the suites whose every call is slow in
-# the VM's emulation (a CRI call starts node: ~5 s there).
-host_kind_neutral() {
-	[ "${AR_HOST_KIND_TESTS_ONLY:-0}" != 1 ] || skip "does not depend on the host's kind: run on the host"
-}
+source "$BATS_TEST_DIRNAME/../host_kind.bash"
 
 # ---------------------------------------------------------------- asserts
 
