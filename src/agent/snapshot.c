@@ -149,18 +149,17 @@ ar_snapshot_take (const char *state_dir, const char *name,
                              .created = xstrdup (created),
                              .workspace
                              = workspace ? xstrdup (workspace) : NULL };
-  if (new_fd < 0 || fill_snapshot (state_dir, new_fd, out, err) < 0
-      || renameat (dir_fd, tmp, dir_fd, name) < 0)
+  int r = new_fd < 0 ? ar_error_set (err, errno, "open `%s`", tmp)
+                     : fill_snapshot (state_dir, new_fd, out, err);
+  if (r == 0 && renameat (dir_fd, tmp, dir_fd, name) < 0)
+    r = ar_error_set (err, errno, "rename `%s`", tmp);
+  if (r < 0)
     {
-      if (new_fd < 0 || (err && *err == NULL))
-        ar_error_set (err, errno, "snapshot `%s`", name);
-      else
-        ar_error_prefix (err, "snapshot `%s`", name);
+      ar_error_prefix (err, "snapshot `%s`", name);
       ar_tree_remove_at (dir_fd, tmp);
       ar_snapshot_info_clear (out);
-      return -1;
     }
-  return 0;
+  return r;
 }
 
 static int
