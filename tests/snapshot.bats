@@ -381,3 +381,31 @@ ok"
 	kill -TERM "$BG"
 	wait_bg 15
 }
+
+@test "snapshot: one killed while it copies leaves the container running, and the next one makes it whole" {
+	start_agent
+	# Long enough to copy to be caught at it: 20,000 files.
+	agent exec "$CID" sh -c 'mkdir /opt/many && cd /opt/many && seq 1 20000 | xargs touch'
+	agent snapshot "$CID" first
+	started_in_bg agent snapshot "$CID" second
+	local i
+	for i in $(seq 1 200); do
+		[ "$(ctr_status)" = paused ] && break
+		sleep 0.01
+	done
+	[ "$(ctr_status)" = paused ] || skip "the copy was over before it could be caught"
+	# agentrun itself: not the timeout that runs it, nor its thaw guard.
+	kill -KILL "$(pgrep -o -f -- "^$RUNTIME .*snapshot $CID second")"
+	wait_bg 5
+	for i in $(seq 1 100); do
+		[ "$(ctr_status)" = running ] && break
+		sleep 0.02
+	done
+	[ "$(ctr_status)" = running ] || fail "left $(ctr_status)"
+	run agent snapshot ls --format json "$CID"
+	[ "$(jq -r '[.[].name] | join(" ")' <<<"$output")" = "first" ] || fail "snapshots: $output"
+	agent snapshot "$CID" second
+	run ls -A "$ROOT/$CID/overlay/snapshots"
+	assert_output "first
+second"
+}

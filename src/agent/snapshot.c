@@ -20,6 +20,7 @@
 #define SNAPSHOTS_DIR "snapshots" /* in the overlay's tmpfs */
 #define INFO_FILE "info.json"
 #define INFO_MAX_BYTES (64 * 1024)
+#define UNFINISHED_PREFIX ".new-" /* a snapshot being made */
 
 void
 ar_snapshot_info_clear (ar_snapshot_info *info)
@@ -123,6 +124,17 @@ fill_snapshot (const char *state_dir, int new_fd, ar_snapshot_info *info,
   return write_info (new_fd, info, err);
 }
 
+/* What a take killed half-way left: with the lock held, no take is on. */
+static void
+remove_unfinished (int dir_fd)
+{
+  size_t n = 0;
+  cleanup_strv char **names = ar_hostfs_sorted_names (dir_fd, &n);
+  for (size_t i = 0; names && i < n; i++)
+    if (strncmp (names[i], UNFINISHED_PREFIX, strlen (UNFINISHED_PREFIX)) == 0)
+      ar_tree_remove_at (dir_fd, names[i]);
+}
+
 int
 ar_snapshot_take (const char *state_dir, const char *name,
                   const char *workspace, const char *created,
@@ -139,8 +151,8 @@ ar_snapshot_take (const char *state_dir, const char *name,
 
   /* Made aside and renamed into place: a snapshot is whole or absent,
    * even when this process is killed half-way. */
-  cleanup_free char *tmp = xasprintf (".new-%s", name);
-  ar_tree_remove_at (dir_fd, tmp);
+  remove_unfinished (dir_fd);
+  cleanup_free char *tmp = xasprintf (UNFINISHED_PREFIX "%s", name);
   if (mkdirat (dir_fd, tmp, 0700) < 0)
     return ar_error_set (err, errno, "snapshot `%s`: mkdir", name);
   cleanup_close int new_fd

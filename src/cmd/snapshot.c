@@ -16,8 +16,12 @@
 #include "../util/cleanup.h"
 #include "../util/clock.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const ar_option options[]
@@ -75,11 +79,66 @@ open_target (const ar_globals *g, const char *id, target *t, ar_error_t **err)
   return t->state_dir ? 0 : -1;
 }
 
+typedef struct
+{
+  pid_t pid;
+  int done_fd;
+} thaw_guard;
+
+/* A container must not stay frozen because this process was killed while
+ * it copied: a child in a session of its own waits for a byte, and thaws
+ * the cgroup when its pipe ends without one. Started before the freeze. */
+static pid_t
+start_thaw_guard (const ar_cgroup *cg, int *done_fd, ar_error_t **err)
+{
+  int p[2];
+  if (pipe2 (p, O_CLOEXEC) < 0)
+    return ar_error_set (err, errno, "snapshot: pipe");
+  pid_t pid = fork ();
+  if (pid == 0)
+    {
+      prctl (PR_SET_NAME, "agentrun-thaw");
+      setsid ();
+      int null = open ("/dev/null", O_RDWR | O_CLOEXEC);
+      for (int fd = 0; fd < 3 && null >= 0; fd++)
+        dup2 (null, fd);
+      close_range (3, (unsigned) p[0] - 1, 0);
+      close_range ((unsigned) p[0] + 1, ~0u, 0);
+      char c;
+      ssize_t n;
+      do
+        n = read (p[0], &c, 1);
+      while (n < 0 && errno == EINTR);
+      if (n <= 0)
+        {
+          ar_error_t *ignored = NULL;
+          ar_cgroup_freeze (cg, false, &ignored);
+        }
+      _exit (0);
+    }
+  close (p[0]);
+  if (pid < 0)
+    {
+      close (p[1]);
+      return ar_error_set (err, errno, "snapshot: fork");
+    }
+  *done_fd = p[1];
+  return pid;
+}
+
+static void
+stop_thaw_guard (pid_t guard, int done_fd)
+{
+  (void) !write (done_fd, "", 1);
+  close (done_fd);
+  waitpid (guard, NULL, 0);
+}
+
 /* Frozen while its layers are copied, when it has processes; one that a
  * pause froze already stays so. */
 static int
 freeze (const ar_globals *g, const char *id, ar_cgroup **frozen,
-        ar_error_t **err)
+        thaw_guard *guard, ar_error_t **err)
 {
   *frozen = NULL;
   cleanup_close int state_fd = -1;
@@ -97,8 +156,11 @@ freeze (const ar_globals *g, const char *id, ar_cgroup **frozen,
                          "snapshot: container `%s` has no cgroup to freeze "
                          "it in while its layers are copied",
                          id);
-  if (ar_cgroup_freeze (cg, true, err) < 0)
+  guard->pid = start_thaw_guard (cg, &guard->done_fd, err);
+  if (guard->pid < 0 || ar_cgroup_freeze (cg, true, err) < 0)
     {
+      if (guard->pid > 0)
+        stop_thaw_guard (guard->pid, guard->done_fd);
       ar_cgroup_free (cg);
       return ar_error_prefix (err, "snapshot: freeze `%s`", id);
     }
@@ -107,11 +169,13 @@ freeze (const ar_globals *g, const char *id, ar_cgroup **frozen,
 }
 
 static int
-thaw (ar_cgroup *frozen, const char *id, ar_error_t **err)
+thaw (ar_cgroup *frozen, const thaw_guard *guard, const char *id,
+      ar_error_t **err)
 {
   if (frozen == NULL)
     return 0;
   int r = ar_cgroup_freeze (frozen, false, err);
+  stop_thaw_guard (guard->pid, guard->done_fd);
   ar_cgroup_free (frozen);
   return r < 0 ? ar_error_prefix (err, "snapshot: thaw `%s`", id) : 0;
 }
@@ -122,9 +186,10 @@ take (const ar_globals *g, const char *id, const char *name, ar_error_t **err)
   target t;
   int r = open_target (g, id, &t, err);
   ar_cgroup *frozen = NULL;
+  thaw_guard guard = { -1, -1 };
   ar_snapshot_info info = { 0 };
   long long t0 = ar_now_us ();
-  if (r == 0 && freeze (g, id, &frozen, err) == 0)
+  if (r == 0 && freeze (g, id, &frozen, &guard, err) == 0)
     {
       cleanup_free char *created = ar_now_rfc3339 ();
       r = ar_snapshot_take (t.state_dir, name, t.plan->workspace_host_dir,
@@ -132,7 +197,7 @@ take (const ar_globals *g, const char *id, const char *name, ar_error_t **err)
       if (r < 0)
         ar_error_prefix (err, "container `%s`", id);
       cleanup_error ar_error_t *thaw_err = NULL;
-      if (thaw (frozen, id, &thaw_err) < 0 && r == 0)
+      if (thaw (frozen, &guard, id, &thaw_err) < 0 && r == 0)
         r = ar_error_pass (err, steal_pointer (&thaw_err));
     }
   else

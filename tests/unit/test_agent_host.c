@@ -985,7 +985,7 @@ tool_overlay (int argc, char **argv)
     {
       cleanup_free char *merged = NULL;
       if (ar_overlay_prepare (argv[2], argv[3], strtoull (argv[4], NULL, 0),
-                              strtoull (argv[5], NULL, 0), &merged, &err)
+                              strtoull (argv[5], NULL, 0), NULL, &merged, &err)
           < 0)
         return tool_failed (err);
       printf ("%s\n", merged);
