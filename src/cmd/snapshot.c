@@ -15,6 +15,7 @@
 #include "../core/state.h"
 #include "../util/cleanup.h"
 #include "../util/clock.h"
+#include "../util/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -316,9 +317,29 @@ static const ar_command_doc rollback_doc
         "left created). Its snapshots, cgroup, secrets and exported /output "
         "stay." };
 
+/* The engine's monitor the init was handed to (containerd's shim, conmon),
+ * or NULL: it waits for that init, and its end would make the engine
+ * delete the container under a new one it does not know. */
+static const char *
+engine_monitor (pid_t init, char comm[static 32])
+{
+  pid_t parent = init > 0 ? ar_pid_parent (init) : 0;
+  cleanup_free char *path = xasprintf ("/proc/%d/comm", (int) parent);
+  cleanup_free char *text = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (parent <= 1
+      || ar_read_file_at (AT_FDCWD, path, 64, &text, NULL, &ignored) < 0)
+    return NULL;
+  snprintf (comm, 32, "%.*s", (int) strcspn (text, "\n"), text);
+  return strncmp (comm, "containerd-shim", 15) == 0
+                 || strcmp (comm, "conmon") == 0
+             ? comm
+             : NULL;
+}
+
 /* What a restart cannot give back: a caller in the foreground that owns
- * the container's end, a terminal, a systemd scope that went with the
- * processes. */
+ * the container's end, an engine that monitors it, a terminal, a systemd
+ * scope that went with the processes. */
 static int
 check_restartable (const ar_globals *g, const char *id, ar_error_t **err)
 {
@@ -336,6 +357,14 @@ check_restartable (const ar_globals *g, const char *id, ar_error_t **err)
         err, 0,
         "rollback: container `%s` belongs to the `agentrun run` or `sandbox` that waits for it: roll back one made with create or run --detach",
         id);
+  char comm[32];
+  const char *monitor
+      = ar_state_init_alive (st) ? engine_monitor (st->pid, comm) : NULL;
+  if (monitor)
+    return ar_error_set (
+        err, 0,
+        "rollback: container `%s` is run by an engine (its init's parent is %s), which would see its init end and remove it: snapshot and sandbox --from work under an engine, rollback does not",
+        id, monitor);
   if (terminal)
     return ar_error_set (
         err, 0,

@@ -152,28 +152,44 @@ ar_write_pid_file (const char *path, pid_t pid, ar_error_t **err)
   return ar_write_file_atomic_at (AT_FDCWD, path, buf, (size_t) n, 0644, err);
 }
 
-unsigned long long
-ar_pid_start_time (pid_t pid)
+/* /proc/PID/stat from its field 3 (the state) on, in buf; NULL when it
+ * cannot be read or the process is a zombie. */
+static char *
+stat_fields (pid_t pid, char *buf, size_t size)
 {
   char path[64];
   snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
-  char buf[1024];
   cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return 0;
-  ssize_t n = ar_read_all (fd, buf, sizeof buf - 1);
+    return NULL;
+  ssize_t n = ar_read_all (fd, buf, size - 1);
   if (n <= 0)
-    return 0;
+    return NULL;
   buf[n] = '\0';
   /* comm may hold spaces and parentheses: fields start after the last ')' */
   char *p = strrchr (buf, ')');
-  if (p == NULL || p[1] != ' ')
+  if (p == NULL || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+    return NULL;
+  return p + 2;
+}
+
+pid_t
+ar_pid_parent (pid_t pid)
+{
+  char buf[1024];
+  const char *p = stat_fields (pid, buf, sizeof buf);
+  int ppid = 0;
+  return p && sscanf (p, "%*c %d", &ppid) == 1 ? (pid_t) ppid : 0;
+}
+
+unsigned long long
+ar_pid_start_time (pid_t pid)
+{
+  char buf[1024];
+  char *p = stat_fields (pid, buf, sizeof buf);
+  if (p == NULL)
     return 0;
-  char state = p[2];
-  if (state == 'Z' || state == 'X')
-    return 0;
-  /* after ") " come fields 3..; start time is field 22 */
-  p += 2;
+  /* start time is field 22 */
   for (int field = 3; field < 22; field++)
     {
       p = strchr (p, ' ');

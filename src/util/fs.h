@@ -37,6 +37,9 @@ ssize_t ar_read_all (int fd, void *buf, size_t max);
  * gone or a zombie: with the pid, it names a process across pid reuse. */
 unsigned long long ar_pid_start_time (pid_t pid);
 
+/* The parent of a live process, 0 when it cannot be told. */
+pid_t ar_pid_parent (pid_t pid);
+
 /* A process named across pid reuse, in file `name` of `dirfd`: "PID
  * START_TIME". Write one for `pid`; read one back as the pid while that
  * process lives, 0 once it is gone, -1 when there is no such record. */

@@ -412,6 +412,24 @@ listen_on_gateway() {
 	assert_contains 'not killed'
 }
 
+@test "docker agent runtime: a running container is snapshotted and forked; rollback is refused and leaves it running" {
+	local id
+	id=$(dk run -d --runtime=agentrun-agent "$I" sh -c 'echo made >/made; exec sleep 600')
+	eng_wait 100 dk exec "$id" cat /made
+	run "$ENG_AGENTRUN" --root "$ENG_STATE" snapshot "$id" s1
+	assert_success
+	run "$ENG_AGENTRUN" --root "$ENG_STATE" sandbox --from "$id:s1" -- cat /made
+	assert_success
+	[ "$output" = made ] || fail "the fork read: $output"
+	run "$ENG_AGENTRUN" --root "$ENG_STATE" rollback "$id" s1
+	assert_failure
+	assert_contains "rollback: container \`$id\` is run by an engine (its init's parent is containerd-shim)"
+	run dk inspect -f '{{.State.Running}}' "$id"
+	assert_success
+	[ "$output" = true ] || fail "running: $output"
+	dk rm -f "$id" >/dev/null
+}
+
 @test "docker: removed containers leave no agentrun state" {
 	dk run --rm --runtime=agentrun "$I" true
 	start_sleeper c-gone >/dev/null
