@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # What the benches against crun and runc share (bench/run.sh,
-# bench/concurrent.sh): the runtimes, a busybox `true` bundle made by
+# bench/concurrent.sh, bench/snapshot.sh): timing one command and the
+# median and spread of many, the runtimes, a busybox `true` bundle made by
 # `crun spec`, the v1 hugetlb mount crun and runc need on a hybrid host,
 # and the clean-up. Set WORK, TOP and AGENTRUN before sourcing.
 
@@ -12,6 +13,21 @@ command -v runc >/dev/null && RUNTIMES+=(runc)
 runtime_bin() {
 	local rt=$1; shift
 	if [ "$rt" = agentrun ]; then "$AGENTRUN" "$@"; else "$rt" "$@"; fi
+}
+
+# Milliseconds one command takes, from bash's own clock (no fork to time).
+time_ms() {
+	local t0=$EPOCHREALTIME
+	"$@" >/dev/null 2>&1 </dev/null || echo "warning: failed: $*" >&2
+	local t1=$EPOCHREALTIME
+	echo "scale=3; (${t1/./} - ${t0/./}) / 1000" | bc
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+# "MEDIAN (MIN-MAX)" of a file of milliseconds, or "-" when there is none.
+spread() {
+	[ -s "$1" ] || { echo -; return; }
+	printf '%.2f (%.2f-%.2f)' "$(median <"$1")" "$(sort -n "$1" | head -1)" "$(sort -n "$1" | tail -1)"
 }
 
 bench_cleanup() {

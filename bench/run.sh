@@ -26,21 +26,6 @@ WORK=$(mktemp -d /tmp/agentrun-bench.XXXXXX)
 . "$TOP/bench/lib.bash"
 trap bench_cleanup EXIT
 
-# Milliseconds one command takes, from bash's own clock (no fork to time).
-time_ms() {
-	local t0=$EPOCHREALTIME
-	"$@" >/dev/null 2>&1 </dev/null || echo "warning: failed: $*" >&2
-	local t1=$EPOCHREALTIME
-	echo "scale=3; (${t1/./} - ${t0/./}) / 1000" | bc
-}
-
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-# "MEDIAN (MIN-MAX)" of a file of milliseconds, or "-" when there is none.
-spread() {
-	[ -s "$1" ] || { echo -; return; }
-	printf '%.2f (%.2f-%.2f)' "$(median <"$1")" "$(sort -n "$1" | head -1)" "$(sort -n "$1" | tail -1)"
-}
-
 bench_run() {
 	local i rt
 	for i in $(seq "$N"); do

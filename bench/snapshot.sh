@@ -33,15 +33,6 @@ ROOT=$WORK/root-agentrun
 ID=bench-snap
 ar() { "$AGENTRUN" --root "$ROOT" --profile agent "$@"; }
 
-time_ms() {
-	local t0=$EPOCHREALTIME
-	"$@" >/dev/null 2>&1 </dev/null || echo "warning: failed: $*" >&2
-	local t1=$EPOCHREALTIME
-	echo "scale=3; (${t1/./} - ${t0/./}) / 1000" | bc
-}
-median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-spread() { printf '%.2f (%.2f-%.2f)' "$(median <"$1")" "$(sort -n "$1" | head -1)" "$(sort -n "$1" | tail -1)"; }
-
 echo "machine: $(nproc) cpus, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg); $N runs x $ROUNDS rounds, $FILES files changed per run"
 jq '.process.args = ["sleep", "100000"]' "$WORK/bundle/config.json" >"$WORK/c" && mv "$WORK/c" "$WORK/bundle/config.json"
 ar run --detach --bundle "$WORK/bundle" "$ID" >/dev/null 2>&1 </dev/null
