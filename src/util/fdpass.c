@@ -5,6 +5,7 @@
 #include "fs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -134,14 +135,26 @@ seqpacket_at (int dirfd, const char *name, struct sockaddr_un *addr,
 int
 ar_seqpacket_listen_at (int dirfd, const char *name, ar_error_t **err)
 {
+  /* Bound aside and renamed into place once it listens: a peer that finds
+   * `name` (inotify, a listing) and connects at once is never refused. */
+  cleanup_free char *aside = xasprintf (".new-%s", name);
   struct sockaddr_un addr;
-  cleanup_close int sock = seqpacket_at (dirfd, name, &addr, err);
+  cleanup_close int sock = seqpacket_at (dirfd, aside, &addr, err);
   if (sock < 0)
     return -1;
+  unlinkat (dirfd, aside, 0);
   if (bind (sock, (struct sockaddr *) &addr, sizeof addr) < 0)
     return ar_error_set (err, errno, "bind socket `%s`", name);
-  if (listen (sock, 1) < 0)
-    return ar_error_set (err, errno, "listen on socket `%s`", name);
+  int r = listen (sock, 1);
+  if (r < 0)
+    ar_error_set (err, errno, "listen on socket `%s`", name);
+  else if ((r = renameat2 (dirfd, aside, dirfd, name, RENAME_NOREPLACE)) < 0)
+    ar_error_set (err, errno, "socket `%s`", name);
+  if (r < 0)
+    {
+      unlinkat (dirfd, aside, 0);
+      return -1;
+    }
   return steal_fd (&sock);
 }
 

@@ -26,7 +26,8 @@ int ar_fd_send_to_path (const char *path, int fd, const char *payload,
 
 /* A SOCK_SEQPACKET unix socket at `name` in the directory `dirfd`, named
  * through /proc/self/fd so that a deep directory stays within sun_path's
- * 108 bytes: listening (backlog 1), or connected. Errors name `name`. */
+ * 108 bytes: listening (backlog 1; `name` appears only once it listens),
+ * or connected. Errors name `name`. */
 int ar_seqpacket_listen_at (int dirfd, const char *name, ar_error_t **err);
 int ar_seqpacket_connect_at (int dirfd, const char *name, ar_error_t **err);
 
