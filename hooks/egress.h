@@ -17,6 +17,7 @@
 #ifndef AR_HOOKS_EGRESS_H
 #define AR_HOOKS_EGRESS_H
 
+#include "../oci/approval.h"
 #include "../src/util/error.h"
 
 #include <netinet/in.h>
@@ -37,6 +38,10 @@
 /* TTL bounds for addresses learnt from DNS answers. */
 #define EGRESS_TTL_MIN 30
 #define EGRESS_TTL_MAX 3600
+/* Mode ask: how long a lookup waits for the approver by default, and at
+ * most (a resolver client told to wait longer waits 30 s: glibc's cap). */
+#define EGRESS_ASK_TIMEOUT_DEFAULT 25
+#define EGRESS_ASK_TIMEOUT_MAX 300
 
 typedef enum
 {
@@ -180,6 +185,26 @@ int egress_nflog_open (int *fd, ar_error_t **err);
  * nothing was queued. */
 bool egress_nflog_read (int fd, egress_refusal_fn fn, void *data);
 
+/* ---- egress_ask.c: one question to the approver ---- */
+typedef struct
+{
+  int fd; /* -1: none under way */
+  long long deadline_ms;
+  size_t len;
+  char buf[512]; /* the answer so far */
+} egress_question;
+/* Connect and send the request; an approver that cannot be reached is
+ * an error naming its socket (the caller denies). */
+int egress_question_start (egress_question *q, const char *approver,
+                           const ar_approval_request *req, unsigned timeout_s,
+                           ar_error_t **err);
+/* Read what came (q->fd was readable, or the caller checks the
+ * deadline): true when decided, with *d and *why (malloc'd: "approver",
+ * "timeout", "approver gone", "bad answer: ..."). */
+bool egress_question_poll (egress_question *q, long long now_ms,
+                           ar_approval_decision *d, char **why);
+void egress_question_close (egress_question *q);
+
 /* ---- egress_resolver.c ---- */
 typedef struct
 {
@@ -189,6 +214,8 @@ typedef struct
   bool forward_all;       /* mode open: every name, nothing learnt */
   const char *upstream;   /* address[:port] in the host netns */
   const char *audit_path; /* NULL: no audit log */
+  const char *approver;   /* mode ask: the approver's socket; else NULL */
+  unsigned ask_timeout;   /* seconds an approver has to answer */
   const char *state_dir;
   int container_netns_fd;
   bool log_refusals; /* read the filter's NFLOG group into the audit log */

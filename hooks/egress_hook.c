@@ -2,8 +2,9 @@
 /* The egress hook's two verbs, for hooks/agentrun-egress.c (any runtime)
  * and for agentrun itself, which runs its own hook in-process.
  *
- *   createRuntime: agentrun-egress create --mode none|allowlist|open
+ *   createRuntime: agentrun-egress create --mode none|allowlist|open|ask
  *                    [--allow ENTRY]... [--upstream ADDR[:PORT]]
+ *                    [--approver SOCKET] [--ask-timeout SECONDS]
  *                    [--audit FILE] [--pool CIDR] [--state-dir DIR]
  *   poststop:      agentrun-egress delete [--state-dir DIR]
  *
@@ -34,6 +35,9 @@ typedef struct
   const char *action;
   egress_mode mode;
   egress_allowlist allow;
+  bool ask;             /* mode ask: allowlist, and the approver decides */
+  const char *approver; /* its socket */
+  unsigned ask_timeout; /* seconds */
   const char *upstream;
   const char *audit;
   const char *pool;
@@ -62,18 +66,35 @@ egress_state_dir (const char *base, const char *id)
 
 /* ---- input ------------------------------------------------------------ */
 
+/* "ask" is an allowlist whose other names go to the approver. */
 static int
-parse_mode (const char *text, egress_mode *mode, ar_error_t **err)
+parse_mode (const char *text, options *o, ar_error_t **err)
 {
   static const char *const names[] = { "none", "allowlist", "open" };
+  o->ask = strcmp (text, "ask") == 0;
+  if (o->ask)
+    text = "allowlist";
   for (int i = 0; i < 3; i++)
     if (strcmp (text, names[i]) == 0)
       {
-        *mode = (egress_mode) i;
+        o->mode = (egress_mode) i;
         return 0;
       }
-  return ar_error_set (err, 0, "--mode `%s`: want none, allowlist or open",
+  return ar_error_set (err, 0, "--mode `%s`: want none, allowlist, open or ask",
                        text);
+}
+
+static int
+parse_ask_timeout (const char *text, unsigned *out, ar_error_t **err)
+{
+  char *end = NULL;
+  errno = 0;
+  unsigned long n = strtoul (text, &end, 10);
+  if (errno || end == text || *end || n == 0 || n > EGRESS_ASK_TIMEOUT_MAX)
+    return ar_error_set (err, 0, "--ask-timeout `%s`: want seconds, 1 to %d",
+                         text, EGRESS_ASK_TIMEOUT_MAX);
+  *out = (unsigned) n;
+  return 0;
 }
 
 static int
@@ -91,13 +112,16 @@ static int
 set_option (options *o, const char *name, const char *value, ar_error_t **err)
 {
   if (strcmp (name, "mode") == 0)
-    return parse_mode (value, &o->mode, err);
+    return parse_mode (value, o, err);
+  if (strcmp (name, "ask-timeout") == 0)
+    return parse_ask_timeout (value, &o->ask_timeout, err);
   if (strcmp (name, "allow") == 0)
     return add_entry (o, value, err);
   const char **slot = strcmp (name, "upstream") == 0    ? &o->upstream
                       : strcmp (name, "audit") == 0     ? &o->audit
                       : strcmp (name, "pool") == 0      ? &o->pool
                       : strcmp (name, "state-dir") == 0 ? &o->state_dir
+                      : strcmp (name, "approver") == 0  ? &o->approver
                                                         : NULL;
   if (slot == NULL)
     return ar_error_set (err, 0, "unknown option `--%s`", name);
@@ -111,12 +135,14 @@ set_option (options *o, const char *name, const char *value, ar_error_t **err)
 static int
 parse_options (int argc, char **argv, options *o, ar_error_t **err)
 {
-  *o = (options){ .mode = EGRESS_MODE_NONE, .pool = DEFAULT_POOL };
+  *o = (options){ .mode = EGRESS_MODE_NONE,
+                  .pool = DEFAULT_POOL,
+                  .ask_timeout = EGRESS_ASK_TIMEOUT_DEFAULT };
   if (argc < 2
       || (strcmp (argv[1], "create") != 0 && strcmp (argv[1], "delete") != 0))
     return ar_error_set (
         err, 0,
-        "usage: agentrun-egress create|delete [--mode none|allowlist|open] [--allow ENTRY]... [--upstream ADDR] [--audit FILE] [--pool CIDR] [--state-dir DIR] [--netns-owned] < state.json");
+        "usage: agentrun-egress create|delete [--mode none|allowlist|open|ask] [--allow ENTRY]... [--approver SOCKET] [--ask-timeout SECONDS] [--upstream ADDR] [--audit FILE] [--pool CIDR] [--state-dir DIR] [--netns-owned] < state.json");
   o->action = argv[1];
   for (int i = 2; i < argc; i++)
     {
@@ -137,6 +163,13 @@ parse_options (int argc, char **argv, options *o, ar_error_t **err)
       if (set_option (o, name, value, err) < 0)
         return -1;
     }
+  if (o->ask != (o->approver != NULL))
+    return ar_error_set (err, 0,
+                         o->ask ? "--mode ask needs --approver SOCKET"
+                                : "--approver needs --mode ask");
+  if (o->approver && o->approver[0] != '/')
+    return ar_error_set (err, 0, "--approver `%s`: want an absolute path",
+                         o->approver);
   /* Tests and hosts whose resolv.conf is no use name the upstream here. */
   if (o->upstream == NULL)
     o->upstream = secure_getenv ("AGENTRUN_EGRESS_UPSTREAM");
@@ -300,7 +333,7 @@ start_resolver (create_ctx *c, ar_error_t **err)
   bool open = c->o->mode == EGRESS_MODE_OPEN;
   /* Without names to answer and no audit log to write refusals to, no
    * process: resolv.conf still points at lo and lookups fail at once. */
-  if (!open && !egress_allowlist_has_domains (&c->o->allow)
+  if (!open && !c->o->ask && !egress_allowlist_has_domains (&c->o->allow)
       && c->o->audit == NULL)
     return 0;
   egress_resolver_config cfg = {
@@ -310,6 +343,8 @@ start_resolver (create_ctx *c, ar_error_t **err)
     .forward_all = open,
     .upstream = c->o->upstream,
     .audit_path = c->o->audit,
+    .approver = c->o->approver,
+    .ask_timeout = c->o->ask_timeout,
     .state_dir = c->dir,
     .container_netns_fd = c->ctr_ns,
     .log_refusals = c->filter.nflog_group >= 0,

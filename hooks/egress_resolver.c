@@ -15,6 +15,13 @@
  * the answer goes back, so the connect() that follows is already allowed;
  * an answer that does not match is dropped.
  *
+ * In mode ask, a name the allow-list does not cover is held while the
+ * approver is asked (egress_ask.c; one question per name, the lookups
+ * that come meanwhile wait with it): allow-once forwards what was held,
+ * allow also lets the name through for the rest of the container's life,
+ * and a deny, a timeout or an approver that cannot be reached answers
+ * NXDOMAIN. The question and the decision go to the audit log.
+ *
  * It is a daemon of its own (the hook exits), or, when the process that
  * sets it up stays until the container ends (agentrun run and sandbox in
  * the foreground), a thread of that process: no fork (whose page copying
@@ -27,6 +34,7 @@
 #include "../oci/json.h"
 #include "../src/util/audit_log.h"
 #include "../src/util/cleanup.h"
+#include "../src/util/clock.h"
 #include "../src/util/fs.h"
 #include "../src/util/pidfd.h"
 
@@ -51,6 +59,9 @@
 #define MAX_TCP 16
 #define MAX_PORTS 8
 #define PENDING_SECONDS 5
+#define MAX_ASKS 16
+#define ASK_WAITERS 8
+#define MAX_APPROVED 1024
 
 typedef struct
 {
@@ -73,6 +84,26 @@ typedef struct
   unsigned char buf[DNS_MAX + 2];
 } tcp_client;
 
+/* A lookup held while the approver decides on its name. */
+typedef struct
+{
+  unsigned char *msg; /* the client's query, as it came */
+  size_t len;
+  int tcp_fd; /* -1: UDP; -2: its TCP client went */
+  struct sockaddr_storage from;
+  socklen_t from_len;
+} held_query;
+
+typedef struct
+{
+  egress_question q; /* q.fd < 0: a free slot */
+  char name[DNS_NAME_TEXT_MAX + 1];
+  uint16_t qtype; /* the first lookup's */
+  long long started_ms;
+  held_query held[ASK_WAITERS];
+  size_t n_held;
+} name_ask;
+
 /* Which name an address was learnt from, for the refusal log. */
 #define NAME_CACHE 256
 typedef struct
@@ -90,6 +121,9 @@ typedef struct
   tcp_client tcp[MAX_TCP];
   learnt_name names[NAME_CACHE];
   size_t next_name;
+  name_ask asks[MAX_ASKS];
+  char **approved; /* names the approver allowed for the container */
+  size_t n_approved;
 } resolver;
 
 /* ---- DNS wire format (the rest is dns_wire.c) ------------------------ */
@@ -237,6 +271,50 @@ new_upstream_id (const resolver *r)
     }
 }
 
+/* Forward an allowed query (its answer's addresses are learnt for
+ * `ports`), or refuse it. */
+static void
+forward_or_refuse (resolver *r, const dns_query *q, bool allowed,
+                   const uint16_t *ports, size_t n_ports,
+                   const unsigned char *msg, size_t len, int tcp_fd,
+                   const struct sockaddr_storage *from, socklen_t from_len)
+{
+  const struct sockaddr *to = (const struct sockaddr *) from;
+  pending_query *p = allowed ? free_slot (r) : NULL;
+  if (p == NULL)
+    {
+      audit (r, q->name, q->qtype, "refused", NULL);
+      refuse (r, tcp_fd, to, from_len, msg, len, q->end);
+      return;
+    }
+  *p = (pending_query){ .client_id = q->id,
+                        .upstream_id = new_upstream_id (r),
+                        .tcp_fd = tcp_fd,
+                        .deadline = time (NULL) + PENDING_SECONDS,
+                        .question = *q,
+                        .n_ports = n_ports };
+  memcpy (&p->client, from, from_len);
+  p->client_len = from_len;
+  memcpy (p->ports, ports, n_ports * sizeof *ports);
+  unsigned char out[DNS_MAX];
+  size_t out_len = dns_encode_query (q, p->upstream_id, out, sizeof out);
+  p->in_use
+      = out_len > 0 && send (r->upstream_fd, out, out_len, MSG_DONTWAIT) >= 0;
+}
+
+static bool ask_about (resolver *r, const dns_query *q,
+                       const unsigned char *msg, size_t len, int tcp_fd,
+                       const struct sockaddr_storage *from, socklen_t from_len);
+
+static bool
+approved_name (const resolver *r, const char *name)
+{
+  for (size_t i = 0; i < r->n_approved; i++)
+    if (strcmp (r->approved[i], name) == 0)
+      return true;
+  return false;
+}
+
 static void
 handle_query (resolver *r, const unsigned char *msg, size_t len, int tcp_fd,
               const struct sockaddr_storage *from, socklen_t from_len)
@@ -245,39 +323,157 @@ handle_query (resolver *r, const unsigned char *msg, size_t len, int tcp_fd,
   size_t n_ports = 0;
   if (len < DNS_HEADER_LEN || (msg[2] & 0x80))
     return; /* not a query */
-  const struct sockaddr *to = (const struct sockaddr *) from;
   dns_query q;
   cleanup_error ar_error_t *err = NULL;
   if (dns_parse_query (msg, len, &q, &err) < 0)
     {
       if (q.end) /* a question, with '?' for the bytes that refused it */
         audit (r, q.name, q.qtype, "refused", NULL);
-      refuse (r, tcp_fd, to, from_len, msg, len, q.end);
+      refuse (r, tcp_fd, (const struct sockaddr *) from, from_len, msg, len,
+              q.end);
       return;
     }
   bool allowed = r->cfg->forward_all
                  || egress_name_allowed (r->cfg->allow, q.name, ports,
-                                         MAX_PORTS, &n_ports);
-  pending_query *p = allowed ? free_slot (r) : NULL;
-  if (p == NULL)
+                                         MAX_PORTS, &n_ports)
+                 || approved_name (r, q.name);
+  if (!allowed && r->cfg->approver
+      && ask_about (r, &q, msg, len, tcp_fd, from, from_len))
+    return;
+  forward_or_refuse (r, &q, allowed, ports, n_ports, msg, len, tcp_fd, from,
+                     from_len);
+}
+
+/* ---- asking the approver ---------------------------------------------- */
+
+static void
+audit_ask (const resolver *r, const char *event, const name_ask *a,
+           const char *decision, const char *why)
+{
+  if (r->cfg->audit_path == NULL)
+    return;
+  cleanup_free char *where = oj_quote (a->name, strlen (a->name));
+  cleanup_free char *outcome
+      = decision ? xasprintf (",\"decision\":\"%s\",\"why\":\"%s\",\"ms\":%lld",
+                              decision, why, ar_now_ms () - a->started_ms)
+                 : xstrdup ("");
+  cleanup_free char *fields
+      = xasprintf ("\"what\":\"dns\",\"where\":%s,\"detail\":\"%s\"%s", where,
+                   qtype_name (a->qtype), outcome);
+  audit_write (r, event, fields);
+}
+
+static void
+ask_decided (resolver *r, name_ask *a, ar_approval_decision d, const char *why);
+
+static bool
+hold (name_ask *a, const unsigned char *msg, size_t len, int tcp_fd,
+      const struct sockaddr_storage *from, socklen_t from_len)
+{
+  if (a->n_held == ASK_WAITERS)
+    return false;
+  held_query *h = &a->held[a->n_held++];
+  *h = (held_query){
+    .msg = xmalloc (len), .len = len, .tcp_fd = tcp_fd, .from_len = from_len
+  };
+  memcpy (h->msg, msg, len);
+  memcpy (&h->from, from, from_len);
+  return true;
+}
+
+/* Hold the query with the question already out for its name, or ask a
+ * new one. False when neither can be (too many at once): refused. */
+static bool
+ask_about (resolver *r, const dns_query *q, const unsigned char *msg,
+           size_t len, int tcp_fd, const struct sockaddr_storage *from,
+           socklen_t from_len)
+{
+  name_ask *free_ask = NULL;
+  for (size_t i = 0; i < MAX_ASKS; i++)
     {
-      audit (r, q.name, q.qtype, "refused", NULL);
-      refuse (r, tcp_fd, to, from_len, msg, len, q.end);
-      return;
+      name_ask *a = &r->asks[i];
+      if (a->q.fd >= 0 && strcmp (a->name, q->name) == 0)
+        return hold (a, msg, len, tcp_fd, from, from_len);
+      if (a->q.fd < 0 && free_ask == NULL)
+        free_ask = a;
     }
-  *p = (pending_query){ .client_id = q.id,
-                        .upstream_id = new_upstream_id (r),
-                        .tcp_fd = tcp_fd,
-                        .deadline = time (NULL) + PENDING_SECONDS,
-                        .question = q,
-                        .n_ports = n_ports };
-  memcpy (&p->client, from, from_len);
-  p->client_len = from_len;
-  memcpy (p->ports, ports, n_ports * sizeof *ports);
-  unsigned char out[DNS_MAX];
-  size_t out_len = dns_encode_query (&q, p->upstream_id, out, sizeof out);
-  p->in_use
-      = out_len > 0 && send (r->upstream_fd, out, out_len, MSG_DONTWAIT) >= 0;
+  if (free_ask == NULL)
+    return false;
+  name_ask *a = free_ask;
+  snprintf (a->name, sizeof a->name, "%s", q->name);
+  a->started_ms = ar_now_ms ();
+  a->qtype = q->qtype;
+  a->n_held = 0;
+  hold (a, msg, len, tcp_fd, from, from_len);
+  audit_ask (r, "approval-request", a, NULL, NULL);
+  const ar_approval_request req = { .container = (char *) r->cfg->id,
+                                    .what = (char *) "dns",
+                                    .where = a->name,
+                                    .detail = (char *) qtype_name (q->qtype) };
+  cleanup_error ar_error_t *err = NULL;
+  if (egress_question_start (&a->q, r->cfg->approver, &req, r->cfg->ask_timeout,
+                             &err)
+      < 0)
+    {
+      /* Decided at once: the slot is used for the answer only. */
+      egress_question_close (&a->q);
+      ask_decided (r, a, AR_APPROVAL_DENY, "approver gone");
+    }
+  return true;
+}
+
+/* What was held goes on (forwarded, or refused) as decided; an allow
+ * lets the name through from now on. */
+static void
+ask_decided (resolver *r, name_ask *a, ar_approval_decision d, const char *why)
+{
+  audit_ask (r, "approval", a, ar_approval_decision_name (d), why);
+  if (d == AR_APPROVAL_ALLOW && r->n_approved < MAX_APPROVED
+      && !approved_name (r, a->name))
+    {
+      r->approved
+          = xrealloc (r->approved, (r->n_approved + 1) * sizeof *r->approved);
+      r->approved[r->n_approved++] = xstrdup (a->name);
+    }
+  for (size_t i = 0; i < a->n_held; i++)
+    {
+      held_query *h = &a->held[i];
+      dns_query q;
+      cleanup_error ar_error_t *err = NULL;
+      if (h->tcp_fd != -2 && dns_parse_query (h->msg, h->len, &q, &err) == 0)
+        forward_or_refuse (r, &q, d != AR_APPROVAL_DENY, NULL, 0, h->msg,
+                           h->len, h->tcp_fd, &h->from, h->from_len);
+      free (h->msg);
+    }
+  a->n_held = 0;
+}
+
+/* Questions answered, approvers gone, deadlines passed. */
+static void
+poll_asks (resolver *r, const struct pollfd *fds)
+{
+  long long now = ar_now_ms ();
+  for (size_t i = 0; i < MAX_ASKS; i++)
+    {
+      name_ask *a = &r->asks[i];
+      ar_approval_decision d;
+      cleanup_free char *why = NULL;
+      if (a->q.fd < 0 || (!fds[i].revents && now < a->q.deadline_ms)
+          || !egress_question_poll (&a->q, now, &d, &why))
+        continue;
+      egress_question_close (&a->q);
+      ask_decided (r, a, d, why);
+    }
+}
+
+/* A TCP client that went takes its held lookups with it. */
+static void
+drop_held_of (resolver *r, int tcp_fd)
+{
+  for (size_t i = 0; i < MAX_ASKS; i++)
+    for (size_t j = 0; j < r->asks[i].n_held; j++)
+      if (r->asks[i].held[j].tcp_fd == tcp_fd)
+        r->asks[i].held[j].tcp_fd = -2;
 }
 
 /* ---- answers ---------------------------------------------------------- */
@@ -427,6 +623,7 @@ tcp_close (resolver *r, tcp_client *c)
   for (size_t i = 0; i < MAX_PENDING; i++)
     if (r->pending[i].in_use && r->pending[i].tcp_fd == c->fd)
       r->pending[i].in_use = false;
+  drop_held_of (r, c->fd);
   ar_closep (&c->fd);
   c->len = 0;
 }
@@ -471,7 +668,8 @@ tcp_read (resolver *r, tcp_client *c)
   struct sockaddr_storage none = { 0 };
   handle_query (r, c->buf + 2, want, c->fd, &none, sizeof none);
   c->len = 0;
-  c->deadline = time (NULL) + PENDING_SECONDS;
+  c->deadline = time (NULL) + PENDING_SECONDS
+                + (r->cfg->approver ? (time_t) r->cfg->ask_timeout : 0);
 }
 
 /* ---- the loop --------------------------------------------------------- */
@@ -481,7 +679,7 @@ serve (resolver *r)
 {
   for (;;)
     {
-      struct pollfd fds[6 + MAX_TCP];
+      struct pollfd fds[6 + MAX_TCP + MAX_ASKS];
       size_t n = 0;
       fds[n++] = (struct pollfd){ .fd = r->pidfd, .events = POLLIN };
       fds[n++] = (struct pollfd){ .fd = r->udp_fd, .events = POLLIN };
@@ -491,7 +689,9 @@ serve (resolver *r)
         fds[n++] = (struct pollfd){ .fd = r->tcp[i].fd, .events = POLLIN };
       fds[n++] = (struct pollfd){ .fd = r->nflog_fd, .events = POLLIN };
       fds[n++] = (struct pollfd){ .fd = r->stop_fd, .events = POLLIN };
-      if (poll (fds, n, 1000) < 0 && errno != EINTR)
+      for (size_t i = 0; i < MAX_ASKS; i++)
+        fds[n++] = (struct pollfd){ .fd = r->asks[i].q.fd, .events = POLLIN };
+      if (poll (fds, n, r->cfg->approver ? 250 : 1000) < 0 && errno != EINTR)
         return;
       if (fds[5 + MAX_TCP].revents)
         return;
@@ -520,6 +720,7 @@ serve (resolver *r)
         handle_answer (r, msg, (size_t) len);
       if (fds[4 + MAX_TCP].revents)
         egress_nflog_read (r->nflog_fd, on_refusal, r);
+      poll_asks (r, &fds[6 + MAX_TCP]);
       time_t now = time (NULL);
       for (size_t i = 0; i < MAX_TCP; i++)
         if (r->tcp[i].fd >= 0 && fds[4 + i].revents)
@@ -696,6 +897,7 @@ config_copy (const egress_resolver_config *cfg)
   c->cfg = *cfg;
   c->cfg.id = xstrdup (cfg->id);
   c->cfg.audit_path = cfg->audit_path ? xstrdup (cfg->audit_path) : NULL;
+  c->cfg.approver = cfg->approver ? xstrdup (cfg->approver) : NULL;
   c->cfg.upstream = c->cfg.state_dir = NULL; /* used only at start-up */
   c->allow.len = cfg->allow->len;
   c->allow.items = xcalloc (c->allow.len + 1, sizeof *c->allow.items);
@@ -713,6 +915,7 @@ config_free (owned_config *c)
 {
   free ((char *) c->cfg.id);
   free ((char *) c->cfg.audit_path);
+  free ((char *) c->cfg.approver);
   egress_allowlist_free (&c->allow);
   free (c);
 }
@@ -739,6 +942,15 @@ close_resolver (resolver *r)
   for (size_t i = 0; i < MAX_TCP; i++)
     if (r->tcp[i].fd >= 0)
       ar_closep (&r->tcp[i].fd);
+  for (size_t i = 0; i < MAX_ASKS; i++)
+    {
+      egress_question_close (&r->asks[i].q);
+      for (size_t j = 0; j < r->asks[i].n_held; j++)
+        free (r->asks[i].held[j].msg);
+    }
+  for (size_t i = 0; i < r->n_approved; i++)
+    free (r->approved[i]);
+  free (r->approved);
   free (r);
 }
 
@@ -832,6 +1044,8 @@ egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
                    .stop_fd = -1 };
   for (size_t i = 0; i < MAX_TCP; i++)
     r->tcp[i].fd = -1;
+  for (size_t i = 0; i < MAX_ASKS; i++)
+    r->asks[i].q.fd = -1;
   cleanup_free char *upstream
       = cfg->upstream ? xstrdup (cfg->upstream) : egress_host_nameserver ();
   int ret = -1;

@@ -58,6 +58,8 @@ static const struct
   { "features", ar_cmd_features, false,
     "print the features this build supports" },
   { "audit", ar_cmd_audit, false, "verify the hash chain of an audit log" },
+  { "approve", ar_cmd_approve, false,
+    "answer agent sandboxes' questions (egress mode ask): rules, or a prompt" },
   { "checkpoint", ar_cmd_checkpoint, false,
     "checkpoint a container (no CRIU support yet)" },
   { "restore", ar_cmd_restore, false,

@@ -60,6 +60,7 @@ setup_file() {
 	eg_in_host "$EG_BB" httpd -p 8080 -h "$EG_DIR/www-other"
 	eg_in_host dnsmasq -C /dev/null --no-resolv --no-hosts --bind-interfaces \
 		--listen-address="$EG_NET.2" --port=53 --pid-file="$EG_DIR/dnsmasq.pid" \
+		--log-queries --log-facility="$EG_DIR/dnsmasq.log" \
 		--address=/allowed.test/"$EG_NET.2" --address=/allowed.test/"$EG_NET6::2" \
 		--address=/other.test/"$EG_NET.3" --txt-record=tunnel.other.test,data
 	# The suite's profiles: the agent profile with the test host as the
@@ -513,4 +514,154 @@ sandbox() {
 	assert_success
 	egress_leftovers_check
 	[ -z "$(egress_leftovers)" ]
+}
+
+# ---------------------------------------------------------------- mode ask
+
+# approver RULE...: `agentrun approve` on $APPROVER with these rules (one
+# argument a line), its decisions in $TEST_DIR/approve.log.
+approver() {
+	APPROVER=$TEST_DIR/approve.sock
+	printf '%s\n' "$@" >"$TEST_DIR/rules"
+	"$RUNTIME" approve --socket "$APPROVER" --rules "$TEST_DIR/rules" \
+		</dev/null >"$TEST_DIR/approve.log" 2>"$TEST_DIR/approve.err" &
+	APPROVER_PID=$!
+	track_pid "$APPROVER_PID"
+	wait_for_file "$APPROVER"
+}
+
+# Names the test host's dnsmasq was asked for (its query log).
+upstream_saw() {
+	grep -c "query\[A\] $1 from" "$EG_DIR/dnsmasq.log" || true
+}
+
+@test "egress ask: allow-once lets the lookup through and asks again next time; the upstream sees only what was allowed" {
+	approver "allow-once dns once.other.test" "deny dns *"
+	run sandbox --allow-net allowed.test --approver "$APPROVER" -- sh -c '
+		getent ahostsv4 once.other.test | head -1
+		curl -4 -sS --max-time 5 http://once.other.test/
+		getent ahostsv4 once.other.test >/dev/null && echo again
+		getent ahostsv4 never.other.test; echo "never: $?"
+		getent ahostsv4 allowed.test >/dev/null && echo allowed'
+	assert_success
+	assert_output_contains "$EG_NET.3"
+	assert_output_contains "hello from other"
+	assert_output_contains again
+	assert_output_contains "never: 2"
+	assert_output_contains allowed
+	# Asked at each lookup of once.other.test (getent, curl's, getent), once
+	# for never.other.test, never for the allow-list's name.
+	[ "$(grep -c 'dns once.other.test: allow-once (rule' "$TEST_DIR/approve.log")" -eq 3 ] \
+		|| fail "approver: $(cat "$TEST_DIR/approve.log")"
+	grep -q 'dns never.other.test: deny (rule \*)' "$TEST_DIR/approve.log" || fail "approver: $(cat "$TEST_DIR/approve.log")"
+	run grep -c allowed.test "$TEST_DIR/approve.log"
+	assert_output "0"
+	[ "$(upstream_saw once.other.test)" -ge 2 ] || fail "upstream: $(upstream_saw once.other.test)"
+	[ "$(upstream_saw never.other.test)" -eq 0 ] || fail "a denied name went upstream"
+	# Every question and decision is in the audit log, chained.
+	run grep '"event":"approval-request"' "$AUDIT"
+	assert_output_contains '"what":"dns","where":"once.other.test","detail":"A"'
+	run grep '"event":"approval"' "$AUDIT"
+	assert_output_contains '"where":"once.other.test","detail":"A","decision":"allow-once","why":"approver"'
+	assert_output_contains '"where":"never.other.test","detail":"A","decision":"deny","why":"approver"'
+	run "$RUNTIME" audit "$AUDIT"
+	assert_success
+}
+
+@test "egress ask: allow is for the rest of the container's life: asked once; a deny answers NXDOMAIN at once" {
+	approver "allow dns always.other.test" "deny dns denied.other.test"
+	run sandbox --approver "$APPROVER" -- sh -c '
+		for i in 1 2 3; do getent ahostsv4 always.other.test >/dev/null && echo "lookup $i"; done
+		start=$(date +%s%N)
+		getent ahostsv4 denied.other.test; echo "denied: $? in $((($(date +%s%N) - start) / 1000000)) ms"'
+	assert_success
+	assert_output_contains "lookup 3"
+	[ "$(grep -c 'always.other.test: allow' "$TEST_DIR/approve.log")" -eq 1 ] \
+		|| fail "asked more than once: $(cat "$TEST_DIR/approve.log")"
+	assert_output_contains "denied: 2 in"
+	local ms
+	ms=$(echo "$output" | sed -n 's/^denied: 2 in \([0-9]*\) ms$/\1/p')
+	[ "$ms" -lt 3000 ] || fail "a denied lookup took $ms ms"
+	[ "$(upstream_saw denied.other.test)" -eq 0 ] || fail "a denied name went upstream"
+}
+
+@test "egress ask: a silent approver is a deny when askTimeout ends; an approver that is gone is a deny at once" {
+	approver "allow dns *"
+	kill -STOP "$APPROVER_PID"
+	cat >"$EG_DIR/config/profiles/asktest.json" <<-EOF
+	{"extends": "egresstest", "network": {"egress": "ask", "approver": "$APPROVER", "askTimeout": "2s"}}
+	EOF
+	EG_PROFILE=asktest run sandbox -- sh -c '
+		start=$(date +%s)
+		getent ahostsv4 slow.other.test; echo "slow: $? after $(($(date +%s) - start)) s"'
+	kill -CONT "$APPROVER_PID"
+	assert_success
+	local s
+	s=$(echo "$output" | sed -n 's/^slow: 2 after \([0-9]*\) s$/\1/p')
+	[ -n "$s" ] && [ "$s" -ge 1 ] && [ "$s" -le 5 ] || fail "output: $output"
+	run grep '"event":"approval"' "$AUDIT"
+	assert_output_contains '"where":"slow.other.test","detail":"A","decision":"deny","why":"timeout"'
+	[ "$(upstream_saw slow.other.test)" -eq 0 ] || fail "a timed-out name went upstream"
+
+	kill -TERM "$APPROVER_PID"
+	wait "$APPROVER_PID" || true
+	[ ! -e "$APPROVER" ] || fail "approve left its socket"
+	run sandbox --approver "$APPROVER" -- sh -c 'getent ahostsv4 gone.other.test; echo "gone: $?"'
+	assert_output_contains "gone: 2"
+	run grep '"event":"approval"' "$AUDIT"
+	assert_output_contains '"where":"gone.other.test","detail":"A","decision":"deny","why":"approver gone"'
+}
+
+@test "egress ask: twelve lookups at once each get their own decision" {
+	approver "allow-once dns yes*.other.test" "deny dns no*.other.test"
+	run sandbox --approver "$APPROVER" -- sh -c '
+		for i in 1 2 3 4 5 6; do
+			(getent ahostsv4 yes$i.other.test >/dev/null && echo "yes$i resolved" || echo "yes$i refused") &
+			(getent ahostsv4 no$i.other.test >/dev/null && echo "no$i resolved" || echo "no$i refused") &
+		done
+		wait'
+	assert_success
+	local i
+	for i in 1 2 3 4 5 6; do
+		assert_output_contains "yes$i resolved"
+		assert_output_contains "no$i refused"
+	done
+	[ "$(grep -c ': allow-once (rule' "$TEST_DIR/approve.log")" -eq 6 ] || fail "$(cat "$TEST_DIR/approve.log")"
+	[ "$(grep -c ': deny (rule' "$TEST_DIR/approve.log")" -eq 6 ] || fail "$(cat "$TEST_DIR/approve.log")"
+	[ "$(grep -c '"event":"approval"' "$AUDIT")" -eq 12 ] || fail "$(grep approval "$AUDIT")"
+}
+
+@test "egress ask: bad input is one line naming it, and leaves nothing" {
+	run sandbox --approver /nonexistent/dir/sock -- true
+	assert_failure
+	assert_output_contains "--approver \`/nonexistent/dir/sock\`"
+	cat >"$EG_DIR/config/profiles/asknone.json" <<-EOF
+	{"extends": "egresstest", "network": {"egress": "ask"}}
+	EOF
+	EG_PROFILE=asknone run sandbox -- true
+	assert_failure
+	assert_output_contains 'egress mode ask needs an approver (profile "asknone": network.approver, or sandbox --approver SOCKET)'
+	cat >"$EG_DIR/config/profiles/askbad.json" <<-EOF
+	{"extends": "egresstest", "network": {"egress": "ask", "approver": "/run/x.sock", "askTimeout": "1h"}}
+	EOF
+	EG_PROFILE=askbad run sandbox -- true
+	assert_failure
+	assert_output_contains ".network.askTimeout: expected 1 s to 300 s, got 3600 s"
+	[ -z "$(state_entries)" ] || fail "left: $(state_entries)"
+
+	printf 'allow dns a.test\nmaybe dns b.test\n' >"$TEST_DIR/rules"
+	run "$RUNTIME" approve --socket "$TEST_DIR/a.sock" --rules "$TEST_DIR/rules"
+	assert_failure
+	assert_output_contains "$TEST_DIR/rules:2: \`maybe\`: want allow-once, allow or deny"
+	printf 'allow exec a.test\n' >"$TEST_DIR/rules"
+	run "$RUNTIME" approve --socket "$TEST_DIR/a.sock" --rules "$TEST_DIR/rules"
+	assert_output_contains "$TEST_DIR/rules:1: \`exec\`: want dns or *"
+	run "$RUNTIME" approve --rules "$TEST_DIR/rules"
+	assert_output_contains "approve: --socket SOCKET is needed"
+	run "$RUNTIME" approve --socket "$TEST_DIR/a.sock" --default maybe
+	assert_output_contains "approve: --default \`maybe\`: want allow-once, allow or deny"
+	touch "$TEST_DIR/file"
+	run "$RUNTIME" approve --socket "$TEST_DIR/file"
+	assert_output_contains "in use, or not a socket"
+	[ ! -e "$TEST_DIR/a.sock" ] || fail "a socket was left"
 }

@@ -34,6 +34,7 @@ typedef enum
   AR_EGRESS_OPEN,      /* no filtering (the oci profile) */
   AR_EGRESS_NONE,      /* loopback only */
   AR_EGRESS_ALLOWLIST, /* entries below */
+  AR_EGRESS_ASK,       /* entries below; the approver decides on others */
 } ar_egress_mode;
 
 typedef struct ar_plan
@@ -71,6 +72,10 @@ typedef struct ar_plan
   ar_egress_mode egress;
   char **egress_allow; /* NULL-terminated entries (CIDR, host:port, *.domain) */
   size_t n_egress_allow;
+  /* Mode ask: the approver's socket (a host path) and how long it has to
+   * answer, in seconds. */
+  char *egress_approver;
+  int64_t egress_ask_timeout;
 
   /* A host directory seen at the same path through its own overlay
    * (sandbox): the real one is never written; the changes stay in the

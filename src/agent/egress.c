@@ -23,6 +23,10 @@
 
 #define RESOLV_CONF_FILE "resolv.conf"
 #define RESOLV_CONF_TEXT "nameserver 127.0.0.53\noptions edns0\n"
+/* Mode ask: a lookup may wait for a person; a client gives up after 30 s
+ * at most (glibc's cap), once. */
+#define RESOLV_CONF_ASK_TEXT                                                   \
+  "nameserver 127.0.0.53\noptions edns0 timeout:30 attempts:1\n"
 
 static char *
 beside (const char *binary_path)
@@ -107,8 +111,9 @@ ar_egress_prepare (const ar_agent_plan *plan, const char *state_dir,
   if (plan->egress == AR_EGRESS_NONE || !spec_has_own_netns (spec))
     return 0;
   cleanup_free char *path = xasprintf ("%s/" RESOLV_CONF_FILE, state_dir);
-  if (ar_write_file_atomic_at (AT_FDCWD, path, RESOLV_CONF_TEXT,
-                               strlen (RESOLV_CONF_TEXT), 0644, err)
+  const char *text
+      = plan->egress == AR_EGRESS_ASK ? RESOLV_CONF_ASK_TEXT : RESOLV_CONF_TEXT;
+  if (ar_write_file_atomic_at (AT_FDCWD, path, text, strlen (text), 0644, err)
       < 0)
     return ar_error_prefix (err, "egress");
   const char *const options[]

@@ -37,6 +37,7 @@ ar_agent_plan_free (ar_agent_plan *plan)
   for (size_t i = 0; i < plan->n_egress_allow; i++)
     free (plan->egress_allow[i]);
   free (plan->egress_allow);
+  free (plan->egress_approver);
   oj_map_clear (&plan->hide);
   oj_strv_clear (&plan->unhide);
   free (plan);
@@ -92,6 +93,11 @@ emit_egress (yajl_gen g, const ar_agent_plan *plan)
   for (size_t i = 0; i < plan->n_egress_allow; i++)
     oj_gen_string (g, plan->egress_allow[i]);
   yajl_gen_array_close (g);
+  if (plan->egress_approver)
+    {
+      oj_gen_kv_string (g, "approver", plan->egress_approver);
+      oj_gen_kv_i64 (g, "askTimeout", plan->egress_ask_timeout);
+    }
   yajl_gen_map_close (g);
 }
 
@@ -219,7 +225,7 @@ static int
 read_mode (oj_ctx *c, const oj_value *v, void *out)
 {
   if (v->type != OJ_STRING || !ar_egress_mode_parse (v->text, out))
-    return oj_fail_type (c, v, "\"none\", \"allowlist\" or \"open\"");
+    return oj_fail_type (c, v, "\"none\", \"allowlist\", \"open\" or \"ask\"");
   return 0;
 }
 
@@ -233,6 +239,10 @@ read_egress (oj_ctx *c, const oj_value *v, void *out)
     r = oj_field (c, v, "mode", read_mode, &plan->egress);
   if (r == 0)
     r = oj_field (c, v, "allow", oj_read_strv, &allow);
+  if (r == 0)
+    r = oj_field (c, v, "approver", oj_read_string, &plan->egress_approver);
+  if (r == 0)
+    r = oj_field (c, v, "askTimeout", oj_read_i64, &plan->egress_ask_timeout);
   if (r < 0)
     {
       oj_strv_clear (&allow);

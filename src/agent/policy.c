@@ -19,6 +19,8 @@
 #include "../util/cleanup.h"
 #include "../util/path.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 /* cgroup cpu bandwidth period that quotas are expressed against, and the
@@ -36,6 +38,7 @@ typedef struct
   int64_t pids;
   uint64_t millicpus;
   bool egress_mode_annotated;
+  bool egress_approver_annotated;
   bool egress_allow_annotated;
 } policy_limits;
 
@@ -116,6 +119,8 @@ plan_from_profile (const ar_profile *profile)
   plan->audit_path = dup_or_null (profile->audit_path);
   plan->wall_clock_seconds = profile->wall_clock_seconds;
   plan->egress = profile->egress;
+  plan->egress_approver = dup_or_null (profile->egress_approver);
+  plan->egress_ask_timeout = profile->egress_ask_timeout;
   set_egress_allow (plan, strv_copy (&profile->egress_allow),
                     profile->egress_allow.len);
   return plan;
@@ -341,7 +346,7 @@ on_egress (annotation_target *t, const char *value, ar_error_t **err)
 {
   ar_egress_mode mode;
   if (!ar_egress_mode_parse (value, &mode))
-    return invalid_value (value, "none, allowlist or open", err);
+    return invalid_value (value, "none, allowlist, open or ask", err);
   if (mode == AR_EGRESS_OPEN && t->profile->egress != AR_EGRESS_OPEN
       && !t->profile->egress_annotations_may_open)
     return ar_error_set (
@@ -478,6 +483,20 @@ on_workspace_read_only (annotation_target *t, const char *value,
   return 0;
 }
 
+/* sandbox --approver: the socket of whoever decides for the container,
+ * which its spec's author does not choose. */
+static int
+on_egress_approver (annotation_target *t, const char *value, ar_error_t **err)
+{
+  cleanup_free char *path = NULL;
+  if (check_host_path (value, NULL, false, true, &path, err) < 0)
+    return -1;
+  free (t->plan->egress_approver);
+  t->plan->egress_approver = steal_pointer (&path);
+  t->limits->egress_approver_annotated = true;
+  return 0;
+}
+
 /* sandbox --from: a snapshot's directory, which only the caller names
  * (its layers are copied from the host side). */
 static int
@@ -514,6 +533,7 @@ static const struct
   { "cpus", on_cpus },
   { "egress", on_egress },
   { "egress.allow", on_egress_allow },
+  { "egress.approver", on_egress_approver },
   { "hide", on_hide },
   { "unhide", on_unhide },
 };
@@ -538,6 +558,7 @@ annotation_allowed (const ar_profile *profile, const char *suffix)
                      || strcmp (suffix, "workspace") == 0
                      || strcmp (suffix, "workspace.readOnly") == 0
                      || strcmp (suffix, "overlay.from") == 0
+                     || strcmp (suffix, "egress.approver") == 0
                      || strcmp (suffix, "unhide") == 0;
   if (profile->trust_caller)
     return true;
@@ -596,6 +617,15 @@ apply_annotations (const oci_map *annotations, annotation_target *t,
   if (t->limits->egress_allow_annotated && !t->limits->egress_mode_annotated
       && t->plan->egress == AR_EGRESS_NONE && t->plan->n_egress_allow > 0)
     t->plan->egress = AR_EGRESS_ALLOWLIST;
+  /* An approver named on its own means: ask it. */
+  if (t->limits->egress_approver_annotated && !t->limits->egress_mode_annotated
+      && t->plan->egress != AR_EGRESS_OPEN)
+    t->plan->egress = AR_EGRESS_ASK;
+  if (t->plan->egress == AR_EGRESS_ASK && t->plan->egress_approver == NULL)
+    return ar_error_set (
+        err, 0,
+        "egress mode ask needs an approver (profile \"%s\": network.approver, or sandbox --approver SOCKET)",
+        t->profile->name);
   return 0;
 }
 
@@ -852,10 +882,21 @@ add_egress_hooks (oci_spec *spec, const ar_profile *profile,
   strv_push (&create, "--mode");
   strv_push (&create, ar_egress_mode_name (plan->egress));
   for (size_t i = 0;
-       plan->egress == AR_EGRESS_ALLOWLIST && i < plan->n_egress_allow; i++)
+       (plan->egress == AR_EGRESS_ALLOWLIST || plan->egress == AR_EGRESS_ASK)
+       && i < plan->n_egress_allow;
+       i++)
     {
       strv_push (&create, "--allow");
       strv_push (&create, plan->egress_allow[i]);
+    }
+  if (plan->egress == AR_EGRESS_ASK)
+    {
+      strv_push (&create, "--approver");
+      strv_push (&create, plan->egress_approver);
+      char seconds[24];
+      snprintf (seconds, sizeof seconds, "%" PRId64, plan->egress_ask_timeout);
+      strv_push (&create, "--ask-timeout");
+      strv_push (&create, seconds);
     }
   if (profile->egress_upstream)
     {

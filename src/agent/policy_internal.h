@@ -70,6 +70,9 @@ struct ar_profile
   /* Upstream resolver for the egress hook's resolver ("addr[:port]");
    * NULL: the host's first nameserver. */
   char *egress_upstream;
+  /* Mode ask: the approver's socket; seconds it has to answer. */
+  char *egress_approver;
+  int64_t egress_ask_timeout;
   /* May run.agentrun.egress=open loosen the profile's egress? */
   bool egress_annotations_may_open;
   /* The egress hook executable (ar_profile_set_egress_hook); NULL:

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,6 +264,7 @@ static const char *const egress_mode_names[] = {
   [AR_EGRESS_OPEN] = "open",
   [AR_EGRESS_NONE] = "none",
   [AR_EGRESS_ALLOWLIST] = "allowlist",
+  [AR_EGRESS_ASK] = "ask",
 };
 
 const char *
@@ -287,12 +289,25 @@ ar_egress_mode_parse (const char *text, ar_egress_mode *out)
 /* The run.agentrun.* annotations policy.c understands; "secret." is a
  * prefix followed by the secret's name. */
 static const char *const known_annotations[] = {
-  "overlay.size", "overlay.inodes",  "secrets.mainOnly",
-  "output",       "output.maxBytes", "output.maxFiles",
-  "timeout",      "memory",          "pids",
-  "cpus",         "egress",          "egress.allow",
-  "audit",        "workspace",       "workspace.readOnly",
-  "hide",         "unhide",          "overlay.from",
+  "overlay.size",
+  "overlay.inodes",
+  "secrets.mainOnly",
+  "output",
+  "output.maxBytes",
+  "output.maxFiles",
+  "timeout",
+  "memory",
+  "pids",
+  "cpus",
+  "egress",
+  "egress.allow",
+  "audit",
+  "workspace",
+  "workspace.readOnly",
+  "hide",
+  "unhide",
+  "overlay.from",
+  "egress.approver",
 };
 #define SECRET_ANNOTATION_PREFIX "secret."
 
@@ -379,6 +394,7 @@ ar_profile_free (ar_profile *p)
   free_rlimits (p->rlimits, p->n_rlimits);
   oj_strv_clear (&p->egress_allow);
   free (p->egress_upstream);
+  free (p->egress_approver);
   free (p->egress_hook_path);
   free (p->audit_path);
   oj_strv_clear (&p->annotations);
@@ -406,6 +422,7 @@ empty_profile (const char *name)
   p->name = xstrdup (name);
   p->seccomp = AR_PROFILE_SECCOMP_SPEC;
   p->egress = AR_EGRESS_OPEN;
+  p->egress_ask_timeout = EGRESS_ASK_TIMEOUT_DEFAULT;
   return p;
 }
 
@@ -668,7 +685,7 @@ static int
 read_egress_mode (oj_ctx *c, const oj_value *v, void *out)
 {
   if (v->type != OJ_STRING || !ar_egress_mode_parse (v->text, out))
-    return oj_fail_type (c, v, "\"none\", \"allowlist\" or \"open\"");
+    return oj_fail_type (c, v, "\"none\", \"allowlist\", \"open\" or \"ask\"");
   return 0;
 }
 
@@ -829,15 +846,31 @@ read_upstream (oj_ctx *c, const oj_value *v, void *out)
 }
 
 static int
+read_ask_timeout (oj_ctx *c, const oj_value *v, void *out)
+{
+  int64_t *seconds = out;
+  if (read_duration (c, v, seconds) < 0)
+    return -1;
+  if (*seconds < 1 || *seconds > EGRESS_ASK_TIMEOUT_MAX)
+    return oj_fail (c, "expected 1 s to %d s, got %" PRId64 " s",
+                    EGRESS_ASK_TIMEOUT_MAX, *seconds);
+  return 0;
+}
+
+static int
 read_network (oj_ctx *c, const oj_value *v, void *out)
 {
   static const char *const keys[]
-      = { "egress", "allow", "upstream", "annotationsMayOpen", NULL };
+      = { "egress",   "allow",      "upstream", "annotationsMayOpen",
+          "approver", "askTimeout", NULL };
   ar_profile *p = out;
   if (expect_object_with (c, v, keys) < 0
       || oj_field (c, v, "egress", read_egress_mode, &p->egress) < 0
       || oj_field (c, v, "allow", read_egress_allow, &p->egress_allow) < 0
       || oj_field (c, v, "upstream", read_upstream, &p->egress_upstream) < 0
+      || oj_field (c, v, "approver", read_abs_path, &p->egress_approver) < 0
+      || oj_field (c, v, "askTimeout", read_ask_timeout, &p->egress_ask_timeout)
+             < 0
       || oj_field (c, v, "annotationsMayOpen", oj_read_bool,
                    &p->egress_annotations_may_open)
              < 0)

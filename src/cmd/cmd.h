@@ -163,6 +163,8 @@ int
 ar_cmd_snapshot (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int
 ar_cmd_rollback (const ar_globals *g, int argc, char **argv, ar_error_t **err);
+int
+ar_cmd_approve (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_pool (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int ar_cmd_spec (const ar_globals *g, int argc, char **argv, ar_error_t **err);
 int

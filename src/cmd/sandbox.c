@@ -84,6 +84,8 @@ static const ar_option options[] = {
     "take a sandbox made ahead by `agentrun pool create NAME` (its options; this call gives the command, -e, --env-file, --workdir, --diff, --json-status)" },
   { "from", 0, true,
     "ID:NAME: start from snapshot NAME of container ID (agentrun snapshot): its rootfs, its workspace and the files it had changed (root only)" },
+  { "approver", 0, true,
+    "ask the approver listening on SOCKET before a name outside --allow-net resolves (egress mode ask; agentrun approve is one)" },
   { 0 }
 };
 enum
@@ -115,9 +117,10 @@ enum
   OPT_OVERLAY_SIZE,
   OPT_READ_ONLY_WORKSPACE,
   OPT_POOL,
-  OPT_FROM
+  OPT_FROM,
+  OPT_APPROVER
 };
-AR_OPTIONS_MATCH (options, OPT_FROM);
+AR_OPTIONS_MATCH (options, OPT_APPROVER);
 
 /* --diff-strict: what agentrun exits with when the diff failed. */
 #define DIFF_FAILED_STATUS 125
@@ -308,6 +311,15 @@ annotate_options (const ar_parsed *p, oci_spec *spec, ar_error_t **err)
           < 0)
         return -1;
       annotate (spec, "audit", audit);
+    }
+  if (p->value[OPT_APPROVER])
+    {
+      cleanup_free char *approver = NULL;
+      if (ar_sandbox_host_file ("--approver", p->value[OPT_APPROVER], &approver,
+                                err)
+          < 0)
+        return -1;
+      annotate (spec, "egress.approver", approver);
     }
   if (ar_flag (p, OPT_READ_ONLY_WORKSPACE))
     annotate (spec, "workspace.readOnly", "true");

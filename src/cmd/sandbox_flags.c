@@ -53,6 +53,7 @@ static const struct
   { "overlay.size", "--overlay-size" },
   { "overlay.from", "--from" },
   { "egress.allow", "--allow-net" },
+  { "egress.approver", "--approver" },
   { "hide", "--hide" },
   { "unhide", "--unhide" },
 };
