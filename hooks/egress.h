@@ -42,6 +42,9 @@
  * most (a resolver client told to wait longer waits 30 s: glibc's cap). */
 #define EGRESS_ASK_TIMEOUT_DEFAULT 25
 #define EGRESS_ASK_TIMEOUT_MAX 300
+/* Mode ask: how long an allow-once opens a held flow's destination (its
+ * retried first packets get through), and a refusal closes it. */
+#define EGRESS_ASK_FLOW_SECONDS 30
 
 typedef enum
 {
@@ -132,6 +135,7 @@ typedef struct
   bool has_gateway;
   struct in_addr gateway; /* an engine's bridge gateway */
   int nflog_group;        /* -1: no logging of refusals */
+  bool ask; /* mode ask: new flows outside the allow-list are held */
   /* The netns is new: no older table to replace. Replacing one puts it
    * on the kernel's destroy list, and closing the socket then waits for
    * an RCU grace period (~10 ms here). */
@@ -148,6 +152,8 @@ typedef struct
   uint32_t ttl;
 } egress_learnt;
 int egress_nft_learn (const egress_learnt *items, size_t n, ar_error_t **err);
+/* Mode ask: refuse `item`'s address and port at once, for its ttl. */
+int egress_nft_refuse (const egress_learnt *item, ar_error_t **err);
 /* A container's veth `ar<hash>` and its /30 in the shared host table
  * (made when missing); detach with `lease` NULL removes the veth only. */
 int egress_nft_host_attach (const char *hash, const egress_lease *lease,
@@ -171,6 +177,7 @@ long egress_cleanup_host (const char *pool, const char *id,
 
 /* ---- egress_nflog.c: refused connections, from the filter ---- */
 #define EGRESS_NFLOG_GROUP 0
+#define EGRESS_NFLOG_ASK_GROUP 1 /* mode ask: flows held for the approver */
 typedef struct
 {
   char addr[46]; /* INET6_ADDRSTRLEN */
@@ -179,8 +186,8 @@ typedef struct
   uint16_t port; /* 0: not TCP/UDP */
 } egress_refusal;
 typedef void (*egress_refusal_fn) (const egress_refusal *r, void *data);
-/* A socket bound to the group, in the current netns. */
-int egress_nflog_open (int *fd, ar_error_t **err);
+/* A socket bound to `group`, in the current netns. */
+int egress_nflog_open (uint16_t group, int *fd, ar_error_t **err);
 /* Read one batch and call `fn` for each refused packet; false when
  * nothing was queued. */
 bool egress_nflog_read (int fd, egress_refusal_fn fn, void *data);

@@ -404,7 +404,8 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
           .ctr_ns = -1,
           .filter = { .mode = o->mode,
                       .allow = &o->allow,
-                      .nflog_group = o->audit ? EGRESS_NFLOG_GROUP : -1 } };
+                      .nflog_group = o->audit ? EGRESS_NFLOG_GROUP : -1,
+                      .ask = o->ask } };
   egress_id_hash (st->id, c.hash);
   snprintf (c.host_link, sizeof c.host_link, "ar%s", c.hash);
   c.host_ns = open ("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);

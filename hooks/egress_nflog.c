@@ -40,23 +40,23 @@ config_request (ar_nl_buf *req, uint16_t group)
  * container that exits sooner takes them along. Two messages, one
  * datagram; the second's ack settles both. */
 int
-egress_nflog_open (int *fd, ar_error_t **err)
+egress_nflog_open (uint16_t group, int *fd, ar_error_t **err)
 {
   cleanup_nl_buf ar_nl_buf req = { 0 };
-  config_request (&req, EGRESS_NFLOG_GROUP);
+  config_request (&req, group);
   struct nfulnl_msg_config_cmd cmd = { .command = NFULNL_CFG_CMD_BIND };
   ar_nl_attr (&req, NFULA_CFG_CMD, &cmd, sizeof cmd);
-  config_request (&req, EGRESS_NFLOG_GROUP);
+  config_request (&req, group);
   struct nfulnl_msg_config_mode mode
       = { .copy_range = htonl (COPY_BYTES), .copy_mode = NFULNL_COPY_PACKET };
   ar_nl_attr (&req, NFULA_CFG_MODE, &mode, sizeof mode);
   ar_nl_attr_be32 (&req, NFULA_CFG_QTHRESH, 1);
   cleanup_close int sock = ar_nl_socket (NETLINK_NETFILTER, err);
   if (sock < 0 || ar_nl_send (sock, &req, err) < 0)
-    return ar_error_prefix (err, "nflog group %d", EGRESS_NFLOG_GROUP);
+    return ar_error_prefix (err, "nflog group %u", group);
   int r = ar_nl_wait_ack (sock, ar_nl_current (&req)->nlmsg_seq, NULL);
   if (r < 0)
-    return ar_error_set (err, -r, "nflog group %d", EGRESS_NFLOG_GROUP);
+    return ar_error_set (err, -r, "nflog group %u", group);
   *fd = steal_fd (&sock);
   return 0;
 }

@@ -173,6 +173,7 @@ match_dport (egress_rule *r, uint16_t port)
 /* ---- the container's table -------------------------------------------- */
 
 #define CHAIN_REFUSE "refuse"
+#define CHAIN_ASK "ask"
 #define CHAIN_OUTPUT "output"
 #define CHAIN_INPUT "input"
 
@@ -190,6 +191,11 @@ add_container_sets (egress_batch *b)
       NULL, 0 },
     { "dyn4", TYPE_IPADDR, 4, NFT_SET_TIMEOUT, NULL, 0 },
     { "dyn6", TYPE_IP6ADDR, 16, NFT_SET_TIMEOUT, NULL, 0 },
+    /* Mode ask: destinations the approver refused, for a while. */
+    { "deny4p", CONCAT (TYPE_IPADDR, TYPE_INET_SERVICE), 8, NFT_SET_TIMEOUT,
+      NULL, 0 },
+    { "deny6p", CONCAT (TYPE_IP6ADDR, TYPE_INET_SERVICE), 20, NFT_SET_TIMEOUT,
+      NULL, 0 },
     { "nd_out", TYPE_ICMP6_TYPE, 1, 0, NULL, 0 },
     { "nd_in", TYPE_ICMP6_TYPE, 1, 0, NULL, 0 },
   };
@@ -215,6 +221,21 @@ port_key (const uint8_t *addr, int family, uint16_t port, uint8_t key[20])
   return len + 4;
 }
 
+/* A rule matching `proto` flows whose destination address and port are
+ * in `set` (v6: of IPv6); the caller adds its verdict. */
+static egress_rule *
+flow_in_set (egress_batch *b, const char *chain, bool v6, uint8_t proto,
+             const char *set)
+{
+  egress_rule *r = egress_rule_new (b, chain);
+  match_u8 (r, NFT_META_L4PROTO, proto);
+  load_daddr (r, v6 ? AF_INET6 : AF_INET);
+  egress_expr_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2,
+                       v6 ? REG_AFTER_16_BYTES : REG_AFTER_4_BYTES);
+  egress_expr_lookup (r, REG, set, false);
+  return r;
+}
+
 static void
 add_refuse_chain (egress_batch *b, const egress_filter *f)
 {
@@ -234,6 +255,42 @@ add_refuse_chain (egress_batch *b, const egress_filter *f)
   r = egress_rule_new (b, CHAIN_REFUSE);
   egress_expr_reject (r, NFT_REJECT_ICMPX_UNREACH,
                       NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+  egress_batch_add_rule (b, r);
+}
+
+/* Mode ask: a new TCP or UDP flow the allow-list does not cover is
+ * dropped and logged to EGRESS_NFLOG_ASK_GROUP, where the resolver reads
+ * it and asks the approver; its retried first packet gets through once
+ * an allow put the destination into an allow set, and a refused
+ * destination (the deny sets) is refused at once. The rest is refused. */
+static void
+add_ask_chain (egress_batch *b)
+{
+  egress_batch_add_chain (b, CHAIN_ASK, -1, 0, NULL, 0);
+  for (int v6 = 0; v6 <= 1; v6++)
+    for (size_t i = 0; i < sizeof l4_tcp_udp; i++)
+      {
+        egress_rule *r = flow_in_set (b, CHAIN_ASK, v6, l4_tcp_udp[i],
+                                      v6 ? "deny6p" : "deny4p");
+        egress_expr_verdict (r, NFT_GOTO, CHAIN_REFUSE);
+        egress_batch_add_rule (b, r);
+      }
+  for (size_t i = 0; i < sizeof l4_tcp_udp; i++)
+    {
+      /* Over the limit the packet is dropped unlogged: its retry asks. */
+      egress_rule *r = egress_rule_new (b, CHAIN_ASK);
+      match_u8 (r, NFT_META_L4PROTO, l4_tcp_udp[i]);
+      egress_expr_limit (r, 50, 100);
+      egress_expr_log (r, EGRESS_NFLOG_ASK_GROUP);
+      egress_expr_verdict (r, NF_DROP, NULL);
+      egress_batch_add_rule (b, r);
+      r = egress_rule_new (b, CHAIN_ASK);
+      match_u8 (r, NFT_META_L4PROTO, l4_tcp_udp[i]);
+      egress_expr_verdict (r, NF_DROP, NULL);
+      egress_batch_add_rule (b, r);
+    }
+  egress_rule *r = egress_rule_new (b, CHAIN_ASK);
+  egress_expr_verdict (r, NFT_GOTO, CHAIN_REFUSE);
   egress_batch_add_rule (b, r);
 }
 
@@ -332,15 +389,8 @@ accept_sets (egress_batch *b)
     }
   for (int v6 = 0; v6 <= 1; v6++)
     for (size_t i = 0; i < sizeof l4_tcp_udp; i++)
-      {
-        egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
-        match_u8 (r, NFT_META_L4PROTO, l4_tcp_udp[i]);
-        load_daddr (r, v6 ? AF_INET6 : AF_INET);
-        egress_expr_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2,
-                             v6 ? REG_AFTER_16_BYTES : REG_AFTER_4_BYTES);
-        egress_expr_lookup (r, REG, v6 ? "allow6p" : "allow4p", false);
-        accept_rule (b, r);
-      }
+      accept_rule (b, flow_in_set (b, CHAIN_OUTPUT, v6, l4_tcp_udp[i],
+                                   v6 ? "allow6p" : "allow4p"));
 }
 
 /* One static entry: a set element for a single address (with its port,
@@ -395,7 +445,7 @@ add_output_chain (egress_batch *b, const egress_filter *f)
   for (size_t i = 0; f->allow && i < f->allow->len; i++)
     accept_entry (b, &f->allow->items[i]);
   r = egress_rule_new (b, CHAIN_OUTPUT);
-  egress_expr_verdict (r, NFT_GOTO, CHAIN_REFUSE);
+  egress_expr_verdict (r, NFT_GOTO, f->ask ? CHAIN_ASK : CHAIN_REFUSE);
   egress_batch_add_rule (b, r);
 }
 
@@ -428,6 +478,8 @@ egress_nft_container_filter (const egress_filter *f, ar_error_t **err)
   egress_batch_add_table (b);
   add_container_sets (b);
   add_refuse_chain (b, f);
+  if (f->ask)
+    add_ask_chain (b);
   add_output_chain (b, f);
   add_input_chain (b);
   return egress_batch_commit (b, err);
@@ -452,6 +504,19 @@ egress_nft_learn (const egress_learnt *items, size_t n, ar_error_t **err)
                               port_key (l->addr, l->family, l->port, key), NULL,
                               timeout_ms);
     }
+  return egress_batch_commit (b, err);
+}
+
+int
+egress_nft_refuse (const egress_learnt *item, ar_error_t **err)
+{
+  cleanup_batch egress_batch *b
+      = egress_batch_new (NFPROTO_INET, EGRESS_CONTAINER_TABLE);
+  bool v6 = item->family == AF_INET6;
+  uint8_t key[20];
+  egress_batch_element (b, v6 ? "deny6p" : "deny4p", true, key,
+                        port_key (item->addr, item->family, item->port, key),
+                        NULL, (uint64_t) item->ttl * 1000);
   return egress_batch_commit (b, err);
 }
 

@@ -94,14 +94,18 @@ typedef struct
   socklen_t from_len;
 } held_query;
 
+/* One question out: about a name (the lookups held with it), or about
+ * a new flow the filter held (`flow`: its destination). */
 typedef struct
 {
-  egress_question q; /* q.fd < 0: a free slot */
-  char name[DNS_NAME_TEXT_MAX + 1];
-  uint16_t qtype; /* the first lookup's */
+  egress_question q;                 /* q.fd < 0: a free slot */
+  const char *what;                  /* "dns" or "connect" */
+  char where[DNS_NAME_TEXT_MAX + 1]; /* the name, or ADDR:PORT */
+  const char *detail;                /* the query type, or the protocol */
   long long started_ms;
   held_query held[ASK_WAITERS];
   size_t n_held;
+  egress_learnt flow;
 } name_ask;
 
 /* Which name an address was learnt from, for the refusal log. */
@@ -116,7 +120,8 @@ typedef struct
 {
   const egress_resolver_config *cfg;
   int udp_fd, tcp_fd, upstream_fd, pidfd, nflog_fd;
-  int stop_fd; /* a thread's: readable when delete wants it gone */
+  int held_flows_fd; /* mode ask: the filter's held flows (NFLOG) */
+  int stop_fd;       /* a thread's: readable when delete wants it gone */
   pending_query pending[MAX_PENDING];
   tcp_client tcp[MAX_TCP];
   learnt_name names[NAME_CACHE];
@@ -352,14 +357,14 @@ audit_ask (const resolver *r, const char *event, const name_ask *a,
 {
   if (r->cfg->audit_path == NULL)
     return;
-  cleanup_free char *where = oj_quote (a->name, strlen (a->name));
+  cleanup_free char *where = oj_quote (a->where, strlen (a->where));
   cleanup_free char *outcome
       = decision ? xasprintf (",\"decision\":\"%s\",\"why\":\"%s\",\"ms\":%lld",
                               decision, why, ar_now_ms () - a->started_ms)
                  : xstrdup ("");
   cleanup_free char *fields
-      = xasprintf ("\"what\":\"dns\",\"where\":%s,\"detail\":\"%s\"%s", where,
-                   qtype_name (a->qtype), outcome);
+      = xasprintf ("\"what\":\"%s\",\"where\":%s,\"detail\":\"%s\"%s", a->what,
+                   where, a->detail, outcome);
   audit_write (r, event, fields);
 }
 
@@ -381,6 +386,50 @@ hold (name_ask *a, const unsigned char *msg, size_t len, int tcp_fd,
   return true;
 }
 
+/* The question out about `where`, or NULL (and a free slot, if any, in
+ * *free_slot). */
+static name_ask *
+asking_about (resolver *r, const char *what, const char *where,
+              name_ask **free_slot)
+{
+  *free_slot = NULL;
+  for (size_t i = 0; i < MAX_ASKS; i++)
+    {
+      name_ask *a = &r->asks[i];
+      if (a->q.fd >= 0 && strcmp (a->what, what) == 0
+          && strcmp (a->where, where) == 0)
+        return a;
+      if (a->q.fd < 0 && *free_slot == NULL)
+        *free_slot = a;
+    }
+  return NULL;
+}
+
+/* Send the question in slot `a`; an approver out of reach decides at
+ * once. */
+static void
+ask (resolver *r, name_ask *a, const char *what, const char *where,
+     const char *detail)
+{
+  a->what = what;
+  snprintf (a->where, sizeof a->where, "%s", where);
+  a->detail = detail;
+  a->started_ms = ar_now_ms ();
+  audit_ask (r, "approval-request", a, NULL, NULL);
+  const ar_approval_request req = { .container = (char *) r->cfg->id,
+                                    .what = (char *) what,
+                                    .where = a->where,
+                                    .detail = (char *) detail };
+  cleanup_error ar_error_t *err = NULL;
+  if (egress_question_start (&a->q, r->cfg->approver, &req, r->cfg->ask_timeout,
+                             &err)
+      < 0)
+    {
+      egress_question_close (&a->q);
+      ask_decided (r, a, AR_APPROVAL_DENY, "approver gone");
+    }
+}
+
 /* Hold the query with the question already out for its name, or ask a
  * new one. False when neither can be (too many at once): refused. */
 static bool
@@ -388,38 +437,52 @@ ask_about (resolver *r, const dns_query *q, const unsigned char *msg,
            size_t len, int tcp_fd, const struct sockaddr_storage *from,
            socklen_t from_len)
 {
-  name_ask *free_ask = NULL;
-  for (size_t i = 0; i < MAX_ASKS; i++)
-    {
-      name_ask *a = &r->asks[i];
-      if (a->q.fd >= 0 && strcmp (a->name, q->name) == 0)
-        return hold (a, msg, len, tcp_fd, from, from_len);
-      if (a->q.fd < 0 && free_ask == NULL)
-        free_ask = a;
-    }
-  if (free_ask == NULL)
+  name_ask *free_slot;
+  name_ask *a = asking_about (r, "dns", q->name, &free_slot);
+  if (a)
+    return hold (a, msg, len, tcp_fd, from, from_len);
+  if (free_slot == NULL)
     return false;
-  name_ask *a = free_ask;
-  snprintf (a->name, sizeof a->name, "%s", q->name);
-  a->started_ms = ar_now_ms ();
-  a->qtype = q->qtype;
-  a->n_held = 0;
-  hold (a, msg, len, tcp_fd, from, from_len);
-  audit_ask (r, "approval-request", a, NULL, NULL);
-  const ar_approval_request req = { .container = (char *) r->cfg->id,
-                                    .what = (char *) "dns",
-                                    .where = a->name,
-                                    .detail = (char *) qtype_name (q->qtype) };
-  cleanup_error ar_error_t *err = NULL;
-  if (egress_question_start (&a->q, r->cfg->approver, &req, r->cfg->ask_timeout,
-                             &err)
-      < 0)
-    {
-      /* Decided at once: the slot is used for the answer only. */
-      egress_question_close (&a->q);
-      ask_decided (r, a, AR_APPROVAL_DENY, "approver gone");
-    }
+  free_slot->n_held = 0;
+  hold (free_slot, msg, len, tcp_fd, from, from_len);
+  ask (r, free_slot, "dns", q->name, qtype_name (q->qtype));
   return true;
+}
+
+/* A new flow the filter held: asked about once (its retries are logged
+ * too while the question is out). */
+static void
+on_held_flow (const egress_refusal *flow, void *data)
+{
+  resolver *r = data;
+  if (flow->port == 0)
+    return;
+  bool v6 = strchr (flow->addr, ':') != NULL;
+  cleanup_free char *where
+      = xasprintf (v6 ? "[%s]:%u" : "%s:%u", flow->addr, flow->port);
+  name_ask *free_slot;
+  if (asking_about (r, "connect", where, &free_slot) || free_slot == NULL)
+    return;
+  free_slot->n_held = 0;
+  free_slot->flow = (egress_learnt){ .family = v6 ? AF_INET6 : AF_INET,
+                                     .port = flow->port };
+  inet_pton (free_slot->flow.family, flow->addr, free_slot->flow.addr);
+  ask (r, free_slot, "connect", where, flow->proto_name);
+}
+
+/* A flow's decision, for the filter: an allow-once opens its destination
+ * long enough for the held flow's retries, an allow for good (no
+ * timeout); anything else refuses it at once for a while, so the flow
+ * fails instead of waiting out its retries. */
+static void
+flow_decided (const resolver *r, name_ask *a, ar_approval_decision d)
+{
+  a->flow.ttl = d == AR_APPROVAL_ALLOW ? 0 : EGRESS_ASK_FLOW_SECONDS;
+  cleanup_error ar_error_t *err = NULL;
+  if ((d == AR_APPROVAL_DENY ? egress_nft_refuse (&a->flow, &err)
+                             : egress_nft_learn (&a->flow, 1, &err))
+      < 0)
+    audit_write (r, "error", "\"what\":\"connect\",\"error\":\"filter\"");
 }
 
 /* What was held goes on (forwarded, or refused) as decided; an allow
@@ -428,12 +491,17 @@ static void
 ask_decided (resolver *r, name_ask *a, ar_approval_decision d, const char *why)
 {
   audit_ask (r, "approval", a, ar_approval_decision_name (d), why);
+  if (strcmp (a->what, "connect") == 0)
+    {
+      flow_decided (r, a, d);
+      return;
+    }
   if (d == AR_APPROVAL_ALLOW && r->n_approved < MAX_APPROVED
-      && !approved_name (r, a->name))
+      && !approved_name (r, a->where))
     {
       r->approved
           = xrealloc (r->approved, (r->n_approved + 1) * sizeof *r->approved);
-      r->approved[r->n_approved++] = xstrdup (a->name);
+      r->approved[r->n_approved++] = xstrdup (a->where);
     }
   for (size_t i = 0; i < a->n_held; i++)
     {
@@ -679,7 +747,7 @@ serve (resolver *r)
 {
   for (;;)
     {
-      struct pollfd fds[6 + MAX_TCP + MAX_ASKS];
+      struct pollfd fds[7 + MAX_TCP + MAX_ASKS];
       size_t n = 0;
       fds[n++] = (struct pollfd){ .fd = r->pidfd, .events = POLLIN };
       fds[n++] = (struct pollfd){ .fd = r->udp_fd, .events = POLLIN };
@@ -691,6 +759,7 @@ serve (resolver *r)
       fds[n++] = (struct pollfd){ .fd = r->stop_fd, .events = POLLIN };
       for (size_t i = 0; i < MAX_ASKS; i++)
         fds[n++] = (struct pollfd){ .fd = r->asks[i].q.fd, .events = POLLIN };
+      fds[n++] = (struct pollfd){ .fd = r->held_flows_fd, .events = POLLIN };
       if (poll (fds, n, r->cfg->approver ? 250 : 1000) < 0 && errno != EINTR)
         return;
       if (fds[5 + MAX_TCP].revents)
@@ -720,6 +789,8 @@ serve (resolver *r)
         handle_answer (r, msg, (size_t) len);
       if (fds[4 + MAX_TCP].revents)
         egress_nflog_read (r->nflog_fd, on_refusal, r);
+      if (fds[6 + MAX_TCP + MAX_ASKS].revents)
+        egress_nflog_read (r->held_flows_fd, on_held_flow, r);
       poll_asks (r, &fds[6 + MAX_TCP]);
       time_t now = time (NULL);
       for (size_t i = 0; i < MAX_TCP; i++)
@@ -829,8 +900,8 @@ close_all_but (const int *keep, size_t n_keep)
 static _Noreturn void
 daemon_main (resolver *r, int netns_fd)
 {
-  int keep[] = { r->udp_fd, r->tcp_fd,   r->upstream_fd,
-                 r->pidfd,  r->nflog_fd, netns_fd };
+  int keep[] = { r->udp_fd,   r->tcp_fd, r->upstream_fd,  r->pidfd,
+                 r->nflog_fd, netns_fd,  r->held_flows_fd };
   close_all_but (keep, sizeof keep / sizeof *keep);
   /* Forked from the runtime too (it runs the hook in-process): none of
    * its signal handling. A TCP client that hangs up before its answer
@@ -935,8 +1006,8 @@ static resolver_thread *threads;
 static void
 close_resolver (resolver *r)
 {
-  int *fds[] = { &r->udp_fd, &r->tcp_fd,   &r->upstream_fd,
-                 &r->pidfd,  &r->nflog_fd, &r->stop_fd };
+  int *fds[] = { &r->udp_fd,   &r->tcp_fd,  &r->upstream_fd,  &r->pidfd,
+                 &r->nflog_fd, &r->stop_fd, &r->held_flows_fd };
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     ar_closep (fds[i]);
   for (size_t i = 0; i < MAX_TCP; i++)
@@ -1024,8 +1095,11 @@ open_sockets_in_netns (void *arg, ar_error_t **err)
   if (listening_socket (SOCK_DGRAM, &r->udp_fd, err) < 0
       || listening_socket (SOCK_STREAM, &r->tcp_fd, err) < 0)
     return -1;
+  if (r->cfg->approver
+      && egress_nflog_open (EGRESS_NFLOG_ASK_GROUP, &r->held_flows_fd, err) < 0)
+    return -1;
   if (r->cfg->log_refusals && r->cfg->audit_path)
-    return egress_nflog_open (&r->nflog_fd, err);
+    return egress_nflog_open (EGRESS_NFLOG_GROUP, &r->nflog_fd, err);
   return 0;
 }
 
@@ -1041,6 +1115,7 @@ egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
                    .upstream_fd = -1,
                    .pidfd = -1,
                    .nflog_fd = -1,
+                   .held_flows_fd = -1,
                    .stop_fd = -1 };
   for (size_t i = 0; i < MAX_TCP; i++)
     r->tcp[i].fd = -1;

@@ -530,6 +530,16 @@ approver() {
 	wait_for_file "$APPROVER"
 }
 
+# An approver that allows everything but is stopped (kill -CONT it), and
+# the profile asktest: mode ask with it, askTimeout 2 s.
+silent_approver() {
+	approver "allow * *"
+	kill -STOP "$APPROVER_PID"
+	cat >"$EG_DIR/config/profiles/asktest.json" <<-EOF
+	{"extends": "egresstest", "network": {"egress": "ask", "approver": "$APPROVER", "askTimeout": "2s"}}
+	EOF
+}
+
 # Names the test host's dnsmasq was asked for (its query log).
 upstream_saw() {
 	grep -c "query\[A\] $1 from" "$EG_DIR/dnsmasq.log" || true
@@ -586,11 +596,7 @@ upstream_saw() {
 }
 
 @test "egress ask: a silent approver is a deny when askTimeout ends; an approver that is gone is a deny at once" {
-	approver "allow dns *"
-	kill -STOP "$APPROVER_PID"
-	cat >"$EG_DIR/config/profiles/asktest.json" <<-EOF
-	{"extends": "egresstest", "network": {"egress": "ask", "approver": "$APPROVER", "askTimeout": "2s"}}
-	EOF
+	silent_approver
 	EG_PROFILE=asktest run sandbox -- sh -c '
 		start=$(date +%s)
 		getent ahostsv4 slow.other.test; echo "slow: $? after $(($(date +%s) - start)) s"'
@@ -655,7 +661,7 @@ upstream_saw() {
 	assert_output_contains "$TEST_DIR/rules:2: \`maybe\`: want allow-once, allow or deny"
 	printf 'allow exec a.test\n' >"$TEST_DIR/rules"
 	run "$RUNTIME" approve --socket "$TEST_DIR/a.sock" --rules "$TEST_DIR/rules"
-	assert_output_contains "$TEST_DIR/rules:1: \`exec\`: want dns or *"
+	assert_output_contains "$TEST_DIR/rules:1: \`exec\`: want dns, connect or *"
 	run "$RUNTIME" approve --rules "$TEST_DIR/rules"
 	assert_output_contains "approve: --socket SOCKET is needed"
 	run "$RUNTIME" approve --socket "$TEST_DIR/a.sock" --default maybe
@@ -664,4 +670,61 @@ upstream_saw() {
 	run "$RUNTIME" approve --socket "$TEST_DIR/file"
 	assert_output_contains "in use, or not a socket"
 	[ ! -e "$TEST_DIR/a.sock" ] || fail "a socket was left"
+}
+
+@test "egress ask: a connection outside the allow-list is held until the approver decides: allowed ones go through, refused ones fail at once" {
+	approver "allow-once connect $EG_NET.3:80" "deny connect $EG_NET.3:8080" "allow connect $EG_NET.2:8080"
+	run sandbox --approver "$APPROVER" -- sh -c "
+		curl -sS --max-time 10 http://$EG_NET.3/
+		curl -sS --max-time 10 http://$EG_NET.2:8080/ && curl -sS --max-time 10 http://$EG_NET.2:8080/ && echo twice
+		start=\$(date +%s)
+		curl -sS --max-time 20 http://$EG_NET.3:8080/; echo \"8080: \$? after \$((\$(date +%s) - start)) s\""
+	assert_output_contains "hello from other"
+	# Refused with a reset once decided (the retried SYN), not left to
+	# time out: curl's 7 (could not connect) within a few seconds.
+	local s
+	s=$(echo "$output" | sed -n 's/^8080: 7 after \([0-9]*\) s$/\1/p')
+	[ -n "$s" ] && [ "$s" -le 5 ] || fail "output: $output"
+	grep -q "connect $EG_NET.3:80: allow-once (rule" "$TEST_DIR/approve.log" || fail "$(cat "$TEST_DIR/approve.log")"
+	grep -q "connect $EG_NET.3:8080: deny (rule" "$TEST_DIR/approve.log" || fail "$(cat "$TEST_DIR/approve.log")"
+	# One question per destination, however many retries came; an allow
+	# holds for the next connection too.
+	[ "$(grep -c "connect $EG_NET.2:8080: allow (rule" "$TEST_DIR/approve.log")" -eq 1 ] || fail "$(cat "$TEST_DIR/approve.log")"
+	assert_output_contains twice
+	[ "$(grep -c "connect $EG_NET.3:8080:" "$TEST_DIR/approve.log")" -eq 1 ] || fail "$(cat "$TEST_DIR/approve.log")"
+	run grep '"event":"approval"' "$AUDIT"
+	assert_output_contains "\"what\":\"connect\",\"where\":\"$EG_NET.3:80\",\"detail\":\"tcp\",\"decision\":\"allow-once\""
+	assert_output_contains "\"what\":\"connect\",\"where\":\"$EG_NET.3:8080\",\"detail\":\"tcp\",\"decision\":\"deny\""
+}
+
+@test "egress ask: host services stay refused without a question; a silent approver's connection fails when askTimeout ends" {
+	silent_approver
+	EG_PROFILE=asktest run sandbox -- sh -c "
+		curl -sS --max-time 3 http://169.254.169.254/; echo \"metadata: \$?\"
+		start=\$(date +%s)
+		curl -sS --max-time 20 http://$EG_NET.3/; echo \"held: \$? after \$((\$(date +%s) - start)) s\""
+	kill -CONT "$APPROVER_PID"
+	assert_output_contains "metadata: 7"
+	refute_output_contains "hello from other"
+	local s
+	s=$(echo "$output" | sed -n 's/^held: 7 after \([0-9]*\) s$/\1/p')
+	[ -n "$s" ] && [ "$s" -ge 1 ] && [ "$s" -le 10 ] || fail "output: $output"
+	run grep '"event":"approval' "$AUDIT"
+	refute_output_contains 169.254
+	assert_output_contains "\"where\":\"$EG_NET.3:80\",\"detail\":\"tcp\",\"decision\":\"deny\",\"why\":\"timeout\""
+}
+
+@test "egress ask: agentrun approve asks at its terminal when no rule matches" {
+	APPROVER=$TEST_DIR/approve.sock
+	# A terminal for it (script's pty); "o" answers the one question.
+	(printf 'o\n'; sleep 30) | script -qfec "'$RUNTIME' approve --socket '$APPROVER'" /dev/null \
+		>"$TEST_DIR/approve.log" 2>&1 &
+	track_pid "$!"
+	wait_for_file "$APPROVER"
+	run sandbox --approver "$APPROVER" -- sh -c 'getent ahostsv4 asked.other.test | head -1'
+	assert_success
+	assert_output_contains "$EG_NET.3"
+	wait_for_file_content "$TEST_DIR/approve.log" "dns asked.other.test: allow-once (terminal)"
+	grep -q "container .* asks: dns asked.other.test (A) -- \[o\]nce, \[a\]lways, \[d\]eny?" "$TEST_DIR/approve.log" \
+		|| fail "no prompt: $(cat "$TEST_DIR/approve.log")"
 }

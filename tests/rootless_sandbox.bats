@@ -326,6 +326,32 @@ user_sandbox_in_client_netns() {
 	assert_pasta_gone "pasta outlived the sandbox"
 }
 
+@test "user sandbox: --approver: a held connection goes through once the user's approver allows it, another is refused" {
+	command -v pasta >/dev/null || skip "no pasta (apt-get install passt)"
+	make_test_network
+	local dir=$TEST_DIR/approver
+	mkdir -p "$dir" && chown "$AR_TEST_USER:$AR_TEST_USER" "$dir"
+	printf '%s\n' "allow-once connect 10.77.2.2:80" "deny * *" >"$dir/rules"
+	"${AR_AS_USER[@]}" "$RUNTIME" approve --socket "$dir/sock" --rules "$dir/rules" \
+		</dev/null >"$dir/log" 2>&1 &
+	local approver=$!
+	track_pid "$approver"
+	wait_for_file "$dir/sock"
+	run user_sandbox_in_client_netns 0666 --allow-net 10.77.1.2 --approver "$dir/sock" -- \
+		sh -c 'for a in 10.77.1.2 10.77.2.2 127.0.0.1; do echo "$a: $(timeout 8 busybox wget -q -O- http://$a/ || echo refused)"; done'
+	assert_success
+	assert_output_contains "10.77.1.2: host1"
+	assert_output_contains "10.77.2.2: host2"
+	assert_output_contains "127.0.0.1: refused"
+	grep -q "connect 10.77.2.2:80: allow-once (rule" "$dir/log" || fail "approver: $(cat "$dir/log")"
+	run grep -c "10.77.1.2\|127.0.0.1" "$dir/log"
+	assert_output "0"
+	assert_pasta_gone "pasta outlived the sandbox"
+	kill -TERM "$approver"
+	wait "$approver" || true
+	[ ! -e "$dir/sock" ] || fail "approve left its socket"
+}
+
 @test "user sandbox: --allow-net where /dev/net/tun is not the user's says so in one line, and leaves nothing" {
 	command -v pasta >/dev/null || skip "no pasta (apt-get install passt)"
 	make_test_network

@@ -27,7 +27,7 @@ static const ar_option options[] = {
   { "socket", 0, true,
     "listen on SOCKET (made 0600; a stale one is replaced)" },
   { "rules", 0, true,
-    "FILE of `DECISION WHAT PATTERN` lines (allow-once|allow|deny, dns or *, a glob); the first match decides" },
+    "FILE of `DECISION WHAT PATTERN` lines (allow-once|allow|deny; dns, connect or *; a glob); the first match decides" },
   { "default", 0, true,
     "the decision when no rule matches and there is no terminal to ask at (default: deny)" },
   { 0 }
@@ -92,9 +92,10 @@ parse_rule (const char *file, unsigned line_no, char *line, rules *out,
   if (!ar_approval_decision_parse (decision, &r.decision))
     return ar_error_set (err, 0, "%s:%u: `%s`: want allow-once, allow or deny",
                          file, line_no, decision);
-  if (strcmp (what, "dns") != 0 && strcmp (what, "*") != 0)
-    return ar_error_set (err, 0, "%s:%u: `%s`: want dns or *", file, line_no,
-                         what);
+  if (strcmp (what, "dns") != 0 && strcmp (what, "connect") != 0
+      && strcmp (what, "*") != 0)
+    return ar_error_set (err, 0, "%s:%u: `%s`: want dns, connect or *", file,
+                         line_no, what);
   if (out->len == MAX_RULES)
     return ar_error_set (err, 0, "%s: more than %d rules", file, MAX_RULES);
   r.what = xstrdup (what);
