@@ -35,11 +35,11 @@
 #include "../src/util/audit_log.h"
 #include "../src/util/cleanup.h"
 #include "../src/util/clock.h"
+#include "../src/util/fds.h"
 #include "../src/util/fs.h"
 #include "../src/util/pidfd.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -880,21 +880,7 @@ close_all_but (const int *keep, size_t n_keep)
     dup2 (devnull, fd);
   if (devnull > 2)
     close (devnull);
-  cleanup_dir DIR *d = opendir ("/proc/self/fd");
-  int self = d ? dirfd (d) : -1;
-  int doomed[1024];
-  size_t n = 0;
-  for (struct dirent *de; d && (de = readdir (d)) && n < 1024;)
-    {
-      int fd = atoi (de->d_name);
-      bool kept = fd < 3 || fd == self || de->d_name[0] == '.';
-      for (size_t i = 0; i < n_keep; i++)
-        kept = kept || fd == keep[i];
-      if (!kept)
-        doomed[n++] = fd;
-    }
-  for (size_t i = 0; i < n; i++)
-    close (doomed[i]);
+  ar_close_fds_from (3, keep, n_keep);
 }
 
 static _Noreturn void

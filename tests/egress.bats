@@ -518,25 +518,13 @@ sandbox() {
 
 # ---------------------------------------------------------------- mode ask
 
-# approver RULE...: `agentrun approve` on $APPROVER with these rules (one
-# argument a line), its decisions in $TEST_DIR/approve.log.
-approver() {
-	APPROVER=$TEST_DIR/approve.sock
-	printf '%s\n' "$@" >"$TEST_DIR/rules"
-	"$RUNTIME" approve --socket "$APPROVER" --rules "$TEST_DIR/rules" \
-		</dev/null >"$TEST_DIR/approve.log" 2>"$TEST_DIR/approve.err" &
-	APPROVER_PID=$!
-	track_pid "$APPROVER_PID"
-	wait_for_file "$APPROVER"
-}
-
 # An approver that allows everything but is stopped (kill -CONT it), and
-# the profile asktest: mode ask with it, askTimeout 2 s.
+# the profile asktest: mode ask with it, a timeout of 2 s.
 silent_approver() {
 	approver "allow * *"
 	kill -STOP "$APPROVER_PID"
 	cat >"$EG_DIR/config/profiles/asktest.json" <<-EOF
-	{"extends": "egresstest", "network": {"egress": "ask", "approver": "$APPROVER", "askTimeout": "2s"}}
+	{"extends": "egresstest", "network": {"egress": "ask"}, "approver": {"socket": "$APPROVER", "timeout": "2s"}}
 	EOF
 }
 
@@ -595,7 +583,7 @@ upstream_saw() {
 	[ "$(upstream_saw denied.other.test)" -eq 0 ] || fail "a denied name went upstream"
 }
 
-@test "egress ask: a silent approver is a deny when askTimeout ends; an approver that is gone is a deny at once" {
+@test "egress ask: a silent approver is a deny when its timeout ends; an approver that is gone is a deny at once" {
 	silent_approver
 	EG_PROFILE=asktest run sandbox -- sh -c '
 		start=$(date +%s)
@@ -646,13 +634,13 @@ upstream_saw() {
 	EOF
 	EG_PROFILE=asknone run sandbox -- true
 	assert_failure
-	assert_output_contains 'egress mode ask needs an approver (profile "asknone": network.approver, or sandbox --approver SOCKET)'
+	assert_output_contains 'egress mode ask needs an approver (profile "asknone": approver.socket, or sandbox --approver SOCKET)'
 	cat >"$EG_DIR/config/profiles/askbad.json" <<-EOF
-	{"extends": "egresstest", "network": {"egress": "ask", "approver": "/run/x.sock", "askTimeout": "1h"}}
+	{"extends": "egresstest", "network": {"egress": "ask"}, "approver": {"socket": "/run/x.sock", "timeout": "1h"}}
 	EOF
 	EG_PROFILE=askbad run sandbox -- true
 	assert_failure
-	assert_output_contains ".network.askTimeout: expected 1 s to 300 s, got 3600 s"
+	assert_output_contains ".approver.timeout: expected 1 s to 300 s, got 3600 s"
 	[ -z "$(state_entries)" ] || fail "left: $(state_entries)"
 
 	printf 'allow dns a.test\nmaybe dns b.test\n' >"$TEST_DIR/rules"
@@ -661,7 +649,7 @@ upstream_saw() {
 	assert_output_contains "$TEST_DIR/rules:2: \`maybe\`: want allow-once, allow or deny"
 	printf 'allow exec a.test\n' >"$TEST_DIR/rules"
 	run "$RUNTIME" approve --socket "$TEST_DIR/a.sock" --rules "$TEST_DIR/rules"
-	assert_output_contains "$TEST_DIR/rules:1: \`exec\`: want dns, connect or *"
+	assert_output_contains "$TEST_DIR/rules:1: \`exec\`: want dns, connect, secret or *"
 	run "$RUNTIME" approve --rules "$TEST_DIR/rules"
 	assert_output_contains "approve: --socket SOCKET is needed"
 	run "$RUNTIME" approve --socket "$TEST_DIR/a.sock" --default maybe
@@ -697,7 +685,7 @@ upstream_saw() {
 	assert_output_contains "\"what\":\"connect\",\"where\":\"$EG_NET.3:8080\",\"detail\":\"tcp\",\"decision\":\"deny\""
 }
 
-@test "egress ask: host services stay refused without a question; a silent approver's connection fails when askTimeout ends" {
+@test "egress ask: host services stay refused without a question; a silent approver's connection fails when its timeout ends" {
 	silent_approver
 	EG_PROFILE=asktest run sandbox -- sh -c "
 		curl -sS --max-time 3 http://169.254.169.254/; echo \"metadata: \$?\"

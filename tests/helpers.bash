@@ -258,6 +258,19 @@ track_pid() {
 	echo "$1" >>"$TEST_DIR/pids"
 }
 
+# approver RULE...: `agentrun approve` on $APPROVER with these rules (one
+# argument a line), its pid in $APPROVER_PID, its decisions in
+# $TEST_DIR/approve.log.
+approver() {
+	APPROVER=$TEST_DIR/approve.sock
+	printf '%s\n' "$@" >"$TEST_DIR/rules"
+	"$RUNTIME" approve --socket "$APPROVER" --rules "$TEST_DIR/rules" \
+		</dev/null >"$TEST_DIR/approve.log" 2>"$TEST_DIR/approve.err" &
+	APPROVER_PID=$!
+	track_pid "$APPROVER_PID"
+	wait_for_file "$APPROVER"
+}
+
 # started_in_bg CMD...: CMD in the background with no terminal; its pid in
 # $BG. The caller waits for what it started.
 started_in_bg() {

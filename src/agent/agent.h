@@ -54,6 +54,7 @@ typedef struct ar_plan
   size_t n_secrets;
   char *secrets_path;     /* default /run/secrets */
   bool secrets_main_only; /* hidden from exec'd processes */
+  bool secrets_ask;       /* each open of one waits for the approver */
 
   /* The one directory that leaves the sandbox, at delete. */
   char *output_path;     /* in the container; default /output; NULL: off */
@@ -74,8 +75,8 @@ typedef struct ar_plan
   size_t n_egress_allow;
   /* Mode ask: the approver's socket (a host path) and how long it has to
    * answer, in seconds. */
-  char *egress_approver;
-  int64_t egress_ask_timeout;
+  char *approver;
+  int64_t ask_timeout;
 
   /* A host directory seen at the same path through its own overlay
    * (sandbox): the real one is never written; the changes stay in the

@@ -37,7 +37,7 @@ ar_agent_plan_free (ar_agent_plan *plan)
   for (size_t i = 0; i < plan->n_egress_allow; i++)
     free (plan->egress_allow[i]);
   free (plan->egress_allow);
-  free (plan->egress_approver);
+  free (plan->approver);
   oj_map_clear (&plan->hide);
   oj_strv_clear (&plan->unhide);
   free (plan);
@@ -55,6 +55,7 @@ emit_secrets (yajl_gen g, const ar_agent_plan *plan)
   yajl_gen_map_open (g);
   oj_gen_kv_string (g, "path", plan->secrets_path);
   oj_gen_kv_bool (g, "mainOnly", plan->secrets_main_only);
+  oj_gen_kv_bool (g, "ask", plan->secrets_ask);
   oj_gen_key (g, "files");
   yajl_gen_array_open (g);
   for (size_t i = 0; i < plan->n_secrets; i++)
@@ -93,11 +94,7 @@ emit_egress (yajl_gen g, const ar_agent_plan *plan)
   for (size_t i = 0; i < plan->n_egress_allow; i++)
     oj_gen_string (g, plan->egress_allow[i]);
   yajl_gen_array_close (g);
-  if (plan->egress_approver)
-    {
-      oj_gen_kv_string (g, "approver", plan->egress_approver);
-      oj_gen_kv_i64 (g, "askTimeout", plan->egress_ask_timeout);
-    }
+
   yajl_gen_map_close (g);
 }
 
@@ -132,6 +129,14 @@ ar_agent_plan_gen (yajl_gen g, const ar_agent_plan *plan)
   oj_gen_kv_bool (g, "workspaceReadOnly", plan->workspace_read_only);
   oj_gen_kv_i64 (g, "wallClockSeconds", plan->wall_clock_seconds);
   emit_egress (g, plan);
+  if (plan->approver)
+    {
+      oj_gen_key (g, "approver");
+      yajl_gen_map_open (g);
+      oj_gen_kv_string (g, "socket", plan->approver);
+      oj_gen_kv_i64 (g, "timeout", plan->ask_timeout);
+      yajl_gen_map_close (g);
+    }
   emit_hide (g, plan);
   yajl_gen_map_close (g);
 }
@@ -182,8 +187,8 @@ read_secrets (oj_ctx *c, const oj_value *v, void *out)
   const oj_value *files = oj_get (v, "files");
   if (oj_expect_object (c, v) < 0
       || oj_field (c, v, "path", oj_read_string, &plan->secrets_path) < 0
-      || oj_field (c, v, "mainOnly", oj_read_bool, &plan->secrets_main_only)
-             < 0)
+      || oj_field (c, v, "mainOnly", oj_read_bool, &plan->secrets_main_only) < 0
+      || oj_field (c, v, "ask", oj_read_bool, &plan->secrets_ask) < 0)
     return -1;
   if (files == NULL)
     return 0;
@@ -239,10 +244,7 @@ read_egress (oj_ctx *c, const oj_value *v, void *out)
     r = oj_field (c, v, "mode", read_mode, &plan->egress);
   if (r == 0)
     r = oj_field (c, v, "allow", oj_read_strv, &allow);
-  if (r == 0)
-    r = oj_field (c, v, "approver", oj_read_string, &plan->egress_approver);
-  if (r == 0)
-    r = oj_field (c, v, "askTimeout", oj_read_i64, &plan->egress_ask_timeout);
+
   if (r < 0)
     {
       oj_strv_clear (&allow);
@@ -272,6 +274,17 @@ read_version (oj_ctx *c, const oj_value *v, void *out)
 }
 
 static int
+read_approver (oj_ctx *c, const oj_value *v, void *out)
+{
+  ar_agent_plan *plan = out;
+  if (oj_expect_object (c, v) < 0
+      || oj_required (c, v, "socket", oj_read_string, &plan->approver) < 0
+      || oj_field (c, v, "timeout", oj_read_i64, &plan->ask_timeout) < 0)
+    return -1;
+  return 0;
+}
+
+static int
 read_plan (oj_ctx *c, const oj_value *doc, ar_agent_plan *plan)
 {
   if (oj_expect_object (c, doc) < 0
@@ -291,6 +304,7 @@ read_plan (oj_ctx *c, const oj_value *doc, ar_agent_plan *plan)
                    &plan->wall_clock_seconds)
              < 0
       || oj_field (c, doc, "egress", read_egress, plan) < 0
+      || oj_field (c, doc, "approver", read_approver, plan) < 0
       || oj_field (c, doc, "hide", oj_read_map, &plan->hide) < 0
       || oj_field (c, doc, "unhide", oj_read_strv, &plan->unhide) < 0)
     return -1;

@@ -38,7 +38,7 @@ typedef struct
   int64_t pids;
   uint64_t millicpus;
   bool egress_mode_annotated;
-  bool egress_approver_annotated;
+  bool approver_annotated;
   bool egress_allow_annotated;
 } policy_limits;
 
@@ -106,6 +106,7 @@ plan_from_profile (const ar_profile *profile)
     {
       plan->secrets_path = xstrdup (profile->secrets_path);
       plan->secrets_main_only = profile->secrets_main_only;
+      plan->secrets_ask = profile->secrets_ask;
       for (size_t i = 0; i < profile->secret_files.len; i++)
         add_secret (plan, profile->secret_files.items[i].key,
                     profile->secret_files.items[i].value);
@@ -119,8 +120,8 @@ plan_from_profile (const ar_profile *profile)
   plan->audit_path = dup_or_null (profile->audit_path);
   plan->wall_clock_seconds = profile->wall_clock_seconds;
   plan->egress = profile->egress;
-  plan->egress_approver = dup_or_null (profile->egress_approver);
-  plan->egress_ask_timeout = profile->egress_ask_timeout;
+  plan->approver = dup_or_null (profile->approver);
+  plan->ask_timeout = profile->ask_timeout;
   set_egress_allow (plan, strv_copy (&profile->egress_allow),
                     profile->egress_allow.len);
   return plan;
@@ -198,6 +199,20 @@ on_secrets_main_only (annotation_target *t, const char *value, ar_error_t **err)
   if (strcmp (value, "true") != 0 && strcmp (value, "false") != 0)
     return invalid_value (value, "true or false", err);
   t->plan->secrets_main_only = strcmp (value, "true") == 0;
+  return 0;
+}
+
+/* Only ever turned on: a container's author may ask for more questions,
+ * never for fewer than its profile's. */
+static int
+on_secrets_ask (annotation_target *t, const char *value, ar_error_t **err)
+{
+  if (t->plan->secrets_path == NULL)
+    return feature_off (t, "secrets", err);
+  if (strcmp (value, "true") != 0)
+    return invalid_value (value, "true (a profile's ask cannot be turned off)",
+                          err);
+  t->plan->secrets_ask = true;
   return 0;
 }
 
@@ -486,14 +501,14 @@ on_workspace_read_only (annotation_target *t, const char *value,
 /* sandbox --approver: the socket of whoever decides for the container,
  * which its spec's author does not choose. */
 static int
-on_egress_approver (annotation_target *t, const char *value, ar_error_t **err)
+on_approver (annotation_target *t, const char *value, ar_error_t **err)
 {
   cleanup_free char *path = NULL;
   if (check_host_path (value, NULL, false, true, &path, err) < 0)
     return -1;
-  free (t->plan->egress_approver);
-  t->plan->egress_approver = steal_pointer (&path);
-  t->limits->egress_approver_annotated = true;
+  free (t->plan->approver);
+  t->plan->approver = steal_pointer (&path);
+  t->limits->approver_annotated = true;
   return 0;
 }
 
@@ -524,6 +539,7 @@ static const struct
   { "overlay.inodes", on_overlay_inodes },
   { "overlay.from", on_overlay_from },
   { "secrets.mainOnly", on_secrets_main_only },
+  { "secrets.ask", on_secrets_ask },
   { "output", on_output },
   { "output.maxBytes", on_output_max_bytes },
   { "output.maxFiles", on_output_max_files },
@@ -533,7 +549,7 @@ static const struct
   { "cpus", on_cpus },
   { "egress", on_egress },
   { "egress.allow", on_egress_allow },
-  { "egress.approver", on_egress_approver },
+  { "approver", on_approver },
   { "hide", on_hide },
   { "unhide", on_unhide },
 };
@@ -554,12 +570,11 @@ static bool
 annotation_allowed (const ar_profile *profile, const char *suffix)
 {
   /* unhide shows the container what the profile hides from it */
-  bool caller_only = strcmp (suffix, "audit") == 0
-                     || strcmp (suffix, "workspace") == 0
-                     || strcmp (suffix, "workspace.readOnly") == 0
-                     || strcmp (suffix, "overlay.from") == 0
-                     || strcmp (suffix, "egress.approver") == 0
-                     || strcmp (suffix, "unhide") == 0;
+  bool caller_only
+      = strcmp (suffix, "audit") == 0 || strcmp (suffix, "workspace") == 0
+        || strcmp (suffix, "workspace.readOnly") == 0
+        || strcmp (suffix, "overlay.from") == 0
+        || strcmp (suffix, "approver") == 0 || strcmp (suffix, "unhide") == 0;
   if (profile->trust_caller)
     return true;
   if (caller_only)
@@ -618,13 +633,15 @@ apply_annotations (const oci_map *annotations, annotation_target *t,
       && t->plan->egress == AR_EGRESS_NONE && t->plan->n_egress_allow > 0)
     t->plan->egress = AR_EGRESS_ALLOWLIST;
   /* An approver named on its own means: ask it. */
-  if (t->limits->egress_approver_annotated && !t->limits->egress_mode_annotated
+  if (t->limits->approver_annotated && !t->limits->egress_mode_annotated
       && t->plan->egress != AR_EGRESS_OPEN)
     t->plan->egress = AR_EGRESS_ASK;
-  if (t->plan->egress == AR_EGRESS_ASK && t->plan->egress_approver == NULL)
+  if ((t->plan->egress == AR_EGRESS_ASK || t->plan->secrets_ask)
+      && t->plan->approver == NULL)
     return ar_error_set (
         err, 0,
-        "egress mode ask needs an approver (profile \"%s\": network.approver, or sandbox --approver SOCKET)",
+        "%s needs an approver (profile \"%s\": approver.socket, or sandbox --approver SOCKET)",
+        t->plan->egress == AR_EGRESS_ASK ? "egress mode ask" : "secrets.ask",
         t->profile->name);
   return 0;
 }
@@ -892,9 +909,9 @@ add_egress_hooks (oci_spec *spec, const ar_profile *profile,
   if (plan->egress == AR_EGRESS_ASK)
     {
       strv_push (&create, "--approver");
-      strv_push (&create, plan->egress_approver);
+      strv_push (&create, plan->approver);
       char seconds[24];
-      snprintf (seconds, sizeof seconds, "%" PRId64, plan->egress_ask_timeout);
+      snprintf (seconds, sizeof seconds, "%" PRId64, plan->ask_timeout);
       strv_push (&create, "--ask-timeout");
       strv_push (&create, seconds);
     }

@@ -41,6 +41,7 @@ struct ar_profile
   bool secrets;
   char *secrets_path;
   bool secrets_main_only;
+  bool secrets_ask;
   oci_strv secrets_allowed_host_dirs;
   oci_map secret_files; /* name -> host path, named by the profile itself */
 
@@ -71,8 +72,8 @@ struct ar_profile
    * NULL: the host's first nameserver. */
   char *egress_upstream;
   /* Mode ask: the approver's socket; seconds it has to answer. */
-  char *egress_approver;
-  int64_t egress_ask_timeout;
+  char *approver;
+  int64_t ask_timeout;
   /* May run.agentrun.egress=open loosen the profile's egress? */
   bool egress_annotations_may_open;
   /* The egress hook executable (ar_profile_set_egress_hook); NULL:

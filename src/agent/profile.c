@@ -77,9 +77,10 @@ const char ar_builtin_agent_profile_json[]
       "    \"~/.cargo/credentials.toml\": \"crates.io tokens\"\n"
       "  },\n"
       "  \"annotations\": [\"overlay.size\", \"overlay.inodes\", \"secret.*\",\n"
-      "                  \"secrets.mainOnly\", \"output\", \"output.maxBytes\",\n"
-      "                  \"output.maxFiles\", \"timeout\", \"memory\", \"pids\",\n"
-      "                  \"cpus\", \"egress\", \"egress.allow\", \"hide\"]\n"
+      "                  \"secrets.mainOnly\", \"secrets.ask\", \"output\",\n"
+      "                  \"output.maxBytes\", \"output.maxFiles\", \"timeout\",\n"
+      "                  \"memory\", \"pids\", \"cpus\", \"egress\", \"egress.allow\",\n"
+      "                  \"hide\"]\n"
       "}\n";
 
 #define DEFAULT_SECRETS_PATH "/run/secrets"
@@ -292,6 +293,7 @@ static const char *const known_annotations[] = {
   "overlay.size",
   "overlay.inodes",
   "secrets.mainOnly",
+  "secrets.ask",
   "output",
   "output.maxBytes",
   "output.maxFiles",
@@ -307,7 +309,7 @@ static const char *const known_annotations[] = {
   "hide",
   "unhide",
   "overlay.from",
-  "egress.approver",
+  "approver",
 };
 #define SECRET_ANNOTATION_PREFIX "secret."
 
@@ -394,7 +396,7 @@ ar_profile_free (ar_profile *p)
   free_rlimits (p->rlimits, p->n_rlimits);
   oj_strv_clear (&p->egress_allow);
   free (p->egress_upstream);
-  free (p->egress_approver);
+  free (p->approver);
   free (p->egress_hook_path);
   free (p->audit_path);
   oj_strv_clear (&p->annotations);
@@ -422,7 +424,7 @@ empty_profile (const char *name)
   p->name = xstrdup (name);
   p->seccomp = AR_PROFILE_SECCOMP_SPEC;
   p->egress = AR_EGRESS_OPEN;
-  p->egress_ask_timeout = EGRESS_ASK_TIMEOUT_DEFAULT;
+  p->ask_timeout = EGRESS_ASK_TIMEOUT_DEFAULT;
   return p;
 }
 
@@ -782,13 +784,15 @@ read_overlay (oj_ctx *c, const oj_value *v, void *out)
 static int
 read_secrets (oj_ctx *c, const oj_value *v, void *out)
 {
-  static const char *const keys[]
-      = { "enabled", "path", "mainOnly", "allowedHostDirs", "files", NULL };
+  static const char *const keys[] = {
+    "enabled", "path", "mainOnly", "ask", "allowedHostDirs", "files", NULL
+  };
   ar_profile *p = out;
   if (expect_object_with (c, v, keys) < 0
       || read_enabled (c, v, &p->secrets) < 0
       || oj_field (c, v, "path", read_abs_path, &p->secrets_path) < 0
       || oj_field (c, v, "mainOnly", oj_read_bool, &p->secrets_main_only) < 0
+      || oj_field (c, v, "ask", oj_read_bool, &p->secrets_ask) < 0
       || oj_field (c, v, "allowedHostDirs", read_abs_path_list,
                    &p->secrets_allowed_host_dirs)
              < 0
@@ -857,20 +861,31 @@ read_ask_timeout (oj_ctx *c, const oj_value *v, void *out)
   return 0;
 }
 
+/* Who decides what the profile asks about (egress mode ask, secrets
+ * with ask), and how long it has. */
+static int
+read_approver (oj_ctx *c, const oj_value *v, void *out)
+{
+  static const char *const keys[] = { "socket", "timeout", NULL };
+  ar_profile *p = out;
+  if (expect_object_with (c, v, keys) < 0
+      || oj_field (c, v, "socket", read_abs_path, &p->approver) < 0
+      || oj_field (c, v, "timeout", read_ask_timeout, &p->ask_timeout) < 0)
+    return -1;
+  return 0;
+}
+
 static int
 read_network (oj_ctx *c, const oj_value *v, void *out)
 {
   static const char *const keys[]
-      = { "egress",   "allow",      "upstream", "annotationsMayOpen",
-          "approver", "askTimeout", NULL };
+      = { "egress", "allow", "upstream", "annotationsMayOpen", NULL };
   ar_profile *p = out;
   if (expect_object_with (c, v, keys) < 0
       || oj_field (c, v, "egress", read_egress_mode, &p->egress) < 0
       || oj_field (c, v, "allow", read_egress_allow, &p->egress_allow) < 0
       || oj_field (c, v, "upstream", read_upstream, &p->egress_upstream) < 0
-      || oj_field (c, v, "approver", read_abs_path, &p->egress_approver) < 0
-      || oj_field (c, v, "askTimeout", read_ask_timeout, &p->egress_ask_timeout)
-             < 0
+
       || oj_field (c, v, "annotationsMayOpen", oj_read_bool,
                    &p->egress_annotations_may_open)
              < 0)
@@ -901,23 +916,12 @@ read_audit (oj_ctx *c, const oj_value *v, void *out)
 static int
 read_profile_document (oj_ctx *c, const oj_value *doc, ar_profile *p)
 {
-  static const char *const keys[] = { "extends",
-                                      "description",
-                                      "overlay",
-                                      "secrets",
-                                      "output",
-                                      "limits",
-                                      "seccomp",
-                                      "capabilities",
-                                      "noNewPrivileges",
-                                      "maskedPaths",
-                                      "readonlyPaths",
-                                      "rlimits",
-                                      "network",
-                                      "audit",
-                                      "annotations",
-                                      "hideHostPaths",
-                                      NULL };
+  static const char *const keys[]
+      = { "extends",         "description", "overlay",       "secrets",
+          "output",          "limits",      "seccomp",       "capabilities",
+          "noNewPrivileges", "maskedPaths", "readonlyPaths", "rlimits",
+          "network",         "approver",    "audit",         "annotations",
+          "hideHostPaths",   NULL };
   if (expect_object_with (c, doc, keys) < 0)
     return -1;
   char *description = NULL;
@@ -939,6 +943,7 @@ read_profile_document (oj_ctx *c, const oj_value *doc, ar_profile *p)
              < 0
       || oj_field (c, doc, "rlimits", read_rlimits, p) < 0
       || oj_field (c, doc, "network", read_network, p) < 0
+      || oj_field (c, doc, "approver", read_approver, p) < 0
       || oj_field (c, doc, "hideHostPaths", read_hide_paths,
                    &p->hide_host_paths)
              < 0

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "stage.h"
+#include "secret_gate.h"
 #include "secrets.h"
 #include "../../oci/json.h"
 #include "../util/cleanup.h"
@@ -103,6 +104,13 @@ int64_t
 ar_agent_stage_wall_clock_seconds (const ar_agent_plan *plan)
 {
   return plan->wall_clock_seconds;
+}
+
+int
+ar_agent_stage_start_gates (const ar_agent_plan *plan, const char *id,
+                            pid_t init_pid, ar_error_t **err)
+{
+  return ar_secret_gate_start (plan, id, init_pid, err);
 }
 
 bool

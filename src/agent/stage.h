@@ -26,6 +26,8 @@ void ar_agent_stage_confine_exec (const ar_agent_plan *plan,
 bool ar_agent_stage_has_overlay (const ar_agent_plan *plan);
 int64_t ar_agent_stage_wall_clock_seconds (const ar_agent_plan *plan);
 bool ar_agent_stage_audits (const ar_agent_plan *plan);
+int ar_agent_stage_start_gates (const ar_agent_plan *plan, const char *id,
+                                pid_t init_pid, ar_error_t **err);
 void ar_agent_stage_audit (const ar_agent_plan *plan, const char *id,
                            const char *event, const char *fields_json);
 void ar_agent_stage_audit_process (const ar_agent_plan *plan,

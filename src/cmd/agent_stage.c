@@ -14,6 +14,7 @@ static const ar_stage_ops agent_stage = {
   .confine_exec = ar_agent_stage_confine_exec,
   .has_overlay = ar_agent_stage_has_overlay,
   .wall_clock_seconds = ar_agent_stage_wall_clock_seconds,
+  .start_gates = ar_agent_stage_start_gates,
   .audits = ar_agent_stage_audits,
   .audit = ar_agent_stage_audit,
   .audit_process = ar_agent_stage_audit_process,

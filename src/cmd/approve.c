@@ -27,7 +27,7 @@ static const ar_option options[] = {
   { "socket", 0, true,
     "listen on SOCKET (made 0600; a stale one is replaced)" },
   { "rules", 0, true,
-    "FILE of `DECISION WHAT PATTERN` lines (allow-once|allow|deny; dns, connect or *; a glob); the first match decides" },
+    "FILE of `DECISION WHAT PATTERN` lines (allow-once|allow|deny; dns, connect, secret or *; a glob); the first match decides" },
   { "default", 0, true,
     "the decision when no rule matches and there is no terminal to ask at (default: deny)" },
   { 0 }
@@ -42,8 +42,8 @@ AR_OPTIONS_MATCH (options, OPT_DEFAULT);
 
 static const ar_command_doc doc = {
   "approve", "--socket SOCKET [--rules FILE] [--default DECISION]",
-  "Answer an agent sandbox's questions (egress mode ask: `sandbox --approver "
-  "SOCKET`, or a profile's network.approver): by the first rule that "
+  "Answer an agent sandbox's questions (egress mode ask and secrets.ask: "
+  "`sandbox --approver SOCKET`, or a profile's approver): by the first rule that "
   "matches, else by asking at this terminal, else by --default. Prints one "
   "line per decision. Ends on SIGINT or SIGTERM, removing the socket."
 };
@@ -92,10 +92,13 @@ parse_rule (const char *file, unsigned line_no, char *line, rules *out,
   if (!ar_approval_decision_parse (decision, &r.decision))
     return ar_error_set (err, 0, "%s:%u: `%s`: want allow-once, allow or deny",
                          file, line_no, decision);
-  if (strcmp (what, "dns") != 0 && strcmp (what, "connect") != 0
-      && strcmp (what, "*") != 0)
-    return ar_error_set (err, 0, "%s:%u: `%s`: want dns, connect or *", file,
-                         line_no, what);
+  static const char *const whats[] = { "dns", "connect", "secret", "*" };
+  bool known = false;
+  for (size_t i = 0; i < sizeof whats / sizeof *whats; i++)
+    known = known || strcmp (what, whats[i]) == 0;
+  if (!known)
+    return ar_error_set (err, 0, "%s:%u: `%s`: want dns, connect, secret or *",
+                         file, line_no, what);
   if (out->len == MAX_RULES)
     return ar_error_set (err, 0, "%s: more than %d rules", file, MAX_RULES);
   r.what = xstrdup (what);

@@ -85,7 +85,9 @@ static const ar_option options[] = {
   { "from", 0, true,
     "ID:NAME: start from snapshot NAME of container ID (agentrun snapshot): its rootfs, its workspace and the files it had changed (root only)" },
   { "approver", 0, true,
-    "ask the approver listening on SOCKET before a name outside --allow-net resolves (egress mode ask; agentrun approve is one)" },
+    "ask the approver listening on SOCKET before a name or address outside --allow-net is reached (egress mode ask; agentrun approve is one)" },
+  { "ask-secrets", 0, false,
+    "each open of a secret waits for the approver's decision (needs --approver or the profile's; root only)" },
   { 0 }
 };
 enum
@@ -118,9 +120,10 @@ enum
   OPT_READ_ONLY_WORKSPACE,
   OPT_POOL,
   OPT_FROM,
-  OPT_APPROVER
+  OPT_APPROVER,
+  OPT_ASK_SECRETS
 };
-AR_OPTIONS_MATCH (options, OPT_APPROVER);
+AR_OPTIONS_MATCH (options, OPT_ASK_SECRETS);
 
 /* --diff-strict: what agentrun exits with when the diff failed. */
 #define DIFF_FAILED_STATUS 125
@@ -319,10 +322,12 @@ annotate_options (const ar_parsed *p, oci_spec *spec, ar_error_t **err)
                                 err)
           < 0)
         return -1;
-      annotate (spec, "egress.approver", approver);
+      annotate (spec, "approver", approver);
     }
   if (ar_flag (p, OPT_READ_ONLY_WORKSPACE))
     annotate (spec, "workspace.readOnly", "true");
+  if (ar_flag (p, OPT_ASK_SECRETS))
+    annotate (spec, "secrets.ask", "true");
   annotate_joined (p, OPT_ALLOW_NET, spec, "egress.allow");
   annotate_joined (p, OPT_HIDE, spec, "hide");
   annotate_joined (p, OPT_UNHIDE, spec, "unhide");

@@ -53,7 +53,8 @@ static const struct
   { "overlay.size", "--overlay-size" },
   { "overlay.from", "--from" },
   { "egress.allow", "--allow-net" },
-  { "egress.approver", "--approver" },
+  { "approver", "--approver" },
+  { "secrets.ask", "--ask-secrets" },
   { "hide", "--hide" },
   { "unhide", "--unhide" },
 };

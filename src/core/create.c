@@ -920,7 +920,8 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
              < 0)
     return -1;
   ar_timings_mark ("init");
-  if (ar_write_pid_file (c->opts->pid_file, u->pid, err) < 0)
+  if (ar_write_pid_file (c->opts->pid_file, u->pid, err) < 0
+      || ar_stage_start_gates (c->plan, c->opts->id, u->pid, err) < 0)
     return -1;
   if (c->plan && (c->opts->caller_waits || c->opts->await_take)
       && out->pty_master < 0)

@@ -13,6 +13,7 @@
 #include "sync.h"
 #include "terminal.h"
 #include "../util/cleanup.h"
+#include "../util/fds.h"
 #include "../util/userns.h"
 #include "../util/fs.h"
 #include "../util/pidfd.h"
@@ -187,7 +188,7 @@ child_setup (const exec_child *c, char **exe, char ***envp, ar_error_t **err)
   /* Nothing of the parent's (its state dir fd above all) may be reachable
    * through /proc/self/fd from inside, not even as the cwd. */
   int keep[] = { c->sync_fd, c->init_pidfd, c->root_fd };
-  ar_process_close_fds (3 + c->preserve_fds, keep, c->root_fd >= 0 ? 3 : 2);
+  ar_close_fds_from (3 + c->preserve_fds, keep, c->root_fd >= 0 ? 3 : 2);
   ar_sync_msg msg;
   if (ar_sync_expect (c->sync_fd, AR_SYNC_GO, &msg, err) < 0)
     return -1;
@@ -232,7 +233,7 @@ child_setup (const exec_child *c, char **exe, char ***envp, ar_error_t **err)
                           err)
       < 0)
     return -1;
-  ar_process_cloexec_fds (3 + c->preserve_fds);
+  ar_cloexec_fds_from (3 + c->preserve_fds);
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "hooks.h"
 #include "process.h"
 #include "../util/cleanup.h"
+#include "../util/fds.h"
 #include "../util/clock.h"
 #include "../util/fs.h"
 #include "../util/pidfd.h"
@@ -74,7 +75,7 @@ exec_hook (const oci_hook *hook, int stdin_fd, int exec_error_fd)
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
   signal (SIGPIPE, SIG_DFL);
-  ar_process_cloexec_fds (STDERR_FILENO + 1);
+  ar_cloexec_fds_from (STDERR_FILENO + 1);
 
   execve (hook->path, argv, envp);
 

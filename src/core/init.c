@@ -12,6 +12,7 @@
 #include "take.h"
 #include "terminal.h"
 #include "../util/cleanup.h"
+#include "../util/fds.h"
 #include "../util/fs.h"
 #include "../util/timings.h"
 
@@ -400,7 +401,7 @@ ar_init_main (const ar_init_config *cfg)
   for (size_t i = 0; i < n_mounts; i++)
     if (cfg->bind_source_fds[i] >= 0)
       keep[n_keep++] = cfg->bind_source_fds[i];
-  ar_process_close_fds (3 + cfg->preserve_fds, keep, n_keep);
+  ar_close_fds_from (3 + cfg->preserve_fds, keep, n_keep);
 
   /* This fork's own phases (--debug), reported with AR_SYNC_READY. */
   if (ar_timings_on ())
@@ -440,7 +441,7 @@ ar_init_main (const ar_init_config *cfg)
     fail (cfg, err, true);
 
   /* No host fd beyond the preserved ones survives exec. */
-  ar_process_cloexec_fds (3 + cfg->preserve_fds);
+  ar_cloexec_fds_from (3 + cfg->preserve_fds);
   ar_timings_mark ("privileges");
   cleanup_free char *phases = ar_timings_encode ();
   if (ar_sync_send (cfg->sync_fd, AR_SYNC_READY, 0, -1, phases, &err) < 0)

@@ -7,6 +7,7 @@
 #include "../../oci/json.h"
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
+#include "../util/fds.h"
 #include "../util/fs.h"
 #include "../util/pidfd.h"
 
@@ -274,7 +275,7 @@ watchdog_main (const ar_plan *plan, const char *id, int init_pidfd,
   for (int fd = 0; devnull >= 0 && fd < 3; fd++)
     dup2 (devnull, fd);
   int keep[] = { init_pidfd };
-  ar_process_close_fds (3, keep, 1);
+  ar_close_fds_from (3, keep, 1);
   struct pollfd p = { .fd = init_pidfd, .events = POLLIN };
   long long seconds = stage->wall_clock_seconds (plan);
   long long ms = seconds * 1000;
@@ -293,6 +294,13 @@ watchdog_main (const ar_plan *plan, const char *id, int init_pidfd,
       = xasprintf ("\"limit\":\"wall-clock\",\"seconds\":%lld", seconds);
   ar_stage_audit (plan, id, "limit", fields);
   _exit (0);
+}
+
+int
+ar_stage_start_gates (const ar_plan *plan, const char *id, pid_t init_pid,
+                      ar_error_t **err)
+{
+  return plan ? stage->start_gates (plan, id, init_pid, err) : 0;
 }
 
 int

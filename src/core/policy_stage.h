@@ -38,6 +38,10 @@ typedef struct
                         oci_process *proc);
   bool (*has_overlay) (const ar_plan *plan);
   int64_t (*wall_clock_seconds) (const ar_plan *plan);
+  /* Once the init has mounted everything: what guards the container from
+   * the host side while it lives (secrets.ask's gate). */
+  int (*start_gates) (const ar_plan *plan, const char *id, pid_t init_pid,
+                      ar_error_t **err);
   bool (*audits) (const ar_plan *plan);
   void (*audit) (const ar_plan *plan, const char *id, const char *event,
                  const char *fields_json);
@@ -81,6 +85,10 @@ int ar_stage_apply_policy (const char *profile_name, bool trust_caller,
  * resources; may rewrite spec->root_path (the overlay) and spec->mounts. */
 int ar_stage_prepare (const ar_plan *plan, int state_fd, const char *state_dir,
                       const char *rootfs, oci_spec *spec, ar_error_t **err);
+
+/* create, once the init is ready: the policy's gates. */
+int ar_stage_start_gates (const ar_plan *plan, const char *id, pid_t init_pid,
+                          ar_error_t **err);
 
 /* create, once the init is ready: the wall-clock limit's watchdog. */
 int64_t ar_stage_wall_clock_seconds (const ar_plan *plan);

@@ -35,13 +35,6 @@ int ar_process_set_attributes (const oci_process *process, ar_error_t **err);
  * ar_caps_apply can set them afterwards. */
 int ar_process_set_user (const oci_process *process, ar_error_t **err);
 
-/* Close every fd >= `first` except those in `keep` (n_keep entries), with
- * close_range where available. */
-void ar_process_close_fds (int first, const int *keep, size_t n_keep);
-
-/* Mark every fd >= `first` close-on-exec. */
-void ar_process_cloexec_fds (int first);
-
 /* Foreground run, sandbox and exec: SIGKILL this process when the runtime
  * that forked it dies. Called after the last change of credentials (which
  * clears the setting). The parent may have died before the call; getppid()

@@ -4,6 +4,7 @@
 #include "process.h"
 #include "state.h"
 #include "../util/cleanup.h"
+#include "../util/fds.h"
 #include "../util/fs.h"
 #include "../util/pidfd.h"
 #include "../util/proc.h"
@@ -78,7 +79,7 @@ hold (int init_pidfd)
   for (int fd = 0; fd < 3 && null_fd >= 0; fd++)
     dup2 (null_fd, fd);
   int keep = init_pidfd;
-  ar_process_close_fds (3, &keep, 1);
+  ar_close_fds_from (3, &keep, 1);
   struct pollfd p = { .fd = init_pidfd, .events = POLLIN };
   while (poll (&p, 1, -1) < 0 && errno == EINTR)
     ;

@@ -964,9 +964,9 @@ test_annotations_refused (void)
       "allowlist, open or ask)" },
     { "agent", "\"run.agentrun.egress\":\"ask\"",
       "egress mode ask needs an approver (profile \"agent\": "
-      "network.approver, or sandbox --approver SOCKET)" },
-    { "agent", "\"run.agentrun.egress.approver\":\"/run/a.sock\"",
-      "annotation run.agentrun.egress.approver: not allowed by profile "
+      "approver.socket, or sandbox --approver SOCKET)" },
+    { "agent", "\"run.agentrun.approver\":\"/run/a.sock\"",
+      "annotation run.agentrun.approver: not allowed by profile "
       "\"agent\"" },
     { "agent", "\"run.agentrun.egress.allow\":\"ok.org,bad host\"",
       "annotation run.agentrun.egress.allow: entry `bad host`: byte 0x20 (an "
