@@ -114,6 +114,19 @@ runtime_known() {
 	dk info -f '{{json .Runtimes}}' | jq -e --arg r "$1" 'has($r)' >/dev/null
 }
 
+# add_profile_runtime NAME PROFILE_JSON: the profile NAME in the suite's
+# config dir, and a runtime agentrun-NAME using it, loaded with SIGHUP
+# (docs/engines.md's way to a policy per container).
+add_profile_runtime() {
+	echo "$2" >"$ENG_T/agentrun-config/profiles/$1.json"
+	jq --arg bin "$ENG_AGENTRUN" --arg n "$1" \
+		'.runtimes["agentrun-" + $n] = {path: $bin, runtimeArgs: ["--profile=" + $n]}' \
+		"$ENG_T/daemon.json" >"$ENG_T/daemon.json.new"
+	mv "$ENG_T/daemon.json.new" "$ENG_T/daemon.json"
+	kill -HUP "$(cat "$ENG_T/docker.pid")"
+	eng_wait 100 runtime_known "agentrun-$1" || fail "SIGHUP did not load agentrun-$1"
+}
+
 @test "docker: agentrun is registered and is the default runtime" {
 	run dk info -f '{{json .Runtimes}} {{.DefaultRuntime}}'
 	assert_success
@@ -394,13 +407,7 @@ listen_on_gateway() {
 		[[ "$output" == *"unknown flag: --annotation"* || "$output" == *'"--annotation" requires API version 1.43'* ]] ||
 			fail "docker $api took --annotation"
 	fi
-	echo '{"extends": "agent", "limits": {"wallClock": "2s"}}' \
-		>"$ENG_T/agentrun-config/profiles/doc2s.json"
-	jq --arg bin "$ENG_AGENTRUN" '.runtimes["agentrun-doc2s"] = {path: $bin, runtimeArgs: ["--profile=doc2s"]}' \
-		"$ENG_T/daemon.json" >"$ENG_T/daemon.json.new"
-	mv "$ENG_T/daemon.json.new" "$ENG_T/daemon.json"
-	kill -HUP "$(cat "$ENG_T/docker.pid")"
-	eng_wait 100 runtime_known agentrun-doc2s || fail "SIGHUP did not load the new runtime"
+	add_profile_runtime doc2s '{"extends": "agent", "limits": {"wallClock": "2s"}}'
 	# The profile's wall clock ends the container (SIGKILL: 137) long
 	# before the command would, and before eng_run's own limit.
 	run dk run --rm --runtime=agentrun-doc2s "$I" sh -c 'sleep 600; echo not killed'
@@ -410,6 +417,30 @@ listen_on_gateway() {
 	run run_d "$I" sh -c 'sleep 3; echo not killed'
 	assert_success
 	assert_contains 'not killed'
+}
+
+@test "docker agent runtime, egress ask: a held connection to another container goes through once approved; the gateway is refused without a question" {
+	listen_on_gateway
+	# The resolver's upstream must be routable from the daemon's own netns
+	# (the suite's: nothing but Docker's bridge).
+	local sock=$ENG_T/approve.sock
+	printf '%s\n' "allow-once connect 172.17.*:8080" "deny * *" >"$ENG_T/approve.rules"
+	"$ENG_AGENTRUN" approve --socket "$sock" --rules "$ENG_T/approve.rules" \
+		</dev/null >"$ENG_T/approve.log" 2>&1 &
+	local approver=$!
+	eng_wait 100 test -S "$sock" || fail "no approver socket"
+	add_profile_runtime askdoc "{\"extends\": \"agent\", \"network\": {\"egress\": \"ask\", \"upstream\": \"172.17.0.1\"}, \"approver\": {\"socket\": \"$sock\", \"timeout\": \"5s\"}}"
+	dk run -d --runtime=agentrun --name c-asked "$I" httpd -f -p 8080 -h /etc >/dev/null
+	local web
+	web=$(dk inspect -f '{{.NetworkSettings.IPAddress}}' c-asked)
+	run dk run --rm --runtime=agentrun-askdoc "$I" sh -c "$ENG_GET $web; $ENG_GET 172.17.0.1"
+	dk rm -f c-asked >/dev/null
+	kill -TERM "$approver"
+	wait "$approver" || true
+	assert_success
+	[ "$output" = "$(printf 'reached\nrefused')" ] || fail "approved container reached, gateway refused expected: $output"
+	grep -q "connect $web:8080: allow-once (rule" "$ENG_T/approve.log" || fail "approver: $(cat "$ENG_T/approve.log")"
+	! grep -q "172.17.0.1" "$ENG_T/approve.log" || fail "asked about the gateway: $(cat "$ENG_T/approve.log")"
 }
 
 @test "docker agent runtime: a running container is snapshotted and forked; rollback is refused and leaves it running" {
