@@ -31,6 +31,7 @@
 #include "config.h"
 #include "dns_wire.h"
 #include "egress.h"
+#include "egress_resolver.h"
 #include "../oci/json.h"
 #include "../src/util/audit_log.h"
 #include "../src/util/cleanup.h"
@@ -54,83 +55,6 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#define DNS_MAX 4096
-#define MAX_PENDING 128
-#define MAX_TCP 16
-#define MAX_PORTS 8
-#define PENDING_SECONDS 5
-#define MAX_ASKS 16
-#define ASK_WAITERS 8
-#define MAX_APPROVED 1024
-
-typedef struct
-{
-  bool in_use;
-  uint16_t upstream_id, client_id;
-  struct sockaddr_storage client;
-  socklen_t client_len;
-  int tcp_fd; /* -1: the client asked over UDP */
-  time_t deadline;
-  dns_query question; /* as sent upstream */
-  uint16_t ports[MAX_PORTS];
-  size_t n_ports;
-} pending_query;
-
-typedef struct
-{
-  int fd;
-  size_t len;
-  time_t deadline;
-  unsigned char buf[DNS_MAX + 2];
-} tcp_client;
-
-/* A lookup held while the approver decides on its name. */
-typedef struct
-{
-  unsigned char *msg; /* the client's query, as it came */
-  size_t len;
-  int tcp_fd; /* -1: UDP; -2: its TCP client went */
-  struct sockaddr_storage from;
-  socklen_t from_len;
-} held_query;
-
-/* One question out: about a name (the lookups held with it), or about
- * a new flow the filter held (`flow`: its destination). */
-typedef struct
-{
-  egress_question q;                 /* q.fd < 0: a free slot */
-  const char *what;                  /* "dns" or "connect" */
-  char where[DNS_NAME_TEXT_MAX + 1]; /* the name, or ADDR:PORT */
-  const char *detail;                /* the query type, or the protocol */
-  long long started_ms;
-  held_query held[ASK_WAITERS];
-  size_t n_held;
-  egress_learnt flow;
-} name_ask;
-
-/* Which name an address was learnt from, for the refusal log. */
-#define NAME_CACHE 256
-typedef struct
-{
-  char addr[INET6_ADDRSTRLEN];
-  char name[DNS_NAME_TEXT_MAX + 1];
-} learnt_name;
-
-typedef struct
-{
-  const egress_resolver_config *cfg;
-  int udp_fd, tcp_fd, upstream_fd, pidfd, nflog_fd;
-  int held_flows_fd; /* mode ask: the filter's held flows (NFLOG) */
-  int stop_fd;       /* a thread's: readable when delete wants it gone */
-  pending_query pending[MAX_PENDING];
-  tcp_client tcp[MAX_TCP];
-  learnt_name names[NAME_CACHE];
-  size_t next_name;
-  name_ask asks[MAX_ASKS];
-  char **approved; /* names the approver allowed for the container */
-  size_t n_approved;
-} resolver;
-
 /* ---- DNS wire format (the rest is dns_wire.c) ------------------------ */
 
 static uint16_t
@@ -146,8 +70,8 @@ set16 (unsigned char *p, uint16_t v)
   p[1] = (unsigned char) v;
 }
 
-static const char *
-qtype_name (uint16_t t)
+const char *
+egress_qtype_name (uint16_t t)
 {
   switch (t)
     {
@@ -176,8 +100,8 @@ qtype_name (uint16_t t)
  * written ("dropped"). One resolver per process: static state is its. */
 #define AUDIT_PER_SECOND 50
 
-static void
-audit_write (const resolver *r, const char *event, const char *fields)
+void
+egress_resolver_audit (const resolver *r, const char *event, const char *fields)
 {
   static time_t window;
   static unsigned used;
@@ -209,11 +133,12 @@ audit (const resolver *r, const char *name, uint16_t qtype,
   if (r->cfg->audit_path == NULL)
     return;
   cleanup_free char *quoted = oj_quote (name, strlen (name));
-  cleanup_free char *fields = xasprintf (
-      "\"name\":%s,\"qtype\":\"%s\",\"decision\":\"%s\"%s%s", quoted,
-      qtype_name (qtype), decision, addresses_json ? ",\"addresses\":" : "",
-      addresses_json ? addresses_json : "");
-  audit_write (r, "egress-dns", fields);
+  cleanup_free char *fields
+      = xasprintf ("\"name\":%s,\"qtype\":\"%s\",\"decision\":\"%s\"%s%s",
+                   quoted, egress_qtype_name (qtype), decision,
+                   addresses_json ? ",\"addresses\":" : "",
+                   addresses_json ? addresses_json : "");
+  egress_resolver_audit (r, "egress-dns", fields);
 }
 
 /* ---- replies ---------------------------------------------------------- */
@@ -278,11 +203,12 @@ new_upstream_id (const resolver *r)
 
 /* Forward an allowed query (its answer's addresses are learnt for
  * `ports`), or refuse it. */
-static void
-forward_or_refuse (resolver *r, const dns_query *q, bool allowed,
-                   const uint16_t *ports, size_t n_ports,
-                   const unsigned char *msg, size_t len, int tcp_fd,
-                   const struct sockaddr_storage *from, socklen_t from_len)
+void
+egress_resolver_forward (resolver *r, const dns_query *q, bool allowed,
+                         const uint16_t *ports, size_t n_ports,
+                         const unsigned char *msg, size_t len, int tcp_fd,
+                         const struct sockaddr_storage *from,
+                         socklen_t from_len)
 {
   const struct sockaddr *to = (const struct sockaddr *) from;
   pending_query *p = allowed ? free_slot (r) : NULL;
@@ -307,19 +233,6 @@ forward_or_refuse (resolver *r, const dns_query *q, bool allowed,
       = out_len > 0 && send (r->upstream_fd, out, out_len, MSG_DONTWAIT) >= 0;
 }
 
-static bool ask_about (resolver *r, const dns_query *q,
-                       const unsigned char *msg, size_t len, int tcp_fd,
-                       const struct sockaddr_storage *from, socklen_t from_len);
-
-static bool
-approved_name (const resolver *r, const char *name)
-{
-  for (size_t i = 0; i < r->n_approved; i++)
-    if (strcmp (r->approved[i], name) == 0)
-      return true;
-  return false;
-}
-
 static void
 handle_query (resolver *r, const unsigned char *msg, size_t len, int tcp_fd,
               const struct sockaddr_storage *from, socklen_t from_len)
@@ -341,207 +254,12 @@ handle_query (resolver *r, const unsigned char *msg, size_t len, int tcp_fd,
   bool allowed = r->cfg->forward_all
                  || egress_name_allowed (r->cfg->allow, q.name, ports,
                                          MAX_PORTS, &n_ports)
-                 || approved_name (r, q.name);
+                 || egress_resolver_approved (r, q.name);
   if (!allowed && r->cfg->approver
-      && ask_about (r, &q, msg, len, tcp_fd, from, from_len))
+      && egress_resolver_ask_name (r, &q, msg, len, tcp_fd, from, from_len))
     return;
-  forward_or_refuse (r, &q, allowed, ports, n_ports, msg, len, tcp_fd, from,
-                     from_len);
-}
-
-/* ---- asking the approver ---------------------------------------------- */
-
-static void
-audit_ask (const resolver *r, const char *event, const name_ask *a,
-           const char *decision, const char *why)
-{
-  if (r->cfg->audit_path == NULL)
-    return;
-  cleanup_free char *where = oj_quote (a->where, strlen (a->where));
-  cleanup_free char *outcome
-      = decision ? xasprintf (",\"decision\":\"%s\",\"why\":\"%s\",\"ms\":%lld",
-                              decision, why, ar_now_ms () - a->started_ms)
-                 : xstrdup ("");
-  cleanup_free char *fields
-      = xasprintf ("\"what\":\"%s\",\"where\":%s,\"detail\":\"%s\"%s", a->what,
-                   where, a->detail, outcome);
-  audit_write (r, event, fields);
-}
-
-static void
-ask_decided (resolver *r, name_ask *a, ar_approval_decision d, const char *why);
-
-static bool
-hold (name_ask *a, const unsigned char *msg, size_t len, int tcp_fd,
-      const struct sockaddr_storage *from, socklen_t from_len)
-{
-  if (a->n_held == ASK_WAITERS)
-    return false;
-  held_query *h = &a->held[a->n_held++];
-  *h = (held_query){
-    .msg = xmalloc (len), .len = len, .tcp_fd = tcp_fd, .from_len = from_len
-  };
-  memcpy (h->msg, msg, len);
-  memcpy (&h->from, from, from_len);
-  return true;
-}
-
-/* The question out about `where`, or NULL (and a free slot, if any, in
- * *free_slot). */
-static name_ask *
-asking_about (resolver *r, const char *what, const char *where,
-              name_ask **free_slot)
-{
-  *free_slot = NULL;
-  for (size_t i = 0; i < MAX_ASKS; i++)
-    {
-      name_ask *a = &r->asks[i];
-      if (a->q.fd >= 0 && strcmp (a->what, what) == 0
-          && strcmp (a->where, where) == 0)
-        return a;
-      if (a->q.fd < 0 && *free_slot == NULL)
-        *free_slot = a;
-    }
-  return NULL;
-}
-
-/* Send the question in slot `a`; an approver out of reach decides at
- * once. */
-static void
-ask (resolver *r, name_ask *a, const char *what, const char *where,
-     const char *detail)
-{
-  a->what = what;
-  snprintf (a->where, sizeof a->where, "%s", where);
-  a->detail = detail;
-  a->started_ms = ar_now_ms ();
-  audit_ask (r, "approval-request", a, NULL, NULL);
-  const ar_approval_request req = { .container = (char *) r->cfg->id,
-                                    .what = (char *) what,
-                                    .where = a->where,
-                                    .detail = (char *) detail };
-  cleanup_error ar_error_t *err = NULL;
-  if (egress_question_start (&a->q, r->cfg->approver, &req, r->cfg->ask_timeout,
-                             &err)
-      < 0)
-    {
-      egress_question_close (&a->q);
-      ask_decided (r, a, AR_APPROVAL_DENY, "approver gone");
-    }
-}
-
-/* Hold the query with the question already out for its name, or ask a
- * new one. False when neither can be (too many at once): refused. */
-static bool
-ask_about (resolver *r, const dns_query *q, const unsigned char *msg,
-           size_t len, int tcp_fd, const struct sockaddr_storage *from,
-           socklen_t from_len)
-{
-  name_ask *free_slot;
-  name_ask *a = asking_about (r, "dns", q->name, &free_slot);
-  if (a)
-    return hold (a, msg, len, tcp_fd, from, from_len);
-  if (free_slot == NULL)
-    return false;
-  free_slot->n_held = 0;
-  hold (free_slot, msg, len, tcp_fd, from, from_len);
-  ask (r, free_slot, "dns", q->name, qtype_name (q->qtype));
-  return true;
-}
-
-/* A new flow the filter held: asked about once (its retries are logged
- * too while the question is out). */
-static void
-on_held_flow (const egress_refusal *flow, void *data)
-{
-  resolver *r = data;
-  if (flow->port == 0)
-    return;
-  bool v6 = strchr (flow->addr, ':') != NULL;
-  cleanup_free char *where
-      = xasprintf (v6 ? "[%s]:%u" : "%s:%u", flow->addr, flow->port);
-  name_ask *free_slot;
-  if (asking_about (r, "connect", where, &free_slot) || free_slot == NULL)
-    return;
-  free_slot->n_held = 0;
-  free_slot->flow = (egress_learnt){ .family = v6 ? AF_INET6 : AF_INET,
-                                     .port = flow->port };
-  inet_pton (free_slot->flow.family, flow->addr, free_slot->flow.addr);
-  ask (r, free_slot, "connect", where, flow->proto_name);
-}
-
-/* A flow's decision, for the filter: an allow-once opens its destination
- * long enough for the held flow's retries, an allow for good (no
- * timeout); anything else refuses it at once for a while, so the flow
- * fails instead of waiting out its retries. */
-static void
-flow_decided (const resolver *r, name_ask *a, ar_approval_decision d)
-{
-  a->flow.ttl = d == AR_APPROVAL_ALLOW ? 0 : EGRESS_ASK_FLOW_SECONDS;
-  cleanup_error ar_error_t *err = NULL;
-  if ((d == AR_APPROVAL_DENY ? egress_nft_refuse (&a->flow, &err)
-                             : egress_nft_learn (&a->flow, 1, &err))
-      < 0)
-    audit_write (r, "error", "\"what\":\"connect\",\"error\":\"filter\"");
-}
-
-/* What was held goes on (forwarded, or refused) as decided; an allow
- * lets the name through from now on. */
-static void
-ask_decided (resolver *r, name_ask *a, ar_approval_decision d, const char *why)
-{
-  audit_ask (r, "approval", a, ar_approval_decision_name (d), why);
-  if (strcmp (a->what, "connect") == 0)
-    {
-      flow_decided (r, a, d);
-      return;
-    }
-  if (d == AR_APPROVAL_ALLOW && r->n_approved < MAX_APPROVED
-      && !approved_name (r, a->where))
-    {
-      r->approved
-          = xrealloc (r->approved, (r->n_approved + 1) * sizeof *r->approved);
-      r->approved[r->n_approved++] = xstrdup (a->where);
-    }
-  for (size_t i = 0; i < a->n_held; i++)
-    {
-      held_query *h = &a->held[i];
-      dns_query q;
-      cleanup_error ar_error_t *err = NULL;
-      if (h->tcp_fd != -2 && dns_parse_query (h->msg, h->len, &q, &err) == 0)
-        forward_or_refuse (r, &q, d != AR_APPROVAL_DENY, NULL, 0, h->msg,
-                           h->len, h->tcp_fd, &h->from, h->from_len);
-      free (h->msg);
-    }
-  a->n_held = 0;
-}
-
-/* Questions answered, approvers gone, deadlines passed. */
-static void
-poll_asks (resolver *r, const struct pollfd *fds)
-{
-  long long now = ar_now_ms ();
-  for (size_t i = 0; i < MAX_ASKS; i++)
-    {
-      name_ask *a = &r->asks[i];
-      ar_approval_decision d;
-      cleanup_free char *why = NULL;
-      if (a->q.fd < 0 || (!fds[i].revents && now < a->q.deadline_ms)
-          || !egress_question_poll (&a->q, now, &d, &why))
-        continue;
-      egress_question_close (&a->q);
-      ask_decided (r, a, d, why);
-    }
-}
-
-/* A TCP client that went takes its held lookups with it. */
-static void
-drop_held_of (resolver *r, int tcp_fd)
-{
-  for (size_t i = 0; i < MAX_ASKS; i++)
-    for (size_t j = 0; j < r->asks[i].n_held; j++)
-      if (r->asks[i].held[j].tcp_fd == tcp_fd)
-        r->asks[i].held[j].tcp_fd = -2;
+  egress_resolver_forward (r, &q, allowed, ports, n_ports, msg, len, tcp_fd,
+                           from, from_len);
 }
 
 /* ---- answers ---------------------------------------------------------- */
@@ -680,7 +398,7 @@ on_refusal (const egress_refusal *refusal, void *data)
       = xasprintf ("\"destination\":\"%s\",\"protocol\":\"%s\"%s%s%s",
                    refusal->addr, refusal->proto_name, port,
                    quoted ? ",\"name\":" : "", quoted ? quoted : "");
-  audit_write (r, "egress-refused", fields);
+  egress_resolver_audit (r, "egress-refused", fields);
 }
 
 /* ---- TCP clients ------------------------------------------------------ */
@@ -691,7 +409,7 @@ tcp_close (resolver *r, tcp_client *c)
   for (size_t i = 0; i < MAX_PENDING; i++)
     if (r->pending[i].in_use && r->pending[i].tcp_fd == c->fd)
       r->pending[i].in_use = false;
-  drop_held_of (r, c->fd);
+  egress_resolver_drop_held (r, c->fd);
   ar_closep (&c->fd);
   c->len = 0;
 }
@@ -790,8 +508,8 @@ serve (resolver *r)
       if (fds[4 + MAX_TCP].revents)
         egress_nflog_read (r->nflog_fd, on_refusal, r);
       if (fds[6 + MAX_TCP + MAX_ASKS].revents)
-        egress_nflog_read (r->held_flows_fd, on_held_flow, r);
-      poll_asks (r, &fds[6 + MAX_TCP]);
+        egress_nflog_read (r->held_flows_fd, egress_resolver_on_held_flow, r);
+      egress_resolver_poll_asks (r, &fds[6 + MAX_TCP]);
       time_t now = time (NULL);
       for (size_t i = 0; i < MAX_TCP; i++)
         if (r->tcp[i].fd >= 0 && fds[4 + i].revents)
@@ -999,15 +717,7 @@ close_resolver (resolver *r)
   for (size_t i = 0; i < MAX_TCP; i++)
     if (r->tcp[i].fd >= 0)
       ar_closep (&r->tcp[i].fd);
-  for (size_t i = 0; i < MAX_ASKS; i++)
-    {
-      egress_question_close (&r->asks[i].q);
-      for (size_t j = 0; j < r->asks[i].n_held; j++)
-        free (r->asks[i].held[j].msg);
-    }
-  for (size_t i = 0; i < r->n_approved; i++)
-    free (r->approved[i]);
-  free (r->approved);
+  egress_resolver_asks_clear (r);
   free (r);
 }
 
