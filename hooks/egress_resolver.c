@@ -211,10 +211,11 @@ egress_resolver_forward (resolver *r, const dns_query *q, bool allowed,
                          socklen_t from_len)
 {
   const struct sockaddr *to = (const struct sockaddr *) from;
-  pending_query *p = allowed ? free_slot (r) : NULL;
+  pending_query *p = allowed && r->upstream_fd >= 0 ? free_slot (r) : NULL;
   if (p == NULL)
     {
-      audit (r, q->name, q->qtype, "refused", NULL);
+      audit (r, q->name, q->qtype,
+             allowed && r->upstream_fd < 0 ? "no upstream" : "refused", NULL);
       refuse (r, tcp_fd, to, from_len, msg, len, q->end);
       return;
     }
@@ -568,6 +569,24 @@ upstream_socket (const char *spec, int *fd, ar_error_t **err)
   return 0;
 }
 
+/* An upstream the host has no route to (an offline host, a daemon's
+ * netns of its own) is no reason to refuse the container: its lookups get
+ * NXDOMAIN, audited as "no upstream", and a warning says why. */
+static int
+upstream_usable (const char *spec, int *fd, ar_error_t **err)
+{
+  cleanup_error ar_error_t *e = NULL;
+  if (upstream_socket (spec, fd, &e) == 0)
+    return 0;
+  int why = e->errno_value;
+  if (why != ENETUNREACH && why != EHOSTUNREACH)
+    return ar_error_pass (err, steal_pointer (&e));
+  fprintf (stderr, "agentrun: warning: egress: %s: names will not resolve\n",
+           ar_error_text (e));
+  ar_closep (fd);
+  return 0;
+}
+
 static int
 listening_socket (int type, int *fd, ar_error_t **err)
 {
@@ -822,7 +841,7 @@ egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
   int ret = -1;
   if ((r->pidfd = ar_pidfd_open (cfg->container_pid)) < 0)
     ret = ar_error_set (err, errno, "pidfd_open of the container's init");
-  else if (upstream_socket (upstream, &r->upstream_fd, err) == 0
+  else if (upstream_usable (upstream, &r->upstream_fd, err) == 0
            && egress_in_netns (cfg->container_netns_fd, open_sockets_in_netns,
                                r, err)
                   == 0)

@@ -716,3 +716,14 @@ upstream_saw() {
 	grep -q "container .* asks: dns asked.other.test (A) -- \[o\]nce, \[a\]lways, \[d\]eny?" "$TEST_DIR/approve.log" \
 		|| fail "no prompt: $(cat "$TEST_DIR/approve.log")"
 }
+
+@test "egress: a create that fails after the egress hook ran (a failing createContainer hook) leaves no veth, lease, host element or resolver" {
+	update_config '.annotations["run.agentrun.egress.allow"] = "allowed.test"
+		| .hooks.createContainer = [{"path": "/bin/false", "args": ["false"]}]'
+	run runtime --profile egresstest run --bundle "$BUNDLE" "$CID"
+	assert_failure
+	assert_output_contains "createContainer hook #0 (/bin/false)"
+	[ -z "$(state_entries)" ] || fail "left: $(state_entries)"
+	# teardown's egress_leftovers_check: the veth, the lease, the host
+	# table's elements, the resolver.
+}

@@ -129,3 +129,17 @@ wait_for_no_gates() {
 	[ -z "$(state_entries)" ] || fail "left: $(state_entries)"
 	[ -z "$(gates_left)" ] || fail "gate left: $(gates_left)"
 }
+
+@test "secrets.ask on a host with no route to its nameserver: the approver's egress asks too, names fail with a warning, the secret is asked for" {
+	approver "allow secret A" "deny * *"
+	# A network namespace of its own with lo only: no route anywhere.
+	run unshare -n sh -c 'ip link set lo up; cd "$1" && shift && exec "$@"' _ "$WS" \
+		"$RUNTIME" --root "$ROOT" sandbox --no-tty --audit "$AUDIT" --approver "$APPROVER" --ask-secrets \
+		--secret "A=$TEST_DIR/a" -- sh -c 'cat /run/secrets/A; echo; getent hosts example.test; echo "dns: $?"'
+	assert_success
+	assert_output_contains "warning: egress: upstream resolver"
+	assert_output_contains "names will not resolve"
+	assert_output_contains "$(cat "$TEST_DIR/a")"
+	assert_output_contains "dns: 2"
+	wait_for_no_gates
+}

@@ -18,6 +18,7 @@
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
 #include "../util/path.h"
+#include "../util/userns.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -636,6 +637,10 @@ apply_annotations (const oci_map *annotations, annotation_target *t,
   if (t->limits->approver_annotated && !t->limits->egress_mode_annotated
       && t->plan->egress != AR_EGRESS_OPEN)
     t->plan->egress = AR_EGRESS_ASK;
+  if (t->plan->secrets_ask && ar_userns_unprivileged ())
+    return ar_error_set (err, 0,
+                         "secrets.ask needs root (fanotify's permission "
+                         "events); without root, leave the secret out");
   if ((t->plan->egress == AR_EGRESS_ASK || t->plan->secrets_ask)
       && t->plan->approver == NULL)
     return ar_error_set (

@@ -173,7 +173,7 @@ static void
 read_events (gate *g)
 {
   char buf[4096]
-      __attribute__ ((aligned (__alignof__ (struct fanotify_event_metadata))));
+      __attribute__ ((aligned (__alignof__(struct fanotify_event_metadata))));
   ssize_t len = read (g->fan_fd, buf, sizeof buf);
   const struct fanotify_event_metadata *ev = (void *) buf;
   for (; len > 0 && FAN_EVENT_OK (ev, len); ev = FAN_EVENT_NEXT (ev, len))
@@ -234,8 +234,8 @@ mark_secrets (int fan_fd, pid_t init_pid, const char *secrets_path,
 }
 
 int
-ar_secret_gate_start (const ar_agent_plan *plan, const char *id,
-                      pid_t init_pid, ar_error_t **err)
+ar_secret_gate_start (const ar_agent_plan *plan, const char *id, pid_t init_pid,
+                      ar_error_t **err)
 {
   if (!plan->secrets_ask || plan->secrets_path == NULL)
     return 0;

@@ -86,6 +86,11 @@ typedef struct
   bool in_cgroup_v2;   /* the init was cloned into cgroup's v2 dir */
   char *state_dir;     /* absolute */
   const ar_plan *plan; /* host resources to release */
+  /* Once the state record exists, hooks may have made things outside the
+   * container (createRuntime: the egress hook's veth, lease, pasta): its
+   * poststop hooks undo them, as they do at delete (runc too). */
+  const oci_spec *spec;
+  const ar_state *st;
   /* restart: the state dir, cgroup and resources are the container's,
    * kept whatever happens; only the new init goes. */
   bool keep;
@@ -102,6 +107,8 @@ undo_create (create_undo *u)
         kill (u->pid, SIGKILL);
       waitpid (u->pid, NULL, 0);
     }
+  if (u->st && !u->keep)
+    ar_container_run_hooks_of (u->spec, u->plan, u->st, false);
   if (u->keep)
     {
       ar_cgroup_free (u->cgroup);
@@ -914,6 +921,8 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
     .cgroup = u->cgroup ? ar_cgroup_serialize (u->cgroup) : NULL,
     .annotations = c->spec->annotations,
   };
+  u->spec = c->spec;
+  u->st = &c->st;
   if (ar_state_save (u->state_fd, &c->st, err) < 0
       || record_supervision (c->opts, u->state_fd, err) < 0
       || drive_init (c->opts, c->spec, c->plan, &c->st, c->sync[0], out, err)
