@@ -143,3 +143,12 @@ wait_for_no_gates() {
 	assert_output_contains "dns: 2"
 	wait_for_no_gates
 }
+
+@test "secrets.ask without a secret asks nothing: no tmpfs, no mark, no gate" {
+	approver "deny * *"
+	run sandbox --no-tty --approver "$APPROVER" --ask-secrets -- sh -c 'cat /etc/hostname >/dev/null && ls / >/dev/null && echo ran'
+	assert_success
+	assert_output_contains ran
+	[ ! -s "$TEST_DIR/approve.log" ] || fail "asked: $(cat "$TEST_DIR/approve.log")"
+	[ -z "$(gates_left)" ] || fail "a gate: $(gates_left)"
+}

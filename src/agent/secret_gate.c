@@ -26,7 +26,9 @@
 #include <string.h>
 #include <sys/fanotify.h>
 #include <sys/prctl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #define MAX_OPEN_QUESTIONS 16
@@ -218,13 +220,23 @@ serve (gate *g)
 }
 
 /* The secrets mount as the init sees it: through its root, so the mark
- * lands on the container's mount, not on anything of the host's. */
+ * lands on the container's mount, not on anything of the host's. A mount
+ * mark on anything but the secrets tmpfs itself would hold every open on
+ * a wider mount: checked first. */
 static int
 mark_secrets (int fan_fd, pid_t init_pid, const char *secrets_path,
               ar_error_t **err)
 {
   cleanup_free char *path
       = xasprintf ("/proc/%d/root%s", (int) init_pid, secrets_path);
+  cleanup_free char *parent = xasprintf ("%s/..", path);
+  struct statfs fs;
+  struct stat st, up;
+  if (statfs (path, &fs) < 0 || stat (path, &st) < 0 || stat (parent, &up) < 0)
+    return ar_error_set (err, errno, "secrets.ask: `%s`", secrets_path);
+  if (fs.f_type != TMPFS_MAGIC || st.st_dev == up.st_dev)
+    return ar_error_set (err, 0, "secrets.ask: `%s` is not the secrets tmpfs",
+                         secrets_path);
   if (fanotify_mark (fan_fd, FAN_MARK_ADD | FAN_MARK_MOUNT, FAN_OPEN_PERM,
                      AT_FDCWD, path)
       < 0)
@@ -237,7 +249,8 @@ int
 ar_secret_gate_start (const ar_agent_plan *plan, const char *id, pid_t init_pid,
                       ar_error_t **err)
 {
-  if (!plan->secrets_ask || plan->secrets_path == NULL)
+  /* Without a secret no tmpfs is mounted: nothing to ask about. */
+  if (!plan->secrets_ask || plan->secrets_path == NULL || plan->n_secrets == 0)
     return 0;
   cleanup_close int fan_fd = fanotify_init (
       FAN_CLASS_CONTENT | FAN_CLOEXEC | FAN_UNLIMITED_QUEUE, O_RDONLY);
