@@ -227,7 +227,8 @@ egress_resolver_forward (resolver *r, const dns_query *q, bool allowed,
                         .n_ports = n_ports };
   memcpy (&p->client, from, from_len);
   p->client_len = from_len;
-  memcpy (p->ports, ports, n_ports * sizeof *ports);
+  if (n_ports)
+    memcpy (p->ports, ports, n_ports * sizeof *ports);
   unsigned char out[DNS_MAX];
   size_t out_len = dns_encode_query (q, p->upstream_id, out, sizeof out);
   p->in_use
