@@ -211,6 +211,22 @@ int egress_question_start (egress_question *q, const char *approver,
 bool egress_question_poll (egress_question *q, long long now_ms,
                            ar_approval_decision *d, char **why);
 void egress_question_close (egress_question *q);
+/* The audit fields of a question ("approval-request": `decision` NULL) or
+ * of its decision (why, and ms since `started_ms`); `detail` NULL: left
+ * out. */
+char *egress_question_audit_fields (const char *what, const char *where,
+                                    const char *detail, const char *decision,
+                                    const char *why, long long started_ms);
+/* What an approver allowed for the rest of the container's life: at most
+ * `max` entries (later allows are asked again). */
+typedef struct
+{
+  char **items;
+  size_t len, max;
+} egress_approved;
+bool egress_approved_has (const egress_approved *a, const char *where);
+void egress_approved_add (egress_approved *a, const char *where);
+void egress_approved_clear (egress_approved *a);
 
 /* ---- egress_resolver.c ---- */
 typedef struct

@@ -5,6 +5,7 @@
  * not a well-formed answer in time is a deny, and says why. */
 #include "config.h"
 #include "egress.h"
+#include "../oci/json.h"
 #include "../src/util/cleanup.h"
 #include "../src/util/clock.h"
 #include "../src/util/fs.h"
@@ -95,4 +96,49 @@ egress_question_close (egress_question *q)
 {
   ar_closep (&q->fd);
   q->len = 0;
+}
+
+char *
+egress_question_audit_fields (const char *what, const char *where,
+                              const char *detail, const char *decision,
+                              const char *why, long long started_ms)
+{
+  cleanup_free char *where_json = oj_quote (where, strlen (where));
+  cleanup_free char *detail_json
+      = detail ? oj_quote (detail, strlen (detail)) : NULL;
+  cleanup_free char *outcome
+      = decision ? xasprintf (",\"decision\":\"%s\",\"why\":\"%s\",\"ms\":%lld",
+                              decision, why, ar_now_ms () - started_ms)
+                 : xstrdup ("");
+  return xasprintf ("\"what\":\"%s\",\"where\":%s%s%s%s", what, where_json,
+                    detail_json ? ",\"detail\":" : "",
+                    detail_json ? detail_json : "", outcome);
+}
+
+bool
+egress_approved_has (const egress_approved *a, const char *where)
+{
+  for (size_t i = 0; i < a->len; i++)
+    if (strcmp (a->items[i], where) == 0)
+      return true;
+  return false;
+}
+
+void
+egress_approved_add (egress_approved *a, const char *where)
+{
+  if (a->len == a->max || egress_approved_has (a, where))
+    return;
+  a->items = xrealloc (a->items, (a->len + 1) * sizeof *a->items);
+  a->items[a->len++] = xstrdup (where);
+}
+
+void
+egress_approved_clear (egress_approved *a)
+{
+  for (size_t i = 0; i < a->len; i++)
+    free (a->items[i]);
+  free (a->items);
+  a->items = NULL;
+  a->len = 0;
 }

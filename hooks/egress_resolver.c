@@ -832,7 +832,8 @@ egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
                    .pidfd = -1,
                    .nflog_fd = -1,
                    .held_flows_fd = -1,
-                   .stop_fd = -1 };
+                   .stop_fd = -1,
+                   .approved.max = MAX_APPROVED };
   for (size_t i = 0; i < MAX_TCP; i++)
     r->tcp[i].fd = -1;
   for (size_t i = 0; i < MAX_ASKS; i++)

@@ -84,8 +84,7 @@ typedef struct
   learnt_name names[NAME_CACHE];
   size_t next_name;
   name_ask asks[MAX_ASKS];
-  char **approved; /* names the approver allowed for the container */
-  size_t n_approved;
+  egress_approved approved; /* names allowed for the container */
 } resolver;
 
 /* Shared by the halves. */

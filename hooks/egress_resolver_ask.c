@@ -5,7 +5,6 @@
  * One question per name or destination at a time (egress_ask.c). */
 #include "config.h"
 #include "egress_resolver.h"
-#include "../oci/json.h"
 #include "../src/util/cleanup.h"
 #include "../src/util/clock.h"
 
@@ -16,10 +15,7 @@
 bool
 egress_resolver_approved (const resolver *r, const char *name)
 {
-  for (size_t i = 0; i < r->n_approved; i++)
-    if (strcmp (r->approved[i], name) == 0)
-      return true;
-  return false;
+  return egress_approved_has (&r->approved, name);
 }
 
 static void
@@ -28,14 +24,8 @@ audit_ask (const resolver *r, const char *event, const name_ask *a,
 {
   if (r->cfg->audit_path == NULL)
     return;
-  cleanup_free char *where = oj_quote (a->where, strlen (a->where));
-  cleanup_free char *outcome
-      = decision ? xasprintf (",\"decision\":\"%s\",\"why\":\"%s\",\"ms\":%lld",
-                              decision, why, ar_now_ms () - a->started_ms)
-                 : xstrdup ("");
-  cleanup_free char *fields
-      = xasprintf ("\"what\":\"%s\",\"where\":%s,\"detail\":\"%s\"%s", a->what,
-                   where, a->detail, outcome);
+  cleanup_free char *fields = egress_question_audit_fields (
+      a->what, a->where, a->detail, decision, why, a->started_ms);
   egress_resolver_audit (r, event, fields);
 }
 
@@ -169,13 +159,8 @@ ask_decided (resolver *r, name_ask *a, ar_approval_decision d, const char *why)
       flow_decided (r, a, d);
       return;
     }
-  if (d == AR_APPROVAL_ALLOW && r->n_approved < MAX_APPROVED
-      && !egress_resolver_approved (r, a->where))
-    {
-      r->approved
-          = xrealloc (r->approved, (r->n_approved + 1) * sizeof *r->approved);
-      r->approved[r->n_approved++] = xstrdup (a->where);
-    }
+  if (d == AR_APPROVAL_ALLOW)
+    egress_approved_add (&r->approved, a->where);
   for (size_t i = 0; i < a->n_held; i++)
     {
       held_query *h = &a->held[i];
@@ -226,7 +211,5 @@ egress_resolver_asks_clear (resolver *r)
       for (size_t j = 0; j < r->asks[i].n_held; j++)
         free (r->asks[i].held[j].msg);
     }
-  for (size_t i = 0; i < r->n_approved; i++)
-    free (r->approved[i]);
-  free (r->approved);
+  egress_approved_clear (&r->approved);
 }

@@ -10,7 +10,6 @@
 #include "secret_gate.h"
 #include "stage.h"
 #include "../../hooks/egress.h"
-#include "../../oci/json.h"
 #include "../util/cleanup.h"
 #include "../util/fds.h"
 #include "../util/clock.h"
@@ -49,8 +48,7 @@ typedef struct
   const char *id;
   int fan_fd, pidfd;
   held_open held[MAX_OPEN_QUESTIONS];
-  char *approved[MAX_APPROVED];
-  size_t n_approved;
+  egress_approved approved; /* secrets allowed for the container */
 } gate;
 
 static void
@@ -68,16 +66,8 @@ audit_open (const gate *g, const char *event, const held_open *h,
 {
   if (!ar_agent_stage_audits (g->plan))
     return;
-  cleanup_free char *where = oj_quote (h->name, strlen (h->name));
-  cleanup_free char *what_more
-      = detail ? oj_quote (detail, strlen (detail)) : NULL;
-  cleanup_free char *fields
-      = decision
-            ? xasprintf ("\"what\":\"secret\",\"where\":%s,\"decision\":\"%s\","
-                         "\"why\":\"%s\",\"ms\":%lld",
-                         where, decision, why, ar_now_ms () - h->started_ms)
-            : xasprintf ("\"what\":\"secret\",\"where\":%s,\"detail\":%s",
-                         where, what_more ? what_more : "\"\"");
+  cleanup_free char *fields = egress_question_audit_fields (
+      "secret", h->name, detail, decision, why, h->started_ms);
   ar_agent_stage_audit (g->plan, g->id, event, fields);
 }
 
@@ -101,22 +91,12 @@ opener (pid_t pid)
   return xstrdup (buf);
 }
 
-static bool
-approved (const gate *g, const char *name)
-{
-  for (size_t i = 0; i < g->n_approved; i++)
-    if (strcmp (g->approved[i], name) == 0)
-      return true;
-  return false;
-}
-
 static void
 decided (gate *g, held_open *h, ar_approval_decision d, const char *why)
 {
   audit_open (g, "approval", h, NULL, ar_approval_decision_name (d), why);
-  if (d == AR_APPROVAL_ALLOW && g->n_approved < MAX_APPROVED
-      && !approved (g, h->name))
-    g->approved[g->n_approved++] = xstrdup (h->name);
+  if (d == AR_APPROVAL_ALLOW)
+    egress_approved_add (&g->approved, h->name);
   respond (g, h->event_fd, d != AR_APPROVAL_DENY);
   egress_question_close (&h->q);
   h->event_fd = -1;
@@ -139,7 +119,7 @@ on_open (gate *g, const struct fanotify_event_metadata *ev)
   target[n] = '\0';
   const char *slash = strrchr (target, '/');
   const char *name = slash ? slash + 1 : target;
-  if (S_ISDIR (st.st_mode) || approved (g, name))
+  if (S_ISDIR (st.st_mode) || egress_approved_has (&g->approved, name))
     {
       respond (g, ev->fd, true);
       return;
@@ -274,7 +254,11 @@ ar_secret_gate_start (const ar_agent_plan *plan, const char *id, pid_t init_pid,
   int keep[] = { fan_fd, pidfd };
   ar_close_fds_from (3, keep, 2);
   prctl (PR_SET_NAME, "agentrun-gate");
-  gate g = { .plan = plan, .id = id, .fan_fd = fan_fd, .pidfd = pidfd };
+  gate g = { .plan = plan,
+             .id = id,
+             .fan_fd = fan_fd,
+             .pidfd = pidfd,
+             .approved.max = MAX_APPROVED };
   for (size_t i = 0; i < MAX_OPEN_QUESTIONS; i++)
     g.held[i] = (held_open){ .q.fd = -1, .event_fd = -1 };
   serve (&g);
