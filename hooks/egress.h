@@ -211,6 +211,8 @@ int egress_question_start (egress_question *q, const char *approver,
 bool egress_question_poll (egress_question *q, long long now_ms,
                            ar_approval_decision *d, char **why);
 void egress_question_close (egress_question *q);
+/* The longest string an audit line keeps of a name, a command line. */
+#define EGRESS_AUDIT_STRING_MAX 1024
 /* The audit fields of a question ("approval-request": `decision` NULL) or
  * of its decision (why, and ms since `started_ms`); `detail` NULL: left
  * out. */

@@ -103,9 +103,12 @@ egress_question_audit_fields (const char *what, const char *where,
                               const char *detail, const char *decision,
                               const char *why, long long started_ms)
 {
-  cleanup_free char *where_json = oj_quote (where, strlen (where));
+  cleanup_free char *where_json
+      = oj_json_string (where, strlen (where), EGRESS_AUDIT_STRING_MAX);
   cleanup_free char *detail_json
-      = detail ? oj_quote (detail, strlen (detail)) : NULL;
+      = detail
+            ? oj_json_string (detail, strlen (detail), EGRESS_AUDIT_STRING_MAX)
+            : NULL;
   cleanup_free char *outcome
       = decision ? xasprintf (",\"decision\":\"%s\",\"why\":\"%s\",\"ms\":%lld",
                               decision, why, ar_now_ms () - started_ms)

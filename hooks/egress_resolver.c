@@ -132,7 +132,8 @@ audit (const resolver *r, const char *name, uint16_t qtype,
 {
   if (r->cfg->audit_path == NULL)
     return;
-  cleanup_free char *quoted = oj_quote (name, strlen (name));
+  cleanup_free char *quoted
+      = oj_json_string (name, strlen (name), EGRESS_AUDIT_STRING_MAX);
   cleanup_free char *fields
       = xasprintf ("\"name\":%s,\"qtype\":\"%s\",\"decision\":\"%s\"%s%s",
                    quoted, egress_qtype_name (qtype), decision,
@@ -392,7 +393,9 @@ on_refusal (const egress_refusal *refusal, void *data)
 {
   const resolver *r = data;
   const char *name = name_of (r, refusal->addr);
-  cleanup_free char *quoted = name ? oj_quote (name, strlen (name)) : NULL;
+  cleanup_free char *quoted
+      = name ? oj_json_string (name, strlen (name), EGRESS_AUDIT_STRING_MAX)
+             : NULL;
   cleanup_free char *port = refusal->port
                                 ? xasprintf (",\"port\":%u", refusal->port)
                                 : xstrdup ("");

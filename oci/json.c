@@ -422,6 +422,67 @@ quote (const char *s, size_t len, size_t max)
   return out;
 }
 
+/* The length of the valid UTF-8 sequence at s (n bytes left), 0 if none. */
+static size_t
+utf8_sequence (const unsigned char *s, size_t n)
+{
+  size_t need = s[0] >= 0xF0 && s[0] <= 0xF4   ? 4
+                : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
+                : s[0] >= 0xC2 && s[0] <= 0xDF ? 2
+                                               : 0;
+  if (need == 0 || need > n)
+    return 0;
+  for (size_t i = 1; i < need; i++)
+    if ((s[i] & 0xC0) != 0x80)
+      return 0;
+  /* No overlong forms, surrogates or code points past U+10FFFF. */
+  if ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] > 0x9F)
+      || (s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] > 0x8F))
+    return 0;
+  return need;
+}
+
+char *
+oj_json_string (const char *s, size_t len, size_t max)
+{
+  const unsigned char *u = (const unsigned char *) s;
+  /* Each input byte takes at most 6 output bytes ("\u00XX"; U+FFFD is 3). */
+  size_t cap = (len < max ? len : max) * 6 + 8;
+  char *out = xmalloc (cap);
+  char *o = out;
+  *o++ = '"';
+  size_t i = 0;
+  while (i < len)
+    {
+      size_t seq = u[i] < 0x80 ? 1 : utf8_sequence (u + i, len - i);
+      if (i + (seq ? seq : 1) > max)
+        {
+          o = stpcpy (o, "...");
+          break;
+        }
+      if (seq > 1)
+        {
+          memcpy (o, s + i, seq);
+          o += seq;
+        }
+      else if (seq == 0)
+        o = stpcpy (o, "\xEF\xBF\xBD");
+      else if (u[i] == '"' || u[i] == '\\')
+        {
+          *o++ = '\\';
+          *o++ = (char) u[i];
+        }
+      else if (u[i] < 0x20 || u[i] == 0x7f)
+        o += sprintf (o, "\\u%04x", u[i]);
+      else
+        *o++ = (char) u[i];
+      i += seq ? seq : 1;
+    }
+  *o++ = '"';
+  *o = '\0';
+  return out;
+}
+
 static bool
 is_plain_key (const char *key, size_t len)
 {

@@ -101,6 +101,11 @@ char *oj_describe (const oj_value *v);
 
 /* `s` in double quotes, escaped onto one line and cut when long. */
 char *oj_quote (const char *s, size_t len);
+/* `s` as a JSON string (for a line of JSON): control characters as
+ * \u00XX, a byte that is no part of valid UTF-8 as U+FFFD, and at most
+ * `max` bytes of `s`, cut on a character boundary with "..." inside the
+ * quotes. */
+char *oj_json_string (const char *s, size_t len, size_t max);
 
 /* A reader converts one JSON value into the C object at `out`. On error it
  * returns -1 with *c->err set; whatever it already stored in `out` stays

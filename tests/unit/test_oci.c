@@ -4,6 +4,7 @@
 #include "config.h"
 #include "unit.h"
 #include "../../oci/oci.h"
+#include "../../oci/json.h"
 #include "../../src/util/cleanup.h"
 #include "../../src/util/fs.h"
 
@@ -1115,6 +1116,42 @@ test_helpers (void)
   CHECK (true);
 }
 
+/* oj_json_string: what goes into a JSON line (the audit log) parses back
+ * as a JSON string, whatever bytes came; long ones are cut on a character. */
+static void
+test_json_string (void)
+{
+  static const struct
+  {
+    const char *in;
+    size_t max;
+    const char *want;
+  } cases[] = {
+    { "plain", 64, "\"plain\"" },
+    { "a\"b\\c\n\x01", 64, "\"a\\\"b\\\\c\\u000a\\u0001\"" },
+    { "\xff\xc3(", 64, "\"\xEF\xBF\xBD\xEF\xBF\xBD(\"" },
+    { "caf\xc3\xa9", 64, "\"caf\xc3\xa9\"" },
+    { "\xed\xa0\x80", 64, "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"" },
+    { "abcdef", 3, "\"abc...\"" },
+    { "a\xc3\xa9z", 2, "\"a...\"" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      cleanup_free char *got
+          = oj_json_string (cases[i].in, strlen (cases[i].in), cases[i].max);
+      CHECK_STR (got, cases[i].want);
+      oj_value v;
+      ar_error_t *err = NULL;
+      CHECK_INT (oj_parse (got, strlen (got), "t", &v, &err), 0);
+      if (err == NULL)
+        {
+          CHECK (v.type == OJ_STRING);
+          oj_value_clear (&v);
+        }
+      ar_error_free (err);
+    }
+}
+
 int
 main (void)
 {
@@ -1140,5 +1177,6 @@ main (void)
   RUN (test_default_spec_rootless);
   RUN (test_state_json);
   RUN (test_helpers);
+  RUN (test_json_string);
   return unit_finish ();
 }
