@@ -647,9 +647,9 @@ upstream_saw() {
 	run "$RUNTIME" approve --socket "$TEST_DIR/a.sock" --rules "$TEST_DIR/rules"
 	assert_failure
 	assert_output_contains "$TEST_DIR/rules:2: \`maybe\`: want allow-once, allow or deny"
-	printf 'allow exec a.test\n' >"$TEST_DIR/rules"
+	printf 'allow program a.test\n' >"$TEST_DIR/rules"
 	run "$RUNTIME" approve --socket "$TEST_DIR/a.sock" --rules "$TEST_DIR/rules"
-	assert_output_contains "$TEST_DIR/rules:1: \`exec\`: want dns, connect, secret or *"
+	assert_output_contains "$TEST_DIR/rules:1: \`program\`: want dns, connect, secret, exec or *"
 	run "$RUNTIME" approve --rules "$TEST_DIR/rules"
 	assert_output_contains "approve: --socket SOCKET is needed"
 	run "$RUNTIME" approve --socket "$TEST_DIR/a.sock" --default maybe

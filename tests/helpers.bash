@@ -271,6 +271,21 @@ approver() {
 	wait_for_file "$APPROVER"
 }
 
+# The gate daemons (comm agentrun-gate: secrets.ask, programs.ask) of
+# this test's state root.
+gates_left() {
+	pgrep -a -x agentrun-gate | grep -F -- "$ROOT" || true
+}
+
+wait_for_no_gates() {
+	local i
+	for i in $(seq 1 40); do
+		[ -z "$(gates_left)" ] && return 0
+		sleep 0.05
+	done
+	fail "a gate outlived its sandbox: $(gates_left)"
+}
+
 # started_in_bg CMD...: CMD in the background with no terminal; its pid in
 # $BG. The caller waits for what it started.
 started_in_bg() {

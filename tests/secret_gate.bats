@@ -21,11 +21,6 @@ teardown() {
 	sandbox_teardown
 }
 
-# The gates (comm agentrun-gate) of this test's state root.
-gates_left() {
-	pgrep -a -x agentrun-gate | grep -F -- "$ROOT" || true
-}
-
 with_secrets() {
 	sandbox --no-tty --audit "$AUDIT" --secret "A=$TEST_DIR/a" --secret "B=$TEST_DIR/b" \
 		--secret "C=$TEST_DIR/c" "$@"
@@ -57,15 +52,6 @@ with_secrets() {
 	# The secrets' values are in no audit line.
 	! grep -qF -- "$(cat "$TEST_DIR/a")" "$AUDIT"
 	wait_for_no_gates
-}
-
-wait_for_no_gates() {
-	local i
-	for i in $(seq 1 40); do
-		[ -z "$(gates_left)" ] && return 0
-		sleep 0.05
-	done
-	fail "a gate outlived its sandbox: $(gates_left)"
 }
 
 @test "secrets.ask: a silent approver is a deny when its timeout ends; an approver that is gone is a deny at once" {

@@ -56,6 +56,10 @@ typedef struct ar_plan
   bool secrets_main_only; /* hidden from exec'd processes */
   bool secrets_ask;       /* each open of one waits for the approver */
 
+  /* Rules naming programs ("git push", "curl"): each exec of one waits
+   * for the approver (programs.ask). */
+  oci_strv programs_ask;
+
   /* The one directory that leaves the sandbox, at delete. */
   char *output_path;     /* in the container; default /output; NULL: off */
   char *output_host_dir; /* where it is exported; NULL: not exported */
@@ -116,6 +120,10 @@ void ar_profile_trust_caller (ar_profile *profile);
  * "WHAT `ENTRY`: why". */
 int
 ar_egress_entry_check (const char *what, const char *entry, ar_error_t **err);
+/* A programs.ask rule: a program and its leading arguments, 1 to 16 words
+ * without ',', at most 256 bytes; the error reads "WHAT `RULE`: why". */
+int
+ar_program_rule_check (const char *what, const char *rule, ar_error_t **err);
 /* Where the egress hook (hooks/agentrun-egress) is: the runtime finds it
  * (ar_egress_hook_find) and tells the policy, which stays pure. */
 #define AR_EGRESS_HOOK_NAME "agentrun-egress"

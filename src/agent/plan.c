@@ -40,6 +40,7 @@ ar_agent_plan_free (ar_agent_plan *plan)
   free (plan->approver);
   oj_map_clear (&plan->hide);
   oj_strv_clear (&plan->unhide);
+  oj_strv_clear (&plan->programs_ask);
   free (plan);
 }
 
@@ -99,6 +100,28 @@ emit_egress (yajl_gen g, const ar_agent_plan *plan)
 }
 
 static void
+emit_programs (yajl_gen g, const ar_agent_plan *plan)
+{
+  if (plan->programs_ask.len == 0)
+    return;
+  oj_gen_key (g, "programs");
+  yajl_gen_map_open (g);
+  oj_gen_kv_strv (g, "ask", &plan->programs_ask);
+  yajl_gen_map_close (g);
+}
+
+static int
+read_programs (oj_ctx *c, const oj_value *v, void *out)
+{
+  ar_agent_plan *plan = out;
+  return oj_expect_object (c, v) < 0
+                 || oj_field (c, v, "ask", oj_read_strv, &plan->programs_ask)
+                        < 0
+             ? -1
+             : 0;
+}
+
+static void
 emit_hide (yajl_gen g, const ar_agent_plan *plan)
 {
   if (plan->hide.len == 0 && plan->unhide.len == 0)
@@ -137,6 +160,7 @@ ar_agent_plan_gen (yajl_gen g, const ar_agent_plan *plan)
       oj_gen_kv_i64 (g, "timeout", plan->ask_timeout);
       yajl_gen_map_close (g);
     }
+  emit_programs (g, plan);
   emit_hide (g, plan);
   yajl_gen_map_close (g);
 }
@@ -305,6 +329,7 @@ read_plan (oj_ctx *c, const oj_value *doc, ar_agent_plan *plan)
              < 0
       || oj_field (c, doc, "egress", read_egress, plan) < 0
       || oj_field (c, doc, "approver", read_approver, plan) < 0
+      || oj_field (c, doc, "programs", read_programs, plan) < 0
       || oj_field (c, doc, "hide", oj_read_map, &plan->hide) < 0
       || oj_field (c, doc, "unhide", oj_read_strv, &plan->unhide) < 0)
     return -1;

@@ -112,6 +112,8 @@ plan_from_profile (const ar_profile *profile)
         add_secret (plan, profile->secret_files.items[i].key,
                     profile->secret_files.items[i].value);
     }
+  for (size_t i = 0; i < profile->programs_ask.len; i++)
+    ar_strv_append_unique (&plan->programs_ask, profile->programs_ask.items[i]);
   if (profile->output)
     {
       plan->output_path = xstrdup (profile->output_path);
@@ -421,6 +423,28 @@ on_egress_allow (annotation_target *t, const char *value, ar_error_t **err)
 }
 
 static int
+check_program_rule (const char *rule, ar_error_t **err)
+{
+  return ar_program_rule_check ("rule", rule, err);
+}
+
+/* Rules added to the profile's: a container's author may ask for more
+ * questions, never for fewer. */
+static int
+on_programs_ask (annotation_target *t, const char *value, ar_error_t **err)
+{
+  oci_strv rules;
+  if (split_entries (value, check_program_rule, &rules, err) < 0)
+    return -1;
+  for (size_t i = 0; i < rules.len; i++)
+    ar_strv_append_unique (&t->plan->programs_ask, rules.items[i]);
+  oj_strv_clear (&rules);
+  if (t->plan->programs_ask.len > AR_PROGRAM_RULES_MAX)
+    return invalid_value (value, "at most 64 rules in all", err);
+  return 0;
+}
+
+static int
 check_hide_path (const char *path, ar_error_t **err)
 {
   if (path[0] == '/' && !ar_path_has_dotdot (path) && strcmp (path, "/") != 0)
@@ -541,6 +565,7 @@ static const struct
   { "overlay.from", on_overlay_from },
   { "secrets.mainOnly", on_secrets_main_only },
   { "secrets.ask", on_secrets_ask },
+  { "programs.ask", on_programs_ask },
   { "output", on_output },
   { "output.maxBytes", on_output_max_bytes },
   { "output.maxFiles", on_output_max_files },
@@ -641,13 +666,19 @@ apply_annotations (const oci_map *annotations, annotation_target *t,
     return ar_error_set (err, 0,
                          "secrets.ask needs root (fanotify's permission "
                          "events); without root, leave the secret out");
-  if ((t->plan->egress == AR_EGRESS_ASK || t->plan->secrets_ask)
-      && t->plan->approver == NULL)
+  if (t->plan->programs_ask.len > 0 && ar_userns_unprivileged ())
+    return ar_error_set (err, 0,
+                         "programs.ask needs root (fanotify's permission "
+                         "events)");
+  const char *asker = t->plan->egress == AR_EGRESS_ASK ? "egress mode ask"
+                      : t->plan->secrets_ask           ? "secrets.ask"
+                      : t->plan->programs_ask.len > 0  ? "programs.ask"
+                                                       : NULL;
+  if (asker && t->plan->approver == NULL)
     return ar_error_set (
         err, 0,
         "%s needs an approver (profile \"%s\": approver.socket, or sandbox --approver SOCKET)",
-        t->plan->egress == AR_EGRESS_ASK ? "egress mode ask" : "secrets.ask",
-        t->profile->name);
+        asker, t->profile->name);
   return 0;
 }
 

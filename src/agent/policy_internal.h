@@ -66,6 +66,8 @@ struct ar_profile
   oci_rlimit *rlimits; /* each one tightens or adds the spec's */
   size_t n_rlimits;
 
+  oci_strv programs_ask; /* rules: "git push", "curl" */
+
   ar_egress_mode egress;
   oci_strv egress_allow;
   /* Upstream resolver for the egress hook's resolver ("addr[:port]");
@@ -131,6 +133,12 @@ bool ar_parse_count (const char *text, int64_t *out);
 bool ar_profile_name_valid (const char *name);  /* [a-z0-9_-]+ */
 bool ar_secret_name_valid (const char *name);   /* [A-Za-z0-9._-]+, not . .. */
 bool ar_egress_entry_valid (const char *entry); /* CIDR, host:port, *.dom */
+/* A programs.ask rule: 1 to AR_PROGRAM_RULE_WORDS_MAX words of printable
+ * characters but ',', at most AR_PROGRAM_RULE_MAX bytes. */
+#define AR_PROGRAM_RULE_MAX 256
+#define AR_PROGRAM_RULE_WORDS_MAX 16
+#define AR_PROGRAM_RULES_MAX 64
+bool ar_program_rule_valid (const char *rule);
 
 const char *ar_egress_mode_name (ar_egress_mode mode);
 bool ar_egress_mode_parse (const char *text, ar_egress_mode *out);

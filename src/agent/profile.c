@@ -80,7 +80,7 @@ const char ar_builtin_agent_profile_json[]
       "                  \"secrets.mainOnly\", \"secrets.ask\", \"output\",\n"
       "                  \"output.maxBytes\", \"output.maxFiles\", \"timeout\",\n"
       "                  \"memory\", \"pids\", \"cpus\", \"egress\", \"egress.allow\",\n"
-      "                  \"hide\"]\n"
+      "                  \"hide\", \"programs.ask\"]\n"
       "}\n";
 
 #define DEFAULT_SECRETS_PATH "/run/secrets"
@@ -261,6 +261,36 @@ ar_egress_entry_valid (const char *entry)
   return ar_egress_entry_check ("allow entry", entry, NULL) == 0;
 }
 
+int
+ar_program_rule_check (const char *what, const char *rule, ar_error_t **err)
+{
+  size_t len = strlen (rule), words = 0;
+  const char *why = NULL;
+  for (size_t i = 0; why == NULL && i < len; i++)
+    {
+      unsigned char ch = (unsigned char) rule[i];
+      if (ch < 0x20 || ch == 0x7f || ch == ',')
+        why = "a ',' or a control character";
+      else if (ch != ' ' && (i == 0 || rule[i - 1] == ' '))
+        words++;
+    }
+  if (why == NULL && len > AR_PROGRAM_RULE_MAX)
+    why = "longer than 256 bytes";
+  if (why == NULL && (words == 0 || words > AR_PROGRAM_RULE_WORDS_MAX))
+    why = "expected 1 to 16 words, a program and its leading arguments "
+          "(\"git push\")";
+  if (why == NULL)
+    return 0;
+  cleanup_free char *quoted = oj_quote (rule, len);
+  return ar_error_set (err, 0, "%s %s: %s", what, quoted, why);
+}
+
+bool
+ar_program_rule_valid (const char *rule)
+{
+  return ar_program_rule_check ("rule", rule, NULL) == 0;
+}
+
 static const char *const egress_mode_names[] = {
   [AR_EGRESS_OPEN] = "open",
   [AR_EGRESS_NONE] = "none",
@@ -310,6 +340,7 @@ static const char *const known_annotations[] = {
   "unhide",
   "overlay.from",
   "approver",
+  "programs.ask",
 };
 #define SECRET_ANNOTATION_PREFIX "secret."
 
@@ -395,6 +426,7 @@ ar_profile_free (ar_profile *p)
   oj_map_clear (&p->hide_host_paths);
   free_rlimits (p->rlimits, p->n_rlimits);
   oj_strv_clear (&p->egress_allow);
+  oj_strv_clear (&p->programs_ask);
   free (p->egress_upstream);
   free (p->approver);
   free (p->egress_hook_path);
@@ -684,6 +716,33 @@ read_egress_allow (oj_ctx *c, const oj_value *v, void *out)
 }
 
 static int
+read_program_rules (oj_ctx *c, const oj_value *v, void *out)
+{
+  oci_strv *rules = out;
+  if (read_checked_strv (c, v, rules, ar_program_rule_valid,
+                         "a program and its leading arguments, words "
+                         "without ',' (\"git push\", \"curl\")")
+      < 0)
+    return -1;
+  if (rules->len > AR_PROGRAM_RULES_MAX)
+    return oj_fail (c, "%zu rules: at most %d", rules->len,
+                    AR_PROGRAM_RULES_MAX);
+  return 0;
+}
+
+static int
+read_programs (oj_ctx *c, const oj_value *v, void *out)
+{
+  static const char *const keys[] = { "ask", NULL };
+  ar_profile *p = out;
+  return expect_object_with (c, v, keys) < 0
+                 || oj_field (c, v, "ask", read_program_rules, &p->programs_ask)
+                        < 0
+             ? -1
+             : 0;
+}
+
+static int
 read_egress_mode (oj_ctx *c, const oj_value *v, void *out)
 {
   if (v->type != OJ_STRING || !ar_egress_mode_parse (v->text, out))
@@ -917,11 +976,13 @@ static int
 read_profile_document (oj_ctx *c, const oj_value *doc, ar_profile *p)
 {
   static const char *const keys[]
-      = { "extends",         "description", "overlay",       "secrets",
-          "output",          "limits",      "seccomp",       "capabilities",
-          "noNewPrivileges", "maskedPaths", "readonlyPaths", "rlimits",
-          "network",         "approver",    "audit",         "annotations",
-          "hideHostPaths",   NULL };
+      = { "extends",     "description",   "overlay",
+          "secrets",     "output",        "limits",
+          "seccomp",     "capabilities",  "noNewPrivileges",
+          "maskedPaths", "readonlyPaths", "rlimits",
+          "network",     "approver",      "audit",
+          "annotations", "hideHostPaths", "programs",
+          NULL };
   if (expect_object_with (c, doc, keys) < 0)
     return -1;
   char *description = NULL;
@@ -944,6 +1005,7 @@ read_profile_document (oj_ctx *c, const oj_value *doc, ar_profile *p)
       || oj_field (c, doc, "rlimits", read_rlimits, p) < 0
       || oj_field (c, doc, "network", read_network, p) < 0
       || oj_field (c, doc, "approver", read_approver, p) < 0
+      || oj_field (c, doc, "programs", read_programs, p) < 0
       || oj_field (c, doc, "hideHostPaths", read_hide_paths,
                    &p->hide_host_paths)
              < 0

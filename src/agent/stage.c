@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "stage.h"
-#include "secret_gate.h"
+#include "gate.h"
 #include "secrets.h"
 #include "../../oci/json.h"
 #include "../util/cleanup.h"
@@ -110,7 +110,7 @@ int
 ar_agent_stage_start_gates (const ar_agent_plan *plan, const char *id,
                             pid_t init_pid, ar_error_t **err)
 {
-  return ar_secret_gate_start (plan, id, init_pid, err);
+  return ar_gate_start (plan, id, init_pid, err);
 }
 
 bool

@@ -27,7 +27,7 @@ static const ar_option options[] = {
   { "socket", 0, true,
     "listen on SOCKET (made 0600; a stale one is replaced)" },
   { "rules", 0, true,
-    "FILE of `DECISION WHAT PATTERN` lines (allow-once|allow|deny; dns, connect, secret or *; a glob); the first match decides" },
+    "FILE of `DECISION WHAT PATTERN` lines (allow-once|allow|deny; dns, connect, secret, exec or *; a glob); the first match decides" },
   { "default", 0, true,
     "the decision when no rule matches and there is no terminal to ask at (default: deny)" },
   { 0 }
@@ -72,7 +72,8 @@ rules_clear (rules *r)
   free (r->items);
 }
 
-/* One line: DECISION WHAT PATTERN; blank lines and # comments skipped. */
+/* One line: DECISION WHAT PATTERN, the pattern the rest of the line (an
+ * exec's command line has spaces); blank lines and # comments skipped. */
 static int
 parse_rule (const char *file, unsigned line_no, char *line, rules *out,
             ar_error_t **err)
@@ -83,21 +84,29 @@ parse_rule (const char *file, unsigned line_no, char *line, rules *out,
   if (decision == NULL)
     return 0;
   char *what = strtok_r (NULL, " \t", &save);
-  char *pattern = strtok_r (NULL, " \t", &save);
+  char *pattern = strtok_r (NULL, "", &save);
+  if (pattern)
+    {
+      pattern += strspn (pattern, " \t");
+      size_t len = strlen (pattern);
+      while (len > 0 && (pattern[len - 1] == ' ' || pattern[len - 1] == '\t'))
+        pattern[--len] = '\0';
+    }
   rule r = { 0 };
-  if (what == NULL || pattern == NULL || strtok_r (NULL, " \t", &save))
-    return ar_error_set (err, 0,
-                         "%s:%u: expected DECISION WHAT PATTERN, three words",
-                         file, line_no);
+  if (what == NULL || pattern == NULL || pattern[0] == '\0')
+    return ar_error_set (err, 0, "%s:%u: expected DECISION WHAT PATTERN", file,
+                         line_no);
   if (!ar_approval_decision_parse (decision, &r.decision))
     return ar_error_set (err, 0, "%s:%u: `%s`: want allow-once, allow or deny",
                          file, line_no, decision);
-  static const char *const whats[] = { "dns", "connect", "secret", "*" };
+  static const char *const whats[]
+      = { "dns", "connect", "secret", "exec", "*" };
   bool known = false;
   for (size_t i = 0; i < sizeof whats / sizeof *whats; i++)
     known = known || strcmp (what, whats[i]) == 0;
   if (!known)
-    return ar_error_set (err, 0, "%s:%u: `%s`: want dns, connect, secret or *",
+    return ar_error_set (err, 0,
+                         "%s:%u: `%s`: want dns, connect, secret, exec or *",
                          file, line_no, what);
   if (out->len == MAX_RULES)
     return ar_error_set (err, 0, "%s: more than %d rules", file, MAX_RULES);

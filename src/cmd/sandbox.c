@@ -88,6 +88,9 @@ static const ar_option options[] = {
     "ask the approver listening on SOCKET before a name or address outside --allow-net is reached (egress mode ask; agentrun approve is one)" },
   { "ask-secrets", 0, false,
     "each open of a secret waits for the approver's decision (needs --approver or the profile's; root only)" },
+  { "ask-program", 0, true,
+    "RULE (\"git push\", \"curl\"; repeatable): each exec of a program it names waits for the approver's decision (root only)",
+    true },
   { 0 }
 };
 enum
@@ -121,9 +124,10 @@ enum
   OPT_POOL,
   OPT_FROM,
   OPT_APPROVER,
-  OPT_ASK_SECRETS
+  OPT_ASK_SECRETS,
+  OPT_ASK_PROGRAM
 };
-AR_OPTIONS_MATCH (options, OPT_ASK_SECRETS);
+AR_OPTIONS_MATCH (options, OPT_ASK_PROGRAM);
 
 /* --diff-strict: what agentrun exits with when the diff failed. */
 #define DIFF_FAILED_STATUS 125
@@ -329,19 +333,27 @@ annotate_options (const ar_parsed *p, oci_spec *spec, ar_error_t **err)
   if (ar_flag (p, OPT_ASK_SECRETS))
     annotate (spec, "secrets.ask", "true");
   annotate_joined (p, OPT_ALLOW_NET, spec, "egress.allow");
+  annotate_joined (p, OPT_ASK_PROGRAM, spec, "programs.ask");
   annotate_joined (p, OPT_HIDE, spec, "hide");
   annotate_joined (p, OPT_UNHIDE, spec, "unhide");
   return 0;
 }
 
 /* Each --allow-net in full, before anything is made: a bad one would
- * otherwise fail only in the egress hook, half-way through the create. */
+ * otherwise fail only in the egress hook, half-way through the create.
+ * Each --ask-program whole: joined by ',' into one annotation, a ',' in
+ * one would split it. */
 static int
-check_allow_net (const ar_parsed *p, ar_error_t **err)
+check_entry_flags (const ar_parsed *p, ar_error_t **err)
 {
   for (size_t i = 0; i < p->n_multi[OPT_ALLOW_NET]; i++)
     if (ar_egress_entry_check ("sandbox: --allow-net",
                                p->multi[OPT_ALLOW_NET][i], err)
+        < 0)
+      return -1;
+  for (size_t i = 0; i < p->n_multi[OPT_ASK_PROGRAM]; i++)
+    if (ar_program_rule_check ("sandbox: --ask-program",
+                               p->multi[OPT_ASK_PROGRAM][i], err)
         < 0)
       return -1;
   return 0;
@@ -652,7 +664,7 @@ ar_sandbox_make_ready (const ar_globals *g, char **pool_options,
         err, 0,
         "pool create: `%s`: a pool takes no command (each `sandbox --pool NAME -- COMMAND` gives one)",
         p.args[0]);
-  if (check_allow_net (&p, err) < 0)
+  if (check_entry_flags (&p, err) < 0)
     return -1;
   cleanup_free char *rootfs = NULL;
   cleanup_free char *workspace = NULL;
@@ -872,7 +884,7 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     return ar_error_set (
         err, 0,
         "sandbox: give a command after the options (agentrun sandbox [OPTIONS] -- COMMAND)");
-  if (check_allow_net (&p, err) < 0)
+  if (check_entry_flags (&p, err) < 0)
     return -1;
   if (p.value[OPT_DIFF] && ar_flag (&p, OPT_READ_ONLY_WORKSPACE))
     return ar_error_set (

@@ -55,6 +55,7 @@ static const struct
   { "egress.allow", "--allow-net" },
   { "approver", "--approver" },
   { "secrets.ask", "--ask-secrets" },
+  { "programs.ask", "--ask-program" },
   { "hide", "--hide" },
   { "unhide", "--unhide" },
 };

@@ -965,6 +965,17 @@ test_annotations_refused (void)
     { "agent", "\"run.agentrun.egress\":\"ask\"",
       "egress mode ask needs an approver (profile \"agent\": "
       "approver.socket, or sandbox --approver SOCKET)" },
+    { "agent", "\"run.agentrun.programs.ask\":\"git push,curl\"",
+      "programs.ask needs an approver (profile \"agent\": "
+      "approver.socket, or sandbox --approver SOCKET)" },
+    { "agent", "\"run.agentrun.programs.ask\":\"git\\npush\"",
+      "annotation run.agentrun.programs.ask: rule \"git\\x0apush\": a ',' "
+      "or a control character" },
+    { "agent",
+      "\"run.agentrun.programs.ask\":\"a b c d e f g h i j k l m n o p q\"",
+      "annotation run.agentrun.programs.ask: rule \"a b c d e f g h i j k l m "
+      "n o p q\": expected 1 to 16 words, a program and its leading arguments "
+      "(\"git push\")" },
     { "agent", "\"run.agentrun.approver\":\"/run/a.sock\"",
       "annotation run.agentrun.approver: not allowed by profile "
       "\"agent\"" },
