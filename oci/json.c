@@ -2,6 +2,7 @@
 #include "config.h"
 #include "json.h"
 #include "../src/util/cleanup.h"
+#include "../src/util/text.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -422,26 +423,6 @@ quote (const char *s, size_t len, size_t max)
   return out;
 }
 
-/* The length of the valid UTF-8 sequence at s (n bytes left), 0 if none. */
-static size_t
-utf8_sequence (const unsigned char *s, size_t n)
-{
-  size_t need = s[0] >= 0xF0 && s[0] <= 0xF4   ? 4
-                : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
-                : s[0] >= 0xC2 && s[0] <= 0xDF ? 2
-                                               : 0;
-  if (need == 0 || need > n)
-    return 0;
-  for (size_t i = 1; i < need; i++)
-    if ((s[i] & 0xC0) != 0x80)
-      return 0;
-  /* No overlong forms, surrogates or code points past U+10FFFF. */
-  if ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] > 0x9F)
-      || (s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] > 0x8F))
-    return 0;
-  return need;
-}
-
 char *
 oj_json_string (const char *s, size_t len, size_t max)
 {
@@ -454,7 +435,7 @@ oj_json_string (const char *s, size_t len, size_t max)
   size_t i = 0;
   while (i < len)
     {
-      size_t seq = u[i] < 0x80 ? 1 : utf8_sequence (u + i, len - i);
+      size_t seq = ar_utf8_sequence (u + i, len - i);
       if (i + (seq ? seq : 1) > max)
         {
           o = stpcpy (o, "...");

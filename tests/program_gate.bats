@@ -41,7 +41,8 @@ count() {
 		ls / >/dev/null; ls / >/dev/null; echo "ls /: $?"
 		ls /tmp >/dev/null; echo "ls /tmp: $?"
 		touch ./made; echo "touch: $?"
-		cat /etc/hostname >/dev/null; echo "cat: $?"'
+		cat /etc/hostname >/dev/null; echo "cat: $?"
+		id -u "$(printf "a\033[2K\rb")"; echo "escapes: $?"'
 	assert_success
 	assert_output_contains "id -u: 0"
 	assert_output_contains "again: 0"
@@ -58,8 +59,11 @@ count() {
 	# The shell tries /usr/bin/id, then /bin/id (the same file): one
 	# question, its deny answers the retry.
 	[ "$(count 'exec id -g: deny (default)')" -eq 1 ] || fail "$(cat "$TEST_DIR/approve.log")"
+	# What the container wrote reaches the person's terminal as text.
+	[ "$(count 'exec id -u a\x1b[2K\x0db: deny (default)')" -eq 1 ] || fail "$(cat "$TEST_DIR/approve.log")"
+	assert_output_contains "escapes: 126"
 	# ls /tmp, cat, sh and the loader's opens asked nothing.
-	[ "$(wc -l <"$TEST_DIR/approve.log")" -eq 5 ] || fail "$(cat "$TEST_DIR/approve.log")"
+	[ "$(wc -l <"$TEST_DIR/approve.log")" -eq 6 ] || fail "$(cat "$TEST_DIR/approve.log")"
 	run grep '"event":"approval-request"' "$AUDIT"
 	assert_output_contains "\"what\":\"exec\",\"where\":\"id -u\",\"detail\":\"/usr/bin/id in $WS\""
 	run grep '"event":"approval"' "$AUDIT"

@@ -396,6 +396,21 @@ user_sandbox_in_client_netns() {
 	assert_output_contains "not enforced"
 }
 
+@test "user sandbox: --ask-secrets and --ask-program need root (fanotify permission events): one line each, nothing left" {
+	local sock=$TEST_DIR/approve.sock
+	run user_sandbox --approver "$sock" --ask-program 'git push' -- echo ran
+	assert_failure
+	assert_output_contains "programs.ask needs root (fanotify's permission events)"
+	refute_output_contains ran
+	[ "${#lines[@]}" -eq 1 ] || fail "more than one line"
+	echo tok >"$TEST_DIR/tok" && chown "$AR_TEST_USER" "$TEST_DIR/tok"
+	run user_sandbox --approver "$sock" --ask-secrets --secret "T=$TEST_DIR/tok" -- echo ran
+	assert_failure
+	assert_output_contains "secrets.ask needs root"
+	[ "${#lines[@]}" -eq 1 ] || fail "more than one line"
+	[ -z "$(state_entries)" ] || fail "left: $(state_entries)"
+}
+
 @test "user sandbox: without XDG_RUNTIME_DIR or --root, one line says where state goes" {
 	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" \
 		setpriv --reuid="$AR_TEST_USER" --regid="$AR_TEST_USER" --clear-groups env -u XDG_RUNTIME_DIR "$RUNTIME" sandbox --no-tty -- true </dev/null

@@ -7,6 +7,7 @@
 #include "cmd.h"
 #include "../../oci/approval.h"
 #include "../util/cleanup.h"
+#include "../util/text.h"
 #include "../util/fs.h"
 
 #include <errno.h>
@@ -143,7 +144,9 @@ matching_rule (const rules *r, const ar_approval_request *req)
   return NULL;
 }
 
-/* Asked at the terminal; false when there is none (or it closed). */
+/* Asked at the terminal; false when there is none (or it closed). `req`
+ * is as shown: printable (a command line comes from the container, and
+ * escape sequences in it could redraw the question). */
 static bool
 ask_terminal (const ar_approval_request *req, ar_approval_decision *out)
 {
@@ -215,6 +218,12 @@ answer_one (const policy *pol, int conn)
       fprintf (stderr, "agentrun: approve: %s\n", ar_error_text (err));
       return;
     }
+  ar_approval_request shown = {
+    .container = ar_text_printable (req.container),
+    .what = ar_text_printable (req.what),
+    .where = ar_text_printable (req.where),
+    .detail = req.detail ? ar_text_printable (req.detail) : NULL,
+  };
   const rule *r = matching_rule (pol->rules, &req);
   ar_approval_decision d = pol->fallback;
   const char *by = "default";
@@ -223,16 +232,17 @@ answer_one (const policy *pol, int conn)
       d = r->decision;
       by = "rule";
     }
-  else if (ask_terminal (&req, &d))
+  else if (ask_terminal (&shown, &d))
     by = "terminal";
   cleanup_free char *reply = ar_approval_reply_encode (d);
   bool sent = ar_write_all (conn, reply, strlen (reply)) == 0;
-  printf ("%s %s %s: %s (%s%s%s)\n", req.container, req.what, req.where,
+  printf ("%s %s %s: %s (%s%s%s)\n", shown.container, shown.what, shown.where,
           ar_approval_decision_name (d), by, r ? " " : "", r ? r->pattern : "");
   if (!sent)
-    printf ("%s %s %s: the asker was gone\n", req.container, req.what,
-            req.where);
+    printf ("%s %s %s: the asker was gone\n", shown.container, shown.what,
+            shown.where);
   fflush (stdout);
+  ar_approval_request_clear (&shown);
   ar_approval_request_clear (&req);
 }
 

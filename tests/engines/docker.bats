@@ -127,6 +127,18 @@ add_profile_runtime() {
 	eng_wait 100 runtime_known "agentrun-$1" || fail "SIGHUP did not load agentrun-$1"
 }
 
+# start_approver NAME RULE...: agentrun approve on $ENG_T/NAME.sock with
+# these rules, logging to $ENG_T/NAME.log; its pid in $APPROVER.
+start_approver() {
+	local name=$1
+	shift
+	printf '%s\n' "$@" >"$ENG_T/$name.rules"
+	"$ENG_AGENTRUN" approve --socket "$ENG_T/$name.sock" --rules "$ENG_T/$name.rules" \
+		</dev/null >"$ENG_T/$name.log" 2>&1 &
+	APPROVER=$!
+	eng_wait 100 test -S "$ENG_T/$name.sock" || fail "no approver socket"
+}
+
 @test "docker: agentrun is registered and is the default runtime" {
 	run dk info -f '{{json .Runtimes}} {{.DefaultRuntime}}'
 	assert_success
@@ -423,24 +435,42 @@ listen_on_gateway() {
 	listen_on_gateway
 	# The resolver's upstream must be routable from the daemon's own netns
 	# (the suite's: nothing but Docker's bridge).
-	local sock=$ENG_T/approve.sock
-	printf '%s\n' "allow-once connect 172.17.*:8080" "deny * *" >"$ENG_T/approve.rules"
-	"$ENG_AGENTRUN" approve --socket "$sock" --rules "$ENG_T/approve.rules" \
-		</dev/null >"$ENG_T/approve.log" 2>&1 &
-	local approver=$!
-	eng_wait 100 test -S "$sock" || fail "no approver socket"
-	add_profile_runtime askdoc "{\"extends\": \"agent\", \"network\": {\"egress\": \"ask\", \"upstream\": \"172.17.0.1\"}, \"approver\": {\"socket\": \"$sock\", \"timeout\": \"5s\"}}"
+	start_approver approve "allow-once connect 172.17.*:8080" "deny * *"
+	add_profile_runtime askdoc "{\"extends\": \"agent\", \"network\": {\"egress\": \"ask\", \"upstream\": \"172.17.0.1\"}, \"approver\": {\"socket\": \"$ENG_T/approve.sock\", \"timeout\": \"5s\"}}"
 	dk run -d --runtime=agentrun --name c-asked "$I" httpd -f -p 8080 -h /etc >/dev/null
 	local web
 	web=$(dk inspect -f '{{.NetworkSettings.IPAddress}}' c-asked)
 	run dk run --rm --runtime=agentrun-askdoc "$I" sh -c "$ENG_GET $web; $ENG_GET 172.17.0.1"
 	dk rm -f c-asked >/dev/null
-	kill -TERM "$approver"
-	wait "$approver" || true
+	kill -TERM "$APPROVER"
+	wait "$APPROVER" || true
 	assert_success
 	[ "$output" = "$(printf 'reached\nrefused')" ] || fail "approved container reached, gateway refused expected: $output"
 	grep -q "connect $web:8080: allow-once (rule" "$ENG_T/approve.log" || fail "approver: $(cat "$ENG_T/approve.log")"
 	! grep -q "172.17.0.1" "$ENG_T/approve.log" || fail "asked about the gateway: $(cat "$ENG_T/approve.log")"
+}
+
+@test "docker agent runtime, programs.ask: docker exec of a program the profile names waits for the approver; a deny fails it and the program never runs" {
+	start_approver approve-exec "deny exec rm *" "allow-once exec *"
+	add_profile_runtime execdoc "{\"extends\": \"agent\", \"programs\": {\"ask\": [\"rm\", \"id -u\"]}, \"approver\": {\"socket\": \"$ENG_T/approve-exec.sock\", \"timeout\": \"5s\"}}"
+	local id rm_status rm_out id_out
+	id=$(dk run -d --runtime=agentrun-execdoc "$I" sh -c 'touch /tmp/kept; exec sleep 600')
+	eng_wait 100 dk exec "$id" ls /tmp/kept
+	run dk exec "$id" rm /tmp/kept
+	rm_status=$status rm_out=$output
+	run dk exec "$id" id -u
+	id_out=$output
+	run dk exec "$id" ls /tmp/kept
+	dk rm -f "$id" >/dev/null
+	kill -TERM "$APPROVER"
+	wait "$APPROVER" || true
+	assert_success
+	[ "$rm_status" -ne 0 ] || fail "rm ran: $rm_out"
+	[ "$id_out" = 0 ] || fail "id -u: $id_out"
+	grep -q "exec rm /tmp/kept: deny (rule rm \*)" "$ENG_T/approve-exec.log" || fail "approver: $(cat "$ENG_T/approve-exec.log")"
+	grep -q "exec id -u: allow-once (rule" "$ENG_T/approve-exec.log" || fail "approver: $(cat "$ENG_T/approve-exec.log")"
+	# sleep, ls and sh are named by no rule: never asked.
+	[ "$(wc -l <"$ENG_T/approve-exec.log")" -eq 2 ] || fail "approver: $(cat "$ENG_T/approve-exec.log")"
 }
 
 @test "docker agent runtime: a running container is snapshotted and forked; rollback is refused and leaves it running" {

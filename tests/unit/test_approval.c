@@ -5,6 +5,7 @@
 #include "unit.h"
 #include "../../oci/approval.h"
 #include "../../src/util/cleanup.h"
+#include "../../src/util/text.h"
 
 static void
 test_request_round_trip (void)
@@ -113,11 +114,40 @@ test_bad_requests (void)
     }
 }
 
+/* What agentrun approve shows a person: a command line from the container
+ * cannot move the cursor, clear the line or reorder what is shown. */
+static void
+test_printable (void)
+{
+  static const struct
+  {
+    const char *in, *want;
+  } cases[] = {
+    { "git status", "git status" },
+    { "git push\x1b[2K\rgit status", "git push\\x1b[2K\\x0dgit status" },
+    { "a\\b", "a\\\\b" },
+    { "caf\xc3\xa9", "caf\xc3\xa9" },
+    { "\xc2\x9b"
+      "31m",
+      "\\xc2\\x9b31m" },
+    { "x\xe2\x80\xaey", "x\\xe2\\x80\\xaey" },
+    { "\xe2\x81\xa6", "\\xe2\\x81\\xa6" },
+    { "\xff\xc3", "\\xff\\xc3" },
+    { "\x7f", "\\x7f" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      cleanup_free char *got = ar_text_printable (cases[i].in);
+      CHECK_STR (got, cases[i].want);
+    }
+}
+
 int
 main (void)
 {
   RUN (test_request_round_trip);
   RUN (test_replies);
   RUN (test_bad_requests);
+  RUN (test_printable);
   return unit_finish ();
 }
