@@ -53,7 +53,7 @@ batch() {
 
 main() {
 	bench_prepare bench/concurrent.sh
-	echo "# $(date -u +%F) $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $ROUNDS rounds"
+	echo "# $(date -u +%F) cgroup driver ${BENCH_CGROUP_DRIVER:-cgroupfs}; $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $ROUNDS rounds"
 	echo "# count round runtime  p50_ms p99_ms batch_ms per_second"
 	local n r rt order line a c
 	for n in $COUNTS; do

@@ -10,9 +10,18 @@ MOUNTED_HUGETLB=""
 RUNTIMES=(agentrun crun)
 command -v runc >/dev/null && RUNTIMES+=(runc)
 
+# BENCH_CGROUP_DRIVER=systemd: every runtime with --systemd-cgroup (on a
+# systemd host; each makes a transient scope under its default slice).
+RT_GLOBAL=()
+case ${BENCH_CGROUP_DRIVER:-cgroupfs} in
+cgroupfs) ;;
+systemd) RT_GLOBAL=(--systemd-cgroup) ;;
+*) echo "BENCH_CGROUP_DRIVER: cgroupfs or systemd, not $BENCH_CGROUP_DRIVER" >&2; exit 2 ;;
+esac
+
 runtime_bin() {
 	local rt=$1; shift
-	if [ "$rt" = agentrun ]; then "$AGENTRUN" "$@"; else "$rt" "$@"; fi
+	if [ "$rt" = agentrun ]; then "$AGENTRUN" "${RT_GLOBAL[@]}" "$@"; else "$rt" "${RT_GLOBAL[@]}" "$@"; fi
 }
 
 # Milliseconds one command takes, from bash's own clock (no fork to time).

@@ -3,6 +3,7 @@
 # agentrun against crun and runc, side by side in one run:
 #
 #   bench/run.sh [N]        (N runs of each, interleaved; default 21)
+#   BENCH_CGROUP_DRIVER=systemd bench/run.sh [N]   (all with --systemd-cgroup)
 #
 #   run      `RUNTIME run` of a busybox `true` bundle made by `crun spec`
 #   exec     `RUNTIME exec ID true` into a running container of each runtime
@@ -57,9 +58,9 @@ bench_sandbox() {
 	local i
 	mkdir -p "$WORK/ws"
 	for i in $(seq "$N"); do
-		time_ms "$AGENTRUN" --root "$WORK/root-agentrun" sandbox --no-tty --rootfs "$WORK/bundle/rootfs" \
+		time_ms runtime_bin agentrun --root "$WORK/root-agentrun" sandbox --no-tty --rootfs "$WORK/bundle/rootfs" \
 			--workspace "$WORK/ws" -- true >>"$WORK/sandbox-agentrun"
-		time_ms crun --root "$WORK/root-crun" run -b "$WORK/bundle" "crun-s$i" >>"$WORK/sandbox-crun"
+		time_ms runtime_bin crun --root "$WORK/root-crun" run -b "$WORK/bundle" "crun-s$i" >>"$WORK/sandbox-crun"
 	done
 }
 
@@ -71,7 +72,7 @@ bench_rss() {
 		for rt in "${RUNTIMES[@]}"; do
 			/usr/bin/time -f %M -o "$WORK/rss.one" \
 				"$(if [ "$rt" = agentrun ]; then echo "$AGENTRUN"; else command -v "$rt"; fi)" \
-				--root "$WORK/root-$rt" run -b "$WORK/bundle" "$rt-m$i" >/dev/null 2>&1 </dev/null
+				"${RT_GLOBAL[@]}" --root "$WORK/root-$rt" run -b "$WORK/bundle" "$rt-m$i" >/dev/null 2>&1 </dev/null
 			tail -1 "$WORK/rss.one" >>"$WORK/rss-$rt"
 		done
 	done
@@ -90,7 +91,7 @@ report() {
 
 main() {
 	bench_prepare bench/run.sh
-	echo "$(date -u +%F) median (min-max) of $N interleaved runs each; $(uname -r); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $(runc --version 2>/dev/null | head -1 || echo no runc)"
+	echo "$(date -u +%F) median (min-max) of $N interleaved runs each; cgroup driver ${BENCH_CGROUP_DRIVER:-cgroupfs}; $(uname -r); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $(runc --version 2>/dev/null | head -1 || echo no runc)"
 	bench_run
 	report run
 	bench_exec

@@ -257,6 +257,13 @@ int
 gate_exec_mark (gate *g, ar_error_t **err)
 {
   g->mnt_ns = mount_ns_of (g->init_pid);
+  /* The host's mounts would be marked, and the host's execs judged (the
+   * policy gives every container of a profile a mount namespace: this
+   * only guards that). */
+  if (g->mnt_ns != 0 && g->mnt_ns == mount_ns_of (getpid ()))
+    return ar_error_set (err, 0,
+                         "programs.ask: the container shares the host's "
+                         "mount namespace: give it one of its own");
   cleanup_free char *mountinfo
       = xasprintf ("/proc/%d/mountinfo", (int) g->init_pid);
   cleanup_file FILE *f = fopen (mountinfo, "re");
