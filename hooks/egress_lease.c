@@ -8,6 +8,7 @@
 #include "config.h"
 #include "egress.h"
 #include "../src/util/cleanup.h"
+#include "../src/util/daemon.h"
 #include "../src/util/fs.h"
 
 #include <arpa/inet.h>
@@ -113,10 +114,7 @@ remove_link_later (const char *link)
     }
   if (fork () != 0)
     _exit (0); /* the grandchild is init's: nobody waits for it */
-  setsid ();
-  int devnull = open ("/dev/null", O_RDWR);
-  for (int fd = 0; devnull >= 0 && fd < 3; fd++)
-    dup2 (devnull, fd);
+  ar_daemon_enter (NULL, 0);
   for (int i = 0; i < 100; i++)
     {
       if (if_nametoindex (link) == 0)

@@ -36,7 +36,7 @@
 #include "../src/util/audit_log.h"
 #include "../src/util/cleanup.h"
 #include "../src/util/clock.h"
-#include "../src/util/fds.h"
+#include "../src/util/daemon.h"
 #include "../src/util/fs.h"
 #include "../src/util/pidfd.h"
 
@@ -611,35 +611,15 @@ listening_socket (int type, int *fd, ar_error_t **err)
   return 0;
 }
 
-/* Close everything but `keep` (the daemon must not hold the runtime's
- * pipes: a reader waiting for EOF would wait for the container's end). */
-static void
-close_all_but (const int *keep, size_t n_keep)
-{
-  int devnull = open ("/dev/null", O_RDWR);
-  for (int fd = 0; devnull >= 0 && fd < 3; fd++)
-    dup2 (devnull, fd);
-  if (devnull > 2)
-    close (devnull);
-  ar_close_fds_from (3, keep, n_keep);
-}
-
 static _Noreturn void
 daemon_main (resolver *r, int netns_fd)
 {
   int keep[] = { r->udp_fd,   r->tcp_fd, r->upstream_fd,  r->pidfd,
                  r->nflog_fd, netns_fd,  r->held_flows_fd };
-  close_all_but (keep, sizeof keep / sizeof *keep);
   /* Forked from the runtime too (it runs the hook in-process): none of
-   * its signal handling. A TCP client that hangs up before its answer
-   * must not end us. */
-  sigset_t none;
-  sigemptyset (&none);
-  sigprocmask (SIG_SETMASK, &none, NULL);
+   * its signal handling; a TCP client that hangs up must not end us. */
+  ar_daemon_enter (keep, sizeof keep / sizeof *keep);
   prctl (PR_SET_NAME, AR_EGRESS_RESOLVER_NAME); /* ps and pgrep -x show it */
-  for (int sig = 1; sig < NSIG; sig++)
-    signal (sig, SIG_DFL);
-  signal (SIGPIPE, SIG_IGN);
   /* nftables talks to the netns it runs in: the container's. */
   cleanup_error ar_error_t *err = NULL;
   if (egress_enter_netns (netns_fd, "container's", &err) < 0)
@@ -671,10 +651,7 @@ spawn_daemon (resolver *r, int netns_fd, const char *state_dir,
   if (daemon < 0)
     return ar_error_set (err, errno, "fork the resolver");
   if (daemon == 0)
-    {
-      setsid ();
-      daemon_main (r, netns_fd);
-    }
+    daemon_main (r, netns_fd);
   return write_pid_file (state_dir, daemon, err);
 }
 

@@ -11,7 +11,7 @@
 #include "stage.h"
 #include "../util/cleanup.h"
 #include "../util/clock.h"
-#include "../util/fds.h"
+#include "../util/daemon.h"
 #include "../util/pidfd.h"
 
 #include <errno.h>
@@ -223,12 +223,8 @@ ar_gate_start (const ar_agent_plan *plan, const char *id, pid_t init_pid,
     return ar_error_set (err, errno, "gate: fork");
   if (child > 0)
     return 0;
-  setsid ();
-  int devnull = open ("/dev/null", O_RDWR | O_CLOEXEC);
-  for (int fd = 0; devnull >= 0 && fd < 3; fd++)
-    dup2 (devnull, fd);
   int keep[] = { fan_fd, pidfd };
-  ar_close_fds_from (3, keep, 2);
+  ar_daemon_enter (keep, 2);
   prctl (PR_SET_NAME, "agentrun-gate");
   g.pidfd = pidfd;
   for (size_t i = 0; i < GATE_MAX_QUESTIONS; i++)
