@@ -395,7 +395,9 @@ ok"
 	done
 	[ "$(ctr_status)" = paused ] || skip "the copy was over before it could be caught"
 	# agentrun itself: not the timeout that runs it, nor its thaw guard.
-	kill -KILL "$(pgrep -o -f -- "^$RUNTIME .*snapshot $CID second")"
+	local snapshotter
+	snapshotter=$(pgrep -o -f -- "^$RUNTIME .*snapshot $CID second") && kill -KILL "$snapshotter" \
+		|| { wait_bg 15; skip "the copy was over before it could be caught"; }
 	wait_bg 5
 	for i in $(seq 1 100); do
 		[ "$(ctr_status)" = running ] && break
