@@ -7,10 +7,12 @@
 #include "cmd.h"
 #include "../../oci/approval.h"
 #include "../util/cleanup.h"
+#include "../util/fdpass.h"
 #include "../util/text.h"
 #include "../util/fs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <signal.h>
 #include <stdio.h>
@@ -276,13 +278,23 @@ listen_at (const char *path, ar_error_t **err)
                              path);
       unlink (path);
     }
-  cleanup_close int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  mode_t old = umask (0177);
-  int r = fd < 0 ? -1 : bind (fd, (struct sockaddr *) &addr, sizeof addr);
-  umask (old);
-  if (r < 0 || listen (fd, 64) < 0)
+  /* Named only once it listens: an asker started the moment the socket
+   * appears is never refused (that would be a deny). */
+  cleanup_free char *dir = xstrdup (path);
+  char *slash = strrchr (dir, '/');
+  const char *name = slash ? slash + 1 : path;
+  if (slash)
+    *slash = '\0';
+  cleanup_close int dirfd = open (slash ? (dir[0] ? dir : "/") : ".",
+                                  O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0)
     return ar_error_set (err, errno, "approve: --socket `%s`", path);
-  return steal_fd (&fd);
+  mode_t old = umask (0177);
+  int fd = ar_socket_listen_at (dirfd, name, SOCK_STREAM, 64, err);
+  umask (old);
+  if (fd < 0)
+    return ar_error_prefix (err, "approve: --socket `%s`", path);
+  return fd;
 }
 
 static int

@@ -116,36 +116,37 @@ ar_fd_send_to_path (const char *path, int fd, const char *payload,
   return 0;
 }
 
-/* A SOCK_SEQPACKET socket and the address of `name` in `dirfd`. */
+/* A socket of `type` and the address of `name` in `dirfd`. */
 static int
-seqpacket_at (int dirfd, const char *name, struct sockaddr_un *addr,
-              ar_error_t **err)
+socket_at (int dirfd, const char *name, int type, struct sockaddr_un *addr,
+           ar_error_t **err)
 {
   *addr = (struct sockaddr_un){ .sun_family = AF_UNIX };
   int n = snprintf (addr->sun_path, sizeof addr->sun_path,
                     "/proc/self/fd/%d/%s", dirfd, name);
   if (n < 0 || (size_t) n >= sizeof addr->sun_path)
     return ar_error_set (err, ENAMETOOLONG, "socket `%s`", name);
-  int sock = socket (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  int sock = socket (AF_UNIX, type | SOCK_CLOEXEC, 0);
   if (sock < 0)
     return ar_error_set (err, errno, "socket");
   return sock;
 }
 
 int
-ar_seqpacket_listen_at (int dirfd, const char *name, ar_error_t **err)
+ar_socket_listen_at (int dirfd, const char *name, int type, int backlog,
+                     ar_error_t **err)
 {
   /* Bound aside and renamed into place once it listens: a peer that finds
    * `name` (inotify, a listing) and connects at once is never refused. */
   cleanup_free char *aside = xasprintf (".new-%s", name);
   struct sockaddr_un addr;
-  cleanup_close int sock = seqpacket_at (dirfd, aside, &addr, err);
+  cleanup_close int sock = socket_at (dirfd, aside, type, &addr, err);
   if (sock < 0)
     return -1;
   unlinkat (dirfd, aside, 0);
   if (bind (sock, (struct sockaddr *) &addr, sizeof addr) < 0)
     return ar_error_set (err, errno, "bind socket `%s`", name);
-  int r = listen (sock, 1);
+  int r = listen (sock, backlog);
   if (r < 0)
     ar_error_set (err, errno, "listen on socket `%s`", name);
   else if ((r = renameat2 (dirfd, aside, dirfd, name, RENAME_NOREPLACE)) < 0)
@@ -159,10 +160,16 @@ ar_seqpacket_listen_at (int dirfd, const char *name, ar_error_t **err)
 }
 
 int
+ar_seqpacket_listen_at (int dirfd, const char *name, ar_error_t **err)
+{
+  return ar_socket_listen_at (dirfd, name, SOCK_SEQPACKET, 1, err);
+}
+
+int
 ar_seqpacket_connect_at (int dirfd, const char *name, ar_error_t **err)
 {
   struct sockaddr_un addr;
-  cleanup_close int sock = seqpacket_at (dirfd, name, &addr, err);
+  cleanup_close int sock = socket_at (dirfd, name, SOCK_SEQPACKET, &addr, err);
   if (sock < 0)
     return -1;
   if (connect (sock, (struct sockaddr *) &addr, sizeof addr) < 0)

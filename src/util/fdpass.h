@@ -24,10 +24,16 @@ ssize_t ar_fd_recvmsg (int sock, void *buf, size_t len, int *fd);
 int ar_fd_send_to_path (const char *path, int fd, const char *payload,
                         ar_error_t **err);
 
-/* A SOCK_SEQPACKET unix socket at `name` in the directory `dirfd`, named
- * through /proc/self/fd so that a deep directory stays within sun_path's
- * 108 bytes: listening (backlog 1; `name` appears only once it listens),
- * or connected. Errors name `name`. */
+/* A unix socket of `type` listening at `name` in the directory `dirfd`,
+ * named through /proc/self/fd so that a deep directory stays within
+ * sun_path's 108 bytes. `name` appears only once the socket listens (it
+ * is bound aside and renamed into place), so a peer that finds it and
+ * connects at once is never refused; a name already taken fails (EEXIST)
+ * and leaves nothing. Errors name `name`. */
+int ar_socket_listen_at (int dirfd, const char *name, int type, int backlog,
+                         ar_error_t **err);
+
+/* The same for SOCK_SEQPACKET (backlog 1), listening or connected. */
 int ar_seqpacket_listen_at (int dirfd, const char *name, ar_error_t **err);
 int ar_seqpacket_connect_at (int dirfd, const char *name, ar_error_t **err);
 
