@@ -110,7 +110,7 @@ count() {
 	[ "$(count 'exec /usr/bin/id: deny (default)')" -eq 1 ] || fail "$(cat "$TEST_DIR/approve.log")"
 	run grep '"event":"approval-request"' "$AUDIT"
 	assert_output_contains '"where":"/usr/bin/id","detail":"/usr/bin/id in'
-	assert_output_contains 'arguments unverified (another task shares its memory)'
+	assert_output_contains 'arguments unverified (another task shares its memory: 2 threads)'
 	wait_for_no_gates
 }
 

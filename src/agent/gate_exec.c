@@ -219,11 +219,12 @@ gate_exec_on_exec (gate *g, const struct fanotify_event_metadata *ev)
       argv0 = args.argv[0];
     }
   bool hold = false;
+  cleanup_free char *shared = NULL;
   if (named && readable)
     {
       pid_t peers[PEERS_MAX];
-      hold = !ar_proc_memory_shared (pid, peers,
-                                     container_pids (g, peers, PEERS_MAX));
+      hold = !ar_proc_memory_shared (
+          pid, peers, container_pids (g, peers, PEERS_MAX), &shared);
     }
   if (!named || !any_rule_matches (g, file, argv0, &args, hold))
     {
@@ -237,8 +238,8 @@ gate_exec_on_exec (gate *g, const struct fanotify_event_metadata *ev)
   cleanup_free char *detail
       = hold       ? xasprintf ("%s in %s", file, cwd)
         : readable ? xasprintf ("%s in %s; arguments unverified (another task "
-                                "shares its memory): %s",
-                                file, cwd, command)
+                                "shares its memory: %s): %s",
+                                file, cwd, shared, command)
                    : xasprintf ("%s in %s; arguments unreadable: %s", file, cwd,
                                 ar_error_text (err));
   cleanup_free char *key = xasprintf ("%s\n%s", file, where);

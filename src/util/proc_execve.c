@@ -28,6 +28,23 @@ read_proc_file (pid_t pid, const char *name, char *buf, size_t size)
   return n;
 }
 
+/* /proc/PID/syscall of a blocked task. The kernel answers "running" when
+ * it catches the task awake, and a task held by fanotify wakes whenever
+ * any event of its group is answered, then sleeps again: asked again. */
+static ssize_t
+read_syscall_line (pid_t pid, char *buf, size_t size)
+{
+  ssize_t n = -1;
+  for (int tries = 0; tries < 50; tries++)
+    {
+      n = read_proc_file (pid, "syscall", buf, size);
+      if (n <= 0 || strncmp (buf, "running", 7) != 0)
+        break;
+      usleep (1000);
+    }
+  return n;
+}
+
 typedef struct
 {
   uint64_t filename, argv;
@@ -39,7 +56,7 @@ static int
 read_call (pid_t pid, execve_call *call, ar_execve_args *out, ar_error_t **err)
 {
   char line[512];
-  if (read_proc_file (pid, "syscall", line, sizeof line) <= 0)
+  if (read_syscall_line (pid, line, sizeof line) <= 0)
     return ar_error_set (err, errno, "/proc/%d/syscall", (int) pid);
   long nr;
   uint64_t a[5];
@@ -166,7 +183,7 @@ waits_for_vfork_child (pid_t pid)
   char line[512];
   long nr;
   return thread_count (pid) == 1
-         && read_proc_file (pid, "syscall", line, sizeof line) > 0
+         && read_syscall_line (pid, line, sizeof line) > 0
          && sscanf (line, "%ld ", &nr) == 1
          && (nr == SYS_vfork || nr == SYS_clone
 #ifdef SYS_clone3
@@ -176,10 +193,15 @@ waits_for_vfork_child (pid_t pid)
 }
 
 bool
-ar_proc_memory_shared (pid_t pid, const pid_t *peers, size_t n_peers)
+ar_proc_memory_shared (pid_t pid, const pid_t *peers, size_t n_peers,
+                       char **why)
 {
-  if (thread_count (pid) != 1)
-    return true;
+  long threads = thread_count (pid);
+  if (threads != 1)
+    {
+      *why = xasprintf ("%ld threads", threads);
+      return true;
+    }
   for (size_t i = 0; i < n_peers; i++)
     {
       if (peers[i] == pid)
@@ -189,6 +211,14 @@ ar_proc_memory_shared (pid_t pid, const pid_t *peers, size_t n_peers)
         continue; /* another memory, or gone */
       if (same == 0 && waits_for_vfork_child (peers[i]))
         continue;
+      char line[128] = "";
+      if (read_proc_file (peers[i], "syscall", line, sizeof line) > 0)
+        line[strcspn (line, " \n")] = '\0';
+      *why = same < 0
+                 ? xasprintf ("kcmp with pid %d: %s", (int) peers[i],
+                              strerror (errno))
+                 : xasprintf ("pid %d shares it (threads %ld, call %s)",
+                              (int) peers[i], thread_count (peers[i]), line);
       return true;
     }
   return false;

@@ -34,7 +34,9 @@ void ar_execve_args_clear (ar_execve_args *a);
 /* Could another task write PID's memory while PID is held: a thread of
  * its own, or a process of `peers` (e.g. the rest of its container) that
  * shares it (CLONE_VM), unless that one is a single-threaded vfork parent
- * blocked until PID's exec? Errors count as shared. */
-bool ar_proc_memory_shared (pid_t pid, const pid_t *peers, size_t n_peers);
+ * blocked until PID's exec? Errors count as shared; *why (malloc'd) says
+ * which task, or why. */
+bool ar_proc_memory_shared (pid_t pid, const pid_t *peers, size_t n_peers,
+                            char **why);
 
 #endif
