@@ -10,11 +10,11 @@
 #include "egress.h"
 #include "../src/util/cleanup.h"
 #include "../src/util/fs.h"
+#include "../src/util/path.h"
 #include "../src/util/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -138,11 +138,9 @@ void
 egress_pasta_stop (const char *dir)
 {
   cleanup_free char *link = xasprintf ("%s/" PASTA_NETNS_LINK, dir);
-  char target[PATH_MAX];
-  ssize_t n = readlink (link, target, sizeof target - 1);
-  if (n <= 0)
+  cleanup_free char *target = ar_readlink (link);
+  if (target == NULL || target[0] == '\0')
     return;
-  target[n] = '\0';
   unbind_netns_file (target);
   unlink (link);
 }

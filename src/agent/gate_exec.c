@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,16 +74,20 @@ last_component (const char *path)
   return slash ? slash + 1 : path;
 }
 
+/* The target of /proc/PID/NAME (cwd, fd/N); NULL when unreadable. */
+static char *
+proc_link (pid_t pid, const char *name)
+{
+  char link[64];
+  snprintf (link, sizeof link, "/proc/%d/%s", (int) pid, name);
+  return ar_readlink (link);
+}
+
 static char *
 cwd_of (pid_t pid)
 {
-  char link[64], cwd[PATH_MAX];
-  snprintf (link, sizeof link, "/proc/%d/cwd", (int) pid);
-  ssize_t n = readlink (link, cwd, sizeof cwd - 1);
-  if (n <= 0)
-    return xstrdup ("?");
-  cwd[n] = '\0';
-  return xstrdup (cwd);
+  char *cwd = proc_link (pid, "cwd");
+  return cwd ? cwd : xstrdup ("?");
 }
 
 /* Is the held file the one the call named, not an interpreter or the
@@ -112,13 +115,10 @@ is_named_file (pid_t pid, const ar_execve_args *args, int fd)
     base = cwd_of (pid);
   else
     {
-      char link[64], dir[PATH_MAX];
-      snprintf (link, sizeof link, "/proc/%d/fd/%d", (int) pid, args->dirfd);
-      ssize_t n = readlink (link, dir, sizeof dir - 1);
-      if (n <= 0)
+      char fd[32];
+      snprintf (fd, sizeof fd, "fd/%d", args->dirfd);
+      if ((base = proc_link (pid, fd)) == NULL)
         return false;
-      dir[n] = '\0';
-      base = xstrdup (dir);
     }
   cleanup_free char *path = xasprintf ("%s/%s", base, args->filename);
   cleanup_free char *root_link = xasprintf ("/proc/%d/root", (int) pid);
@@ -189,15 +189,12 @@ void
 gate_exec_on_exec (gate *g, const struct fanotify_event_metadata *ev)
 {
   pid_t pid = ev->pid;
-  char link[64], file[PATH_MAX];
-  snprintf (link, sizeof link, "/proc/self/fd/%d", ev->fd);
-  ssize_t n = readlink (link, file, sizeof file - 1);
-  if (n <= 0)
+  cleanup_free char *file = ar_fd_real_path (ev->fd);
+  if (file == NULL)
     {
       gate_respond (g, ev->fd, false);
       return;
     }
-  file[n] = '\0';
   /* A process of the host that execs through the container's root (the
    * path through /proc/PID/root) is not the container's to ask about. */
   if (mount_ns_of (pid) != g->mnt_ns)

@@ -8,10 +8,10 @@
 #include "config.h"
 #include "gate_internal.h"
 #include "../util/cleanup.h"
+#include "../util/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,15 +30,12 @@ void
 gate_secret_on_open (gate *g, const struct fanotify_event_metadata *ev)
 {
   struct stat st;
-  char link[64], target[PATH_MAX];
-  snprintf (link, sizeof link, "/proc/self/fd/%d", ev->fd);
-  ssize_t n = readlink (link, target, sizeof target - 1);
-  if (fstat (ev->fd, &st) < 0 || n <= 0)
+  cleanup_free char *target = ar_fd_real_path (ev->fd);
+  if (fstat (ev->fd, &st) < 0 || target == NULL)
     {
       gate_respond (g, ev->fd, false);
       return;
     }
-  target[n] = '\0';
   const char *slash = strrchr (target, '/');
   const char *name = slash ? slash + 1 : target;
   if (S_ISDIR (st.st_mode) || egress_approved_has (&g->secrets, name))

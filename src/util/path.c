@@ -60,14 +60,21 @@ ar_fd_path (int fd, char buf[AR_FD_PATH_MAX])
 }
 
 char *
-ar_fd_real_path (int fd)
+ar_readlink (const char *link)
 {
-  char link[AR_FD_PATH_MAX], real[PATH_MAX];
-  ar_fd_path (fd, link);
-  ssize_t n = readlink (link, real, sizeof real - 1);
+  char target[PATH_MAX];
+  ssize_t n = readlink (link, target, sizeof target - 1);
   if (n < 0)
     return NULL;
-  return xstrndup (real, (size_t) n);
+  return xstrndup (target, (size_t) n);
+}
+
+char *
+ar_fd_real_path (int fd)
+{
+  char link[AR_FD_PATH_MAX];
+  ar_fd_path (fd, link);
+  return ar_readlink (link);
 }
 
 /* Create the missing entry `name` in the directory `parent_fd`: a

@@ -41,6 +41,10 @@ int ar_check_plain_name (const char *what, const char *name, ar_error_t **err);
 #define AR_FD_PATH_MAX 32
 void ar_fd_path (int fd, char buf[AR_FD_PATH_MAX]);
 
+/* The target of the symlink `link` (e.g. /proc/PID/cwd); NULL with errno
+ * when it cannot be read. Caller frees. */
+char *ar_readlink (const char *link);
+
 /* Where `fd` is, as the kernel names it (its /proc/self/fd link); NULL
  * with errno when that cannot be read. Caller frees. */
 char *ar_fd_real_path (int fd);

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "proc_execve.h"
 #include "cleanup.h"
+#include "fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,35 +15,33 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static ssize_t
-read_proc_file (pid_t pid, const char *name, char *buf, size_t size)
+/* /proc/PID/NAME, whole; NULL when it cannot be read. */
+static char *
+read_proc_file (pid_t pid, const char *name)
 {
   char path[64];
   snprintf (path, sizeof path, "/proc/%d/%s", (int) pid, name);
-  cleanup_close int fd = open (path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  ssize_t n = read (fd, buf, size - 1);
-  if (n >= 0)
-    buf[n] = '\0';
-  return n;
+  char *text = NULL;
+  return ar_read_file_at (AT_FDCWD, path, 65536, &text, NULL, NULL) == 0 ? text
+                                                                         : NULL;
 }
 
 /* /proc/PID/syscall of a blocked task. The kernel answers "running" when
  * it catches the task awake, and a task held by fanotify wakes whenever
  * any event of its group is answered, then sleeps again: asked again. */
-static ssize_t
-read_syscall_line (pid_t pid, char *buf, size_t size)
+static char *
+read_syscall_line (pid_t pid)
 {
-  ssize_t n = -1;
+  char *line = NULL;
   for (int tries = 0; tries < 50; tries++)
     {
-      n = read_proc_file (pid, "syscall", buf, size);
-      if (n <= 0 || strncmp (buf, "running", 7) != 0)
+      free (line);
+      line = read_proc_file (pid, "syscall");
+      if (line == NULL || strncmp (line, "running", 7) != 0)
         break;
       usleep (1000);
     }
-  return n;
+  return line;
 }
 
 typedef struct
@@ -55,8 +54,8 @@ typedef struct
 static int
 read_call (pid_t pid, execve_call *call, ar_execve_args *out, ar_error_t **err)
 {
-  char line[512];
-  if (read_syscall_line (pid, line, sizeof line) <= 0)
+  cleanup_free char *line = read_syscall_line (pid);
+  if (line == NULL)
     return ar_error_set (err, errno, "/proc/%d/syscall", (int) pid);
   long nr;
   uint64_t a[5];
@@ -167,10 +166,8 @@ ar_execve_args_clear (ar_execve_args *a)
 static long
 thread_count (pid_t pid)
 {
-  char status[4096];
-  if (read_proc_file (pid, "status", status, sizeof status) <= 0)
-    return -1;
-  const char *t = strstr (status, "\nThreads:");
+  cleanup_free char *status = read_proc_file (pid, "status");
+  const char *t = status ? strstr (status, "\nThreads:") : NULL;
   return t ? strtol (t + strlen ("\nThreads:"), NULL, 10) : -1;
 }
 
@@ -180,11 +177,11 @@ thread_count (pid_t pid)
 static bool
 waits_for_vfork_child (pid_t pid)
 {
-  char line[512];
+  if (thread_count (pid) != 1)
+    return false;
+  cleanup_free char *line = read_syscall_line (pid);
   long nr;
-  return thread_count (pid) == 1
-         && read_syscall_line (pid, line, sizeof line) > 0
-         && sscanf (line, "%ld ", &nr) == 1
+  return line && sscanf (line, "%ld ", &nr) == 1
          && (nr == SYS_vfork || nr == SYS_clone
 #ifdef SYS_clone3
              || nr == SYS_clone3
@@ -207,18 +204,19 @@ ar_proc_memory_shared (pid_t pid, const pid_t *peers, size_t n_peers,
       if (peers[i] == pid)
         continue;
       long same = syscall (SYS_kcmp, pid, peers[i], KCMP_VM, 0, 0);
-      if (same == 1 || same == 2 || (same < 0 && errno == ESRCH))
+      int kcmp_errno = errno;
+      if (same == 1 || same == 2 || (same < 0 && kcmp_errno == ESRCH))
         continue; /* another memory, or gone */
       if (same == 0 && waits_for_vfork_child (peers[i]))
         continue;
-      char line[128] = "";
-      if (read_proc_file (peers[i], "syscall", line, sizeof line) > 0)
+      cleanup_free char *line = read_proc_file (peers[i], "syscall");
+      if (line)
         line[strcspn (line, " \n")] = '\0';
-      *why = same < 0
-                 ? xasprintf ("kcmp with pid %d: %s", (int) peers[i],
-                              strerror (errno))
-                 : xasprintf ("pid %d shares it (threads %ld, call %s)",
-                              (int) peers[i], thread_count (peers[i]), line);
+      *why = same < 0 ? xasprintf ("kcmp with pid %d: %s", (int) peers[i],
+                                   strerror (kcmp_errno))
+                      : xasprintf ("pid %d shares it (threads %ld, call %s)",
+                                   (int) peers[i], thread_count (peers[i]),
+                                   line ? line : "?");
       return true;
     }
   return false;
