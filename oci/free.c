@@ -229,6 +229,13 @@ free_linux (oci_linux *l)
 }
 
 void
+oci_spec_freep (oci_spec **spec)
+{
+  oci_spec_free (*spec);
+  *spec = NULL;
+}
+
+void
 oci_spec_free (oci_spec *spec)
 {
   if (spec == NULL)

@@ -517,9 +517,7 @@ oj_fail (oj_ctx *c, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  cleanup_free char *msg = NULL;
-  if (vasprintf (&msg, fmt, ap) < 0)
-    abort ();
+  cleanup_free char *msg = xvasprintf (fmt, ap);
   va_end (ap);
   if (c->path.len == 0)
     return ar_error_set (c->err, 0, "%s: %s", c->file, msg);

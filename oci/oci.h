@@ -21,6 +21,8 @@ int oci_spec_parse (const char *data, size_t len, const char *display_name,
                     oci_spec **out, ar_error_t **err);
 
 void oci_spec_free (oci_spec *spec);
+void oci_spec_freep (oci_spec **spec);
+#define cleanup_oci_spec __attribute__ ((cleanup (oci_spec_freep)))
 
 /* Parse a process.json, as `exec --process` takes (the "process" object
  * of config.json on its own). */

@@ -57,6 +57,9 @@ typedef struct ar_create_options
    * dir's spec, plan and cgroup; nothing else is made, and a failure
    * leaves it stopped as it was. `bundle` and `profile` are unused. */
   bool restart;
+  /* restore: the processes come from these CRIU images (criu.h), not
+   * from a new init; the rest is made as for a create. */
+  const struct ar_criu_options *restore;
 } ar_create_options;
 
 /* What a create hands back to a caller that stays around (run). */

@@ -2,6 +2,7 @@
 #include "config.h"
 #include "container.h"
 #include "container_internal.h"
+#include "criu.h"
 #include "../../oci/oci.h"
 #include "cgroups/cgroups.h"
 #include "device_rules.h"
@@ -639,6 +640,9 @@ load_bundle (create_ctx *c, ar_error_t **err)
   if (validate_spec (c->spec, err) < 0
       || resolve_rootfs (c->bundle, c->spec, &c->rootfs, err) < 0)
     return -1;
+  if (c->opts->restore
+      && ar_criu_check_spec ("restore", c->spec, c->plan != NULL, err) < 0)
+    return -1;
   /* Only the agent overlay can put a container on the host's own root:
    * the root itself can be neither pivoted away nor given to a container. */
   if (strcmp (c->rootfs, "/") == 0 && !ar_stage_has_overlay (c->plan))
@@ -718,7 +722,7 @@ make_exec_fifo (create_ctx *c, ar_error_t **err)
   if (c->opts->await_take)
     return ar_write_file_atomic_at (c->undo.state_fd, AR_AWAIT_TAKE_FILE, "", 0,
                                     0600, err);
-  if (c->opts->started_by_parent)
+  if (c->opts->started_by_parent || c->opts->restore)
     return 0;
   if (mkfifoat (c->undo.state_fd, AR_EXEC_FIFO, 0622) < 0)
     return ar_error_set (err, errno, "create exec fifo");
@@ -836,9 +840,40 @@ enter_cgroup (create_ctx *c, ar_error_t **err)
                          : ar_cgroup_enter (u->cgroup, u->pid, err);
 }
 
+/* restore: criu makes the processes from the images, born in the
+ * container's cgroup, where its own process was put before it ran. */
+static int
+restore_init (create_ctx *c, ar_error_t **err)
+{
+  create_undo *u = &c->undo;
+  ar_criu_restore r;
+  if (ar_criu_restore_begin (c->opts->restore, c->spec, c->bundle, c->rootfs,
+                             &r, err)
+      < 0)
+    {
+      ar_criu_restore_clear (&r);
+      return -1;
+    }
+  u->pid = r.pid;
+  int ret = enter_cgroup (c, err);
+  u->pid = 0;
+  pid_t init = 0;
+  if (ret == 0)
+    ret = ar_criu_restore_finish (&r, u->cgroup, &init, err);
+  ar_criu_restore_clear (&r);
+  ar_timings_mark ("criu");
+  if (ret < 0)
+    return -1;
+  u->pid = init;
+  u->pidfd = ar_pidfd_open (init);
+  return 0;
+}
+
 static int
 start_init (create_ctx *c, bool *new_userns, ar_error_t **err)
 {
+  if (c->opts->restore)
+    return restore_init (c, err);
   ar_init_config cfg = {
     .spec = c->spec,
     .id = c->opts->id,
@@ -906,8 +941,9 @@ static int
 settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
 {
   create_undo *u = &c->undo;
-  if ((new_userns && ar_idmap_write (u->pid, c->spec->linux_cfg, err) < 0)
-      || enter_cgroup (c, err) < 0)
+  if (!c->opts->restore
+      && ((new_userns && ar_idmap_write (u->pid, c->spec->linux_cfg, err) < 0)
+          || enter_cgroup (c, err) < 0))
     return -1;
   ar_timings_mark ("join");
   c->st = (ar_state){
@@ -924,9 +960,14 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
   u->spec = c->spec;
   u->st = &c->st;
   if (ar_state_save (u->state_fd, &c->st, err) < 0
-      || record_supervision (c->opts, u->state_fd, err) < 0
-      || drive_init (c->opts, c->spec, c->plan, &c->st, c->sync[0], out, err)
-             < 0)
+      || record_supervision (c->opts, u->state_fd, err) < 0)
+    return -1;
+  if (c->opts->restore)
+    {
+      ar_container_run_hooks_of (c->spec, c->plan, &c->st, true);
+      return ar_write_pid_file (c->opts->pid_file, u->pid, err);
+    }
+  if (drive_init (c->opts, c->spec, c->plan, &c->st, c->sync[0], out, err) < 0)
     return -1;
   ar_timings_mark ("init");
   if (ar_write_pid_file (c->opts->pid_file, u->pid, err) < 0

@@ -610,6 +610,15 @@ is_bind_mount (const oci_mount *m, const ar_mount_options *o)
   return (o->flags & MS_BIND) || streq (m->type, "bind");
 }
 
+bool
+ar_mounts_is_bind (const oci_mount *m)
+{
+  cleanup_mount_options ar_mount_options o = { 0 };
+  cleanup_error ar_error_t *ignored = NULL;
+  return ar_mount_options_parse (&m->options, &o, &ignored) == 0
+         && is_bind_mount (m, &o);
+}
+
 /* The spec's (last) mount on /dev and its parsed options; NULL when none
  * or its options do not parse (mount_one reports that). */
 static const oci_mount *

@@ -25,6 +25,10 @@
 int ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
                             const int *bind_source_fds, ar_error_t **err);
 
+/* A spec mount that binds a path (type "bind", or a bind/rbind option);
+ * false too for options that do not parse. */
+bool ar_mounts_is_bind (const oci_mount *m);
+
 /* In the init, before it unshares its cgroup namespace: keep where its
  * cgroups are, for a cgroup mount that has to bind them from the host's
  * hierarchy. */

@@ -47,14 +47,20 @@ xstrndup (const char *s, size_t n)
 }
 
 char *
-xasprintf (const char *fmt, ...)
+xvasprintf (const char *fmt, va_list ap)
 {
   char *s = NULL;
+  if (vasprintf (&s, fmt, ap) < 0)
+    check (NULL);
+  return s;
+}
+
+char *
+xasprintf (const char *fmt, ...)
+{
   va_list ap;
   va_start (ap, fmt);
-  int r = vasprintf (&s, fmt, ap);
+  char *s = xvasprintf (fmt, ap);
   va_end (ap);
-  if (r < 0)
-    check (NULL);
   return s;
 }

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -89,5 +90,7 @@ void *xrealloc (void *p, size_t size);
 char *xstrdup (const char *s);
 char *xstrndup (const char *s, size_t n);
 char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+char *xvasprintf (const char *fmt, va_list ap)
+    __attribute__ ((format (printf, 1, 0)));
 
 #endif

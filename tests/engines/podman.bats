@@ -286,3 +286,41 @@ state_is() {
 	want="$(printf 'inet 10.88\nrefused') "
 	[ "$outcomes" = "$want$want$want$want$want" ] || fail "agent profile on the bridge: $outcomes"
 }
+
+# Podman's checkpoint and restore call the runtime's verbs with CRIU
+# (runc's flags: --image-path, --work-path, --leave-running,
+# --tcp-established, --file-locks; restore --detach --pid-file through
+# conmon): the container comes back with its memory, its counter going
+# on. Needs a host where CRIU works (the test VM).
+@test "podman container checkpoint/restore: --leave-running, --tcp-established, --file-locks, --export/--import" {
+	command -v criu >/dev/null && criu check >/dev/null 2>&1 || skip "CRIU does not work on this host"
+	pm run "${ENG_PM_PARENT[@]}" -d --name p-cr "$I" \
+		sh -c 'i=0; while :; do i=$((i + 1)); echo "$i" >/tmp/n; sleep 0.2; done' >/dev/null
+	eng_wait 50 pm exec p-cr test -s /tmp/n
+	run pm container checkpoint p-cr
+	assert_success
+	state_is p-cr exited || fail "checkpoint: $(state_of p-cr), not exited"
+	run pm container restore p-cr
+	assert_success
+	state_is p-cr running || fail "restore: $(state_of p-cr), not running"
+	local n1 n2
+	n1=$(pm exec p-cr cat /tmp/n)
+	sleep 1
+	n2=$(pm exec p-cr cat /tmp/n)
+	[ "$n2" -gt "$n1" ] || fail "the restored counter stands at $n1"
+	[ "$n1" -gt 3 ] || fail "the counter started again ($n1): not restored"
+
+	run pm container checkpoint --leave-running --tcp-established --file-locks p-cr
+	assert_success
+	state_is p-cr running || fail "--leave-running: $(state_of p-cr)"
+
+	run pm container checkpoint --export "$ENG_T/p-cr.tar.gz" p-cr
+	assert_success
+	pm rm -f -t 0 p-cr >/dev/null
+	run pm container restore --import "$ENG_T/p-cr.tar.gz" --name p-cr2
+	assert_success
+	state_is p-cr2 running || fail "restore --import: $(state_of p-cr2)"
+	n1=$(pm exec p-cr2 cat /tmp/n)
+	[ "$n1" -gt "$n2" ] || fail "the imported counter stands at $n1, was $n2"
+	pm rm -f -t 0 p-cr2 >/dev/null
+}

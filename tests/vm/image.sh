@@ -23,7 +23,7 @@ GUEST_PKGS=(
 	busybox-static strace bats jq nftables dnsmasq-base curl openssl util-linux
 	patch python3-minimal git bsdextrautils file
 	libseccomp2 libyajl2 libcap2 libselinux1 libsystemd0 tini hyperfine bc
-	nodejs
+	nodejs criu
 )
 HOST_PKGS=(qemu-system-x86 qemu-utils debootstrap linux-image-amd64 initramfs-tools)
 

@@ -1,0 +1,189 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# checkpoint and restore with CRIU, runc's verbs: a container whose
+# processes hold an open file, a TCP listener and a pty is dumped and
+# comes back where it was (its counters go on, the listener answers, the
+# pty still carries lines); --leave-running keeps it and a second copy
+# restores beside it; what cannot work is one line that leaves nothing.
+# The round trips need a host where CRIU works (`criu check`): the test
+# VM (Debian 12's kernel and criu); elsewhere they skip and say why.
+
+load helpers
+
+setup() {
+	common_setup
+	IMAGES=$TEST_DIR/images
+	mkdir -p "$BUNDLE/rootfs/www" "$BUNDLE/rootfs/tmp"
+	echo pong >"$BUNDLE/rootfs/www/ping"
+	cp "$AR_TOP/tests/tools/pty_echo" "$BUNDLE/rootfs/bin/pty_echo"
+}
+
+teardown() {
+	common_teardown
+}
+
+require_criu() {
+	command -v criu >/dev/null || skip "criu is not installed"
+	local why
+	why=$(criu check 2>&1) || skip "CRIU does not work on this host: $(tail -1 <<<"$why")"
+}
+
+# piped VERB ARG...: the runtime with its stdout and stderr in a pipe
+# (read into $TEST_DIR/out), as an engine gives a container its stdio: a
+# restore hands CRIU its own pipe for the checkpointed init's.
+piped() {
+	runtime "$@" > >(cat >>"$TEST_DIR/out") 2>&1
+}
+
+# The init: a counter written through an fd it keeps open, an HTTP server
+# listening on port 7777 of the container's own network, and pty_echo's
+# counter through a pty it holds both ends of.
+start_worker() {
+	set_args sh -c 'httpd -p 7777 -h /www; pty_echo /tmp/pty & i=0; while :; do i=$((i + 1)); echo "$i" >&3; sleep 0.2; done 3>>/tmp/count'
+	piped run --detach --bundle "$BUNDLE" "$CID"
+	wait_for_file_content "$BUNDLE/rootfs/tmp/count" '^3$'
+	wait_for_file_content "$BUNDLE/rootfs/tmp/pty" '^pty 3$'
+}
+
+# last_count FILE: the last number in the file's last line.
+last_count() {
+	tail -1 "$1" | tr -dc 0-9
+}
+
+# ping ID: what the container's HTTP server answers, asked from inside.
+ping() {
+	runtime exec "${1:-$CID}" wget -q -O - http://127.0.0.1:7777/ping
+}
+
+@test "checkpoint/restore: open file, TCP listener and pty round-trip; the restored container is whole" {
+	require_criu
+	start_worker
+	run ping
+	assert_success
+	assert_output pong
+
+	runtime checkpoint --image-path "$IMAGES" "$CID"
+	# Dumped and gone, as under runc: no process, no state, no cgroup.
+	run runtime state "$CID"
+	assert_failure
+	assert_output_contains "does not exist"
+	wait_no_pids "$CID"
+	[ -z "$(cgroups_named "$CID")" ]
+	local before pty_before
+	before=$(last_count "$BUNDLE/rootfs/tmp/count")
+	pty_before=$(last_count "$BUNDLE/rootfs/tmp/pty")
+	sleep 0.5
+	[ "$(last_count "$BUNDLE/rootfs/tmp/count")" = "$before" ]
+
+	piped restore --detach --image-path "$IMAGES" --bundle "$BUNDLE" "$CID"
+	[ "$(ctr_status)" = running ]
+	# The counters go on from where they were, through the same fd and pty.
+	wait_for_file_content "$BUNDLE/rootfs/tmp/count" "^$((before + 3))\$"
+	wait_for_file_content "$BUNDLE/rootfs/tmp/pty" "^pty $((pty_before + 3))\$"
+	run grep -c "^$((before + 1))\$" "$BUNDLE/rootfs/tmp/count"
+	assert_output 1
+	run ping
+	assert_success
+	assert_output pong
+	# Its processes are the container's: in its cgroup, its pid namespace.
+	local pid
+	pid=$(ctr_pid)
+	[ "$(awk '{ print $1 }' "/proc/$pid/stat")" = "$pid" ]
+	run runtime ps --format json "$CID"
+	assert_success
+	[ "$(jq length <<<"$output")" -ge 3 ]
+	[ "$(readlink /proc/$pid/ns/pid)" != "$(readlink /proc/self/ns/pid)" ]
+
+	runtime delete --force "$CID"
+	wait_no_pids "$CID"
+	[ -z "$(cgroups_named "$CID")" ]
+	[ -z "$(mounts_under "$TEST_DIR")" ]
+}
+
+@test "checkpoint --leave-running keeps the container; a second copy restores beside it" {
+	require_criu
+	start_worker
+	runtime checkpoint --leave-running --image-path "$IMAGES" --work-path "$TEST_DIR/work" "$CID"
+	[ "$(ctr_status)" = running ]
+	[ -s "$TEST_DIR/work/dump.log" ]
+	# stdout a file where the init had a pipe: refused before criu runs.
+	local rc=0
+	runtime restore --detach --image-path "$IMAGES" --bundle "$BUNDLE" "$CID-file" >"$TEST_DIR/file" 2>&1 || rc=$?
+	[ "$rc" -ne 0 ]
+	grep -q "restore: stdout is a file, the checkpointed init's was a pipe (pipe:" "$TEST_DIR/file"
+	[ "$(wc -l <"$TEST_DIR/file")" -eq 1 ]
+	run runtime state "$CID-file"
+	assert_failure
+	# Each copy has its own network: both listen on 7777.
+	piped restore --detach --image-path "$IMAGES" --work-path "$TEST_DIR/work" \
+		--bundle "$BUNDLE" --pid-file "$TEST_DIR/copy.pid" "$CID-copy"
+	[ "$(ctr_status "$CID-copy")" = running ]
+	[ "$(cat "$TEST_DIR/copy.pid")" = "$(ctr_pid "$CID-copy")" ]
+	[ "$(ctr_pid "$CID-copy")" != "$(ctr_pid)" ]
+	run ping "$CID-copy"
+	assert_output pong
+	run ping "$CID"
+	assert_output pong
+	runtime delete --force "$CID-copy"
+	[ "$(ctr_status)" = running ]
+}
+
+@test "restore in the foreground: waits, passes the exit status on, deletes" {
+	require_criu
+	set_args sh -c 'i=0; while [ ! -e /tmp/stop ]; do i=$((i + 1)); echo "$i" >/tmp/n; sleep 0.1; done; echo "ended at $i"; exit 7'
+	piped run --detach --bundle "$BUNDLE" "$CID"
+	wait_for_file "$BUNDLE/rootfs/tmp/n"
+	runtime checkpoint --image-path "$IMAGES" "$CID"
+	(sleep 1; touch "$BUNDLE/rootfs/tmp/stop") &
+	run piped restore --image-path "$IMAGES" --bundle "$BUNDLE" "$CID"
+	[ "$status" -eq 7 ] || fail "restore: status $status, not 7: $(cat "$TEST_DIR/out")"
+	wait_for_file_content "$TEST_DIR/out" "^ended at "
+	run runtime state "$CID"
+	assert_failure
+}
+
+@test "checkpoint and restore refuse what they cannot do: one line, nothing changed or left" {
+	# No criu: said, and the container runs on.
+	set_args sleep 600
+	ctr_run_bg
+	run env PATH="$TEST_DIR/none" "$RUNTIME" --root "$ROOT" checkpoint --image-path "$IMAGES" "$CID"
+	assert_failure
+	assert_output_contains "criu not found in PATH"
+	[ "$(wc -l <<<"$output")" -eq 1 ]
+	[ "$(ctr_status)" = running ]
+
+	run runtime checkpoint --lazy-pages --image-path "$IMAGES" "$CID"
+	assert_failure
+	assert_output "agentrun: --lazy-pages: not supported by agentrun"
+	run runtime checkpoint --manage-cgroups-mode sometimes "$CID"
+	assert_failure
+	assert_output "agentrun: --manage-cgroups-mode: \`sometimes\` is not soft, full, strict or ignore"
+	run runtime checkpoint --image-path "$IMAGES" "$CID-none"
+	assert_failure
+	assert_output_contains "does not exist"
+	runtime delete --force "$CID"
+
+	# Not running: created, not started.
+	ctr_create
+	run runtime checkpoint --image-path "$IMAGES" "$CID"
+	assert_failure
+	assert_output "agentrun: checkpoint: container \`$CID\` is created: only a running container can be checkpointed"
+	runtime delete --force "$CID"
+
+	# A terminal: refused before criu runs.
+	update_config '.process.terminal = true'
+	run runtime restore --image-path "$IMAGES" --bundle "$BUNDLE" "$CID"
+	assert_failure
+	assert_output_contains ".process.terminal: restore: a container with a terminal is not supported"
+	update_config '.process.terminal = false'
+
+	# No images: one line, and no state dir, cgroup or mount left.
+	run runtime restore --detach --image-path "$TEST_DIR/no-images" --bundle "$BUNDLE" "$CID"
+	assert_failure
+	assert_output_contains "no-images/descriptors"
+	[ "$(wc -l <<<"$output")" -eq 1 ]
+	run runtime state "$CID"
+	assert_failure
+	[ -z "$(cgroups_named "$CID")" ]
+	[ -z "$(mounts_under "$TEST_DIR")" ]
+}
