@@ -128,6 +128,24 @@ ping() {
 	[ "$(ctr_status)" = running ]
 }
 
+@test "checkpoint --pre-dump, then --parent-path: the dump takes only what changed since; the restore is whole" {
+	require_criu
+	start_worker
+	runtime checkpoint --pre-dump --image-path "$TEST_DIR/pre" "$CID"
+	[ "$(ctr_status)" = running ]
+	runtime checkpoint --parent-path ../pre --image-path "$IMAGES" "$CID"
+	# criu links the images to their parent's.
+	[ "$(readlink "$IMAGES/parent")" = ../pre ] || fail "no parent link: $(ls -l "$IMAGES")"
+	run runtime state "$CID"
+	assert_failure
+	local before
+	before=$(last_count "$BUNDLE/rootfs/tmp/count")
+	piped restore --detach --image-path "$IMAGES" --bundle "$BUNDLE" "$CID"
+	wait_for_file_content "$BUNDLE/rootfs/tmp/count" "^$((before + 3))\$"
+	run ping
+	assert_output pong
+}
+
 @test "restore in the foreground: waits, passes the exit status on, deletes" {
 	require_criu
 	set_args sh -c 'i=0; while [ ! -e /tmp/stop ]; do i=$((i + 1)); echo "$i" >/tmp/n; sleep 0.1; done; echo "ended at $i"; exit 7'
@@ -140,6 +158,41 @@ ping() {
 	wait_for_file_content "$TEST_DIR/out" "^ended at "
 	run runtime state "$CID"
 	assert_failure
+}
+
+@test "checkpoint/restore of a container with a terminal: a new pty, its master to --console-socket, the process goes on writing to it" {
+	require_criu
+	local rtty
+	rtty=$(recvtty_bin)
+	update_config '.process.terminal = true'
+	set_args sh -c 'i=0; while :; do i=$((i + 1)); [ -t 1 ] && echo "tick $i"; echo "$i" >/tmp/n; sleep 0.2; done'
+	"$rtty" -t 60 "$TEST_DIR/c1.sock" >"$TEST_DIR/c1.out" 2>&1 &
+	track_pid $!
+	wait_for_file "$TEST_DIR/c1.sock"
+	runtime_bg run --detach --console-socket "$TEST_DIR/c1.sock" --bundle "$BUNDLE" "$CID"
+	wait_for_file_content "$TEST_DIR/c1.out" '^tick 3'
+
+	# Without a console socket there is nowhere to send the new master.
+	runtime checkpoint --leave-running --image-path "$IMAGES" "$CID"
+	run runtime restore -d --image-path "$IMAGES" --bundle "$BUNDLE" "$CID-copy"
+	assert_failure
+	assert_output "agentrun: config.json: .process.terminal: restore needs --console-socket for the new terminal's master"
+	run runtime state "$CID-copy"
+	assert_failure
+
+	runtime checkpoint --image-path "$IMAGES" "$CID"
+	local before
+	before=$(cat "$BUNDLE/rootfs/tmp/n")
+	"$rtty" -t 60 "$TEST_DIR/c2.sock" >"$TEST_DIR/c2.out" 2>&1 &
+	track_pid $!
+	wait_for_file "$TEST_DIR/c2.sock"
+	runtime_bg restore -d --console-socket "$TEST_DIR/c2.sock" --image-path "$IMAGES" --bundle "$BUNDLE" "$CID"
+	# Its stdout is a terminal still, and the new one: the ticks go on there.
+	wait_for_file_content "$TEST_DIR/c2.out" "^tick $((before + 3))"
+	local first
+	first=$(tr -d '\r' <"$TEST_DIR/c2.out" | sed -n 's/^tick //p' | head -1)
+	[ "$first" -ge "$before" ] || fail "the new terminal's first tick is $first: the count started again"
+	runtime delete --force "$CID"
 }
 
 @test "checkpoint and restore refuse what they cannot do: one line, nothing changed or left" {
@@ -170,12 +223,12 @@ ping() {
 	assert_output "agentrun: checkpoint: container \`$CID\` is created: only a running container can be checkpointed"
 	runtime delete --force "$CID"
 
-	# A terminal: refused before criu runs.
-	update_config '.process.terminal = true'
+	# --console-socket for a container that had no terminal.
+	update_config '.hooks = {"prestart": [{"path": "/bin/true"}]}'
 	run runtime restore --image-path "$IMAGES" --bundle "$BUNDLE" "$CID"
 	assert_failure
-	assert_output_contains ".process.terminal: restore: a container with a terminal is not supported"
-	update_config '.process.terminal = false'
+	assert_output "agentrun: config.json: .hooks: restore: hooks run before the process starts (prestart, createRuntime, createContainer, startContainer) have no moment in a restore"
+	update_config 'del(.hooks)'
 
 	# No images: one line, and no state dir, cgroup or mount left.
 	run runtime restore --detach --image-path "$TEST_DIR/no-images" --bundle "$BUNDLE" "$CID"
@@ -186,4 +239,37 @@ ping() {
 	assert_failure
 	[ -z "$(cgroups_named "$CID")" ]
 	[ -z "$(mounts_under "$TEST_DIR")" ]
+}
+
+@test "checkpoint/restore with the systemd driver: the restored processes are in a new scope, with the config's limits" {
+	require_criu
+	[ -d /run/systemd/system ] && [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || skip "needs systemd and cgroup v2 (tests/vm/)"
+	update_config '.linux.cgroupsPath = "system.slice:" + $p + ":" + $id
+		| .linux.resources = {"pids": {"limit": 40}}' --arg p "$AR_RUN" --arg id "$CID"
+	local scope=$AR_RUN-$CID.scope
+	set_args sh -c 'sleep 600 & i=0; while :; do i=$((i + 1)); echo "$i" >/tmp/n; sleep 0.2; done'
+	runtime --systemd-cgroup run --detach --bundle "$BUNDLE" "$CID" > >(cat >>"$TEST_DIR/out") 2>&1
+	wait_for_file_content "$BUNDLE/rootfs/tmp/n" '^3$'
+	runtime --systemd-cgroup checkpoint --image-path "$IMAGES" "$CID"
+	run systemctl is-active "$scope"
+	[ "$output" != active ] || fail "the scope outlived the checkpoint"
+	local before
+	before=$(cat "$BUNDLE/rootfs/tmp/n")
+	runtime --systemd-cgroup restore -d --image-path "$IMAGES" --bundle "$BUNDLE" "$CID" > >(cat >>"$TEST_DIR/out") 2>&1
+	wait_for_file_content "$BUNDLE/rootfs/tmp/n" "^$((before + 2))\$"
+	run systemctl show -p ActiveState,TasksMax "$scope"
+	assert_output_contains "ActiveState=active"
+	assert_output_contains "TasksMax=40"
+	# Every restored process, the init's children too, is in the scope.
+	local init child
+	init=$(ctr_pid)
+	[ "$(cat "/proc/$init/cgroup")" = "0::/system.slice/$scope" ]
+	for child in $(cat "/proc/$init/task/$init/children"); do
+		[ "$(cat "/proc/$child/cgroup" 2>/dev/null || echo "0::/system.slice/$scope")" = "0::/system.slice/$scope" ] \
+			|| fail "child $child of the init is in $(cat "/proc/$child/cgroup")"
+	done
+	[ -n "$(cat "/proc/$init/task/$init/children")" ] || fail "the restored init has no children"
+	runtime --systemd-cgroup delete --force "$CID"
+	run systemctl is-active "$scope"
+	[ "$output" != active ]
 }

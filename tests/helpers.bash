@@ -372,9 +372,14 @@ tool_bin() {
 	echo "$bin"
 }
 
-# The console-socket receiver (tests/tools/recvtty.c).
+# The console-socket receiver (tests/tools/recvtty.c): the tree's build,
+# which the test VM (no compiler) has too, or one built now.
 recvtty_bin() {
-	tool_bin recvtty
+	if [ -x "$AR_TOP/tests/tools/recvtty" ]; then
+		echo "$AR_TOP/tests/tools/recvtty"
+	else
+		tool_bin recvtty
+	fi
 }
 
 # run_with_terminal ARG...: run ARGs with process.terminal and a console

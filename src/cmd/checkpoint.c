@@ -68,7 +68,7 @@ static const ar_option restore_options[]
     = { CRIU_FLAGS,
         { "bundle", 'b', true, "the container's bundle (default: .)" },
         { "console-socket", 0, true,
-          "a unix socket to send the pty master to (not supported)" },
+          "a unix socket to send the new terminal's pty master to" },
         { "detach", 'd', false,
           "leave the restored container running and return" },
         { "pid-file", 0, true, "write the restored init's pid here" },
@@ -189,17 +189,17 @@ ar_cmd_checkpoint (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 int
 ar_cmd_restore (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
-  static const int refused[]
-      = { OPT_LAZY_PAGES, OPT_NO_PIVOT, OPT_CONSOLE_SOCKET };
+  static const int refused[] = { OPT_LAZY_PAGES, OPT_NO_PIVOT };
   cleanup_parsed ar_parsed p = { 0 };
   cleanup_free char *path = NULL;
   ar_criu_options o;
-  int r = parse_verb (&restore_doc, restore_options, refused, 3, argc, argv, &p,
+  int r = parse_verb (&restore_doc, restore_options, refused, 2, argc, argv, &p,
                       &o, &path, err);
   if (r != 0)
     return r < 0 ? -1 : 0;
   o.lsm_profile = p.value[OPT_LSM_PROFILE];
   o.lsm_mount_context = p.value[OPT_LSM_MOUNT_CONTEXT];
+  o.console_socket = p.value[OPT_CONSOLE_SOCKET];
   bool detach = ar_flag (&p, OPT_DETACH);
   ar_create_options opts = {
     .root = g->root,

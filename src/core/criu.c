@@ -7,6 +7,7 @@
 #include "mounts.h"
 #include "policy_stage.h"
 #include "state.h"
+#include "terminal.h"
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
 #include "../util/fds.h"
@@ -42,6 +43,8 @@
 /* The restore's criu gets a joined network namespace as this fd. */
 #define NETNS_FD 3
 #define NETNS_KEY "extRootNetNS"
+/* ... and a new pty's slave, for the init's terminal, as this fd. */
+#define TTY_FD 4
 #define RESTORE_PID_FILE "restore.pid"
 
 typedef struct
@@ -115,6 +118,36 @@ external_mounts (argv_builder *b, const oci_spec *spec, const char *bundle)
     }
 }
 
+/* criu binds each external mount onto a mount point it expects to find,
+ * where a create would have made one: made the same way (a file for a
+ * file's bind, inside the rootfs, through no symlink out of it). */
+static int
+make_bind_mount_points (const oci_spec *spec, const char *bundle,
+                        const char *rootfs, ar_error_t **err)
+{
+  cleanup_close int root_fd = open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int bundle_fd = open (bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0 || bundle_fd < 0)
+    return ar_error_set (err, errno, "open `%s`",
+                         root_fd < 0 ? rootfs : bundle);
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    {
+      const oci_mount *m = &spec->mounts[i];
+      struct stat st;
+      if (m->destination == NULL || m->source == NULL || !ar_mounts_is_bind (m))
+        continue;
+      if (fstatat (bundle_fd, m->source, &st, 0) < 0)
+        return ar_error_set (err, errno, "config.json: .mounts[%zu].source: %s",
+                             i, m->source);
+      cleanup_close int fd = ar_path_create_in_root (root_fd, m->destination,
+                                                     S_ISDIR (st.st_mode), err);
+      if (fd < 0)
+        return ar_error_prefix (err, "config.json: .mounts[%zu].destination",
+                                i);
+    }
+  return 0;
+}
+
 /* The first line criu's log calls an error: the cause, where the last
  * ones only say that the dump or restore failed. */
 static char *
@@ -179,11 +212,6 @@ ar_criu_check_spec (const char *verb, const oci_spec *spec, bool has_plan,
     return ar_error_set (
         err, 0,
         "config.json: .hooks: %s: hooks run before the process starts (prestart, createRuntime, createContainer, startContainer) have no moment in a restore",
-        verb);
-  if (spec->process && spec->process->terminal)
-    return ar_error_set (
-        err, 0,
-        "config.json: .process.terminal: %s: a container with a terminal is not supported",
         verb);
   return 0;
 }
@@ -300,13 +328,37 @@ key_kind (const char *key)
                                             : NULL; /* a file or device */
 }
 
-/* Our own fd N stands for what the init had as fd N, and must be of its
- * kind: criu takes a pipe only for a pipe, and checks a file's size. */
+/* The init's terminal: a new pty on the host, whose master goes to the
+ * console socket once the restore is done, whose slave criu hands over
+ * for the init's and binds onto /dev/console. */
 static int
-restore_stdio (argv_builder *b, const char *image_path, ar_error_t **err)
+restore_terminal (argv_builder *b, const char *key, ar_criu_restore *r,
+                  ar_error_t **err)
+{
+  if (r->pty_slave >= 0)
+    return 0; /* stdout and stderr: the same terminal as stdin */
+  cleanup_free char *slave_path = NULL;
+  if (ar_terminal_open_pty ("/dev/ptmx", "/dev/pts", &r->pty_master,
+                            &slave_path, err)
+      < 0)
+    return -1;
+  r->pty_slave = open (slave_path, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (r->pty_slave < 0)
+    return ar_error_set (err, errno, "open `%s`", slave_path);
+  arg (b, "--inherit-fd=fd[%d]:%s", TTY_FD, key);
+  arg (b, "--external=mnt[/dev/console]:%s", slave_path);
+  return 0;
+}
+
+/* Our own fd N stands for what the init had as fd N, and must be of its
+ * kind: criu takes a pipe only for a pipe, and checks a file's size. A
+ * terminal comes from --console-socket's new pty instead, when given. */
+static int
+restore_stdio (argv_builder *b, const ar_criu_options *o, ar_criu_restore *r,
+               ar_error_t **err)
 {
   static const char *const names[STDIO_FDS] = { "stdin", "stdout", "stderr" };
-  cleanup_free char *path = xasprintf ("%s/" DESCRIPTORS_FILE, image_path);
+  cleanup_free char *path = xasprintf ("%s/" DESCRIPTORS_FILE, o->image_path);
   cleanup_free char *text = NULL;
   if (ar_read_file_at (AT_FDCWD, path, 4096, &text, NULL, err) < 0)
     return -1;
@@ -316,14 +368,21 @@ restore_stdio (argv_builder *b, const char *image_path, ar_error_t **err)
        key = strtok_r (NULL, "\n", &save), fd++)
     {
       struct stat st;
+      const char *want = key_kind (key);
       if (strcmp (key, "-") == 0)
         continue;
+      if (want && strcmp (want, "a terminal") == 0 && o->console_socket)
+        {
+          if (restore_terminal (b, key, r, err) < 0)
+            return -1;
+          continue;
+        }
       if (fstat (fd, &st) < 0)
         return ar_error_set (err, 0,
                              "restore: the checkpointed init had a %s (%s), "
                              "this restore has none",
                              names[fd], key);
-      const char *want = key_kind (key), *have = fd_kind (&st);
+      const char *have = fd_kind (&st);
       bool file
           = strcmp (have, "a file") == 0 || strcmp (have, "a device") == 0;
       if (want ? strcmp (want, have) != 0 : !file)
@@ -334,6 +393,10 @@ restore_stdio (argv_builder *b, const char *image_path, ar_error_t **err)
             names[fd], have, want ? want : "a file or device", key);
       arg (b, "--inherit-fd=fd[%d]:%s", fd, key);
     }
+  if (o->console_socket && r->pty_master < 0)
+    return ar_error_set (err, 0,
+                         "--console-socket: the checkpointed init had no "
+                         "terminal");
   return 0;
 }
 
@@ -367,6 +430,8 @@ dump_args (argv_builder *b, const ar_criu_options *o, const oci_spec *spec,
   for (char *const *ns = o->empty_ns; ns && *ns; ns++)
     arg (b, "--empty-ns=%s", strcmp (*ns, "network") == 0 ? "net" : *ns);
   external_mounts (b, spec, NULL);
+  if (spec->process && spec->process->terminal)
+    arg (b, "--external=mnt[/dev/console]:/dev/console");
   const oci_namespace *net = joined_namespace (spec, OCI_NS_NETWORK);
   if (net)
     {
@@ -426,8 +491,12 @@ ar_container_checkpoint (const char *root, const char *id,
 static int
 restore_args (argv_builder *b, const ar_criu_options *o, const oci_spec *spec,
               const char *bundle, const char *rootfs, const char *log,
-              bool joins_net, ar_error_t **err)
+              bool joins_net, ar_criu_restore *r, ar_error_t **err)
 {
+  if (spec->process && spec->process->terminal && o->console_socket == NULL)
+    return ar_error_set (err, 0,
+                         "config.json: .process.terminal: restore needs "
+                         "--console-socket for the new terminal's master");
   arg (b, "criu");
   arg (b, "restore");
   common_args (b, o, log);
@@ -442,14 +511,15 @@ restore_args (argv_builder *b, const ar_criu_options *o, const oci_spec *spec,
   external_mounts (b, spec, bundle);
   if (joins_net)
     arg (b, "--inherit-fd=fd[%d]:" NETNS_KEY, NETNS_FD);
-  return restore_stdio (b, o->image_path, err);
+  return restore_stdio (b, o, r, err);
 }
 
 /* The child: a mount namespace where the rootfs is a mount point (criu's
  * --root needs one), nothing of it seen by the host; then it waits for
  * its cgroup and for the last arguments, and becomes criu. */
 static void __attribute__ ((noreturn))
-criu_child (argv_builder *b, const char *rootfs, int go_fd, int netns_fd)
+criu_child (argv_builder *b, const char *rootfs, int go_fd, int netns_fd,
+            int tty_fd)
 {
   if (unshare (CLONE_NEWNS) < 0
       || mount (NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0
@@ -465,10 +535,14 @@ criu_child (argv_builder *b, const char *rootfs, int go_fd, int netns_fd)
   close (go_fd);
   for (char *s = more; s < more + n; s += strlen (s) + 1)
     oci_strv_push (&b->v, s);
-  if (netns_fd >= 0 && dup2 (netns_fd, NETNS_FD) < 0)
+  /* Above the fixed numbers first: either may hold the other's. */
+  int ns = netns_fd >= 0 ? fcntl (netns_fd, F_DUPFD, 10) : -1;
+  int tty = tty_fd >= 0 ? fcntl (tty_fd, F_DUPFD, 10) : -1;
+  if ((ns >= 0 && dup2 (ns, NETNS_FD) < 0)
+      || (tty >= 0 && dup2 (tty, TTY_FD) < 0))
     _exit (125);
-  int keep = NETNS_FD;
-  ar_close_fds_from (STDIO_FDS, &keep, netns_fd >= 0 ? 1 : 0);
+  int keep[] = { ns >= 0 ? NETNS_FD : -1, tty >= 0 ? TTY_FD : -1 };
+  ar_close_fds_from (STDIO_FDS, keep, 2);
   sigset_t none;
   sigemptyset (&none);
   sigprocmask (SIG_SETMASK, &none, NULL);
@@ -482,13 +556,14 @@ ar_criu_restore_begin (const ar_criu_options *o, const oci_spec *spec,
                        const char *bundle, const char *rootfs,
                        ar_criu_restore *r, ar_error_t **err)
 {
-  *r = (ar_criu_restore){ .go_fd = -1 };
+  *r = (ar_criu_restore){ .go_fd = -1, .pty_master = -1, .pty_slave = -1 };
   const oci_namespace *net = joined_namespace (spec, OCI_NS_NETWORK);
   cleanup_close int netns_fd = -1;
   if (net && (netns_fd = open (net->path, O_RDONLY | O_CLOEXEC)) < 0)
     return ar_error_set (err, errno, "config.json: .linux.namespaces: %s",
                          net->path);
-  if (ar_mkdir_p (work_path (o), 0700, err) < 0)
+  if (ar_mkdir_p (work_path (o), 0700, err) < 0
+      || make_bind_mount_points (spec, bundle, rootfs, err) < 0)
     return -1;
   r->work_path = xstrdup (work_path (o));
   cleanup_free char *log = xasprintf ("%s/restore.log", r->work_path);
@@ -496,8 +571,9 @@ ar_criu_restore_begin (const ar_criu_options *o, const oci_spec *spec,
       = xasprintf ("%s/" RESTORE_PID_FILE, r->work_path);
   unlink (pid_file);
   cleanup_argv argv_builder b = { 0 };
-  if (restore_args (&b, o, spec, bundle, rootfs, log, net != NULL, err) < 0)
+  if (restore_args (&b, o, spec, bundle, rootfs, log, net != NULL, r, err) < 0)
     return -1;
+  r->console_socket = o->console_socket;
   int go[2];
   if (pipe2 (go, O_CLOEXEC) < 0)
     return ar_error_set (err, errno, "pipe");
@@ -511,9 +587,10 @@ ar_criu_restore_begin (const ar_criu_options *o, const oci_spec *spec,
   if (r->pid == 0)
     {
       close (go[1]);
-      criu_child (&b, rootfs, go[0], netns_fd);
+      criu_child (&b, rootfs, go[0], netns_fd, r->pty_slave);
     }
   close (go[0]);
+  ar_closep (&r->pty_slave); /* criu's now */
   r->go_fd = go[1];
   return 0;
 }
@@ -588,6 +665,9 @@ ar_criu_restore_finish (ar_criu_restore *r, const ar_cgroup *cg, pid_t *init,
   *init = (pid_t) strtol (text, NULL, 10);
   if (*init <= 0)
     return ar_error_set (err, 0, "restore: criu wrote no pid to %s", pid_file);
+  if (r->pty_master >= 0
+      && ar_terminal_send_to_socket (r->console_socket, r->pty_master, err) < 0)
+    return -1;
   return 0;
 }
 
@@ -595,6 +675,8 @@ void
 ar_criu_restore_clear (ar_criu_restore *r)
 {
   ar_closep (&r->go_fd);
+  ar_closep (&r->pty_master);
+  ar_closep (&r->pty_slave);
   if (r->pid > 0)
     {
       kill (r->pid, SIGKILL);

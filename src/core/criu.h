@@ -23,6 +23,7 @@ typedef struct ar_criu_options
   char *const *empty_ns;           /* "network": its contents left out */
   const char *lsm_profile;         /* restore */
   const char *lsm_mount_context;   /* restore */
+  const char *console_socket;      /* restore: a new terminal's master */
   bool leave_running;
   bool pre_dump;
   bool tcp_established;
@@ -49,6 +50,8 @@ typedef struct
   pid_t pid; /* the criu process, > 0 while held or running */
   int go_fd; /* releases it */
   char *work_path;
+  int pty_master, pty_slave; /* the init's new terminal, when it has one */
+  const char *console_socket;
 } ar_criu_restore;
 
 int ar_criu_restore_begin (const ar_criu_options *o, const oci_spec *spec,
