@@ -100,12 +100,17 @@ ping() {
 	[ -z "$(mounts_under "$TEST_DIR")" ]
 }
 
-@test "checkpoint --leave-running keeps the container; a second copy restores beside it" {
+@test "checkpoint --leave-running keeps the container (a paused one paused); a second copy restores beside it" {
 	require_criu
 	start_worker
 	runtime checkpoint --leave-running --image-path "$IMAGES" --work-path "$TEST_DIR/work" "$CID"
 	[ "$(ctr_status)" = running ]
 	[ -s "$TEST_DIR/work/dump.log" ]
+	# A paused one stays paused (containerd pauses before it checkpoints).
+	runtime pause "$CID"
+	runtime checkpoint --leave-running --image-path "$TEST_DIR/paused" "$CID"
+	[ "$(ctr_status)" = paused ]
+	runtime resume "$CID"
 	# stdout a file where the init had a pipe: refused before criu runs.
 	local rc=0
 	runtime restore --detach --image-path "$IMAGES" --bundle "$BUNDLE" "$CID-file" >"$TEST_DIR/file" 2>&1 || rc=$?
@@ -220,7 +225,7 @@ ping() {
 	ctr_create
 	run runtime checkpoint --image-path "$IMAGES" "$CID"
 	assert_failure
-	assert_output "agentrun: checkpoint: container \`$CID\` is created: only a running container can be checkpointed"
+	assert_output "agentrun: checkpoint: container \`$CID\` is created: only a running or paused container can be checkpointed"
 	runtime delete --force "$CID"
 
 	# --console-socket for a container that had no terminal.

@@ -413,11 +413,18 @@ joined_namespace (const oci_spec *spec, oci_ns_type type)
 
 static int
 dump_args (argv_builder *b, const ar_criu_options *o, const oci_spec *spec,
-           const ar_state *st, const char *log, ar_error_t **err)
+           const ar_state *st, const ar_cgroup *cg, const char *log,
+           ar_error_t **err)
 {
   arg (b, "criu");
   arg (b, o->pre_dump ? "pre-dump" : "dump");
   arg (b, "--tree=%d", st->pid);
+  /* criu freezes the processes through the cgroup (none can fork or
+   * leave meanwhile), and leaves a paused container paused. */
+  const char *file;
+  const char *freezer = ar_cgroup_freezer (cg, &file);
+  if (freezer)
+    arg (b, "--freeze-cgroup=%s", freezer);
   common_args (b, o, log);
   if (o->leave_running && !o->pre_dump)
     arg (b, "--leave-running");
@@ -453,10 +460,10 @@ ar_container_checkpoint (const char *root, const char *id,
   if (ar_container_load (root, id, &state_fd, &st, err) < 0)
     return -1;
   ar_status status = ar_state_status (state_fd, st);
-  if (status != AR_STATUS_RUNNING)
+  if (status != AR_STATUS_RUNNING && status != AR_STATUS_PAUSED)
     return ar_error_set (err, 0,
                          "checkpoint: container `%s` is %s: only a running "
-                         "container can be checkpointed",
+                         "or paused container can be checkpointed",
                          id, ar_status_name (status));
   cleanup_oci_spec oci_spec *spec = NULL;
   ar_plan *plan = NULL;
@@ -473,7 +480,12 @@ ar_container_checkpoint (const char *root, const char *id,
   cleanup_free char *log = xasprintf ("%s/%s.log", work_path (o),
                                       o->pre_dump ? "pre-dump" : "dump");
   cleanup_argv argv_builder b = { 0 };
-  if (dump_args (&b, o, spec, st, log, err) < 0
+  ar_cgroup *cg = NULL;
+  if (ar_container_cgroup (st, &cg, err) < 0)
+    return -1;
+  int r = dump_args (&b, o, spec, st, cg, log, err);
+  ar_cgroup_free (cg);
+  if (r < 0
       || run_criu (o->pre_dump ? "pre-dump" : "dump", b.v.items, log, err) < 0)
     return -1;
   ar_container_audit (root, id, "checkpoint", NULL);

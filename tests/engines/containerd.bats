@@ -314,3 +314,30 @@ remove() {
 	remove pod-sandbox
 	[ "$outcomes" = "refused refused refused refused refused " ] || fail "agent pod members: $outcomes"
 }
+
+# containerd's checkpoint (ctr pauses the task, the shim calls the
+# runtime's checkpoint --leave-running, the images go into the content
+# store) and restore (--live: the shim calls restore --detach with the
+# images): the task comes back with its memory. Needs a host where CRIU
+# works (the test VM).
+@test "ctr container checkpoint --task, restore --live: the task comes back where it was" {
+	command -v criu >/dev/null && criu check >/dev/null 2>&1 || skip "CRIU does not work on this host"
+	cr r-cr -d "$I" r-cr sh -c 'i=0; while :; do i=$((i + 1)); echo "$i" >/tmp/n; sleep 0.2; done' >/dev/null
+	eng_wait 50 status_is r-cr RUNNING
+	sleep 1
+	run c container checkpoint --task r-cr localhost/agentrun-ckpt:r-cr
+	assert_success
+	status_is r-cr RUNNING || fail "after the checkpoint: $(task_status r-cr)"
+	remove r-cr
+	run c container restore --live r-cr localhost/agentrun-ckpt:r-cr
+	assert_success
+	eng_wait 50 status_is r-cr RUNNING
+	local n1 n2
+	n1=$(c task exec --exec-id n1 --fifo-dir "$ENG_T/fifo" r-cr cat /tmp/n)
+	sleep 1
+	n2=$(c task exec --exec-id n2 --fifo-dir "$ENG_T/fifo" r-cr cat /tmp/n)
+	[ "$n1" -gt 3 ] || fail "the counter started again ($n1): not restored"
+	[ "$n2" -gt "$n1" ] || fail "the restored counter stands at $n1"
+	remove r-cr
+	c image rm localhost/agentrun-ckpt:r-cr >/dev/null
+}

@@ -1111,56 +1111,50 @@ wait_for_file_line (const char *dir, const char *file, const char *wanted,
     }
 }
 
+const char *
+ar_cgroup_freezer (const ar_cgroup *cg, const char **file)
+{
+  static const char *const files[] = { "freezer.state", "cgroup.freeze" };
+  for (size_t f = 0; f < 2; f++)
+    for (size_t i = 0; cg && i < cg->n_paths; i++)
+      if (ar_cg_exists (cg->paths[i], files[f]))
+        {
+          *file = files[f];
+          return cg->paths[i];
+        }
+  return NULL;
+}
+
 int
 ar_cgroup_freeze (const ar_cgroup *cg, bool frozen, ar_error_t **err)
 {
-  /* A v1 freezer if there is one (hybrid hosts have both), else v2's
-   * cgroup.freeze, which every non-root v2 cgroup has. */
-  for (size_t i = 0; i < cg->n_paths; i++)
-    if (ar_cg_exists (cg->paths[i], "freezer.state"))
-      {
-        const char *state = frozen ? "FROZEN" : "THAWED";
-        if (ar_cg_write (cg->paths[i], "freezer.state", state, err) < 0)
-          return -1;
-        return wait_for_file_line (cg->paths[i], "freezer.state", state, err);
-      }
-  for (size_t i = 0; i < cg->n_paths; i++)
-    if (ar_cg_exists (cg->paths[i], "cgroup.freeze"))
-      {
-        if (ar_cg_write (cg->paths[i], "cgroup.freeze", frozen ? "1" : "0", err)
-            < 0)
-          return -1;
-        return wait_for_file_line (cg->paths[i], "cgroup.events",
-                                   frozen ? "frozen 1" : "frozen 0", err);
-      }
-  return ar_error_set (err, 0,
-                       "no freezer: neither a v1 freezer hierarchy "
-                       "nor cgroup v2 is available");
+  const char *file;
+  const char *dir = ar_cgroup_freezer (cg, &file);
+  if (dir == NULL)
+    return ar_error_set (err, 0,
+                         "no freezer: neither a v1 freezer hierarchy "
+                         "nor cgroup v2 is available");
+  bool v1 = strcmp (file, "freezer.state") == 0;
+  const char *state
+      = v1 ? (frozen ? "FROZEN" : "THAWED") : (frozen ? "1" : "0");
+  if (ar_cg_write (dir, file, state, err) < 0)
+    return -1;
+  return v1 ? wait_for_file_line (dir, file, state, err)
+            : wait_for_file_line (dir, "cgroup.events",
+                                  frozen ? "frozen 1" : "frozen 0", err);
 }
 
-/* The same freezer ar_cgroup_freeze would use: a v1 freezer first, else
- * v2's cgroup.freeze. */
 bool
 ar_cgroup_is_frozen (const ar_cgroup *cg)
 {
-  const char *file = NULL;
-  for (size_t i = 0; i < cg->n_paths && file == NULL; i++)
-    if (ar_cg_exists (cg->paths[i], "freezer.state"))
-      file = "freezer.state";
-  if (file == NULL)
-    file = "cgroup.freeze";
-  for (size_t i = 0; i < cg->n_paths; i++)
-    {
-      if (!ar_cg_exists (cg->paths[i], file))
-        continue;
-      cleanup_free char *value = NULL;
-      if (ar_cg_read (cg->paths[i], file, &value, NULL) < 0)
-        return false;
-      if (strcmp (file, "freezer.state") == 0)
-        return strncmp (value, "FROZEN", 6) == 0;
-      return value[0] == '1';
-    }
-  return false;
+  const char *file;
+  const char *dir = ar_cgroup_freezer (cg, &file);
+  cleanup_free char *value = NULL;
+  if (dir == NULL || ar_cg_read (dir, file, &value, NULL) < 0)
+    return false;
+  if (strcmp (file, "freezer.state") == 0)
+    return strncmp (value, "FROZEN", 6) == 0;
+  return value[0] == '1';
 }
 
 /* ---- persistence -------------------------------------------------------- */

@@ -95,6 +95,10 @@ void ar_cgroup_free (ar_cgroup *cg);
  * freezer hierarchy when mounted, else cgroup v2's cgroup.freeze. */
 int ar_cgroup_freeze (const ar_cgroup *cg, bool frozen, ar_error_t **err);
 
+/* The directory of that freezer, and its file (*file: "freezer.state" or
+ * "cgroup.freeze"); NULL when there is neither. */
+const char *ar_cgroup_freezer (const ar_cgroup *cg, const char **file);
+
 /* Whether that freezer holds the container frozen now. */
 bool ar_cgroup_is_frozen (const ar_cgroup *cg);
 
