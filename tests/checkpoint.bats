@@ -15,7 +15,7 @@ setup() {
 	IMAGES=$TEST_DIR/images
 	mkdir -p "$BUNDLE/rootfs/www" "$BUNDLE/rootfs/tmp"
 	echo pong >"$BUNDLE/rootfs/www/ping"
-	cp "$AR_TOP/tests/tools/pty_echo" "$BUNDLE/rootfs/bin/pty_echo"
+	cp "$AR_TOP/tests/tools/echo_loop" "$BUNDLE/rootfs/bin/echo_loop"
 }
 
 teardown() {
@@ -36,10 +36,10 @@ piped() {
 }
 
 # The init: a counter written through an fd it keeps open, an HTTP server
-# listening on port 7777 of the container's own network, and pty_echo's
+# listening on port 7777 of the container's own network, and echo_loop's
 # counter through a pty it holds both ends of.
 start_worker() {
-	set_args sh -c 'httpd -p 7777 -h /www; pty_echo /tmp/pty & i=0; while :; do i=$((i + 1)); echo "$i" >&3; sleep 0.2; done 3>>/tmp/count'
+	set_args sh -c 'httpd -p 7777 -h /www; echo_loop pty /tmp/pty & i=0; while :; do i=$((i + 1)); echo "$i" >&3; sleep 0.2; done 3>>/tmp/count'
 	piped run --detach --bundle "$BUNDLE" "$CID"
 	wait_for_file_content "$BUNDLE/rootfs/tmp/count" '^3$'
 	wait_for_file_content "$BUNDLE/rootfs/tmp/pty" '^pty 3$'
@@ -149,6 +149,27 @@ ping() {
 	wait_for_file_content "$BUNDLE/rootfs/tmp/count" "^$((before + 3))\$"
 	run ping
 	assert_output pong
+}
+
+@test "an established TCP connection survives with --tcp-established; without it CRIU's refusal is one line and the container runs on" {
+	require_criu
+	# A counter sent every 0.2 s over a TCP connection whose two ends the
+	# container holds, appended to /tmp/tcp as it arrives.
+	set_args echo_loop tcp /tmp/tcp
+	piped run --detach --bundle "$BUNDLE" "$CID"
+	wait_for_file_content "$BUNDLE/rootfs/tmp/tcp" '^tcp 3$'
+	run runtime checkpoint --image-path "$IMAGES" "$CID"
+	assert_failure
+	assert_output_contains "criu dump failed"
+	assert_output_contains "tcp-established"
+	[ "$(wc -l <<<"$output")" -eq 1 ]
+	[ "$(ctr_status)" = running ]
+	local before
+	before=$(last_count "$BUNDLE/rootfs/tmp/tcp")
+	runtime checkpoint --tcp-established --image-path "$IMAGES" "$CID"
+	piped restore --detach --tcp-established --image-path "$IMAGES" --bundle "$BUNDLE" "$CID"
+	# The same connection carries on: the server gets the next lines.
+	wait_for_file_content "$BUNDLE/rootfs/tmp/tcp" "^tcp $((before + 5))\$"
 }
 
 @test "restore in the foreground: waits, passes the exit status on, deletes" {
