@@ -6,6 +6,7 @@
 #include "config.h"
 #include "egress.h"
 #include "../src/util/cleanup.h"
+#include "../src/util/clock.h"
 #include "../src/util/netlink.h"
 #include "../src/util/sha256.h"
 
@@ -156,6 +157,20 @@ egress_default_gateway (struct in_addr *gw)
   return false;
 }
 
+/* A container of the same id that just ended (a rollback's restart, a
+ * quick re-run) leaves its veth to the kernel's teardown of its netns,
+ * which runs a little later (seconds on a loaded host), or to the watcher
+ * that removes it from a netns that stays: wait, bounded, for the name to
+ * be free; past the bound remove the leftover, ours by its name. */
+static void
+wait_for_stale_link (const char *name)
+{
+  for (int i = 0; i < 300 && if_nametoindex (name) != 0; i++)
+    ar_sleep_ms (10);
+  if (if_nametoindex (name) != 0)
+    egress_link_delete (name);
+}
+
 int
 egress_veth_create (const char *host_name, int peer_netns_fd, ar_error_t **err)
 {
@@ -173,6 +188,11 @@ egress_veth_create (const char *host_name, int peer_netns_fd, ar_error_t **err)
   ar_nl_nest_end (&req, data);
   ar_nl_nest_end (&req, linkinfo);
   int r = rtnl_talk (&req);
+  if (r == -EEXIST)
+    {
+      wait_for_stale_link (host_name);
+      r = rtnl_talk (&req);
+    }
   if (r < 0)
     return ar_error_set (err, -r, "create veth %s", host_name);
   return 0;
