@@ -191,7 +191,7 @@ ping() {
 	local rtty
 	rtty=$(recvtty_bin)
 	update_config '.process.terminal = true'
-	set_args sh -c 'i=0; while :; do i=$((i + 1)); [ -t 1 ] && echo "tick $i"; echo "$i" >/tmp/n; sleep 0.2; done'
+	set_args sh -c 'i=0; while :; do i=$((i + 1)); [ -t 1 ] && echo "tick $i"; echo "$i" >>/tmp/n; sleep 0.2; done'
 	"$rtty" -t 60 "$TEST_DIR/c1.sock" >"$TEST_DIR/c1.out" 2>&1 &
 	track_pid $!
 	wait_for_file "$TEST_DIR/c1.sock"
@@ -208,7 +208,7 @@ ping() {
 
 	runtime checkpoint --image-path "$IMAGES" "$CID"
 	local before
-	before=$(cat "$BUNDLE/rootfs/tmp/n")
+	before=$(last_count "$BUNDLE/rootfs/tmp/n")
 	"$rtty" -t 60 "$TEST_DIR/c2.sock" >"$TEST_DIR/c2.out" 2>&1 &
 	track_pid $!
 	wait_for_file "$TEST_DIR/c2.sock"
@@ -273,14 +273,14 @@ ping() {
 	update_config '.linux.cgroupsPath = "system.slice:" + $p + ":" + $id
 		| .linux.resources = {"pids": {"limit": 40}}' --arg p "$AR_RUN" --arg id "$CID"
 	local scope=$AR_RUN-$CID.scope
-	set_args sh -c 'sleep 600 & i=0; while :; do i=$((i + 1)); echo "$i" >/tmp/n; sleep 0.2; done'
+	set_args sh -c 'sleep 600 & i=0; while :; do i=$((i + 1)); echo "$i" >>/tmp/n; sleep 0.2; done'
 	runtime --systemd-cgroup run --detach --bundle "$BUNDLE" "$CID" > >(cat >>"$TEST_DIR/out") 2>&1
 	wait_for_file_content "$BUNDLE/rootfs/tmp/n" '^3$'
 	runtime --systemd-cgroup checkpoint --image-path "$IMAGES" "$CID"
 	run systemctl is-active "$scope"
 	[ "$output" != active ] || fail "the scope outlived the checkpoint"
 	local before
-	before=$(cat "$BUNDLE/rootfs/tmp/n")
+	before=$(last_count "$BUNDLE/rootfs/tmp/n")
 	runtime --systemd-cgroup restore -d --image-path "$IMAGES" --bundle "$BUNDLE" "$CID" > >(cat >>"$TEST_DIR/out") 2>&1
 	wait_for_file_content "$BUNDLE/rootfs/tmp/n" "^$((before + 2))\$"
 	run systemctl show -p ActiveState,TasksMax "$scope"
