@@ -46,6 +46,8 @@
 /* ... and a new pty's slave, for the init's terminal, as this fd. */
 #define TTY_FD 4
 #define RESTORE_PID_FILE "restore.pid"
+#define CRIU_MISSING                                                           \
+  "criu not found in PATH: checkpoint and restore need CRIU (Debian's criu package)"
 
 typedef struct
 {
@@ -189,9 +191,7 @@ run_criu (const char *what, char *const *argv, const char *log,
   cleanup_error ar_error_t *spawn_err = NULL;
   int r = ar_spawn_wait (argv, &message, &spawn_err);
   if (r < 0 && spawn_err->errno_value == ENOENT)
-    return ar_error_set (
-        err, 0,
-        "criu not found in PATH: checkpoint and restore need CRIU (Debian's criu package)");
+    return ar_error_set (err, 0, CRIU_MISSING);
   if (r < 0)
     return ar_error_pass (err, steal_pointer (&spawn_err));
   return r == 0 ? 0 : criu_failed (what, r, message, log, err);
@@ -663,9 +663,7 @@ ar_criu_restore_finish (ar_criu_restore *r, const ar_cgroup *cg, pid_t *init,
   if (status < 0)
     return -1;
   if (status == 127)
-    return ar_error_set (
-        err, 0,
-        "criu not found in PATH: checkpoint and restore need CRIU (Debian's criu package)");
+    return ar_error_set (err, 0, CRIU_MISSING);
   if (status != 0)
     return criu_failed ("restore", status, NULL, log, err);
   cleanup_free char *pid_file
