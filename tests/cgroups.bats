@@ -155,17 +155,40 @@ start_sleeper() {
 	[ -z "$(state_entries)" ] || fail "state left"
 }
 
-@test "the init is cloned into its cgroup v2 directory and moved into the v1 ones" {
+@test "the init is cloned into its cgroup v2 directory and moves itself into the v1 ones" {
 	command -v strace >/dev/null || skip "strace is not installed"
-	local unified=/sys/fs/cgroup/unified
+	local unified=/sys/fs/cgroup/unified init
 	[ "$(stat -f -c %T "$unified" 2>/dev/null)" = cgroup2fs ] || skip "no cgroup2 at $unified"
 	set_args true
-	run strace -f -o "$TEST_DIR/trace" -e trace=clone3,openat \
+	run strace -f -o "$TEST_DIR/trace" -e trace=clone3,openat,write \
 		"$RUNTIME" --root "$ROOT" run --bundle "$BUNDLE" "$CID"
 	assert_success
 	grep -q 'clone3(.*CLONE_INTO_CGROUP' "$TEST_DIR/trace" || fail "no CLONE_INTO_CGROUP: $(grep clone3 "$TEST_DIR/trace")"
 	! grep -q "openat(.*$unified.*/cgroup.procs\", O_WRONLY" "$TEST_DIR/trace" || fail "the init was moved in v2 afterwards"
-	grep -q "openat(.*/memory$CG_PATH/cgroup.procs\", O_WRONLY" "$TEST_DIR/trace" || fail "not moved into the v1 memory cgroup"
+	# No move by pid (the kernel's global threadgroup lock): the runtime
+	# opens `tasks`, the init writes "0" (itself) there.
+	! grep -q "openat(.*/memory$CG_PATH/cgroup.procs\", O_WRONLY" "$TEST_DIR/trace" || fail "moved by pid"
+	grep -q "openat(.*/memory$CG_PATH/tasks\", O_WRONLY" "$TEST_DIR/trace" || fail "the v1 memory tasks file not opened"
+	init=$(grep -o 'clone3(.*CLONE_INTO_CGROUP.*= [0-9]*$' "$TEST_DIR/trace" | grep -o '[0-9]*$' | head -1)
+	grep -q "^$init  *write([0-9]*, \"0\", 1) *= 1" "$TEST_DIR/trace" \
+		|| fail "the init ($init) did not move itself: $(grep "^$init " "$TEST_DIR/trace" | head -5)"
+}
+
+@test "a cgroup the init cannot move itself into fails the create in one line, naming it; nothing left" {
+	[ -d "$AR_CGROUP_V1/cpuset" ] || skip "needs the v1 cpuset controller"
+	local dir
+	# An existing leaf is joined as is: a new v1 cpuset has no cpus, and
+	# the kernel refuses a process there (ENOSPC).
+	dir=$(cgroup_v1_dir cpuset "$CG_PATH")
+	mkdir -p "$dir"
+	set_args true
+	run runtime run --bundle "$BUNDLE" "$CID"
+	rmdir "$dir"
+	assert_failure
+	assert_output_contains "write \"0\" to \`$dir/tasks\`: No space left on device"
+	assert_equal "${#lines[@]}" 1
+	[ ! -e "$(cgroup_v1_dir memory "$CG_PATH")" ] || fail "the memory cgroup was left"
+	[ ! -e "$ROOT/$CID" ] || fail "state left"
 }
 
 @test "run in an existing cgroup that has processes warns, as runc does, and leaves them alone at delete" {

@@ -15,6 +15,24 @@ setup() {
 	ctr_run_bg
 }
 
+@test "exec without --cgroup: the process is in every cgroup of the init, born in the v2 one" {
+	exec_bg
+	assert_equal "$(cgroups_of "$EXEC_PID")" "$(cgroups_of "$(ctr_pid)")"
+	run cgroups_of "$EXEC_PID"
+	assert_output_contains ":$CG_PATH"
+	command -v strace >/dev/null || return 0
+	# Placed without a move by pid (the kernel's threadgroup lock): born
+	# in the v2 directory, writing "0" (itself) into each v1 `tasks`.
+	run strace -f -o "$TEST_DIR/trace" -e trace=clone3,openat,write "$RUNTIME" --root "$ROOT" exec "$CID" true
+	assert_success
+	! grep -q 'openat(.*/cgroup.procs", O_WRONLY' "$TEST_DIR/trace" || fail "moved by pid: $(grep 'cgroup.procs' "$TEST_DIR/trace")"
+	if is_cgroup_v2_only; then
+		grep -q 'clone3(.*CLONE_INTO_CGROUP' "$TEST_DIR/trace" || fail "not born in its cgroup"
+	else
+		grep -q "write([0-9]*, \"0\", 1) *= 1" "$TEST_DIR/trace" || fail "did not move itself"
+	fi
+}
+
 # Controller-specific entries name v1 hierarchies (cgroups_v2.bats has
 # the unified one's cases).
 needs_v1_pids() {

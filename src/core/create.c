@@ -42,39 +42,6 @@
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
 #endif
-#ifndef CLONE_PIDFD
-#define CLONE_PIDFD 0x00001000
-#endif
-
-#ifndef CLONE_INTO_CGROUP
-#define CLONE_INTO_CGROUP 0x200000000ULL
-#endif
-
-/* Our own copy: glibc has no clone3 wrapper and <linux/sched.h> clashes
- * with <sched.h>. Layout of the kernel's struct clone_args (v2). */
-struct ar_clone_args
-{
-  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size,
-      tls, set_tid, set_tid_size, cgroup;
-};
-
-/* With cgroup_fd >= 0 the child is born in that cgroup v2 directory
- * (Linux 5.7): no migration afterwards, which on v2 waits for the
- * threadgroup lock every fork in the system takes. */
-static pid_t
-clone3_fork (uint64_t flags, int *pidfd, int cgroup_fd)
-{
-  struct ar_clone_args args = { .flags = flags | CLONE_PIDFD,
-                                .pidfd = (uint64_t) (uintptr_t) pidfd,
-                                .exit_signal = SIGCHLD };
-  if (cgroup_fd >= 0)
-    {
-      args.flags |= CLONE_INTO_CGROUP;
-      args.cgroup = (uint64_t) cgroup_fd;
-    }
-  return (pid_t) syscall (SYS_clone3, &args, sizeof args);
-}
-
 /* Everything a create made so far, undone in reverse on failure. */
 typedef struct
 {
@@ -85,6 +52,7 @@ typedef struct
   int pidfd;
   ar_cgroup *cgroup;
   bool in_cgroup_v2;   /* the init was cloned into cgroup's v2 dir */
+  bool self_moved_v1;  /* the init moves itself into the v1 ones */
   char *state_dir;     /* absolute */
   const ar_plan *plan; /* host resources to release */
   /* Once the state record exists, hooks may have made things outside the
@@ -519,21 +487,29 @@ spawn_init (const ar_create_options *opts, const oci_spec *spec,
       clone_flags &= CLONE_NEWPID;
     }
   cfg->new_userns = (new_flags & CLONE_NEWUSER) != 0;
-  (void) opts;
 
   cleanup_close int cgroup_fd
       = u->cgroup ? ar_cgroup_open_v2_dir (u->cgroup) : -1;
+  ar_cgroup_self_move self_move = { 0 };
+  if (u->cgroup && !opts->systemd_cgroup
+      && ar_cgroup_self_move_open (u->cgroup, &self_move, err) < 0)
+    {
+      close (child_sync);
+      return -1;
+    }
+  cfg->cgroup_self_move = self_move.n ? &self_move : NULL;
+  u->self_moved_v1 = self_move.n > 0;
   ns_restore saved;
   int r = enter_child_namespaces (spec, joins, &saved, err);
   if (r == 0)
     {
-      u->pid = clone3_fork ((uint64_t) clone_flags, &u->pidfd, cgroup_fd);
+      u->pid = ar_clone_pidfd ((uint64_t) clone_flags, &u->pidfd, cgroup_fd);
       /* Older kernels, or a leaf that cannot take a process (one with
        * controllers enabled below it): clone, then move it as before, so
        * that the move reports what is wrong. */
       u->in_cgroup_v2 = cgroup_fd >= 0 && u->pid >= 0;
       if (u->pid < 0 && cgroup_fd >= 0)
-        u->pid = clone3_fork ((uint64_t) clone_flags, &u->pidfd, -1);
+        u->pid = ar_clone_pidfd ((uint64_t) clone_flags, &u->pidfd, -1);
       if (u->pid == 0)
         ar_init_main (cfg);
       if (u->pid < 0)
@@ -543,6 +519,8 @@ spawn_init (const ar_create_options *opts, const oci_spec *spec,
         }
     }
   leave_child_namespaces (&saved);
+  ar_cgroup_self_move_close (&self_move); /* the init's copies are its own */
+  cfg->cgroup_self_move = NULL;
   close (child_sync);
   return r;
 }
@@ -836,8 +814,9 @@ enter_cgroup (create_ctx *c, ar_error_t **err)
                              &u->cgroup, err);
   if (u->cgroup == NULL) /* rootless, none delegated */
     return 0;
-  return u->in_cgroup_v2 ? ar_cgroup_enter_v1 (u->cgroup, u->pid, err)
-                         : ar_cgroup_enter (u->cgroup, u->pid, err);
+  unsigned which = (u->in_cgroup_v2 ? 0 : AR_CGROUP_V2)
+                   | (u->self_moved_v1 ? 0 : AR_CGROUP_V1);
+  return ar_cgroup_enter_only (u->cgroup, u->pid, which, err);
 }
 
 /* restore: criu makes the processes from the images, born in the

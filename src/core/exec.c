@@ -92,6 +92,11 @@ typedef struct
   int sync_fd;
   int preserve_fds;
   bool die_with_parent; /* exec in the foreground */
+  /* Where it is born: the container's cgroup v2 directory (-1: moved by
+   * the parent), and the v1 ones it moves itself into (NULL: the parent). */
+  int cgroup_v2_fd;
+  bool born_in_cgroup_v2;
+  ar_cgroup_self_move *cgroup_self_move;
 } exec_child;
 
 /* The relay between `agentrun exec` and the isolated process: it passes
@@ -187,10 +192,22 @@ child_setup (const exec_child *c, char **exe, char ***envp, ar_error_t **err)
 {
   /* Nothing of the parent's (its state dir fd above all) may be reachable
    * through /proc/self/fd from inside, not even as the cwd. */
-  int keep[] = { c->sync_fd, c->init_pidfd, c->root_fd };
-  ar_close_fds_from (3 + c->preserve_fds, keep, c->root_fd >= 0 ? 3 : 2);
+  ar_cgroup_self_move *self_move = c->cgroup_self_move;
+  size_t n_cgroups = self_move ? self_move->n : 0;
+  cleanup_free int *keep = xcalloc (3 + n_cgroups, sizeof *keep);
+  size_t n_keep = 0;
+  keep[n_keep++] = c->sync_fd;
+  keep[n_keep++] = c->init_pidfd;
+  if (c->root_fd >= 0)
+    keep[n_keep++] = c->root_fd;
+  for (size_t i = 0; i < n_cgroups; i++)
+    if (self_move->fds[i] >= 0)
+      keep[n_keep++] = self_move->fds[i];
+  ar_close_fds_from (3 + c->preserve_fds, keep, n_keep);
   ar_sync_msg msg;
   if (ar_sync_expect (c->sync_fd, AR_SYNC_GO, &msg, err) < 0)
+    return -1;
+  if (self_move && ar_cgroup_move_self (self_move, err) < 0)
     return -1;
   if (c->join_flags && setns (c->init_pidfd, c->join_flags) < 0)
     return ar_error_set (err, errno, "join the container's namespaces");
@@ -326,27 +343,46 @@ check_runnable (int state_fd, const ar_state *st, const ar_exec_options *opts,
   return 0;
 }
 
+/* What the parent still moves: the process was born in the v2 directory
+ * or moves itself into the v1 ones when it could (exec_child). */
 static int
-enter_cgroup (const ar_exec_options *opts, const ar_state *st, pid_t pid,
-              ar_error_t **err)
+enter_cgroup (const ar_exec_options *opts, const ar_cgroup *cg,
+              const exec_child *c, pid_t pid, ar_error_t **err)
 {
-  if (st->cgroup == NULL)
+  if (cg == NULL)
     return opts->n_cgroups == 0 ? 0
                                 : ar_error_set (err, 0,
                                                 "--cgroup: the "
                                                 "container has no "
                                                 "cgroup");
-  ar_cgroup *cg = NULL;
-  if (ar_cgroup_deserialize (st->cgroup, &cg, err) < 0)
+  if (opts->n_cgroups > 0)
+    {
+      int r
+          = ar_cgroup_enter_subs (cg, opts->cgroups, opts->n_cgroups, pid, err);
+      if (r < 0)
+        ar_error_prefix (err, "--cgroup");
+      return r;
+    }
+  unsigned which = (c->born_in_cgroup_v2 ? 0 : AR_CGROUP_V2)
+                   | (c->cgroup_self_move ? 0 : AR_CGROUP_V1);
+  return ar_cgroup_enter_only (cg, pid, which, err);
+}
+
+/* Without exec --cgroup the process is placed as the init was: born in
+ * the v2 directory, moving itself into the v1 ones. */
+static int
+prepare_placement (const ar_exec_options *opts, const ar_cgroup *cg,
+                   exec_child *c, ar_cgroup_self_move *self_move,
+                   ar_error_t **err)
+{
+  c->cgroup_v2_fd = -1;
+  if (cg == NULL || opts->n_cgroups > 0)
+    return 0;
+  if (ar_cgroup_self_move_open (cg, self_move, err) < 0)
     return -1;
-  int r = opts->n_cgroups == 0
-              ? ar_cgroup_enter (cg, pid, err)
-              : ar_cgroup_enter_subs (cg, opts->cgroups, opts->n_cgroups, pid,
-                                      err);
-  if (r < 0 && opts->n_cgroups > 0)
-    ar_error_prefix (err, "--cgroup");
-  ar_cgroup_free (cg);
-  return r;
+  c->cgroup_self_move = self_move->n ? self_move : NULL;
+  c->cgroup_v2_fd = ar_cgroup_open_v2_dir (cg);
+  return 0;
 }
 
 static void
@@ -381,7 +417,15 @@ fork_in_container (exec_child *c, int pidfd_init, pid_t *pid, ar_error_t **err)
   if (for_children && setns (pidfd_init, for_children) < 0)
     return ar_error_set (err, errno, "join the container's pid namespace");
   c->join_flags &= ~for_children;
-  *pid = fork ();
+  cleanup_close int pidfd = -1;
+  *pid = ar_clone_pidfd (0, &pidfd, c->cgroup_v2_fd);
+  c->born_in_cgroup_v2 = c->cgroup_v2_fd >= 0 && *pid >= 0;
+  if (*pid < 0 && c->cgroup_v2_fd >= 0)
+    {
+      /* A leaf that takes no process: the parent's move says why. */
+      ar_closep (&c->cgroup_v2_fd);
+      *pid = ar_clone_pidfd (0, &pidfd, -1);
+    }
   if (*pid < 0)
     return ar_error_set (err, errno, "fork");
   if (*pid == 0)
@@ -416,7 +460,10 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
   cleanup_close int pty = -1;
   cleanup_close int root_fd = -1;
   cleanup_close int init_pidfd = -1;
-  if (ar_stage_load_plan (state_fd, &plan, err) < 0)
+  ar_cgroup *cg = NULL;
+  ar_cgroup_self_move self_move = { 0 };
+  if (ar_stage_load_plan (state_fd, &plan, err) < 0
+      || (st->cgroup && ar_cgroup_deserialize (st->cgroup, &cg, err) < 0))
     goto out;
   ar_stage_confine_exec (plan, spec, proc);
   /* Before anything can run: a start without an end is evidence too. */
@@ -453,11 +500,16 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
     .preserve_fds = opts->preserve_fds,
     .die_with_parent = !opts->detach,
   };
-  if (fork_in_container (&c, init_pidfd, &pid, err) < 0)
+  int forked = -1;
+  if (prepare_placement (opts, cg, &c, &self_move, err) == 0)
+    forked = fork_in_container (&c, init_pidfd, &pid, err);
+  ar_closep (&c.cgroup_v2_fd);
+  ar_cgroup_self_move_close (&self_move);
+  if (forked < 0)
     goto out;
   ar_timings_mark ("fork");
   ar_closep (&sync[1]);
-  if (enter_cgroup (opts, st, pid, err) < 0
+  if (enter_cgroup (opts, cg, &c, pid, err) < 0
       || ar_sync_send (sync[0], AR_SYNC_GO, 0, -1, NULL, err) < 0
       || wait_child_ready (
              opts, sync[0],
@@ -494,6 +546,7 @@ out:
   ar_closep (&sync[0]);
   ar_closep (&sync[1]);
   ar_seccomp_program_free (seccomp);
+  ar_cgroup_free (cg);
   ar_stage_free_plan (plan);
   oci_spec_free (spec);
   return r;

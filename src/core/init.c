@@ -390,7 +390,10 @@ ar_init_main (const ar_init_config *cfg)
    * the container even until exec: a cwd like /proc/self/fd/N would lead
    * straight back to the host. Keep only what the init itself uses. */
   size_t n_mounts = cfg->bind_source_fds ? spec->n_mounts : 0;
-  cleanup_free int *keep = xcalloc (2 + OCI_NS_COUNT + n_mounts, sizeof *keep);
+  ar_cgroup_self_move *self_move = cfg->cgroup_self_move;
+  size_t n_cgroups = self_move ? self_move->n : 0;
+  cleanup_free int *keep
+      = xcalloc (2 + OCI_NS_COUNT + n_mounts + n_cgroups, sizeof *keep);
   size_t n_keep = 0;
   keep[n_keep++] = cfg->sync_fd;
   if (cfg->fifo_fd >= 0)
@@ -401,6 +404,9 @@ ar_init_main (const ar_init_config *cfg)
   for (size_t i = 0; i < n_mounts; i++)
     if (cfg->bind_source_fds[i] >= 0)
       keep[n_keep++] = cfg->bind_source_fds[i];
+  for (size_t i = 0; i < n_cgroups; i++)
+    if (self_move->fds[i] >= 0)
+      keep[n_keep++] = self_move->fds[i];
   ar_close_fds_from (3 + cfg->preserve_fds, keep, n_keep);
 
   /* This fork's own phases (--debug), reported with AR_SYNC_READY. */
@@ -409,6 +415,9 @@ ar_init_main (const ar_init_config *cfg)
   if (ar_sync_expect (cfg->sync_fd, AR_SYNC_GO, &msg, &err) < 0)
     _exit (1);
   host_pid = msg.value;
+  /* Into the container's cgroups before anything is charged there. */
+  if (self_move && ar_cgroup_move_self (self_move, &err) < 0)
+    fail (cfg, err, true);
   ar_timings_mark ("go");
 
   if (prepare_root (cfg, &pty_master, &pty_slave, &proc_sys, &err) < 0)

@@ -5,6 +5,7 @@
 #define AR_CORE_INIT_H
 
 #include "../../oci/spec.h"
+#include "cgroups/cgroups.h"
 #include "namespaces.h"
 #include "seccomp.h"
 #include <stdbool.h>
@@ -31,6 +32,8 @@ typedef struct
   /* Once ready, wait to be taken (take.h): the command and its stdio
    * come from the taker, not process.args. */
   bool await_take;
+  /* The v1 cgroups to move into once released, or NULL (cgroups.h). */
+  ar_cgroup_self_move *cgroup_self_move;
 } ar_init_config;
 
 /* Never returns: execs the workload or _exits non-zero after sending the

@@ -2,9 +2,25 @@
 #include "config.h"
 #include "pidfd.h"
 
+#include <signal.h>
 #include <stddef.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#ifndef CLONE_PIDFD
+#define CLONE_PIDFD 0x00001000
+#endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/* Our own copy: glibc has no clone3 wrapper and <linux/sched.h> clashes
+ * with <sched.h>. Layout of the kernel's struct clone_args (v2). */
+struct ar_clone_args
+{
+  uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size,
+      tls, set_tid, set_tid_size, cgroup;
+};
 
 int
 ar_pidfd_open (pid_t pid)
@@ -16,4 +32,18 @@ int
 ar_pidfd_send_signal (int pidfd, int sig)
 {
   return (int) syscall (SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+pid_t
+ar_clone_pidfd (uint64_t flags, int *pidfd, int cgroup_fd)
+{
+  struct ar_clone_args args = { .flags = flags | CLONE_PIDFD,
+                                .pidfd = (uint64_t) (uintptr_t) pidfd,
+                                .exit_signal = SIGCHLD };
+  if (cgroup_fd >= 0)
+    {
+      args.flags |= CLONE_INTO_CGROUP;
+      args.cgroup = (uint64_t) cgroup_fd;
+    }
+  return (pid_t) syscall (SYS_clone3, &args, sizeof args);
 }

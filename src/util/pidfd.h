@@ -5,6 +5,7 @@
 #ifndef AR_UTIL_PIDFD_H
 #define AR_UTIL_PIDFD_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 /* pidfd_open(2), O_CLOEXEC as every pidfd is: the fd, or -1 with errno. */
@@ -12,5 +13,12 @@ int ar_pidfd_open (pid_t pid);
 
 /* pidfd_send_signal(2): 0, or -1 with errno (ESRCH: it has exited). */
 int ar_pidfd_send_signal (int pidfd, int sig);
+
+/* clone3(2) as fork: the child returns 0, the parent gets its pid and
+ * *pidfd. `flags` are CLONE_NEW* bits. With cgroup_fd >= 0 the child is
+ * born in that cgroup v2 directory (CLONE_INTO_CGROUP, Linux 5.7): no
+ * move afterwards, which on v2 takes the threadgroup lock every fork in
+ * the system shares and waits for an RCU grace period. -1 with errno. */
+pid_t ar_clone_pidfd (uint64_t flags, int *pidfd, int cgroup_fd);
 
 #endif

@@ -777,11 +777,18 @@ ar_cgroup_open_v2_dir (const ar_cgroup *cg)
   return -1;
 }
 
-static int
-enter_paths (const ar_cgroup *cg, pid_t pid, bool skip_v2, ar_error_t **err)
+static bool
+is_wanted (const char *dir, unsigned which)
+{
+  return (which & (ar_cg_on_cgroup2 (dir) ? AR_CGROUP_V2 : AR_CGROUP_V1)) != 0;
+}
+
+int
+ar_cgroup_enter_only (const ar_cgroup *cg, pid_t pid, unsigned which,
+                      ar_error_t **err)
 {
   for (size_t i = 0; i < cg->n_paths; i++)
-    if (!(skip_v2 && ar_cg_on_cgroup2 (cg->paths[i]))
+    if (is_wanted (cg->paths[i], which)
         && ar_cg_writef (cg->paths[i], "cgroup.procs", err, "%d", (int) pid)
                < 0)
       return -1;
@@ -791,13 +798,61 @@ enter_paths (const ar_cgroup *cg, pid_t pid, bool skip_v2, ar_error_t **err)
 int
 ar_cgroup_enter (const ar_cgroup *cg, pid_t pid, ar_error_t **err)
 {
-  return enter_paths (cg, pid, false, err);
+  return ar_cgroup_enter_only (cg, pid, AR_CGROUP_V1 | AR_CGROUP_V2, err);
+}
+
+/* ---- a process moving itself (v1) -------------------------------------- */
+
+void
+ar_cgroup_self_move_close (ar_cgroup_self_move *m)
+{
+  for (size_t i = 0; i < m->n; i++)
+    ar_closep (&m->fds[i]);
+  free (m->fds);
+  *m = (ar_cgroup_self_move){ 0 };
 }
 
 int
-ar_cgroup_enter_v1 (const ar_cgroup *cg, pid_t pid, ar_error_t **err)
+ar_cgroup_self_move_open (const ar_cgroup *cg, ar_cgroup_self_move *out,
+                          ar_error_t **err)
 {
-  return enter_paths (cg, pid, true, err);
+  *out = (ar_cgroup_self_move){ .fds = xcalloc (cg->n_paths + 1, sizeof (int)),
+                                .dirs = (const char *const *) cg->paths };
+  for (size_t i = 0; i < cg->n_paths; i++)
+    {
+      out->fds[i] = -1;
+      if (!is_wanted (cg->paths[i], AR_CGROUP_V1))
+        continue;
+      cleanup_free char *path = xasprintf ("%s/tasks", cg->paths[i]);
+      out->fds[i] = open (path, O_WRONLY | O_CLOEXEC);
+      out->n = i + 1; /* n: up to the last v1 one; 0 on a v2-only host */
+      if (out->fds[i] < 0)
+        {
+          ar_error_set (err, errno, "open `%s`", path);
+          ar_cgroup_self_move_close (out);
+          return -1;
+        }
+    }
+  return 0;
+}
+
+int
+ar_cgroup_move_self (ar_cgroup_self_move *m, ar_error_t **err)
+{
+  for (size_t i = 0; i < m->n; i++)
+    {
+      if (m->fds[i] < 0)
+        continue;
+      ssize_t n;
+      do
+        n = write (m->fds[i], "0", 1);
+      while (n < 0 && errno == EINTR);
+      if (n != 1)
+        return ar_error_set (err, n < 0 ? errno : EIO,
+                             "write \"0\" to `%s/tasks`", m->dirs[i]);
+      ar_closep (&m->fds[i]);
+    }
+  return 0;
 }
 
 /* The systemd driver needs the unified hierarchy, alone, at the root. */

@@ -64,9 +64,35 @@ int ar_cgroup_enter (const ar_cgroup *cg, pid_t pid, ar_error_t **err);
  * cgroup v2 directory, or -1 when it has none. */
 int ar_cgroup_open_v2_dir (const ar_cgroup *cg);
 
-/* Move pid into the container's cgroups other than cgroup v2 (a process
- * cloned into that one already); on a v2-only host, nothing to do. */
-int ar_cgroup_enter_v1 (const ar_cgroup *cg, pid_t pid, ar_error_t **err);
+/* Move pid into the container's cgroups of the versions `which` names
+ * (AR_CGROUP_V1 | AR_CGROUP_V2): a process cloned into the v2 one, or one
+ * that moves itself into the v1 ones, needs only the rest. */
+enum
+{
+  AR_CGROUP_V1 = 1,
+  AR_CGROUP_V2 = 2,
+};
+int ar_cgroup_enter_only (const ar_cgroup *cg, pid_t pid, unsigned which,
+                          ar_error_t **err);
+
+/* On cgroup v1 a move takes the kernel's global threadgroup lock, whose
+ * first taking after a quiet spell waits for an RCU grace period (5-14 ms
+ * here), unless a single thread moves itself: writing "0" to `tasks`.
+ * The parent opens the container's v1 `tasks` files (root's credentials
+ * are the ones the kernel checks); the child writes. fds[i] belongs to
+ * dirs[i], -1 for a v2 directory. */
+typedef struct
+{
+  int *fds;
+  const char *const *dirs; /* the cgroup's paths, not owned */
+  size_t n;
+} ar_cgroup_self_move;
+
+int ar_cgroup_self_move_open (const ar_cgroup *cg, ar_cgroup_self_move *out,
+                              ar_error_t **err);
+/* In the child, single-threaded: moves the caller, closes the fds. */
+int ar_cgroup_move_self (ar_cgroup_self_move *m, ar_error_t **err);
+void ar_cgroup_self_move_close (ar_cgroup_self_move *m);
 
 /* exec --cgroup: move pid into existing sub-cgroups (relative, no "..")
  * of the container's cgroup; a missing one fails, named. `specs` are
