@@ -100,6 +100,14 @@ common_args (argv_builder *b, const ar_criu_options *o, const char *log)
     arg (b, "--manage-cgroups=%s", o->manage_cgroups_mode);
 }
 
+/* What external_mounts names and make_bind_mount_points prepares: a bind
+ * mount with both ends given. */
+static bool
+is_external (const oci_mount *m)
+{
+  return m->destination && m->source && ar_mounts_is_bind (m);
+}
+
 /* Every bind mount of the spec comes from outside the container: at the
  * dump it is named by its destination, at the restore bound again from
  * its source (relative ones from the bundle). */
@@ -109,7 +117,7 @@ external_mounts (argv_builder *b, const oci_spec *spec, const char *bundle)
   for (size_t i = 0; i < spec->n_mounts; i++)
     {
       const oci_mount *m = &spec->mounts[i];
-      if (m->destination == NULL || m->source == NULL || !ar_mounts_is_bind (m))
+      if (!is_external (m))
         continue;
       if (bundle == NULL)
         arg (b, "--external=mnt[%s]:%s", m->destination, m->destination);
@@ -136,7 +144,7 @@ make_bind_mount_points (const oci_spec *spec, const char *bundle,
     {
       const oci_mount *m = &spec->mounts[i];
       struct stat st;
-      if (m->destination == NULL || m->source == NULL || !ar_mounts_is_bind (m))
+      if (!is_external (m))
         continue;
       if (fstatat (bundle_fd, m->source, &st, 0) < 0)
         return ar_error_set (err, errno, "config.json: .mounts[%zu].source: %s",
