@@ -161,7 +161,8 @@ run_stored_hooks (int state_fd, const ar_state *st, bool poststart)
 }
 
 /* An audit event for a container whose plan is only in its state dir. */
-static void
+/* Whether the container has an audit log (an agent plan) to write to. */
+static bool
 audit_event (int state_fd, const char *id, const char *event,
              const char *fields_json)
 {
@@ -170,10 +171,11 @@ audit_event (int state_fd, const char *id, const char *event,
   if (ar_stage_load_plan (state_fd, &plan, &e) < 0)
     {
       warn ("audit", e);
-      return;
+      return false;
     }
   ar_stage_audit (plan, id, event, fields_json);
   ar_stage_free_plan (plan);
+  return plan != NULL;
 }
 
 int
@@ -519,12 +521,14 @@ ar_container_delete (const char *root, const char *id, bool force,
   /* A detached container's exit status went to whoever reaped it; what
    * the log can still say is whether it ended by itself or was stopped by
    * this delete. (run and sandbox log the status itself.) */
+  bool logged = faccessat (state_fd, AR_EXIT_LOGGED_FILE, F_OK, 0) == 0;
   if (status != AR_STATUS_STOPPED)
     ar_stage_audit (plan, id, "exit", "\"killedByDelete\":true");
-  else if (faccessat (state_fd, AR_EXIT_LOGGED_FILE, F_OK, 0) < 0)
+  else if (!logged)
     ar_stage_audit (plan, id, "exit", "\"killedByDelete\":false");
   /* Once: a delete that fails part way is retried. */
-  mark (state_fd, AR_EXIT_LOGGED_FILE);
+  if (plan && !logged)
+    mark (state_fd, AR_EXIT_LOGGED_FILE);
   int r = tear_down (state_fd, st, state_dir, plan, status, err);
   if (r < 0)
     ar_error_prefix (
@@ -618,13 +622,14 @@ ar_container_audit (const char *root, const char *id, const char *event,
     audit_event (state_fd, id, event, fields_json);
 }
 
-/* run and sandbox logged the exit with its status: delete must not log
- * a second one. */
+/* run and sandbox log the exit with its status, and mark it so that
+ * delete does not log a second one (no log, no mark). */
 static void
-mark_exit_logged (const char *root, const char *id)
+audit_exit (const char *root, const char *id, int status)
 {
   cleanup_close int state_fd = ar_container_open_dir (root, id, NULL);
-  if (state_fd >= 0)
+  cleanup_free char *fields = xasprintf ("\"status\":%d", status);
+  if (state_fd >= 0 && audit_event (state_fd, id, "exit", fields))
     mark (state_fd, AR_EXIT_LOGGED_FILE);
 }
 
@@ -791,11 +796,7 @@ ar_container_wait (const char *root, const char *id, const char *who,
   if (outcome)
     *outcome = o;
   if (status >= 0)
-    {
-      cleanup_free char *f = xasprintf ("\"status\":%d", status);
-      ar_container_audit (root, id, "exit", f);
-      mark_exit_logged (root, id);
-    }
+    audit_exit (root, id, status);
   return status;
 }
 

@@ -499,6 +499,7 @@ ar_container_exec (const ar_exec_options *opts, oci_process *proc,
     .sync_fd = sync[1],
     .preserve_fds = opts->preserve_fds,
     .die_with_parent = !opts->detach,
+    .cgroup_v2_fd = -1,
   };
   int forked = -1;
   if (prepare_placement (opts, cg, &c, &self_move, err) == 0)
