@@ -6,6 +6,8 @@
 #   BENCH_CGROUP_DRIVER=systemd bench/run.sh [N]   (all with --systemd-cgroup)
 #
 #   run      `RUNTIME run` of a busybox `true` bundle made by `crun spec`
+#   floor    `unshare -mpuin -f true` between those runs: the namespaces
+#            alone, what no runtime can go below; each run over it
 #   exec     `RUNTIME exec ID true` into a running container of each runtime
 #   sandbox  `agentrun sandbox -- true` (agent profile: overlay, secrets
 #            tmpfs, seccomp, limits, new netns) against crun's plain run
@@ -33,7 +35,20 @@ bench_run() {
 		for rt in "${RUNTIMES[@]}"; do
 			time_ms runtime_bin "$rt" --root "$WORK/root-$rt" run -b "$WORK/bundle" "$rt-r$i" >>"$WORK/run-$rt"
 		done
+		# The kernel's floor for the same namespaces, no runtime at all.
+		time_ms unshare -mpuin -f true >>"$WORK/run-floor"
 	done
+}
+
+# floor: `unshare -mpuin -f true` timed between the runs, and each
+# runtime's run over it.
+report_floor() {
+	local f rt ratios=""
+	f=$(median <"$WORK/run-floor")
+	for rt in "${RUNTIMES[@]}"; do
+		ratios+="   $rt/floor $(echo "scale=2; $(median <"$WORK/run-$rt") / $f" | bc)"
+	done
+	printf '%-8s unshare -mpuin -f true %s ms%s\n' floor "$(spread "$WORK/run-floor")" "$ratios"
 }
 
 bench_exec() {
@@ -94,6 +109,7 @@ main() {
 	echo "$(date -u +%F) median (min-max) of $N interleaved runs each; cgroup driver ${BENCH_CGROUP_DRIVER:-cgroupfs}; $(uname -r); $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $(runc --version 2>/dev/null | head -1 || echo no runc)"
 	bench_run
 	report run
+	report_floor
 	bench_exec
 	report exec
 	bench_sandbox
