@@ -160,8 +160,8 @@ run_stored_hooks (int state_fd, const ar_state *st, bool poststart)
   oci_spec_free (spec);
 }
 
-/* An audit event for a container whose plan is only in its state dir. */
-/* Whether the container has an audit log (an agent plan) to write to. */
+/* An audit event for a container whose plan is only in its state dir;
+ * whether it has an audit log (an agent plan) to write to. */
 static bool
 audit_event (int state_fd, const char *id, const char *event,
              const char *fields_json)

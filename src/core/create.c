@@ -503,13 +503,8 @@ spawn_init (const ar_create_options *opts, const oci_spec *spec,
   int r = enter_child_namespaces (spec, joins, &saved, err);
   if (r == 0)
     {
-      u->pid = ar_clone_pidfd ((uint64_t) clone_flags, &u->pidfd, cgroup_fd);
-      /* Older kernels, or a leaf that cannot take a process (one with
-       * controllers enabled below it): clone, then move it as before, so
-       * that the move reports what is wrong. */
-      u->in_cgroup_v2 = cgroup_fd >= 0 && u->pid >= 0;
-      if (u->pid < 0 && cgroup_fd >= 0)
-        u->pid = ar_clone_pidfd ((uint64_t) clone_flags, &u->pidfd, -1);
+      u->pid = ar_clone_pidfd ((uint64_t) clone_flags, &u->pidfd, cgroup_fd,
+                               &u->in_cgroup_v2);
       if (u->pid == 0)
         ar_init_main (cfg);
       if (u->pid < 0)

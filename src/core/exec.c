@@ -418,14 +418,7 @@ fork_in_container (exec_child *c, int pidfd_init, pid_t *pid, ar_error_t **err)
     return ar_error_set (err, errno, "join the container's pid namespace");
   c->join_flags &= ~for_children;
   cleanup_close int pidfd = -1;
-  *pid = ar_clone_pidfd (0, &pidfd, c->cgroup_v2_fd);
-  c->born_in_cgroup_v2 = c->cgroup_v2_fd >= 0 && *pid >= 0;
-  if (*pid < 0 && c->cgroup_v2_fd >= 0)
-    {
-      /* A leaf that takes no process: the parent's move says why. */
-      ar_closep (&c->cgroup_v2_fd);
-      *pid = ar_clone_pidfd (0, &pidfd, -1);
-    }
+  *pid = ar_clone_pidfd (0, &pidfd, c->cgroup_v2_fd, &c->born_in_cgroup_v2);
   if (*pid < 0)
     return ar_error_set (err, errno, "fork");
   if (*pid == 0)

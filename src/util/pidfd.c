@@ -35,15 +35,22 @@ ar_pidfd_send_signal (int pidfd, int sig)
 }
 
 pid_t
-ar_clone_pidfd (uint64_t flags, int *pidfd, int cgroup_fd)
+ar_clone_pidfd (uint64_t flags, int *pidfd, int cgroup_fd, bool *in_cgroup)
 {
   struct ar_clone_args args = { .flags = flags | CLONE_PIDFD,
                                 .pidfd = (uint64_t) (uintptr_t) pidfd,
                                 .exit_signal = SIGCHLD };
+  pid_t pid = -1;
   if (cgroup_fd >= 0)
     {
       args.flags |= CLONE_INTO_CGROUP;
       args.cgroup = (uint64_t) cgroup_fd;
+      pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
+      args.flags &= ~CLONE_INTO_CGROUP;
+      args.cgroup = 0;
     }
-  return (pid_t) syscall (SYS_clone3, &args, sizeof args);
+  *in_cgroup = pid >= 0;
+  if (pid < 0)
+    pid = (pid_t) syscall (SYS_clone3, &args, sizeof args);
+  return pid;
 }

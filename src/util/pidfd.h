@@ -5,6 +5,7 @@
 #ifndef AR_UTIL_PIDFD_H
 #define AR_UTIL_PIDFD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -18,7 +19,11 @@ int ar_pidfd_send_signal (int pidfd, int sig);
  * *pidfd. `flags` are CLONE_NEW* bits. With cgroup_fd >= 0 the child is
  * born in that cgroup v2 directory (CLONE_INTO_CGROUP, Linux 5.7): no
  * move afterwards, which on v2 takes the threadgroup lock every fork in
- * the system shares and waits for an RCU grace period. -1 with errno. */
-pid_t ar_clone_pidfd (uint64_t flags, int *pidfd, int cgroup_fd);
+ * the system shares and waits for an RCU grace period. Where the kernel
+ * refuses that (older kernels, a leaf that takes no process) the child is
+ * cloned without it, so that a move by pid reports what is wrong;
+ * *in_cgroup says which. -1 with errno. */
+pid_t
+ar_clone_pidfd (uint64_t flags, int *pidfd, int cgroup_fd, bool *in_cgroup);
 
 #endif

@@ -73,6 +73,22 @@ split (const char *s, char sep)
 
 /* ---- knob access ------------------------------------------------------ */
 
+/* A knob takes its value in one write(); a short write is an error. */
+static int
+write_value (int fd, const char *value, const char *dir, const char *file,
+             ar_error_t **err)
+{
+  size_t len = strlen (value);
+  ssize_t n;
+  do
+    n = write (fd, value, len);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 || (size_t) n != len)
+    return ar_error_set (err, n < 0 ? errno : EIO, "write \"%s\" to `%s/%s`",
+                         value, dir, file);
+  return 0;
+}
+
 int
 ar_cg_write (const char *dir, const char *file, const char *value,
              ar_error_t **err)
@@ -81,16 +97,7 @@ ar_cg_write (const char *dir, const char *file, const char *value,
   cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
   if (fd < 0)
     return ar_error_set (err, errno, "open `%s`", path);
-  /* A knob takes its value in one write(); a short write is an error. */
-  size_t len = strlen (value);
-  ssize_t n;
-  do
-    n = write (fd, value, len);
-  while (n < 0 && errno == EINTR);
-  if (n < 0 || (size_t) n != len)
-    return ar_error_set (err, n < 0 ? errno : EIO, "write \"%s\" to `%s`",
-                         value, path);
-  return 0;
+  return write_value (fd, value, dir, file, err);
 }
 
 int
@@ -843,13 +850,8 @@ ar_cgroup_move_self (ar_cgroup_self_move *m, ar_error_t **err)
     {
       if (m->fds[i] < 0)
         continue;
-      ssize_t n;
-      do
-        n = write (m->fds[i], "0", 1);
-      while (n < 0 && errno == EINTR);
-      if (n != 1)
-        return ar_error_set (err, n < 0 ? errno : EIO,
-                             "write \"0\" to `%s/tasks`", m->dirs[i]);
+      if (write_value (m->fds[i], "0", m->dirs[i], "tasks", err) < 0)
+        return -1;
       ar_closep (&m->fds[i]);
     }
   return 0;
