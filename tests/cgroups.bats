@@ -164,14 +164,29 @@ start_sleeper() {
 		"$RUNTIME" --root "$ROOT" run --bundle "$BUNDLE" "$CID"
 	assert_success
 	grep -q 'clone3(.*CLONE_INTO_CGROUP' "$TEST_DIR/trace" || fail "no CLONE_INTO_CGROUP: $(grep clone3 "$TEST_DIR/trace")"
-	! grep -q "openat(.*$unified.*/cgroup.procs\", O_WRONLY" "$TEST_DIR/trace" || fail "the init was moved in v2 afterwards"
+	! grep -q "openat(.*unified/.*cgroup.procs\", O_WRONLY" "$TEST_DIR/trace" || fail "the init was moved in v2 afterwards"
 	# No move by pid (the kernel's global threadgroup lock): the runtime
 	# opens `tasks`, the init writes "0" (itself) there.
-	! grep -q "openat(.*/memory$CG_PATH/cgroup.procs\", O_WRONLY" "$TEST_DIR/trace" || fail "moved by pid"
-	grep -q "openat(.*/memory$CG_PATH/tasks\", O_WRONLY" "$TEST_DIR/trace" || fail "the v1 memory tasks file not opened"
+	! grep -q "openat(.*memory$CG_PATH/cgroup.procs\", O_WRONLY" "$TEST_DIR/trace" || fail "moved by pid"
+	grep -q "openat(.*memory$CG_PATH/tasks\", O_WRONLY" "$TEST_DIR/trace" || fail "the v1 memory tasks file not opened"
 	init=$(grep -o 'clone3(.*CLONE_INTO_CGROUP.*= [0-9]*$' "$TEST_DIR/trace" | grep -o '[0-9]*$' | head -1)
 	grep -q "^$init  *write([0-9]*, \"0\", 1) *= 1" "$TEST_DIR/trace" \
 		|| fail "the init ($init) did not move itself: $(grep "^$init " "$TEST_DIR/trace" | head -5)"
+}
+
+@test "cgroup files are looked up from one fd of /sys/fs/cgroup, not from / each time" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	# Each lookup from / revalidates sysfs's dentries under the lock every
+	# new network namespace takes: many containers at once queued there.
+	set_args true
+	run strace -f -o "$TEST_DIR/trace" -e trace=openat,mkdir,mkdirat,rmdir,unlinkat,access,faccessat,faccessat2,statfs \
+		"$RUNTIME" --root "$ROOT" run --bundle "$BUNDLE" "$CID"
+	assert_success
+	local from_root within
+	from_root=$(grep -cE '(AT_FDCWD, |^[0-9]+ +[a-z0-9]+\()"/sys/fs/cgroup/' "$TEST_DIR/trace" || true)
+	within=$(grep -cE "\([0-9]+, \"([^/\"][^\"]*/)?${CG_PATH#/}[/\"]" "$TEST_DIR/trace" || true)
+	[ "$within" -ge 10 ] || fail "expected the container's cgroup files opened relative to a dir fd, saw $within"
+	[ "$from_root" -eq 0 ] || fail "$from_root lookups from /: $(grep -E '"/sys/fs/cgroup/' "$TEST_DIR/trace" | head -5)"
 }
 
 @test "a cgroup the init cannot move itself into fails the create in one line, naming it; nothing left" {

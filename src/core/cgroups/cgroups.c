@@ -71,12 +71,97 @@ split (const char *s, char sep)
   return v;
 }
 
+/* ---- lookups ------------------------------------------------------------ */
+
+/* Cgroup paths are looked up from one fd of AR_CGROUP_ROOT, not from "/":
+ * kernfs revalidates each of its dentries on a lookup under a read lock
+ * of its root, and sysfs's ("fs", "cgroup") is taken for writing by every
+ * network namespace made or torn down (its lo device's entries). With
+ * hundreds of containers starting at once, lookups from "/" queued there.
+ * The fd is checked by device and inode on each use: a child that closed
+ * its fds (the init before exec) opens its own. */
+static struct
+{
+  int fd;
+  dev_t dev;
+  ino_t ino;
+} cg_root = { .fd = -1 };
+
+static int
+cg_root_fd (void)
+{
+  struct stat st;
+  if (cg_root.fd >= 0 && fstat (cg_root.fd, &st) == 0
+      && st.st_dev == cg_root.dev && st.st_ino == cg_root.ino)
+    return cg_root.fd;
+  int fd = open (AR_CGROUP_ROOT, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || fstat (fd, &st) < 0)
+    {
+      if (fd >= 0)
+        close (fd);
+      return -1;
+    }
+  cg_root.fd = fd; /* an old number is closed or another file's now */
+  cg_root.dev = st.st_dev;
+  cg_root.ino = st.st_ino;
+  return fd;
+}
+
+int
+ar_cg_at (const char *path, const char **rel)
+{
+  size_t n = strlen (AR_CGROUP_ROOT);
+  *rel = path;
+  if (strncmp (path, AR_CGROUP_ROOT "/", n + 1) != 0)
+    return AT_FDCWD;
+  int fd = cg_root_fd ();
+  if (fd < 0)
+    return AT_FDCWD;
+  *rel = path + n + 1;
+  return fd;
+}
+
+int
+ar_cg_open (const char *path, int flags)
+{
+  const char *rel;
+  int at = ar_cg_at (path, &rel);
+  return openat (at, rel, flags | O_CLOEXEC);
+}
+
+int
+ar_cg_mkdir (const char *path)
+{
+  const char *rel;
+  int at = ar_cg_at (path, &rel);
+  return mkdirat (at, rel, 0755);
+}
+
+int
+ar_cg_rmdir (const char *path)
+{
+  const char *rel;
+  int at = ar_cg_at (path, &rel);
+  return unlinkat (at, rel, AT_REMOVEDIR);
+}
+
+DIR *
+ar_cg_opendir (const char *path)
+{
+  int fd = ar_cg_open (path, O_RDONLY | O_DIRECTORY);
+  if (fd < 0)
+    return NULL;
+  DIR *d = fdopendir (fd);
+  if (d == NULL)
+    close (fd);
+  return d;
+}
+
 /* ---- knob access ------------------------------------------------------ */
 
-/* A knob takes its value in one write(); a short write is an error. */
-static int
-write_value (int fd, const char *value, const char *dir, const char *file,
-             ar_error_t **err)
+int
+ar_cg_write_fd (int fd, const char *value, const char *dir, const char *file,
+                ar_error_t **err)
 {
   size_t len = strlen (value);
   ssize_t n;
@@ -90,14 +175,23 @@ write_value (int fd, const char *value, const char *dir, const char *file,
 }
 
 int
+ar_cg_open_knob (const char *dir, const char *file, int flags, ar_error_t **err)
+{
+  cleanup_free char *path = xasprintf ("%s/%s", dir, file);
+  int fd = ar_cg_open (path, flags);
+  if (fd < 0)
+    ar_error_set (err, errno, "open `%s`", path);
+  return fd;
+}
+
+int
 ar_cg_write (const char *dir, const char *file, const char *value,
              ar_error_t **err)
 {
-  cleanup_free char *path = xasprintf ("%s/%s", dir, file);
-  cleanup_close int fd = open (path, O_WRONLY | O_CLOEXEC);
+  cleanup_close int fd = ar_cg_open_knob (dir, file, O_WRONLY, err);
   if (fd < 0)
-    return ar_error_set (err, errno, "open `%s`", path);
-  return write_value (fd, value, dir, file, err);
+    return -1;
+  return ar_cg_write_fd (fd, value, dir, file, err);
 }
 
 int
@@ -118,10 +212,12 @@ int
 ar_cg_read (const char *dir, const char *file, char **out, ar_error_t **err)
 {
   cleanup_free char *path = xasprintf ("%s/%s", dir, file);
+  const char *rel;
+  int at = ar_cg_at (path, &rel);
   char *text = NULL;
   size_t len = 0;
-  if (ar_read_file_at (AT_FDCWD, path, KNOB_MAX, &text, &len, err) < 0)
-    return -1;
+  if (ar_read_file_at (at, rel, KNOB_MAX, &text, &len, NULL) < 0)
+    return ar_error_set (err, errno, "read `%s`", path);
   while (len > 0 && isspace ((unsigned char) text[len - 1]))
     text[--len] = '\0';
   *out = text;
@@ -132,7 +228,9 @@ bool
 ar_cg_exists (const char *dir, const char *file)
 {
   cleanup_free char *path = xasprintf ("%s/%s", dir, file);
-  return access (path, F_OK) == 0;
+  const char *rel;
+  int at = ar_cg_at (path, &rel);
+  return faccessat (at, rel, F_OK, 0) == 0;
 }
 
 /* ---- discovery -------------------------------------------------------- */
@@ -697,7 +795,7 @@ make_directories (const char *mount_point, const char *leaf, ar_cgroup *cg,
         continue;
       char saved = *p;
       *p = '\0';
-      if (mkdir (path, 0755) == 0)
+      if (ar_cg_mkdir (path) == 0)
         strv_append (&cg->created, &cg->n_created, xstrdup (path));
       else if (errno != EEXIST)
         return ar_error_set (err, errno, "mkdir `%s`", path);
@@ -772,7 +870,8 @@ bool
 ar_cg_on_cgroup2 (const char *dir)
 {
   struct statfs fs;
-  return statfs (dir, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+  cleanup_close int fd = ar_cg_open (dir, O_PATH | O_DIRECTORY);
+  return fd >= 0 && fstatfs (fd, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
 }
 
 int
@@ -780,7 +879,7 @@ ar_cgroup_open_v2_dir (const ar_cgroup *cg)
 {
   for (size_t i = 0; i < cg->n_paths; i++)
     if (ar_cg_on_cgroup2 (cg->paths[i]))
-      return open (cg->paths[i], O_PATH | O_DIRECTORY | O_CLOEXEC);
+      return ar_cg_open (cg->paths[i], O_PATH | O_DIRECTORY);
   return -1;
 }
 
@@ -830,12 +929,10 @@ ar_cgroup_self_move_open (const ar_cgroup *cg, ar_cgroup_self_move *out,
       out->fds[i] = -1;
       if (!is_wanted (cg->paths[i], AR_CGROUP_V1))
         continue;
-      cleanup_free char *path = xasprintf ("%s/tasks", cg->paths[i]);
-      out->fds[i] = open (path, O_WRONLY | O_CLOEXEC);
+      out->fds[i] = ar_cg_open_knob (cg->paths[i], "tasks", O_WRONLY, err);
       out->n = i + 1; /* n: up to the last v1 one; 0 on a v2-only host */
       if (out->fds[i] < 0)
         {
-          ar_error_set (err, errno, "open `%s`", path);
           ar_cgroup_self_move_close (out);
           return -1;
         }
@@ -850,7 +947,7 @@ ar_cgroup_move_self (ar_cgroup_self_move *m, ar_error_t **err)
     {
       if (m->fds[i] < 0)
         continue;
-      if (write_value (m->fds[i], "0", m->dirs[i], "tasks", err) < 0)
+      if (ar_cg_write_fd (m->fds[i], "0", m->dirs[i], "tasks", err) < 0)
         return -1;
       ar_closep (&m->fds[i]);
     }
@@ -979,7 +1076,7 @@ static void
 collect_pids_recursive (const char *dir, pid_t **pids, size_t *n)
 {
   append_pids_from (dir, pids, n);
-  cleanup_dir DIR *d = opendir (dir);
+  cleanup_dir DIR *d = ar_cg_opendir (dir);
   if (d == NULL)
     return;
   for (struct dirent *e; (e = readdir (d));)
@@ -1053,7 +1150,7 @@ static int
 remove_tree (const char *dir)
 {
   {
-    cleanup_dir DIR *d = opendir (dir);
+    cleanup_dir DIR *d = ar_cg_opendir (dir);
     if (d == NULL)
       return errno == ENOENT ? 0 : -1;
     for (struct dirent *e; (e = readdir (d));)
@@ -1066,7 +1163,7 @@ remove_tree (const char *dir)
           return -1;
       }
   }
-  if (rmdir (dir) < 0 && errno != ENOENT)
+  if (ar_cg_rmdir (dir) < 0 && errno != ENOENT)
     return -1;
   return 0;
 }
@@ -1089,7 +1186,7 @@ remove_leaf (const char *dir, long long deadline, ar_error_t **err)
 static void
 remove_parent_if_empty (const char *dir)
 {
-  rmdir (dir);
+  ar_cg_rmdir (dir);
 }
 
 /* Empty the scope, then let systemd stop it and remove its cgroup. */

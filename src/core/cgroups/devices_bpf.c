@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "devices_bpf.h"
+#include "internal.h"
 #include "../../util/cleanup.h"
 
 #include <errno.h>
@@ -397,7 +398,7 @@ ar_devices_bpf_apply (const char *dir, const oci_device_rule *rules,
   size_t n_insns = 0;
   if (ar_devices_bpf_build (rules, n_rules, &insns, &n_insns, err) < 0)
     return -1;
-  cleanup_close int cgroup_fd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int cgroup_fd = ar_cg_open (dir, O_RDONLY | O_DIRECTORY);
   if (cgroup_fd < 0)
     return ar_error_set (err, errno, "open cgroup `%s`", dir);
   uint32_t old[MAX_ATTACHED], n_old = MAX_ATTACHED;

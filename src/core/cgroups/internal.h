@@ -5,6 +5,7 @@
 #define AR_CORE_CGROUPS_INTERNAL_H
 
 #include "cgroups.h"
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -45,7 +46,21 @@ void ar_cg_hierarchies_clear (ar_cg_hierarchies *h);
 
 bool ar_cg_has_controller (const ar_cg_hierarchy *h, const char *name);
 
+/* Lookups of a path under AR_CGROUP_ROOT start from one fd of it (see
+ * cgroups.c); ar_cg_at gives that fd and the rest of the path, or
+ * AT_FDCWD and the path itself for one elsewhere. */
+int ar_cg_at (const char *path, const char **rel);
+int ar_cg_open (const char *path, int flags); /* O_CLOEXEC added */
+int ar_cg_mkdir (const char *path);           /* mode 0755 */
+int ar_cg_rmdir (const char *path);
+DIR *ar_cg_opendir (const char *path);
+
 /* Knob access: `dir` is a cgroup directory, `file` a name inside it. */
+int ar_cg_open_knob (const char *dir, const char *file, int flags,
+                     ar_error_t **err);
+/* One write() of value to an open knob; errors name `dir/file`. */
+int ar_cg_write_fd (int fd, const char *value, const char *dir,
+                    const char *file, ar_error_t **err);
 int ar_cg_write (const char *dir, const char *file, const char *value,
                  ar_error_t **err);
 int ar_cg_writef (const char *dir, const char *file, ar_error_t **err,

@@ -367,7 +367,7 @@ hugetlb_page_size (const char *name, bool *v2)
 static void
 read_hugetlb_in (const char *dir, ar_cgroup_stats *s)
 {
-  cleanup_dir DIR *d = opendir (dir);
+  cleanup_dir DIR *d = ar_cg_opendir (dir);
   if (d == NULL)
     return;
   for (struct dirent *e; (e = readdir (d));)
@@ -442,7 +442,7 @@ static int
 watch_v1 (const char *dir, ar_cgroup_oom_watch *w, ar_error_t **err)
 {
   cleanup_free char *control = xasprintf ("%s/memory.oom_control", dir);
-  w->control_fd = open (control, O_RDONLY | O_CLOEXEC);
+  w->control_fd = ar_cg_open (control, O_RDONLY);
   if (w->control_fd < 0)
     return ar_error_set (err, errno, "open `%s`", control);
   w->fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);

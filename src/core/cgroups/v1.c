@@ -4,7 +4,9 @@
 #include "../../util/cleanup.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- cpuset: a new v1 cpuset has no CPUs and no memory nodes, and the
@@ -332,10 +334,14 @@ format_device_id (char *buf, size_t size, const oci_opt_i64 *v)
 }
 
 /* Rules go in document order: each adjusts the list the previous ones
- * left, so "deny all, then allow a few" works as written. */
+ * left, so "deny all, then allow a few" works as written. Each write() is
+ * one rule: the two files are opened once, not once a rule. */
 static int
 apply_devices (const char *dir, const oci_resources *r, ar_error_t **err)
 {
+  static const char *const files[2] = { "devices.deny", "devices.allow" };
+  cleanup_close int deny_fd = -1;
+  cleanup_close int allow_fd = -1;
   for (size_t i = 0; i < r->n_devices; i++)
     {
       const oci_device_rule *d = &r->devices[i];
@@ -350,9 +356,13 @@ apply_devices (const char *dir, const oci_resources *r, ar_error_t **err)
       char major[32], minor[32];
       format_device_id (major, sizeof major, &d->major);
       format_device_id (minor, sizeof minor, &d->minor);
-      if (ar_cg_writef (dir, d->allow ? "devices.allow" : "devices.deny", err,
-                        "%s %s:%s %s", type, major, minor, access)
-          < 0)
+      int *fd = d->allow ? &allow_fd : &deny_fd;
+      const char *file = files[d->allow];
+      if (*fd < 0 && (*fd = ar_cg_open_knob (dir, file, O_WRONLY, err)) < 0)
+        return -1;
+      char rule[128];
+      snprintf (rule, sizeof rule, "%s %s:%s %s", type, major, minor, access);
+      if (ar_cg_write_fd (*fd, rule, dir, file, err) < 0)
         return -1;
     }
   return 0;
