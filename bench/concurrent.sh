@@ -7,15 +7,21 @@
 #
 # For each COUNT, each runtime in turn starts COUNT `RUNTIME run` of the
 # same busybox `true` bundle (bench/lib.bash) all at once, each with its
-# own id, and waits for them all. Each one is timed alone, from its fork
-# to its exit (bash's own clock); the batch from the first fork to the last
-# exit. Prints per round and runtime the p50 and p99 of the single ones in
-# milliseconds, the batch's time and its throughput (containers per
-# second), and agentrun's throughput over crun's. The runtimes take turns
-# in a different order each round.
+# own id, and waits for them all. BENCH_START=forked (the default, the
+# figures in docs/) starts each as the loop forks it: each is timed from
+# its fork to its exit (bash's own clock), the batch from the first fork
+# to the last exit. BENCH_START=together forks all COUNT shells first,
+# blocked on one pipe, and releases them with one write: each is timed
+# from its release, the batch from that write. Prints per round and
+# runtime the p50 and p99 of the single ones in milliseconds, the batch's
+# time and its throughput (containers per second), and agentrun's
+# throughput over crun's. The runtimes take turns in a different order
+# each round.
 set -euo pipefail
 
 COUNTS=${1:-50 200}
+START=${BENCH_START:-forked}
+case $START in together | forked) ;; *) echo "BENCH_START: together or forked, not $START" >&2; exit 2 ;; esac
 ROUNDS=${2:-3}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 AGENTRUN=${AGENTRUN:-$TOP/agentrun}
@@ -36,14 +42,28 @@ one() {
 
 # batch RUNTIME COUNT ROUND: "P50 P99 BATCH_MS PER_SECOND"
 batch() {
-	local rt=$1 n=$2 r=$3 out=$WORK/one-$1-$2-$3 i t0 t1
+	local rt=$1 n=$2 r=$3 out=$WORK/one-$1-$2-$3 i t0 t1 go lines
 	: >"$out"
-	t0=$EPOCHREALTIME
-	for i in $(seq 1 "$n"); do
-		one "$rt" "$out" "c$r-$n-$i" &
-	done
+	if [ "$START" = forked ]; then
+		t0=$EPOCHREALTIME
+		for i in $(seq 1 "$n"); do
+			one "$rt" "$out" "c$r-$n-$i" &
+		done
+	else
+		rm -f "$WORK/go"
+		mkfifo "$WORK/go"
+		exec {go}<>"$WORK/go"
+		# bash reads a pipe a byte at a time: one line releases one shell.
+		for i in $(seq 1 "$n"); do
+			{ read -r -u "$go" _ && exec {go}>&- && one "$rt" "$out" "c$r-$n-$i"; } &
+		done
+		printf -v lines '%*s' "$n" ''
+		t0=$EPOCHREALTIME
+		printf '%s' "${lines// /$'\n'}" >&"$go"
+	fi
 	wait
 	t1=$EPOCHREALTIME
+	[ "$START" = forked ] || exec {go}>&-
 	local batch_us=$((${t1/./} - ${t0/./}))
 	sort -n "$out" | awk -v n="$n" -v b="$batch_us" '{ v[NR] = $1 }
 		END { if (NR != n) { print "missing " n - NR; exit 1 }
@@ -53,7 +73,7 @@ batch() {
 
 main() {
 	bench_prepare bench/concurrent.sh
-	echo "# $(date -u +%F) cgroup driver ${BENCH_CGROUP_DRIVER:-cgroupfs}; $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $ROUNDS rounds"
+	echo "# $(date -u +%F) start $START; cgroup driver ${BENCH_CGROUP_DRIVER:-cgroupfs}; $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $ROUNDS rounds"
 	echo "# count round runtime  p50_ms p99_ms batch_ms per_second"
 	local n r rt order line a c
 	for n in $COUNTS; do
