@@ -866,12 +866,30 @@ setup_hierarchy (const ar_cg_hierarchy *h, const char *leaf,
              : 0;
 }
 
+/* Create and exec ask this of each path up to three times (where the
+ * child is born, which files it writes itself, what the parent moves);
+ * the file system under a cgroup directory does not change while we run,
+ * so each answer is kept. */
 bool
 ar_cg_on_cgroup2 (const char *dir)
 {
+  static struct
+  {
+    char *dir;
+    bool v2;
+  } seen[32];
+  static size_t n_seen;
+  for (size_t i = 0; i < n_seen; i++)
+    if (strcmp (seen[i].dir, dir) == 0)
+      return seen[i].v2;
   struct statfs fs;
   cleanup_close int fd = ar_cg_open (dir, O_PATH | O_DIRECTORY);
-  return fd >= 0 && fstatfs (fd, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC;
+  if (fd < 0 || fstatfs (fd, &fs) < 0)
+    return false;
+  bool v2 = fs.f_type == CGROUP2_SUPER_MAGIC;
+  if (n_seen < sizeof seen / sizeof seen[0])
+    seen[n_seen++] = (typeof (seen[0])){ .dir = xstrdup (dir), .v2 = v2 };
+  return v2;
 }
 
 int
