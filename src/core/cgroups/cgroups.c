@@ -1163,10 +1163,16 @@ kill_in_leaf (const char *dir)
   return false;
 }
 
-/* rmdir a leaf and, first, the sub-cgroups the container made inside it. */
+/* rmdir a leaf and, first, the sub-cgroups the container made inside it.
+ * Most leaves have none: the rmdir is tried first, and the directory is
+ * read only when the kernel finds something still inside (EBUSY). */
 static int
 remove_tree (const char *dir)
 {
+  if (ar_cg_rmdir (dir) == 0 || errno == ENOENT)
+    return 0;
+  if (errno != EBUSY)
+    return -1;
   {
     cleanup_dir DIR *d = ar_cg_opendir (dir);
     if (d == NULL)
