@@ -5,6 +5,7 @@
 #include "../../util/clock.h"
 #include "../../util/fs.h"
 #include "../../util/mountinfo.h"
+#include "../../util/path.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -112,7 +113,7 @@ ar_cg_at (const char *path, const char **rel)
 {
   size_t n = strlen (AR_CGROUP_ROOT);
   *rel = path;
-  if (strncmp (path, AR_CGROUP_ROOT "/", n + 1) != 0)
+  if (!ar_path_at_or_under (path, AR_CGROUP_ROOT) || path[n] == '\0')
     return AT_FDCWD;
   int fd = cg_root_fd ();
   if (fd < 0)
@@ -264,14 +265,6 @@ ar_cg_hierarchies_clear (ar_cg_hierarchies *h)
   h->len = 0;
 }
 #define cleanup_hierarchies __attribute__ ((cleanup (ar_cg_hierarchies_clear)))
-
-static bool
-under_cgroup_root (const char *path)
-{
-  size_t n = strlen (AR_CGROUP_ROOT);
-  return strncmp (path, AR_CGROUP_ROOT, n) == 0
-         && (path[n] == '\0' || path[n] == '/');
-}
 
 /* One line of /proc/self/cgroup: "4:memory:/some/path". */
 typedef struct
@@ -433,7 +426,7 @@ static void
 consider_mount (const mount_entry *m, const proc_cgroup_line *lines,
                 size_t n_lines, ar_cg_hierarchies *out)
 {
-  if (!under_cgroup_root (m->mount_point))
+  if (!ar_path_at_or_under (m->mount_point, AR_CGROUP_ROOT))
     return;
   if (strcmp (m->fstype, "cgroup2") == 0)
     {
