@@ -117,6 +117,24 @@ start_sleeper() {
 	[ -z "$(cgroups_named "$CID")" ] || fail "left: $(cgroups_named "$CID")"
 }
 
+@test "without a pid namespace a process left in the cgroups after the init is killed at delete, and the cgroups go" {
+	# The removal tries each leaf's rmdir first; a leaf that still holds a
+	# process must still be searched and its processes killed.
+	update_config '.linux.namespaces |= map(select(.type != "pid")) | .linux.resources.pids = {"limit": 100}'
+	set_args sh -c 'sleep 7391 </dev/null >/dev/null 2>&1 & echo $! > /left.pid'
+	run runtime run --bundle "$BUNDLE" "$CID"
+	assert_success
+	local left
+	left=$(cat "$BUNDLE/rootfs/left.pid")
+	[ -z "$(cgroups_named "$CID")" ] || fail "left: $(cgroups_named "$CID")"
+	local i
+	for i in $(seq 50); do
+		[ -e "/proc/$left" ] || break
+		sleep 0.1
+	done
+	[ ! -e "/proc/$left" ] || fail "the process left behind ($left) is still running"
+}
+
 @test "containers in sibling cgroups do not disturb each other" {
 	update_config '.linux.resources.pids = {"limit": 50}'
 	set_args sleep 1000

@@ -1206,6 +1206,34 @@ remove_parent_if_empty (const char *dir)
   ar_cg_rmdir (dir);
 }
 
+/* rmdir every leaf that has nothing left in it and forget it; true when
+ * none is left. A leaf still holding a process or a sub-cgroup stays
+ * (EBUSY), as do the parents, removed after the leaves. */
+static bool
+remove_empty_leaves (ar_cgroup *cg)
+{
+  size_t kept = 0;
+  bool leaves_left = false;
+  for (size_t i = 0; i < cg->n_created; i++)
+    {
+      char *dir = cg->created[i];
+      if (is_leaf (cg, dir))
+        {
+          if (ar_cg_rmdir (dir) == 0 || errno == ENOENT)
+            {
+              free (dir);
+              continue;
+            }
+          leaves_left = true;
+        }
+      cg->created[kept++] = dir;
+    }
+  for (size_t i = kept; i < cg->n_created; i++)
+    cg->created[i] = NULL;
+  cg->n_created = kept;
+  return !leaves_left;
+}
+
 /* Empty the scope, then let systemd stop it and remove its cgroup. */
 static int
 destroy_systemd_unit (ar_cgroup *cg, ar_error_t **err)
@@ -1228,8 +1256,10 @@ ar_cgroup_destroy (ar_cgroup *cg, ar_error_t **err)
     return 0;
   long long deadline = ar_now_ms () + SETTLE_TIMEOUT_MS;
 
-  /* Killed processes usually leave within a millisecond: poll fast first. */
-  for (long delay = 1;;
+  /* Killed processes usually leave within a millisecond: poll fast first.
+   * Most leaves are empty by now (the init's exit took its pid namespace
+   * along): the search for processes starts only when one will not go. */
+  for (long delay = 1; !remove_empty_leaves (cg);
        delay = delay * 2 < POLL_INTERVAL_MS ? delay * 2 : POLL_INTERVAL_MS)
     {
       bool empty = true;
