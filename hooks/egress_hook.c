@@ -232,6 +232,7 @@ typedef struct
   egress_lease lease;
   bool leased;
   egress_filter filter;
+  bool filter_done; /* filter_only: installed on the first visit */
 } create_ctx;
 
 static bool
@@ -254,10 +255,35 @@ inspect_in_netns (void *arg, ar_error_t **err)
   return r;
 }
 
+/* A fresh netns with only lo is "none" now, but an engine may wire it
+ * later: its filter is all it gets (no state dir, no veth, no resolver),
+ * and it goes with the netns. */
+static bool
+filter_only (const create_ctx *c)
+{
+  return c->o->mode == EGRESS_MODE_NONE && !c->engine_netns;
+}
+
+/* lo up and, when that is all the netns gets, its filter: one visit (one
+ * thread) instead of two. */
+static int
+inspect_in_netns_and_filter (void *arg, ar_error_t **err)
+{
+  create_ctx *c = arg;
+  if (inspect_in_netns (c, err) < 0)
+    return -1;
+  if (!filter_only (c))
+    return 0;
+  c->filter.nflog_group = -1;
+  c->filter.fresh_netns = c->o->netns_owned;
+  c->filter_done = true;
+  return egress_nft_container_filter (&c->filter, err);
+}
+
 static int
 inspect_container_netns (create_ctx *c, ar_error_t **err)
 {
-  return egress_in_netns (c->ctr_ns, inspect_in_netns, c, err);
+  return egress_in_netns (c->ctr_ns, inspect_in_netns_and_filter, c, err);
 }
 
 static int
@@ -425,18 +451,10 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
             o->mode == EGRESS_MODE_NONE ? "none" : "allowlist");
       goto out;
     }
-  if (inspect_container_netns (&c, err) < 0)
+  r = inspect_container_netns (&c, err);
+  if (r < 0 || c.filter_done)
     goto out;
-  /* A fresh netns with only lo is "none" now, but an engine may wire it
-   * later: its filter is all it gets, made in this thread (no state dir,
-   * no veth, no resolver), and it goes with the netns. */
-  if (o->mode == EGRESS_MODE_NONE && !c.engine_netns)
-    {
-      c.filter.nflog_group = -1;
-      c.filter.fresh_netns = o->netns_owned;
-      r = install_filter (&c, err);
-      goto out;
-    }
+  r = -1;
   c.dir = egress_state_dir (o->state_dir, st->id);
   if (access (c.dir, F_OK) == 0)
     egress_cleanup_host (o->pool, st->id, o->state_dir,
