@@ -8,6 +8,8 @@
 #   run      `RUNTIME run` of a busybox `true` bundle made by `crun spec`
 #   floor    `unshare -mpuin -f true` between those runs: the namespaces
 #            alone, what no runtime can go below; each run over it
+#   start    `RUNTIME start ID` of a created container of the `true` bundle
+#            (its create and its delete are not timed)
 #   exec     `RUNTIME exec ID true` into a running container of each runtime
 #   sandbox  `agentrun sandbox -- true` (agent profile: overlay, secrets
 #            tmpfs, seccomp, limits, new netns) against crun's plain run
@@ -49,6 +51,18 @@ report_floor() {
 		ratios+="   $rt/floor $(echo "scale=2; $(median <"$WORK/run-$rt") / $f" | bc)"
 	done
 	printf '%-8s unshare -mpuin -f true %s ms%s\n' floor "$(spread "$WORK/run-floor")" "$ratios"
+}
+
+bench_start() {
+	local i rt
+	for i in $(seq "$N"); do
+		for rt in "${RUNTIMES[@]}"; do
+			runtime_bin "$rt" --root "$WORK/root-$rt" create -b "$WORK/bundle" "$rt-st$i" >/dev/null 2>&1 </dev/null \
+				|| { echo "bench/run.sh: $rt create failed" >&2; exit 1; }
+			time_ms runtime_bin "$rt" --root "$WORK/root-$rt" start "$rt-st$i" >>"$WORK/start-$rt"
+			runtime_bin "$rt" --root "$WORK/root-$rt" delete --force "$rt-st$i" >/dev/null 2>&1 </dev/null || true
+		done
+	done
 }
 
 bench_exec() {
@@ -110,6 +124,8 @@ main() {
 	bench_run
 	report run
 	report_floor
+	bench_start
+	report start
 	bench_exec
 	report exec
 	bench_sandbox

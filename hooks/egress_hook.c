@@ -454,7 +454,6 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
   r = inspect_container_netns (&c, err);
   if (r < 0 || c.filter_done)
     goto out;
-  r = -1;
   c.dir = egress_state_dir (o->state_dir, st->id);
   if (access (c.dir, F_OK) == 0)
     egress_cleanup_host (o->pool, st->id, o->state_dir,
