@@ -332,7 +332,20 @@ sandbox_leftovers() {
 	for p in $(live_pids_of $(grep -lsF -- "$ROOT" /proc/[0-9]*/cmdline)); do
 		echo "process $p $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
 	done
-	find /sys/fs/cgroup -mindepth 1 -maxdepth 4 -type d -name 'sandbox-*' -newer "$TEST_DIR/marker" -printf 'cgroup %p\n' 2>/dev/null
+	local c
+	for c in $(find /sys/fs/cgroup -mindepth 1 -maxdepth 4 -type d -name 'sandbox-*' -newer "$TEST_DIR/marker" 2>/dev/null); do
+		cgroup_left_behind "$c" && echo "cgroup $c"
+	done
+}
+
+# cgroup_left_behind DIR: DIR is empty and still there a moment later.
+# Suites run side by side, and another one's live sandbox (one made by an
+# engine suite's `agentrun sandbox --from`) also matches sandbox-*: it
+# has processes, or it is gone by then.
+cgroup_left_behind() {
+	[ -z "$(cat "$1/cgroup.procs" 2>/dev/null)" ] || return 1
+	sleep 0.2
+	[ -d "$1" ] && [ -z "$(cat "$1/cgroup.procs" 2>/dev/null)" ]
 }
 
 # A sandbox suite's teardown: the common one, and the test fails when its
