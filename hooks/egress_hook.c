@@ -232,7 +232,6 @@ typedef struct
   egress_lease lease;
   bool leased;
   egress_filter filter;
-  bool filter_done; /* filter_only: installed on the first visit */
 } create_ctx;
 
 static bool
@@ -276,7 +275,6 @@ inspect_in_netns_and_filter (void *arg, ar_error_t **err)
     return 0;
   c->filter.nflog_group = -1;
   c->filter.fresh_netns = c->o->netns_owned;
-  c->filter_done = true;
   return egress_nft_container_filter (&c->filter, err);
 }
 
@@ -451,8 +449,9 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
             o->mode == EGRESS_MODE_NONE ? "none" : "allowlist");
       goto out;
     }
+  /* After a visit that installed the filter too, nothing is left. */
   r = inspect_container_netns (&c, err);
-  if (r < 0 || c.filter_done)
+  if (r < 0 || filter_only (&c))
     goto out;
   c.dir = egress_state_dir (o->state_dir, st->id);
   if (access (c.dir, F_OK) == 0)
