@@ -29,6 +29,7 @@ bats_require_minimum_version 1.5.0
 
 AR_TOP=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 source "$AR_TOP/tests/host_kind.bash"
+source "$AR_TOP/tests/binaries.bash"
 RUNTIME=${RUNTIME:-$AR_TOP/agentrun}
 AR_TIMEOUT=${AR_TIMEOUT:-30}
 
@@ -123,8 +124,7 @@ ar_setup_test_user() {
 			flock 9
 			if [ ! -x "$bin/agentrun" ]; then
 				mkdir -p "$bin" && chmod 0755 "$bin"
-				cp "$(dirname "$RUNTIME")/agentrun" "$(dirname "$RUNTIME")/agentrun-egress" "$bin/"
-				chmod 0755 "$bin"/*
+				ar_copy_binaries "$RUNTIME" "$bin"
 			fi
 		) 9>"$AR_BASE/.user-bin.lock"
 		RUNTIME=$bin/agentrun

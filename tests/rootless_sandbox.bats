@@ -223,11 +223,11 @@ user_sandbox() {
 	# A binary the user owns is one the sandbox's root (the user, mapped)
 	# could write: it runs from a sealed copy. Root's is out of its reach.
 	mkdir -p "$TEST_DIR/own"
-	cp "$RUNTIME" "$(dirname "$RUNTIME")/agentrun-egress" "$TEST_DIR/own/"
+	ar_copy_binaries "$RUNTIME" "$TEST_DIR/own"
 	chown -R "$AR_TEST_USER:$AR_TEST_USER" "$TEST_DIR/own"
 	local bin before
 	for bin in "$RUNTIME" "$TEST_DIR/own/agentrun"; do
-		before=$(sha256sum <"$bin")
+		before=$(cat "$bin" "$(ar_runtime_program "$bin")" | sha256sum)
 		run as_user_in_ws \
 			"$bin" --root "$ROOT" sandbox --no-tty -- sh -c '
 				for f in /proc/[0-9]*/exe; do
@@ -235,7 +235,7 @@ user_sandbox() {
 				done; readlink /proc/1/exe'
 		assert_success
 		refute_output_contains appended
-		[ "$(sha256sum <"$bin")" = "$before" ] || fail "$bin changed"
+		[ "$(cat "$bin" "$(ar_runtime_program "$bin")" | sha256sum)" = "$before" ] || fail "$bin changed"
 	done
 	# The user's own binary ran as the sealed copy (/proc/1/exe, the
 	# sandbox's init, is the memfd), root's as itself.

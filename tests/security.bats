@@ -6,8 +6,9 @@
 
 load helpers
 
+# Both files: agentrun (the launcher) and the runtime it starts.
 runtime_sha() {
-	sha256sum "$(readlink -f "$RUNTIME")" | cut -d' ' -f1
+	cat "$(readlink -f "$RUNTIME")" "$(ar_runtime_program "$RUNTIME")" | sha256sum | cut -d' ' -f1
 }
 
 @test "the container cannot write the runtime binary through /proc/*/exe" {
@@ -49,7 +50,7 @@ runtime_sha() {
 @test "a process in a created container's pid namespace cannot reach the runtime binary" {
 	local before host_id
 	before=$(runtime_sha)
-	host_id=$(stat -L -c '%d:%i' "$RUNTIME")
+	host_id=$(stat -L -c '%d:%i' "$(ar_runtime_program "$RUNTIME")")
 	# Container A waits in create: its pid 1 is still the runtime's init.
 	set_args sleep 1000
 	ctr_create "$CID-a"
@@ -90,6 +91,7 @@ runtime_sha() {
 	refute_output_contains "$ROOT"
 	refute_output_contains "$BUNDLE"
 	refute_output_contains "$(readlink -f "$RUNTIME")"
+	refute_output_contains "$(ar_runtime_program "$RUNTIME")"
 }
 
 @test "the state dir and bundle path are not visible inside" {

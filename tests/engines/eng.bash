@@ -86,7 +86,7 @@ eng_prepare_dir() {
 	*) echo "$ENG_T: a suite's temp dir must be at least two levels below /tmp (ENG_PARENT)" >&2; return 1 ;;
 	esac
 	mkdir -p "$ENG_T/bin"
-	install -m 0755 "$src" "$ENG_T/bin/agentrun"
+	ar_copy_binaries "$src" "$ENG_T/bin" || return 1
 	# The agent profile by the binary's name, as `make install` links it.
 	ln -s agentrun "$ENG_T/bin/agentrun-agent"
 	export ENG_AGENTRUN=$ENG_T/bin/agentrun

@@ -143,8 +143,6 @@ setup_file() {
 	eng_setup_dir pmrl || return 0
 	chmod 0711 "$ENG_T"
 	chmod 0644 "$ENG_T/rootfs.tar"
-	# The egress hook beside the runtime, where agentrun looks for it.
-	[ ! -x "$ENG_TOP/agentrun-egress" ] || install -m 0755 "$ENG_TOP/agentrun-egress" "$ENG_T/bin/"
 	RL_USER=$(rl_pick_user)
 	RL_UID=$(id -u "$RL_USER")
 	export RL_USER RL_UID
