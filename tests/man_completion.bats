@@ -49,14 +49,20 @@ zsh_complete() {
 	assert_equal "$(ls "$MAN8" | sort)" "$expected"
 	[ -f "$BASH_COMPLETION" ] || fail "no bash completion under $DEST"
 	[ -f "$ZSH_COMPLETION" ] || fail "no zsh completion under $DEST"
-	# Stripped: create, run and exec copy the binary into a sealed memfd.
-	local bin
-	for bin in agentrun agentrun-egress; do
+	# Stripped: create, run and exec copy the runtime into a sealed memfd.
+	# agentrun is the launcher, or a link to the runtime in a build without.
+	local bin bins=(agentrun-runtime agentrun-egress)
+	[ -L "$AR_TOP/agentrun" ] || bins+=(agentrun)
+	for bin in "${bins[@]}"; do
 		bin=$(find "$DEST" -type f -path "*/sbin/$bin")
 		[ -x "$bin" ] || fail "no $bin under $DEST"
 		! readelf -S "$bin" | grep -qE '\.(symtab|debug_info) ' || fail "$bin is not stripped"
 		[ "$(stat -c %s "$bin")" -lt "$(stat -c %s "$AR_TOP/${bin##*/}")" ] || fail "$bin is no smaller than the build's"
 	done
+	# The installed agentrun finds the runtime installed beside it.
+	run "$(find "$DEST" -path '*/sbin/agentrun')" --version
+	assert_success
+	assert_output_contains "agentrun version "
 	make -s -C "$AR_TOP" uninstall DESTDIR="$DEST" >/dev/null 2>&1
 	run find "$DEST" -type f -o -type l
 	assert_output ""
