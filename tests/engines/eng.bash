@@ -13,6 +13,8 @@
 #   ENG_TIMEOUT   seconds one engine command may take (default 60).
 
 ENG_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=../binaries.bash
+source "$ENG_TOP/tests/binaries.bash"
 ENG_TIMEOUT=${ENG_TIMEOUT:-60}
 ENG_IMAGE_TAG=agentrun-busybox:test
 # containerd namespace (Docker's and ctr's): names everything we make.

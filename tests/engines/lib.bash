@@ -21,7 +21,6 @@ bats_require_minimum_version 1.5.0
 
 source "$BATS_TEST_DIRNAME/eng.bash"
 source "$BATS_TEST_DIRNAME/../host_kind.bash"
-source "$BATS_TEST_DIRNAME/../binaries.bash"
 
 # ---------------------------------------------------------------- asserts
 
