@@ -5,6 +5,7 @@
 #include "core/container.h"
 #include "core/state.h"
 #include "util/cleanup.h"
+#include "util/prefault.h"
 #include "util/sealed_exe.h"
 #include "util/timings.h"
 #include "util/userns.h"
@@ -433,6 +434,8 @@ main (int argc, char **argv, char **envp)
       else if (!commands[c].enters_container
                || ar_ensure_sealed_exe (argv, envp, &err) == 0)
         {
+          if (commands[c].enters_container)
+            ar_prefault_heap_and_stack ();
           /* The verb and its result only: arguments (an exec command
            * line) may hold what must never reach a log. */
           if (g.debug)

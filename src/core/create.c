@@ -24,6 +24,7 @@
 #include "../util/fs.h"
 #include "../util/userns.h"
 #include "../util/pidfd.h"
+#include "../util/prefault.h"
 #include "../util/timings.h"
 
 #include <errno.h>
@@ -505,6 +506,8 @@ spawn_init (const ar_create_options *opts, const oci_spec *spec,
     {
       u->pid = ar_clone_pidfd ((uint64_t) clone_flags, &u->pidfd, cgroup_fd,
                                &u->in_cgroup_v2);
+      if (u->pid >= 0)
+        ar_prefault_heap_and_stack ();
       if (u->pid == 0)
         ar_init_main (cfg);
       if (u->pid < 0)

@@ -17,6 +17,7 @@
 #include "../util/userns.h"
 #include "../util/fs.h"
 #include "../util/pidfd.h"
+#include "../util/prefault.h"
 #include "../util/timings.h"
 
 #include <errno.h>
@@ -421,6 +422,7 @@ fork_in_container (exec_child *c, int pidfd_init, pid_t *pid, ar_error_t **err)
   *pid = ar_clone_pidfd (0, &pidfd, c->cgroup_v2_fd, &c->born_in_cgroup_v2);
   if (*pid < 0)
     return ar_error_set (err, errno, "fork");
+  ar_prefault_heap_and_stack ();
   if (*pid == 0)
     child_main (c);
   return 0;
