@@ -174,7 +174,7 @@ ping() {
 
 @test "restore in the foreground: waits, passes the exit status on, deletes" {
 	require_criu
-	set_args sh -c 'i=0; while [ ! -e /tmp/stop ]; do i=$((i + 1)); echo "$i" >/tmp/n; sleep 0.1; done; echo "ended at $i"; exit 7'
+	set_args sh -c 'i=0; while [ ! -e /tmp/stop ]; do i=$((i + 1)); echo "$i" >/tmp/n.new; mv /tmp/n.new /tmp/n; sleep 0.1; done; echo "ended at $i"; exit 7'
 	piped run --detach --bundle "$BUNDLE" "$CID"
 	wait_for_file "$BUNDLE/rootfs/tmp/n"
 	runtime checkpoint --image-path "$IMAGES" "$CID"

@@ -322,7 +322,9 @@ remove() {
 # works (the test VM).
 @test "ctr container checkpoint --task, restore --live: the task comes back where it was" {
 	command -v criu >/dev/null && criu check >/dev/null 2>&1 || skip "CRIU does not work on this host"
-	cr r-cr -d "$I" r-cr sh -c 'i=0; while :; do i=$((i + 1)); echo "$i" >/tmp/n; sleep 0.2; done' >/dev/null
+	# The counter is replaced whole (a rename), never seen truncated: a
+	# read between `>`'s truncation and the write found it empty.
+	cr r-cr -d "$I" r-cr sh -c 'i=0; while :; do i=$((i + 1)); echo "$i" >/tmp/n.new; mv /tmp/n.new /tmp/n; sleep 0.2; done' >/dev/null
 	eng_wait 50 status_is r-cr RUNNING
 	sleep 1
 	run c container checkpoint --task r-cr localhost/agentrun-ckpt:r-cr

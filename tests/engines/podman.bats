@@ -295,7 +295,7 @@ state_is() {
 @test "podman container checkpoint/restore: --leave-running, --tcp-established, --file-locks, --export/--import" {
 	command -v criu >/dev/null && criu check >/dev/null 2>&1 || skip "CRIU does not work on this host"
 	pm run "${ENG_PM_PARENT[@]}" -d --name p-cr "$I" \
-		sh -c 'i=0; while :; do i=$((i + 1)); echo "$i" >/tmp/n; sleep 0.2; done' >/dev/null
+		sh -c 'i=0; while :; do i=$((i + 1)); echo "$i" >/tmp/n.new; mv /tmp/n.new /tmp/n; sleep 0.2; done' >/dev/null
 	eng_wait 50 pm exec p-cr test -s /tmp/n
 	run pm container checkpoint p-cr
 	assert_success
