@@ -5,7 +5,6 @@
 #include "core/container.h"
 #include "core/state.h"
 #include "util/cleanup.h"
-#include "util/prefault.h"
 #include "util/sealed_exe.h"
 #include "util/timings.h"
 #include "util/userns.h"
@@ -432,10 +431,8 @@ main (int argc, char **argv, char **envp)
         ar_error_set (&err, 0, "unknown command `%s` (see agentrun --help)",
                       name);
       else if (!commands[c].enters_container
-               || ar_ensure_sealed_exe (argv, envp, &err) == 0)
+               || ar_prepare_container_command (argv, envp, &err) == 0)
         {
-          if (commands[c].enters_container)
-            ar_prefault_heap_and_stack ();
           /* The verb and its result only: arguments (an exec command
            * line) may hold what must never reach a log. */
           if (g.debug)

@@ -18,7 +18,7 @@ typedef struct
   bool rootless;       /* --rootless, resolved: not real root */
   bool ignore_unenforced_limits; /* --rootless-limits=ignore */
   /* main's own, for a command that re-executes itself sealed only on
-   * some paths (ar_ensure_sealed_exe). */
+   * some paths (ar_prepare_container_command). */
   char **argv;
   char **envp;
 } ar_globals;

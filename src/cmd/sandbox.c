@@ -23,7 +23,6 @@
 #include "../util/cleanup.h"
 #include "../util/clock.h"
 #include "../util/fs.h"
-#include "../util/prefault.h"
 #include "../util/sealed_exe.h"
 #include "../util/timings.h"
 #include "../util/userns.h"
@@ -878,10 +877,9 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (r != 0)
     return r < 0 ? -1 : 0;
   /* A take runs nothing of ours in a container: no sealed copy needed. */
-  if (!p.value[OPT_POOL] && ar_ensure_sealed_exe (main_argv, g->envp, err) < 0)
+  if (!p.value[OPT_POOL]
+      && ar_prepare_container_command (main_argv, g->envp, err) < 0)
     return -1;
-  if (!p.value[OPT_POOL])
-    ar_prefault_heap_and_stack ();
   bool print_only = ar_flag (&p, OPT_PRINT_POLICY);
   if (p.n_args == 0 && !print_only)
     return ar_error_set (

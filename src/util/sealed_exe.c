@@ -2,6 +2,7 @@
 #include "config.h"
 #include "sealed_exe.h"
 #include "cleanup.h"
+#include "prefault.h"
 #include "userns.h"
 
 #include <errno.h>
@@ -96,4 +97,13 @@ ar_ensure_sealed_exe (char **argv, char **envp, ar_error_t **err)
     return ar_error_set (err, errno, "seal the runtime binary copy");
   syscall (SYS_execveat, copy, "", argv, envp, AT_EMPTY_PATH);
   return ar_error_set (err, errno, "re-exec the sealed runtime binary");
+}
+
+int
+ar_prepare_container_command (char **argv, char **envp, ar_error_t **err)
+{
+  if (ar_ensure_sealed_exe (argv, envp, err) < 0)
+    return -1;
+  ar_prefault_heap_and_stack ();
+  return 0;
 }

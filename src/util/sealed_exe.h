@@ -14,4 +14,9 @@
  * copy with the same argv and environment and only returns on failure. */
 int ar_ensure_sealed_exe (char **argv, char **envp, ar_error_t **err);
 
+/* What every command that builds or enters a container does first:
+ * ar_ensure_sealed_exe, then, in the process that goes on,
+ * ar_prefault_heap_and_stack (util/prefault.h) before its forks. */
+int ar_prepare_container_command (char **argv, char **envp, ar_error_t **err);
+
 #endif
