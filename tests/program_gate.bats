@@ -92,6 +92,20 @@ count() {
 	wait_for_no_gates
 }
 
+@test "programs.ask: the sandbox's own command is asked with its arguments, with the init (which waits in vfork while the command execs) or without" {
+	approver "allow-once exec id -u"
+	local init
+	for init in "" --no-init; do
+		run sandbox --no-tty $init --audit "$AUDIT" --approver "$APPROVER" --ask-program 'id -u' -- id -u
+		assert_success
+		assert_output "0"
+	done
+	[ "$(count 'exec id -u: allow-once (rule')" -eq 2 ] || fail "$(cat "$TEST_DIR/approve.log")"
+	run grep -c 'arguments unverified' "$AUDIT"
+	assert_output "0"
+	wait_for_no_gates
+}
+
 @test "programs.ask: arguments another thread can rewrite are not trusted: the question names the program only, and no rule on its arguments lets it through" {
 	# The attack on arguments read from memory: a thread rewrites them.
 	# Built with the tree (the VM has no compiler); a copy the sandbox

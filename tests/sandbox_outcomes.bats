@@ -105,6 +105,19 @@ require_cgroup() {
 	fi
 }
 
+@test "outcome: a command found but in no format the kernel runs: the exec's error, 127, with the init or without" {
+	printf 'not a program\n' >"$WS/bad"
+	chmod +x "$WS/bad"
+	[ -z "$AR_TEST_USER" ] || chown "$AR_TEST_USER:$AR_TEST_USER" "$WS/bad"
+	local init
+	for init in "" --no-init; do
+		run -127 sandbox $init -- ./bad
+		says "agentrun: exec \`./bad\`: Exec format error"
+		status_is '.exitStatus == 127 and .reason == "exited" and .exitCode == 127'
+		rm "$STATUS"
+	done
+}
+
 @test "outcome: a command killed by a signal: one line naming it, 128+N; one that exits 128+N itself is no signal" {
 	run sandbox -- sh -c 'kill -SEGV $$'
 	assert_failure 139

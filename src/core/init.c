@@ -467,14 +467,19 @@ ar_init_main (const ar_init_config *cfg)
                       "created", &err)
       < 0)
     fail (cfg, err, false);
-  if (reaping && ar_reaper_fork_workload (order.report_fd, &err) < 0)
-    fail (cfg, err, false);
   char **envp = order.envp;
-  /* After the reaper's fork: LISTEN_PID is the workload's own pid. */
-  if (cfg->listen_fds > 0)
-    envp = ar_process_env_add_listen_fds (envp, cfg->listen_fds);
   char *const *args = order.taken.args.items ? order.taken.args.items
                                              : spec->process->args.items;
+  if (reaping)
+    {
+      const ar_workload workload
+          = { .exe = order.exe, .args = args, .envp = envp };
+      ar_reaper_run_workload (order.report_fd, &workload, &err);
+      fail (cfg, err, false);
+    }
+  /* Socket activation is create's and run's, which keep no reaper. */
+  if (cfg->listen_fds > 0)
+    envp = ar_process_env_add_listen_fds (envp, cfg->listen_fds);
   execve (order.exe, args, envp);
   dprintf (STDERR_FILENO, "agentrun: exec `%s`: %s\n", order.exe,
            strerror (errno));

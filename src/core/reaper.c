@@ -10,6 +10,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -135,26 +137,46 @@ reap_until_workload_ends (pid_t workload, int report_fd)
     }
 }
 
-int
-ar_reaper_fork_workload (int report_fd, ar_error_t **err)
+/* The workload's first steps, in a child that shares this process's
+ * memory until its exec (vfork): no copy of the init's page tables, no
+ * copy-on-write fault on each page the child touches, nothing to tear
+ * down at its exec. So it only makes system calls, and says why its exec
+ * failed in *exec_errno, where the parent, running again, reads it. */
+static pid_t
+vfork_exec (const ar_workload *w, const sigset_t *mask, int *exec_errno)
 {
+  pid_t pid = vfork ();
+  if (pid != 0)
+    return pid;
+  sigprocmask (SIG_SETMASK, mask, NULL);
+  execve (w->exe, w->args, w->envp);
+  *exec_errno = errno;
+  _exit (127);
+}
+
+int
+ar_reaper_run_workload (int report_fd, const ar_workload *w, ar_error_t **err)
+{
+  /* Blocked until the reaper waits for them: none is lost. The child
+   * unblocks them just before its exec; a handler it could run then only
+   * exits (init.c). */
   sigset_t all, old;
   sigfillset (&all);
   sigprocmask (SIG_BLOCK, &all, &old);
-  pid_t child = fork ();
+  if (report_fd >= 0 && fcntl (report_fd, F_SETFD, FD_CLOEXEC) < 0)
+    return ar_error_set (err, errno, "init: keep the report from the command");
+  int exec_errno = 0;
+  pid_t child = vfork_exec (w, &old, &exec_errno);
   if (child < 0)
     {
       int saved = errno;
       sigprocmask (SIG_SETMASK, &old, NULL);
-      return ar_error_set (err, saved, "init: fork the command");
+      return ar_error_set (err, saved, "init: start the command");
     }
-  if (child == 0)
-    {
-      if (report_fd >= 0)
-        close (report_fd);
-      sigprocmask (SIG_SETMASK, &old, NULL);
-      return 0;
-    }
+  /* As a command that cannot be run: its message, and status 127. */
+  if (exec_errno != 0)
+    dprintf (STDERR_FILENO, "agentrun: exec `%s`: %s\n", w->exe,
+             strerror (exec_errno));
   watch_runtime (report_fd);
   reap_until_workload_ends (child, report_fd);
 }

@@ -17,15 +17,24 @@
  * have read the container's cgroup before it exits. */
 #define AR_REAPER_REPORT_WAIT_MS 2000
 
-/* Fork the workload. Returns 0 in the child (which goes on to exec with
- * the signal mask it had), never returns in the parent, which reaps until
- * the child ends and then exits as it did. -1 with *err when the fork
- * fails. Only for PID 1 of a pid namespace: kill(-1) must not reach
- * beyond the container. The exit code cannot tell a command killed by
- * signal N from one that exited 128 + N, so the child's wait status also
- * goes to `report_fd` (AR_SYNC_EXIT, sync.h; -1: nowhere), which the
- * child does not keep; the reaper then waits for the parent's
- * AR_SYNC_EXIT_SEEN, or its end, before it exits. */
-int ar_reaper_fork_workload (int report_fd, ar_error_t **err);
+/* The command the reaper runs: its executable, argv and environment. */
+typedef struct
+{
+  const char *exe;
+  char *const *args;
+  char *const *envp;
+} ar_workload;
+
+/* Start the workload as a child (vfork and exec) and reap until it ends,
+ * then exit as it did; returns only when no child could be made (-1 with
+ * *err). An exec that fails is told on stderr, as the init's own would be,
+ * and the child ends with status 127. Only for PID 1 of a pid namespace:
+ * kill(-1) must not reach beyond the container. The exit code cannot tell
+ * a command killed by signal N from one that exited 128 + N, so the
+ * child's wait status also goes to `report_fd` (AR_SYNC_EXIT, sync.h; -1:
+ * nowhere), which the child does not keep; the reaper then waits for the
+ * parent's AR_SYNC_EXIT_SEEN, or its end, before it exits. */
+int
+ar_reaper_run_workload (int report_fd, const ar_workload *w, ar_error_t **err);
 
 #endif
