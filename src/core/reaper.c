@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,6 +62,17 @@ await_parent (int report_fd)
   while (r < 0 && errno == EINTR);
 }
 
+/* The command ended with wait status `status`: report it, and end as it
+ * did. */
+static _Noreturn void
+end_as (int report_fd, int status)
+{
+  if (report_fd >= 0
+      && ar_sync_send (report_fd, AR_SYNC_EXIT, status, -1, NULL, NULL) == 0)
+    await_parent (report_fd);
+  _exit (WIFSIGNALED (status) ? 128 + WTERMSIG (status) : WEXITSTATUS (status));
+}
+
 /* The runtime that waits on `report_fd` is gone (killed, or a taker of
  * a pooled sandbox that died): nobody would see the command's end, or
  * stop it. A run's init dies with its parent; a taken one's parent is
@@ -108,16 +120,9 @@ reap_until_workload_ends (pid_t workload, int report_fd)
         }
       if (sig < 0)
         continue;
-      int status;
+      int status = 0;
       if (sig == SIGCHLD && reap_children (workload, &status))
-        {
-          if (report_fd >= 0
-              && ar_sync_send (report_fd, AR_SYNC_EXIT, status, -1, NULL, NULL)
-                     == 0)
-            await_parent (report_fd);
-          _exit (WIFSIGNALED (status) ? 128 + WTERMSIG (status)
-                                      : WEXITSTATUS (status));
-        }
+        end_as (report_fd, status);
       if (sig == SIGIO && report_fd >= 0 && runtime_gone (report_fd))
         {
           kill (-1, SIGKILL);
@@ -137,46 +142,32 @@ reap_until_workload_ends (pid_t workload, int report_fd)
     }
 }
 
-/* The workload's first steps, in a child that shares this process's
- * memory until its exec (vfork): no copy of the init's page tables, no
- * copy-on-write fault on each page the child touches, nothing to tear
- * down at its exec. So it only makes system calls, and says why its exec
- * failed in *exec_errno, where the parent, running again, reads it. */
-static pid_t
-vfork_exec (const ar_workload *w, const sigset_t *mask, int *exec_errno)
-{
-  pid_t pid = vfork ();
-  if (pid != 0)
-    return pid;
-  sigprocmask (SIG_SETMASK, mask, NULL);
-  execve (w->exe, w->args, w->envp);
-  *exec_errno = errno;
-  _exit (127);
-}
-
 int
 ar_reaper_run_workload (int report_fd, const ar_workload *w, ar_error_t **err)
 {
   /* Blocked until the reaper waits for them: none is lost. The child
-   * unblocks them just before its exec; a handler it could run then only
-   * exits (init.c). */
+   * has them back, and handlers at their default, at its exec. */
   sigset_t all, old;
   sigfillset (&all);
   sigprocmask (SIG_BLOCK, &all, &old);
   if (report_fd >= 0 && fcntl (report_fd, F_SETFD, FD_CLOEXEC) < 0)
     return ar_error_set (err, errno, "init: keep the report from the command");
-  int exec_errno = 0;
-  pid_t child = vfork_exec (w, &old, &exec_errno);
-  if (child < 0)
+  /* posix_spawn shares this memory with the child until its exec (vfork):
+   * no copy of the init's page tables, no copy-on-write fault on each
+   * page either side touches, nothing to tear down at the exec. */
+  posix_spawnattr_t attr;
+  posix_spawnattr_init (&attr);
+  posix_spawnattr_setsigmask (&attr, &old);
+  posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETSIGMASK);
+  pid_t child;
+  int e = posix_spawn (&child, w->exe, NULL, &attr, w->args, w->envp);
+  posix_spawnattr_destroy (&attr);
+  if (e == 0)
     {
-      int saved = errno;
-      sigprocmask (SIG_SETMASK, &old, NULL);
-      return ar_error_set (err, saved, "init: start the command");
+      watch_runtime (report_fd);
+      reap_until_workload_ends (child, report_fd);
     }
-  /* As a command that cannot be run: its message, and status 127. */
-  if (exec_errno != 0)
-    dprintf (STDERR_FILENO, "agentrun: exec `%s`: %s\n", w->exe,
-             strerror (exec_errno));
-  watch_runtime (report_fd);
-  reap_until_workload_ends (child, report_fd);
+  /* As the init's own exec would fail: its message, and status 127. */
+  dprintf (STDERR_FILENO, "agentrun: exec `%s`: %s\n", w->exe, strerror (e));
+  end_as (report_fd, W_EXITCODE (127, 0));
 }

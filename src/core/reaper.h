@@ -25,15 +25,16 @@ typedef struct
   char *const *envp;
 } ar_workload;
 
-/* Start the workload as a child (vfork and exec) and reap until it ends,
- * then exit as it did; returns only when no child could be made (-1 with
- * *err). An exec that fails is told on stderr, as the init's own would be,
- * and the child ends with status 127. Only for PID 1 of a pid namespace:
- * kill(-1) must not reach beyond the container. The exit code cannot tell
- * a command killed by signal N from one that exited 128 + N, so the
- * child's wait status also goes to `report_fd` (AR_SYNC_EXIT, sync.h; -1:
- * nowhere), which the child does not keep; the reaper then waits for the
- * parent's AR_SYNC_EXIT_SEEN, or its end, before it exits. */
+/* Start the workload as a child (posix_spawn: vfork and exec) and reap
+ * until it ends, then exit as it did; returns only when the report fd
+ * cannot be kept from it (-1 with *err). An exec that fails is told on
+ * stderr, as the init's own would be, and ends the container with status
+ * 127. Only for PID 1 of a pid namespace: kill(-1) must not reach beyond
+ * the container. The exit code cannot tell a command killed by signal N
+ * from one that exited 128 + N, so the child's wait status also goes to
+ * `report_fd` (AR_SYNC_EXIT, sync.h; -1: nowhere), which the child does
+ * not keep; the reaper then waits for the parent's AR_SYNC_EXIT_SEEN, or
+ * its end, before it exits. */
 int
 ar_reaper_run_workload (int report_fd, const ar_workload *w, ar_error_t **err);
 
