@@ -9,8 +9,10 @@
 #include <asm/unistd.h>
 
 /* The kernel enters _start with the stack pointer at argc, argv[] and
- * envp[] above it; launcher_main (const long *sp) takes it from there. */
+ * envp[] above it; launcher_main (const long *sp) takes it from there.
+ * Defined by the one file that defines AR_LAUNCHER_ENTRY first. */
 #if defined(__x86_64__)
+#ifdef AR_LAUNCHER_ENTRY
 __asm__(".text\n"
         ".global _start\n"
         "_start:\n"
@@ -19,6 +21,7 @@ __asm__(".text\n"
         "  and $-16, %rsp\n"
         "  call launcher_main\n"
         "  hlt\n");
+#endif
 
 static inline long
 raw_syscall (long nr, long a, long b, long c, long d, long e)
@@ -33,6 +36,7 @@ raw_syscall (long nr, long a, long b, long c, long d, long e)
   return ret;
 }
 #elif defined(__aarch64__)
+#ifdef AR_LAUNCHER_ENTRY
 __asm__(".text\n"
         ".global _start\n"
         "_start:\n"
@@ -41,6 +45,7 @@ __asm__(".text\n"
         "  mov x0, sp\n"
         "  bl launcher_main\n"
         "  brk #0\n");
+#endif
 
 static inline long
 raw_syscall (long nr, long a, long b, long c, long d, long e)

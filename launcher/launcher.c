@@ -12,8 +12,14 @@
  * this launcher, which has no libc and so almost no start of its own,
  * makes the copy first and the runtime starts once. The runtime still
  * checks where it runs from: a command this file misjudges costs a second
- * start, never the protection. */
-#include "arch.h"
+ * start, never the protection.
+ *
+ * And real root's take from a pool (`sandbox --pool NAME -- COMMAND`) it
+ * does itself up to the command's start (take.c): the command then waits
+ * for no start of the runtime at all. */
+#define AR_LAUNCHER_ENTRY /* _start is this file's */
+#include "sys.h"
+#include "take.h"
 
 #include <linux/errno.h>
 #include <linux/fcntl.h>
@@ -33,29 +39,6 @@ static const char *const options_with_value[]
  * enters_container); `sandbox` too, unless it takes from a pool. */
 static const char *const entering_commands[]
     = { "create", "run", "exec", "pool", "rollback", 0 };
-
-static long
-sys (long nr, long a, long b, long c, long d, long e)
-{
-  return raw_syscall (nr, a, b, c, d, e);
-}
-
-static unsigned long
-length (const char *s)
-{
-  unsigned long n = 0;
-  while (s[n])
-    n++;
-  return n;
-}
-
-static int
-same (const char *a, const char *b)
-{
-  while (*a && *a == *b)
-    a++, b++;
-  return *a == *b;
-}
 
 static int
 listed (const char *word, const char *const *list)
@@ -91,10 +74,8 @@ takes_from_pool (int argc, char **argv, int from)
 {
   for (int i = from; i < argc && !same (argv[i], "--"); i++)
     {
-      const char *a = argv[i], *p = "--pool";
-      while (*p && *a == *p)
-        a++, p++;
-      if (*p == '\0' && (*a == '\0' || *a == '='))
+      const char *rest = after (argv[i], "--pool");
+      if (rest && (*rest == '\0' || *rest == '='))
         return 1;
     }
   return 0;
@@ -260,8 +241,11 @@ launcher_main (const long *sp)
     r = fail (argc, argv, "find " RUNTIME_NAME " beside /proc/self/exe", r);
   else
     {
-      if (real_root () && enters_container (argc, argv))
+      int root = real_root ();
+      if (root && enters_container (argc, argv))
         exec_sealed_copy (path, argv, envp);
+      else if (root)
+        take_from_pool (argc, argv, envp, path);
       r = sys (__NR_execve, (long) path, (long) argv, (long) envp, 0, 0);
       r = fail (argc, argv, path, r);
     }

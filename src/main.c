@@ -4,6 +4,7 @@
 #include "cmd/cmd.h"
 #include "core/container.h"
 #include "core/state.h"
+#include "core/take_wire.h"
 #include "util/cleanup.h"
 #include "util/sealed_exe.h"
 #include "util/timings.h"
@@ -405,6 +406,12 @@ main (int argc, char **argv, char **envp)
 {
   ar_globals g = { .root = AR_DEFAULT_ROOT, .argv = argv, .envp = envp };
   cleanup_error ar_error_t *err = NULL;
+  /* The launcher's word is for this process alone: no process of ours,
+   * nor a container's, inherits it. */
+  const char *handover = getenv (AR_TAKE_HANDOVER_ENV);
+  cleanup_free char *take_handover = handover ? xstrdup (handover) : NULL;
+  unsetenv (AR_TAKE_HANDOVER_ENV);
+  g.take_handover = take_handover;
   int command_index = 0;
   int status = 1;
 

@@ -307,3 +307,57 @@ wait_ready() {
 		systemctl is-active --quiet "agentrun-$id.scope" || fail "no scope for $id"
 	done
 }
+
+# take_trace ARGS...: `agentrun ARGS...` in the workspace under strace
+# (this process only: the refill's filler is not followed), its output in
+# $output; the calls up to and after the runtime's exec in
+# $TEST_DIR/launcher.calls and $TEST_DIR/runtime.calls.
+take_trace() {
+	output=$(cd "$WS" && strace -qq -s 16 -e trace=execve,renameat,renameat2,connect,sendmsg \
+		-o "$TEST_DIR/take.strace" "$RUNTIME" --root "$ROOT" "$@" 2>&1) || fail "$*: $output"
+	awk -v l="$TEST_DIR/launcher.calls" -v r="$TEST_DIR/runtime.calls" \
+		'/^execve\(/ && / = 0$/ { n++ } { print > (n > 1 ? r : l) }' "$TEST_DIR/take.strace"
+	touch "$TEST_DIR/launcher.calls" "$TEST_DIR/runtime.calls"
+}
+
+@test "pool: as root the launcher takes up to the start and the runtime claims nothing more; any other form is the runtime's take; the handover is the runtime's alone" {
+	[ ! -L "$RUNTIME" ] && [ "$(ar_runtime_program "$RUNTIME")" != "$(readlink -f "$RUNTIME")" ] \
+		|| skip "$RUNTIME is not agentrun's launcher"
+	command -v strace >/dev/null || skip "strace is not installed (contrib/install-deps.sh)"
+	pool_create --size 2
+	# A handover in the caller's environment never reaches the runtime
+	# nor the command: the launcher puts its own in its place.
+	_AGENTRUN_TAKEN="$POOL-x" take_trace sandbox --pool "$POOL" -- sh -c 'echo "handover=${_AGENTRUN_TAKEN-none}"'
+	assert_output "handover=none"
+	# Claimed (ready/ to taken/), connected, started (START is type 6),
+	# then the runtime: it claims and connects to nothing.
+	grep -q '^renameat2(.* = 0$' "$TEST_DIR/launcher.calls" || fail "$(cat "$TEST_DIR/take.strace")"
+	grep -q '^connect(.*/proc/self/fd/.*= 0$' "$TEST_DIR/launcher.calls" || fail "$(cat "$TEST_DIR/take.strace")"
+	grep -q '^sendmsg(.*iov_base="\\6\\0\\0\\0' "$TEST_DIR/launcher.calls" || fail "$(cat "$TEST_DIR/take.strace")"
+	grep -q 'agentrun-runtime' "$TEST_DIR/runtime.calls" || fail "$(cat "$TEST_DIR/take.strace")"
+	! grep -q '^renameat2\?([0-9]*, "'"$POOL"'-\|^connect(' "$TEST_DIR/runtime.calls" || fail "$(cat "$TEST_DIR/runtime.calls")"
+
+	# With an option of its own (-e) the take is the runtime's.
+	wait_ready 2
+	take_trace sandbox --pool "$POOL" -e V=1 -- sh -c 'echo "V=$V"'
+	assert_output "V=1"
+	! grep -q '^renameat2(\|^connect(' "$TEST_DIR/launcher.calls" || fail "$(cat "$TEST_DIR/launcher.calls")"
+	grep -q '^renameat([0-9]*, "'"$POOL"'-' "$TEST_DIR/runtime.calls" || fail "$(cat "$TEST_DIR/take.strace")"
+
+	# Given to the runtime itself, a handover that is not a claim of the
+	# pool, or whose fd is not a connection, is one line; no sandbox goes.
+	wait_ready 2
+	local program
+	program=$(ar_runtime_program "$RUNTIME")
+	run env _AGENTRUN_TAKEN="$POOL-x" "$program" --root "$ROOT" sandbox --pool "$POOL" -- true
+	assert_failure 1
+	assert_output "agentrun: pool \`$POOL\`: \`$POOL-x\` was claimed by no one"
+	run env _AGENTRUN_TAKEN="$POOL-x 0" "$program" --root "$ROOT" sandbox --pool "$POOL" -- true </dev/null
+	assert_failure 1
+	assert_output "agentrun: _AGENTRUN_TAKEN: \`0\` is not a socket's fd"
+	run env _AGENTRUN_TAKEN="../x" "$program" --root "$ROOT" sandbox --pool "$POOL" -- true
+	assert_failure 1
+	assert_output_contains "agentrun: _AGENTRUN_TAKEN: name \`../x\`: expected"
+	[ "$(ready_count)" = 2 ] || fail "ready: $(ready_count)"
+	[ -z "$(ls -A "$ROOT/.pool/$POOL/taken")" ] || fail "claims left: $(ls -A "$ROOT/.pool/$POOL/taken")"
+}

@@ -21,6 +21,9 @@ typedef struct
    * some paths (ar_prepare_container_command). */
   char **argv;
   char **envp;
+  /* The launcher's take, for `sandbox --pool` (core/take.h): what it
+   * left in AR_TAKE_HANDOVER_ENV, gone from the environment. */
+  const char *take_handover;
 } ar_globals;
 
 /* Returns the process exit status, or -1 with *err set. */

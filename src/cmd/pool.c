@@ -6,6 +6,7 @@
 #include "../core/container.h"
 #include "../core/rootless.h"
 #include "../core/state.h"
+#include "../core/take_wire.h"
 #include "../util/cleanup.h"
 #include "../util/path.h"
 #include "../util/clock.h"
@@ -29,7 +30,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define POOLS_DIR ".pool"
 #define POOL_SIZE_DEFAULT 2
 #define POOL_SIZE_MAX 256
 /* A list file (options, globals) is a command line: bounded like one. */
@@ -87,7 +87,7 @@ open_pool (const char *root, const char *name, ar_error_t **err)
 {
   if (ar_check_plain_name ("pool", name, err) < 0)
     return -1;
-  cleanup_free char *path = xasprintf ("%s/" POOLS_DIR "/%s", root, name);
+  cleanup_free char *path = xasprintf ("%s/" AR_POOLS_DIR "/%s", root, name);
   int fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT)
     return ar_error_set (err, 0,
@@ -338,8 +338,8 @@ fill (const ar_globals *g, const char *name, int pool_fd, ar_error_t **err)
   cleanup_close int taken_fd = -1;
   if (read_size (pool_fd, &size, err) < 0
       || read_list (pool_fd, "options", &opts, &n_opts, err) < 0
-      || (ready_fd = open_subdir (pool_fd, "ready", err)) < 0
-      || (taken_fd = open_subdir (pool_fd, "taken", err)) < 0)
+      || (ready_fd = open_subdir (pool_fd, AR_POOL_READY_DIR, err)) < 0
+      || (taken_fd = open_subdir (pool_fd, AR_POOL_TAKEN_DIR, err)) < 0)
     return -1;
   sweep_taken (g, taken_fd, POOL_CLAIM_STALE_SECONDS);
   const fill_job job = { g, name, opts, n_opts, size, ready_fd };
@@ -364,9 +364,9 @@ remove_pool (const ar_globals *g, const char *name, int pool_fd,
   unlinkat (pool_fd, "size", 0);
   int r = 0;
   cleanup_close int ready_fd
-      = openat (pool_fd, "ready", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      = openat (pool_fd, AR_POOL_READY_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   cleanup_close int taken_fd
-      = openat (pool_fd, "taken", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      = openat (pool_fd, AR_POOL_TAKEN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   cleanup_dir DIR *ready = ready_fd >= 0 ? open_listing (ready_fd) : NULL;
   for (struct dirent *e; ready && taken_fd >= 0 && (e = readdir (ready));)
     {
@@ -386,14 +386,14 @@ remove_pool (const ar_globals *g, const char *name, int pool_fd,
     ar_unlink_files_at (ready_fd);
   if (taken_fd >= 0)
     ar_unlink_files_at (taken_fd);
-  unlinkat (pool_fd, "ready", AT_REMOVEDIR);
-  unlinkat (pool_fd, "taken", AT_REMOVEDIR);
+  unlinkat (pool_fd, AR_POOL_READY_DIR, AT_REMOVEDIR);
+  unlinkat (pool_fd, AR_POOL_TAKEN_DIR, AT_REMOVEDIR);
   ar_unlink_files_at (pool_fd);
-  cleanup_free char *path = xasprintf ("%s/" POOLS_DIR "/%s", g->root, name);
+  cleanup_free char *path = xasprintf ("%s/" AR_POOLS_DIR "/%s", g->root, name);
   if (rmdir (path) < 0 && r == 0)
     r = ar_error_set (err, errno, "pool: remove `%s`", path);
   /* The last pool takes the pools' dir with it. */
-  cleanup_free char *pools = xasprintf ("%s/" POOLS_DIR, g->root);
+  cleanup_free char *pools = xasprintf ("%s/" AR_POOLS_DIR, g->root);
   rmdir (pools);
   return r;
 }
@@ -471,7 +471,7 @@ make_pool_dirs (const ar_globals *g, const char *name, int *pool_fd,
   if (ar_check_plain_name ("pool", name, err) < 0
       || ar_container_make_root (g->root, err) < 0)
     return -1;
-  cleanup_free char *pools = xasprintf ("%s/" POOLS_DIR, g->root);
+  cleanup_free char *pools = xasprintf ("%s/" AR_POOLS_DIR, g->root);
   if (mkdir (pools, 0700) < 0 && errno != EEXIST)
     return ar_error_set (err, errno, "pool: mkdir `%s`", pools);
   cleanup_free char *path = xasprintf ("%s/%s", pools, name);
@@ -482,8 +482,8 @@ make_pool_dirs (const ar_globals *g, const char *name, int *pool_fd,
                                name, name)
                : ar_error_set (err, errno, "pool: mkdir `%s`", path);
   *pool_fd = open (path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (*pool_fd < 0 || mkdirat (*pool_fd, "ready", 0700) < 0
-      || mkdirat (*pool_fd, "taken", 0700) < 0)
+  if (*pool_fd < 0 || mkdirat (*pool_fd, AR_POOL_READY_DIR, 0700) < 0
+      || mkdirat (*pool_fd, AR_POOL_TAKEN_DIR, 0700) < 0)
     return ar_error_set (err, errno, "pool: make `%s`", path);
   return 0;
 }
@@ -522,7 +522,7 @@ pool_create (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 static int
 pool_list (const ar_globals *g)
 {
-  cleanup_free char *pools = xasprintf ("%s/" POOLS_DIR, g->root);
+  cleanup_free char *pools = xasprintf ("%s/" AR_POOLS_DIR, g->root);
   cleanup_dir DIR *dir = opendir (pools);
   printf ("NAME\tSIZE\tREADY\n");
   for (struct dirent *e; dir && (e = readdir (dir));)
@@ -532,9 +532,9 @@ pool_list (const ar_globals *g)
       cleanup_close int pool_fd
           = openat (dirfd (dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       cleanup_close int ready_fd
-          = pool_fd < 0
-                ? -1
-                : openat (pool_fd, "ready", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+          = pool_fd < 0 ? -1
+                        : openat (pool_fd, AR_POOL_READY_DIR,
+                                  O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       unsigned size = 0;
       cleanup_error ar_error_t *ignored = NULL;
       if (ready_fd < 0 || read_size (pool_fd, &size, &ignored) < 0)
@@ -671,13 +671,32 @@ ar_pool_claim (const ar_globals *g, const char *name, ar_pool_member *m,
   cleanup_close int pool_fd = open_pool (g->root, name, err);
   if (pool_fd < 0)
     return -1;
-  cleanup_close int ready_fd = open_subdir (pool_fd, "ready", err);
-  if (ready_fd < 0 || (m->taken_fd = open_subdir (pool_fd, "taken", err)) < 0)
+  cleanup_close int ready_fd = open_subdir (pool_fd, AR_POOL_READY_DIR, err);
+  if (ready_fd < 0
+      || (m->taken_fd = open_subdir (pool_fd, AR_POOL_TAKEN_DIR, err)) < 0)
     return -1;
   if (claim_ready (ready_fd, m))
     return 0;
   m->filler = start_filler (g, pool_fd, name);
   return wait_for_ready (pool_fd, ready_fd, name, m, err);
+}
+
+int
+ar_pool_adopt_claim (const ar_globals *g, const char *name, const char *id,
+                     ar_pool_member *m, ar_error_t **err)
+{
+  *m = (ar_pool_member){ .taken_fd = -1 };
+  cleanup_close int pool_fd = open_pool (g->root, name, err);
+  if (pool_fd < 0
+      || (m->taken_fd = open_subdir (pool_fd, AR_POOL_TAKEN_DIR, err)) < 0)
+    return -1;
+  struct stat st;
+  if (fstatat (m->taken_fd, id, &st, AT_SYMLINK_NOFOLLOW) < 0
+      || !S_ISSOCK (st.st_mode))
+    return ar_error_set (err, 0, "pool `%s`: `%s` was claimed by no one", name,
+                         id);
+  m->id = xstrdup (id);
+  return 0;
 }
 
 void

@@ -31,6 +31,11 @@ void ar_pool_member_clear (ar_pool_member *m);
 int ar_pool_claim (const ar_globals *g, const char *name, ar_pool_member *m,
                    ar_error_t **err);
 
+/* The launcher claimed `id` of pool `name` (core/take.h): it is in
+ * taken/, now this process's member. */
+int ar_pool_adopt_claim (const ar_globals *g, const char *name, const char *id,
+                         ar_pool_member *m, ar_error_t **err);
+
 /* Once the claimed sandbox is taken: a filler in the background makes
  * its successor (once per claim; also after a claim that waited, whose
  * own filler may have found the pool whole while the sandbox it waited

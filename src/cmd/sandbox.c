@@ -756,23 +756,34 @@ discard_member (const ar_globals *g, ar_pool_member *m)
   ar_container_delete (g->root, m->id, true, &ignored);
 }
 
-/* Claim a member, join its namespaces if they are held, and connect to
- * its init. A member
- * that cannot be taken (its holder and with it its overlay gone, or its
- * init) is discarded with a warning and the next one claimed. *sock is
- * the connection. */
+/* Claim a member (or take the launcher's claim, `done`), join its
+ * namespaces if they are held, and connect to its init (or take the
+ * launcher's connection). A member that cannot be taken (its holder and
+ * with it its overlay gone, or its init) is discarded with a warning and
+ * the next one claimed. *sock is the connection. */
 #define CLAIM_ATTEMPTS 3
 static int
 claim_member (const ar_globals *g, const char *name, ar_pool_member *m,
-              int *sock, ar_error_t **err)
+              ar_take_handover *done, int *sock, ar_error_t **err)
 {
   for (int attempt = 1;; attempt++)
     {
-      if (ar_pool_claim (g, name, m, err) < 0)
+      bool handed = attempt == 1 && done->id;
+      if ((handed ? ar_pool_adopt_claim (g, name, done->id, m, err)
+                  : ar_pool_claim (g, name, m, err))
+          < 0)
         return -1;
       int joined = join_if_held (g, name, m, err);
-      if (joined >= 0
-          && (*sock = ar_take_connect (m->taken_fd, m->id, err)) >= 0)
+      if (joined >= 0 && handed)
+        {
+          *sock = done->sock;
+          done->sock = -1;
+          if (*sock < 0)
+            ar_error_set (err, 0, "its init is gone");
+        }
+      else if (joined >= 0)
+        *sock = ar_take_connect (m->taken_fd, m->id, err);
+      if (joined >= 0 && *sock >= 0)
         return 0;
       ar_error_prefix (err, "container `%s`", m->id);
       discard_member (g, m);
@@ -792,14 +803,16 @@ claim_member (const ar_globals *g, const char *name, ar_pool_member *m,
  * deleted, and the error is that. */
 static int
 take_member (const ar_globals *g, const ar_parsed *p, char *const *argv,
-             ar_pool_member *m, int sock, ar_sandbox_report *report,
-             ar_created *created, ar_error_t **err)
+             ar_pool_member *m, int sock, const ar_take_handover *done,
+             ar_sandbox_report *report, ar_created *created, ar_error_t **err)
 {
   cleanup_take_command ar_take_command cmd = { 0 };
   report->id = xstrdup (m->id);
   int r = call_command (p, &cmd, err);
   if (r == 0)
-    r = ar_container_take (g->root, m->id, sock, &cmd, argv, created, err);
+    r = ar_container_take (
+        g->root, m->id, sock, &cmd, argv,
+        done->id && strcmp (done->id, m->id) == 0 ? done : NULL, created, err);
   else
     close (sock);
   if (r < 0)
@@ -825,13 +838,17 @@ sandbox_from_pool (const ar_globals *g, const ar_parsed *p, char *const *argv,
         options[misplaced].long_name, options[misplaced].long_name);
   const char *name = p->value[OPT_POOL];
   cleanup_pool_member ar_pool_member m = { .taken_fd = -1 };
+  cleanup_take_handover ar_take_handover done = { .sock = -1, .pidfd = -1 };
+  if (g->take_handover
+      && ar_take_handover_parse (g->take_handover, &done, err) < 0)
+    return -1;
   int sock = -1;
-  if (claim_member (g, name, &m, &sock, err) < 0)
+  if (claim_member (g, name, &m, &done, &sock, err) < 0)
     return -1;
   ar_timings_mark ("claim");
   cleanup_created ar_created created
       = { .pidfd = -1, .sync_fd = -1, .pty_master = -1 };
-  int taken = take_member (g, p, argv, &m, sock, report, &created, err);
+  int taken = take_member (g, p, argv, &m, sock, &done, report, &created, err);
   ar_timings_mark ("take");
   /* Taken or gone, the pool is one short. */
   ar_pool_refill (g, name, &m);

@@ -5,10 +5,9 @@
 
 #include "../../oci/spec.h"
 #include "../util/error.h"
+#include "take_wire.h" /* AR_DEFAULT_ROOT */
 #include <stdbool.h>
 #include <sys/types.h>
-
-#define AR_DEFAULT_ROOT "/run/agentrun"
 
 typedef struct ar_create_options
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "take.h"
+#include "take_wire.h"
 #include "container_internal.h"
 #include "policy_stage.h"
 #include "state.h"
@@ -9,9 +10,12 @@
 #include "../util/fdpass.h"
 #include "../util/fs.h"
 #include "../util/clock.h"
+#include "../util/path.h"
 #include "../util/pidfd.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,32 +185,102 @@ ar_take_connect (int dirfd, const char *name, ar_error_t **err)
 int
 ar_container_take (const char *root, const char *id, int sock,
                    const ar_take_command *cmd, char *const *command_line,
-                   ar_created *out, ar_error_t **err)
+                   const ar_take_handover *done, ar_created *out,
+                   ar_error_t **err)
 {
   *out = (ar_created){
     .pidfd = -1, .sync_fd = sock, .pty_master = -1, .adopted = true
   };
+  bool started = done && done->pidfd >= 0;
+  bool sent = done && done->sent;
   cleanup_close int state_fd = ar_container_open_dir (root, id, err);
   if (state_fd < 0)
     return -1;
-  if (send_command (out->sync_fd, cmd, err) < 0)
+  if (!sent && send_command (out->sync_fd, cmd, err) < 0)
     return ar_error_prefix (err, "container `%s`", id);
-  /* While the init looks the command up. */
+  bool poststart = false;
+  int r = 0;
+  if (started)
+    {
+      out->pidfd = dup (done->pidfd);
+      out->pid = ar_pidfd_pid (done->pidfd);
+      poststart = done->poststart;
+      if (out->pidfd < 0 || out->pid < 0)
+        r = ar_error_set (err, errno, "take: the init's pidfd %d", done->pidfd);
+    }
+  else
+    r = await_ready (out->sync_fd, out, &poststart, err);
+  if (r == 0 && !started)
+    r = ar_sync_send (out->sync_fd, AR_SYNC_START, 0, -1, NULL, err);
+  if (r < 0)
+    return -1;
+  /* Off the command's path: it runs. */
+  out->started_ms = ar_now_ms ();
   ar_plan *plan = NULL;
   if (ar_container_record_supervisor (state_fd, err) < 0
       || ar_stage_load_plan (state_fd, &plan, err) < 0)
     return -1;
   out->wall_clock_seconds = ar_stage_wall_clock_seconds (plan);
-  bool poststart = false;
-  int r = await_ready (out->sync_fd, out, &poststart, err);
-  if (r == 0)
-    r = ar_sync_send (out->sync_fd, AR_SYNC_START, 0, -1, NULL, err);
-  if (r == 0)
-    {
-      out->started_ms = ar_now_ms ();
-      unlinkat (state_fd, AR_AWAIT_TAKE_FILE, 0);
-      after_start (root, id, state_fd, plan, poststart, cmd, command_line);
-    }
+  unlinkat (state_fd, AR_AWAIT_TAKE_FILE, 0);
+  after_start (root, id, state_fd, plan, poststart, cmd, command_line);
   ar_stage_free_plan (plan);
-  return r;
+  return 0;
+}
+
+void
+ar_take_handover_clear (ar_take_handover *h)
+{
+  free (h->id);
+  ar_closep (&h->sock);
+  ar_closep (&h->pidfd);
+  *h = (ar_take_handover){ .sock = -1, .pidfd = -1 };
+}
+
+/* An fd passed across the exec, as text: open, of `type` (S_IFSOCK), or
+ * (type 0) a pidfd; then close-on-exec. */
+static int
+adopt_fd (const char *text, mode_t type, int *out, ar_error_t **err)
+{
+  char *end;
+  errno = 0;
+  long fd = strtol (text, &end, 10);
+  struct stat st;
+  if (errno || end == text || *end || fd < 0 || fd > INT_MAX
+      || fstat ((int) fd, &st) < 0
+      || (type ? (st.st_mode & S_IFMT) != type : ar_pidfd_pid ((int) fd) < 0)
+      || fcntl ((int) fd, F_SETFD, FD_CLOEXEC) < 0)
+    return ar_error_set (err, 0, AR_TAKE_HANDOVER_ENV ": `%s` is not %s", text,
+                         type ? "a socket's fd" : "a pidfd");
+  *out = (int) fd;
+  return 0;
+}
+
+int
+ar_take_handover_parse (const char *text, ar_take_handover *h, ar_error_t **err)
+{
+  *h = (ar_take_handover){ .sock = -1, .pidfd = -1 };
+  cleanup_free char *copy = xstrdup (text);
+  char *words[5];
+  size_t n = 0;
+  char *save = NULL;
+  for (char *w = strtok_r (copy, " ", &save); w && n < 5;
+       w = strtok_r (NULL, " ", &save))
+    words[n++] = w;
+  if (n != 1 && n != 2 && n != 4)
+    return ar_error_set (err, 0,
+                         AR_TAKE_HANDOVER_ENV
+                         ": `%s`: expected ID [SOCK [PIDFD POSTSTART]]",
+                         text);
+  if (ar_check_plain_name (AR_TAKE_HANDOVER_ENV, words[0], err) < 0)
+    return -1;
+  h->id = xstrdup (words[0]);
+  h->sent = n >= 2;
+  h->poststart = n == 4 && strcmp (words[3], "0") != 0;
+  if ((n >= 2 && adopt_fd (words[1], S_IFSOCK, &h->sock, err) < 0)
+      || (n == 4 && adopt_fd (words[2], 0, &h->pidfd, err) < 0))
+    {
+      ar_take_handover_clear (h);
+      return -1;
+    }
+  return 0;
 }

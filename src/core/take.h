@@ -29,16 +29,41 @@ int ar_take_await (int listener, ar_take_command *cmd, int stdio[3], int *conn,
  * gone". */
 int ar_take_connect (int dirfd, const char *name, ar_error_t **err);
 
+/* What the launcher (launcher/take.c) did of a take before it executed
+ * this runtime, told in AR_TAKE_HANDOVER_ENV (take_wire.h) as "ID",
+ * "ID SOCK" or "ID SOCK PIDFD POSTSTART": it claimed `id`; with `sock`
+ * (>= 0), the connection, it sent the command and this process's stdio;
+ * with `pidfd` (>= 0), it read the init's READY (`poststart`: its number
+ * of poststart hooks is not 0) and started the command. */
+typedef struct
+{
+  char *id;
+  int sock;  /* the taker takes it over (-1 then) */
+  bool sent; /* there was one: the command went */
+  int pidfd;
+  bool poststart;
+} ar_take_handover;
+
+/* Parse the handover; its fds get FD_CLOEXEC (they were passed across an
+ * exec, and must go no further). Bad text, or an fd that is not open as
+ * it should be (a socket; a pidfd), is an error naming it. */
+int ar_take_handover_parse (const char *text, ar_take_handover *h,
+                            ar_error_t **err);
+void ar_take_handover_clear (ar_take_handover *h);
+#define cleanup_take_handover __attribute__ ((cleanup (ar_take_handover_clear)))
+
 /* Then hand the container `id` of `root`, on the connection `sock` (from
  * here *out's sync_fd), `cmd` and this process's stdio, and start it;
  * then audit it ("take", with `command_line`; "start") and run its
- * poststart hooks. *out is as ar_container_create and
+ * poststart hooks. What `done` (NULL: nothing) says the launcher did
+ * already is not done again. *out is as ar_container_create and
  * ar_container_release leave it for `run` (pid, pidfd, sync_fd,
  * wall_clock_seconds, started_ms), with `adopted` set: the init is not
  * this process's child. An init that refuses the command is an error;
  * the caller deletes the container. */
 int ar_container_take (const char *root, const char *id, int sock,
                        const ar_take_command *cmd, char *const *command_line,
-                       ar_created *out, ar_error_t **err);
+                       const ar_take_handover *done, ar_created *out,
+                       ar_error_t **err);
 
 #endif

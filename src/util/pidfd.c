@@ -2,7 +2,11 @@
 #include "config.h"
 #include "pidfd.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stddef.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -26,6 +30,24 @@ int
 ar_pidfd_open (pid_t pid)
 {
   return (int) syscall (SYS_pidfd_open, pid, 0);
+}
+
+pid_t
+ar_pidfd_pid (int pidfd)
+{
+  char path[64], buf[512];
+  snprintf (path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  ssize_t n = read (fd, buf, sizeof buf - 1);
+  close (fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = '\0';
+  const char *at = strstr (buf, "\nPid:");
+  long pid = at ? strtol (at + strlen ("\nPid:"), NULL, 10) : -1;
+  return pid > 0 ? (pid_t) pid : -1;
 }
 
 int

@@ -12,6 +12,10 @@
 /* pidfd_open(2), O_CLOEXEC as every pidfd is: the fd, or -1 with errno. */
 int ar_pidfd_open (pid_t pid);
 
+/* The pid `pidfd` refers to (its fdinfo's "Pid:"), or -1: not a pidfd,
+ * or its process has been reaped. */
+pid_t ar_pidfd_pid (int pidfd);
+
 /* pidfd_send_signal(2): 0, or -1 with errno (ESRCH: it has exited). */
 int ar_pidfd_send_signal (int pidfd, int sig);
 

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What the launcher's files share: system calls by number, and the few
+ * string operations they need. */
+#ifndef AR_LAUNCHER_SYS_H
+#define AR_LAUNCHER_SYS_H
+
+#include "arch.h"
+
+static inline long
+sys (long nr, long a, long b, long c, long d, long e)
+{
+  return raw_syscall (nr, a, b, c, d, e);
+}
+
+static inline unsigned long
+length (const char *s)
+{
+  unsigned long n = 0;
+  while (s[n])
+    n++;
+  return n;
+}
+
+static inline int
+same (const char *a, const char *b)
+{
+  while (*a && *a == *b)
+    a++, b++;
+  return *a == *b;
+}
+
+/* What follows `prefix` in s; 0 when s does not start with it. */
+static inline const char *
+after (const char *s, const char *prefix)
+{
+  while (*prefix && *s == *prefix)
+    s++, prefix++;
+  return *prefix ? 0 : s;
+}
+
+#endif
