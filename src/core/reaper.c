@@ -9,7 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -142,32 +142,58 @@ reap_until_workload_ends (pid_t workload, int report_fd)
     }
 }
 
+typedef struct
+{
+  const ar_workload *w;
+  const sigset_t *mask;
+  int exec_errno;
+} spawn_order;
+
+/* The child, on a stack of its own, sharing this process's memory until
+ * its exec (CLONE_VM | CLONE_VFORK): its mask back, and the exec; why that
+ * failed it leaves in the order, for the parent. Handlers need no reset
+ * (posix_spawn makes two calls per signal for that): the exec resets
+ * them, and the init's own only exit. */
+static int
+exec_workload (void *arg)
+{
+  spawn_order *o = arg;
+  sigprocmask (SIG_SETMASK, o->mask, NULL);
+  execve (o->w->exe, o->w->args, o->w->envp);
+  o->exec_errno = errno;
+  _exit (127);
+}
+
+#define SPAWN_STACK_BYTES (64 * 1024)
+
 int
 ar_reaper_run_workload (int report_fd, const ar_workload *w, ar_error_t **err)
 {
-  /* Blocked until the reaper waits for them: none is lost. The child
-   * has them back, and handlers at their default, at its exec. */
+  /* Blocked until the reaper waits for them: none is lost. */
   sigset_t all, old;
   sigfillset (&all);
   sigprocmask (SIG_BLOCK, &all, &old);
   if (report_fd >= 0 && fcntl (report_fd, F_SETFD, FD_CLOEXEC) < 0)
     return ar_error_set (err, errno, "init: keep the report from the command");
-  /* posix_spawn shares this memory with the child until its exec (vfork):
-   * no copy of the init's page tables, no copy-on-write fault on each
-   * page either side touches, nothing to tear down at the exec. */
-  posix_spawnattr_t attr;
-  posix_spawnattr_init (&attr);
-  posix_spawnattr_setsigmask (&attr, &old);
-  posix_spawnattr_setflags (&attr, POSIX_SPAWN_SETSIGMASK);
-  pid_t child;
-  int e = posix_spawn (&child, w->exe, NULL, &attr, w->args, w->envp);
-  posix_spawnattr_destroy (&attr);
-  if (e == 0)
+  /* No copy of the init's page tables, no copy-on-write fault on each page
+   * either side touches, nothing to tear down at the exec: what a fork
+   * would cost here. The stack is the child's alone: this process waits
+   * until its exec. */
+  static char stack[SPAWN_STACK_BYTES] __attribute__ ((aligned (16)));
+  spawn_order o = { .w = w, .mask = &old };
+  pid_t child = clone (exec_workload, stack + sizeof stack,
+                       CLONE_VM | CLONE_VFORK | SIGCHLD, &o);
+  if (child < 0)
     {
-      watch_runtime (report_fd);
-      reap_until_workload_ends (child, report_fd);
+      int saved = errno;
+      sigprocmask (SIG_SETMASK, &old, NULL);
+      return ar_error_set (err, saved, "init: start the command");
     }
-  /* As the init's own exec would fail: its message, and status 127. */
-  dprintf (STDERR_FILENO, "agentrun: exec `%s`: %s\n", w->exe, strerror (e));
-  end_as (report_fd, W_EXITCODE (127, 0));
+  /* As the init's own exec would fail: its message, and status 127 (the
+   * child's, reaped below). */
+  if (o.exec_errno)
+    dprintf (STDERR_FILENO, "agentrun: exec `%s`: %s\n", w->exe,
+             strerror (o.exec_errno));
+  watch_runtime (report_fd);
+  reap_until_workload_ends (child, report_fd);
 }

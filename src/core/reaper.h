@@ -25,11 +25,10 @@ typedef struct
   char *const *envp;
 } ar_workload;
 
-/* Start the workload as a child (posix_spawn: vfork and exec) and reap
- * until it ends, then exit as it did; returns only when the report fd
- * cannot be kept from it (-1 with *err). An exec that fails is told on
- * stderr, as the init's own would be, and ends the container with status
- * 127. Only for PID 1 of a pid namespace: kill(-1) must not reach beyond
+/* Start the workload as a child (clone as vfork, then exec) and reap
+ * until it ends, then exit as it did; returns only when no child could be
+ * made (-1 with *err). An exec that fails is told on stderr, as the
+ * init's own would be, and the child ends with status 127. Only for PID 1 of a pid namespace: kill(-1) must not reach beyond
  * the container. The exit code cannot tell a command killed by signal N
  * from one that exited 128 + N, so the child's wait status also goes to
  * `report_fd` (AR_SYNC_EXIT, sync.h; -1: nowhere), which the child does
