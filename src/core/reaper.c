@@ -153,9 +153,9 @@ typedef struct
  * its exec (CLONE_VM | CLONE_VFORK): its mask back, and the exec; why that
  * failed it leaves in the order, for the parent. Handlers need no reset
  * (posix_spawn makes two calls per signal for that): the exec resets
- * them, and the init's own only exit. */
-/* Not instrumented by AddressSanitizer: on a stack it does not know, its
- * bookkeeping before _exit would warn on the command's stderr. */
+ * them, and the init's own only exit. Not instrumented by ASan: on a stack
+ * it does not know, its bookkeeping before _exit would warn on the
+ * command's stderr. */
 __attribute__ ((no_sanitize_address)) static int
 exec_workload (void *arg)
 {

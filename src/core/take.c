@@ -203,9 +203,9 @@ ar_container_take (const char *root, const char *id, int sock,
   if (started)
     {
       out->pidfd = dup (done->pidfd);
-      out->pid = ar_pidfd_pid (done->pidfd);
+      out->pid = done->pid;
       poststart = done->poststart;
-      if (out->pidfd < 0 || out->pid < 0)
+      if (out->pidfd < 0)
         r = ar_error_set (err, errno, "take: the init's pidfd %d", done->pidfd);
     }
   else
@@ -237,9 +237,9 @@ ar_take_handover_clear (ar_take_handover *h)
 }
 
 /* An fd passed across the exec, as text: open, of `type` (S_IFSOCK), or
- * (type 0) a pidfd; then close-on-exec. */
+ * (type 0) a pidfd, whose process's pid goes to *pid; then close-on-exec. */
 static int
-adopt_fd (const char *text, mode_t type, int *out, ar_error_t **err)
+adopt_fd (const char *text, mode_t type, int *out, pid_t *pid, ar_error_t **err)
 {
   char *end;
   errno = 0;
@@ -247,7 +247,8 @@ adopt_fd (const char *text, mode_t type, int *out, ar_error_t **err)
   struct stat st;
   if (errno || end == text || *end || fd < 0 || fd > INT_MAX
       || fstat ((int) fd, &st) < 0
-      || (type ? (st.st_mode & S_IFMT) != type : ar_pidfd_pid ((int) fd) < 0)
+      || (type ? (st.st_mode & S_IFMT) != type
+               : (*pid = ar_pidfd_pid ((int) fd)) < 0)
       || fcntl ((int) fd, F_SETFD, FD_CLOEXEC) < 0)
     return ar_error_set (err, 0, AR_TAKE_HANDOVER_ENV ": `%s` is not %s", text,
                          type ? "a socket's fd" : "a pidfd");
@@ -276,8 +277,8 @@ ar_take_handover_parse (const char *text, ar_take_handover *h, ar_error_t **err)
   h->id = xstrdup (words[0]);
   h->sent = n >= 2;
   h->poststart = n == 4 && strcmp (words[3], "0") != 0;
-  if ((n >= 2 && adopt_fd (words[1], S_IFSOCK, &h->sock, err) < 0)
-      || (n == 4 && adopt_fd (words[2], 0, &h->pidfd, err) < 0))
+  if ((n >= 2 && adopt_fd (words[1], S_IFSOCK, &h->sock, NULL, err) < 0)
+      || (n == 4 && adopt_fd (words[2], 0, &h->pidfd, &h->pid, err) < 0))
     {
       ar_take_handover_clear (h);
       return -1;

@@ -41,6 +41,7 @@ typedef struct
   int sock;  /* the taker takes it over (-1 then) */
   bool sent; /* there was one: the command went */
   int pidfd;
+  pid_t pid; /* the init's, read from the pidfd */
   bool poststart;
 } ar_take_handover;
 
