@@ -16,10 +16,13 @@
  *
  * And real root's take from a pool (`sandbox --pool NAME -- COMMAND`) it
  * does itself up to the command's start (take.c): the command then waits
- * for no start of the runtime at all. */
+ * for no start of the runtime at all; so too the `start` of a created
+ * container when that is all there is to it (start.c). */
 #define AR_LAUNCHER_ENTRY /* _start is this file's */
+#include "start.h"
 #include "sys.h"
 #include "take.h"
+#include "text.h"
 
 #include <linux/errno.h>
 #include <linux/fcntl.h>
@@ -92,20 +95,6 @@ enters_container (int argc, char **argv)
   return listed (argv[c], entering_commands);
 }
 
-/* Skips blanks, then reads a decimal number; 0 when there is none. */
-static int
-read_number (const char **p, unsigned long *value)
-{
-  while (**p == ' ' || **p == '\t')
-    (*p)++;
-  if (**p < '0' || **p > '9')
-    return 0;
-  *value = 0;
-  while (**p >= '0' && **p <= '9')
-    *value = *value * 10 + (unsigned long) (*(*p)++ - '0');
-  return 1;
-}
-
 /* Real root: uid 0 with the initial user namespace's whole-range map.
  * Root of another user namespace (rootless Podman's runtime) is left to
  * the runtime, which copies only when that namespace could write the
@@ -126,16 +115,10 @@ real_root (void)
     return 0;
   map[n] = '\0';
   const char *p = map;
-  unsigned long inside, outside, count;
+  unsigned long long inside, outside, count;
   return read_number (&p, &inside) && read_number (&p, &outside)
          && read_number (&p, &count) && *p == '\n' && p[1] == '\0'
          && inside == 0 && outside == 0 && count == 4294967295UL;
-}
-
-static void
-say (const char *text)
-{
-  sys (__NR_write, 2, (long) text, (long) length (text), 0, 0);
 }
 
 static const char *
@@ -245,7 +228,12 @@ launcher_main (const long *sp)
       if (root && enters_container (argc, argv))
         exec_sealed_copy (path, argv, envp);
       else if (root)
-        take_from_pool (argc, argv, envp, path);
+        {
+          take_from_pool (argc, argv, envp, path);
+          if ((r = start_created (argc, argv)) >= 0)
+            for (;;)
+              sys (__NR_exit_group, r, 0, 0, 0, 0);
+        }
       r = sys (__NR_execve, (long) path, (long) argv, (long) envp, 0, 0);
       r = fail (argc, argv, path, r);
     }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the launcher's files share: system calls by number, and the few
- * string operations they need. */
+ * string operations and calls they all make. */
 #ifndef AR_LAUNCHER_SYS_H
 #define AR_LAUNCHER_SYS_H
 
 #include "arch.h"
+
+#include <linux/fcntl.h>
 
 static inline long
 sys (long nr, long a, long b, long c, long d, long e)
@@ -36,6 +38,19 @@ after (const char *s, const char *prefix)
   while (*prefix && *s == *prefix)
     s++, prefix++;
   return *prefix ? 0 : s;
+}
+
+static inline long
+open_dir (long at, const char *path)
+{
+  return sys (__NR_openat, at, (long) path, O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+              0, 0);
+}
+
+static inline void
+say (const char *text)
+{
+  sys (__NR_write, 2, (long) text, (long) length (text), 0, 0);
 }
 
 #endif

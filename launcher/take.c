@@ -6,8 +6,10 @@
  * records, poststart hooks, the wait, the report, the delete, the refill)
  * is the runtime's, which is executed next and told what was done. */
 #include "take.h"
+#include "call.h"
 #include "sys.h"
-#include "../src/core/take_wire.h"
+#include "text.h"
+#include "../src/core/launcher_wire.h"
 
 #include <linux/fcntl.h>
 #include <linux/memfd.h>
@@ -53,7 +55,7 @@ struct one_fd_control
   int pad;
 };
 
-/* A wire message (take_wire.h). */
+/* A wire message (launcher_wire.h). */
 struct wire
 {
   int type;
@@ -61,87 +63,27 @@ struct wire
   char text[AR_TAKE_WIRE_TEXT_MAX];
 };
 
-#define NAME_MAX_BYTES 64
 #define PATH_BYTES 4096
 #define ENV_MAX 8192
 
-/* src/util/path.c's ar_check_plain_name: 1 to 64 letters, digits, '_', '.', '-',
- * not first '.' or '-'. */
-static int
-plain_name (const char *s)
-{
-  unsigned long n = length (s);
-  if (n == 0 || n > NAME_MAX_BYTES || s[0] == '.' || s[0] == '-')
-    return 0;
-  for (; *s; s++)
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')
-          || (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
-      return 0;
-  return 1;
-}
-
-/* Appends `s` at *at, within end; 0 when it does not fit. */
-static int
-append (char **at, const char *end, const char *s)
-{
-  for (; *s; s++)
-    {
-      if (*at >= end - 1)
-        return 0;
-      *(*at)++ = *s;
-    }
-  **at = '\0';
-  return 1;
-}
-
-static int
-append_number (char **at, const char *end, long v)
-{
-  char digits[24], text[24];
-  int n = 0, i = 0;
-  if (v < 0)
-    text[i++] = '-', v = -v;
-  do
-    digits[n++] = (char) ('0' + v % 10);
-  while ((v /= 10) > 0);
-  while (n > 0)
-    text[i++] = digits[--n];
-  text[i] = '\0';
-  return append (at, end, text);
-}
-
-/* Is this call `[--root ROOT | --root=ROOT] sandbox --pool NAME |
- * --pool=NAME -- COMMAND...`? Then *root (NULL: the default), *pool and
+/* Is this call `[GLOBAL OPTIONS] sandbox --pool NAME | --pool=NAME --
+ * COMMAND...` (call.h's options)? Then *root (0: the default), *pool and
  * *command (its index). */
 static int
 parse_call (int argc, char **argv, const char **root, const char **pool,
             int *command)
 {
-  int i = 1;
-  *root = 0;
-  if (i + 1 < argc && same (argv[i], "--root"))
-    *root = argv[i + 1], i += 2;
-  else if (i < argc && argv[i][0] == '-'
-           && !(*root = after (argv[i++], "--root=")))
-    return 0;
-  if (i >= argc || !same (argv[i++], "sandbox") || i >= argc)
+  int i = call_command (argc, argv, root);
+  if (i == 0 || !same (argv[i++], "sandbox") || i >= argc)
     return 0;
   if (i + 1 < argc && same (argv[i], "--pool"))
     *pool = argv[i + 1], i += 2;
   else if (!(*pool = after (argv[i++], "--pool=")))
     return 0;
-  if (i + 1 >= argc || !same (argv[i], "--") || !plain_name (*pool)
-      || (*root && (*root)[0] == '\0'))
+  if (i + 1 >= argc || !same (argv[i], "--") || !plain_name (*pool))
     return 0;
   *command = i + 1;
   return 1;
-}
-
-static long
-open_dir (long at, const char *path)
-{
-  return sys (__NR_openat, at, (long) path, O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-              0, 0);
 }
 
 /* The pool's ready/ and taken/, open; 0 when it has none. */

@@ -4,7 +4,7 @@
 #include "cmd/cmd.h"
 #include "core/container.h"
 #include "core/state.h"
-#include "core/take_wire.h"
+#include "core/launcher_wire.h"
 #include "util/cleanup.h"
 #include "util/sealed_exe.h"
 #include "util/timings.h"

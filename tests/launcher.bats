@@ -3,8 +3,9 @@
 # The launcher (launcher/launcher.c), installed as `agentrun`: for a
 # command that runs a process of ours in a container it starts the runtime
 # from a sealed copy, so the runtime starts once; any other command it
-# passes to the runtime's file; without the runtime beside it, one line
-# says so.
+# passes to the runtime's file, but the `start` of a container whose start
+# is only its exec fifo it does itself; without the runtime beside it, one
+# line says so.
 
 load helpers
 
@@ -43,6 +44,68 @@ entered() {
 	done
 	# A word after `--` is the sandbox's command, not its option.
 	assert_equal "$(entered --root "$ROOT" sandbox --no-such-flag -- echo --pool)" sealed
+}
+
+# The execs of a `start` after the launcher's (entered's words), having
+# checked the launcher's own exec was traced.
+start_entered() {
+	local words
+	words=$(entered "$@")
+	[ "$(grep -c 'execve(.* = 0$' "$TEST_DIR/strace")" -ge 1 ] || fail "no exec traced: $(cat "$TEST_DIR/strace")"
+	echo "$words"
+}
+
+@test "launcher: a created container whose start is its fifo alone is started without the runtime" {
+	set_args sleep 1000
+	ctr_create
+	local pid
+	pid=$(ctr_pid)
+	[ -f "$ROOT/$CID/plain-start" ] || fail "create left no plain-start"
+	# containerd's shim's words: every global option it passes is one the
+	# launcher knows.
+	assert_equal "$(start_entered --root "$ROOT" --log "$TEST_DIR/log" --log-format=json --systemd-cgroup start "$CID")" ""
+	assert_equal "$(ctr_status)" running
+	assert_equal "$(cat "/proc/$pid/comm")" sleep
+	[ ! -e "$ROOT/$CID/exec.fifo" ] || fail "the exec fifo is left"
+	[ ! -e "$TEST_DIR/log" ] || fail "a start that went well logged: $(cat "$TEST_DIR/log")"
+	# A second start: the launcher finds no fifo, the runtime says why.
+	assert_equal "$(start_entered --root "$ROOT" start "$CID")" file
+	run runtime start "$CID"
+	assert_failure 1
+	assert_output "agentrun: cannot start an already running container: \`$CID\`"
+}
+
+@test "launcher: a start with hooks, options it does not know, or an init gone, is the runtime's" {
+	set_args sleep 1000
+	update_config '.hooks.poststart = [{"path": "/bin/sh", "args": ["sh", "-c", "echo ran >$0", $f]}]' \
+		--arg f "$TEST_DIR/poststart"
+	ctr_create
+	[ ! -e "$ROOT/$CID/plain-start" ] || fail "plain-start beside a poststart hook"
+	# The runtime's file, then its hook.
+	assert_equal "$(start_entered --root "$ROOT" start "$CID")" "file file"
+	wait_for_file "$TEST_DIR/poststart"
+	assert_equal "$(ctr_status)" running
+
+	update_config 'del(.hooks)'
+	local opts
+	for opts in "--debug" "--log-format xml" "--root $ROOT --root $ROOT" "--rootless false"; do
+		ctr_create "$CID-o"
+		# shellcheck disable=SC2086 # the options' words
+		assert_equal "$opts: $(start_entered --root "$ROOT" $opts start "$CID-o")" "$opts: file"
+		runtime delete --force "$CID-o"
+	done
+
+	# The init killed before the start: the launcher leaves it to the
+	# runtime, which says it stopped.
+	ctr_create "$CID-k"
+	local pid
+	pid=$(ctr_pid "$CID-k")
+	kill -KILL "$pid"
+	wait_for_state "$CID-k" stopped
+	assert_equal "$(start_entered --root "$ROOT" start "$CID-k")" file
+	run runtime start "$CID-k"
+	assert_failure 1
+	assert_output "agentrun: cannot start a container that has stopped: \`$CID-k\`"
 }
 
 @test "launcher: every global option that takes a value is skipped with its value to find the command" {

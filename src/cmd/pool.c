@@ -6,7 +6,7 @@
 #include "../core/container.h"
 #include "../core/rootless.h"
 #include "../core/state.h"
-#include "../core/take_wire.h"
+#include "../core/launcher_wire.h"
 #include "../util/cleanup.h"
 #include "../util/path.h"
 #include "../util/clock.h"

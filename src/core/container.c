@@ -274,6 +274,8 @@ ar_container_start (const char *root, const char *id, ar_error_t **err)
         "container `%s` waits in a pool: agentrun sandbox --pool takes it", id);
   if (release_through_fifo (state_fd, st, err) < 0)
     return -1;
+  if (faccessat (state_fd, AR_PLAIN_START_FILE, F_OK, 0) == 0)
+    return 0; /* nothing to audit, no hooks: the launcher's start too */
   audit_event (state_fd, id, "start", NULL);
   run_stored_hooks (state_fd, st, true);
   return 0;

@@ -5,7 +5,7 @@
 
 #include "../../oci/spec.h"
 #include "../util/error.h"
-#include "take_wire.h" /* AR_DEFAULT_ROOT */
+#include "launcher_wire.h" /* AR_DEFAULT_ROOT */
 #include <stdbool.h>
 #include <sys/types.h>
 

@@ -673,6 +673,7 @@ load_stopped (create_ctx *c, ar_error_t **err)
       && ar_cgroup_deserialize (cgroup, &u->cgroup, err) < 0)
     return -1;
   unlinkat (u->state_fd, AR_EXEC_FIFO, 0);
+  unlinkat (u->state_fd, AR_PLAIN_START_FILE, 0);
   if (compile_seccomp (c->opts->root, c->spec, &c->seccomp, err) < 0
       || make_exec_fifo (c, err) < 0)
     return -1;
@@ -710,6 +711,18 @@ make_exec_fifo (create_ctx *c, ar_error_t **err)
   if (c->fifo_fd < 0)
     return ar_error_set (err, errno, "open exec fifo");
   return 0;
+}
+
+/* A `start` that is only the fifo's read (no plan to audit in, no
+ * poststart hooks) is told so, with the init's identity: the launcher
+ * then does it alone, and the runtime loads nothing after it. */
+static int
+record_plain_start (const create_ctx *c, ar_error_t **err)
+{
+  if (c->fifo_fd < 0 || c->plan || c->spec->hooks.poststart.len > 0)
+    return 0;
+  return ar_pid_record_write (c->undo.state_fd, AR_PLAIN_START_FILE, c->st.pid,
+                              err);
 }
 
 /* State dir, agent resources, seccomp program, exec fifo: all undone by
@@ -937,7 +950,8 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
   u->spec = c->spec;
   u->st = &c->st;
   if (ar_state_save (u->state_fd, &c->st, err) < 0
-      || record_supervision (c->opts, u->state_fd, err) < 0)
+      || record_supervision (c->opts, u->state_fd, err) < 0
+      || record_plain_start (c, err) < 0)
     return -1;
   if (c->opts->restore)
     {

@@ -8,12 +8,12 @@
 #include "../../oci/oci.h"
 #include "../../oci/spec.h"
 #include "../util/error.h"
+#include "launcher_wire.h" /* AR_EXEC_FIFO, AR_AWAIT_TAKE_FILE */
 #include <stdbool.h>
 #include <sys/types.h>
 
 #define AR_STATE_FILE "state.json"
 #define AR_CONFIG_FILE "config.json"
-#define AR_EXEC_FIFO "exec.fifo"
 #define AR_CGROUP_FILE                                                         \
   "cgroup" /* the cgroup a create made, before state.json */
 #define AR_EXIT_LOGGED_FILE "exit-logged" /* run/sandbox audited the exit */
@@ -22,8 +22,6 @@
 /* "PID START_TIME" of the run or sandbox that will delete the container
  * when it ends: once that process is gone, nobody will. */
 #define AR_SUPERVISOR_FILE "supervisor"
-/* A pooled sandbox waiting to be taken (take.h): created, not started. */
-#define AR_AWAIT_TAKE_FILE "await-take"
 /* "PID START" of the process holding a pooled rootless sandbox's
  * namespaces (rootless.h) */
 #define AR_NS_HOLDER_FILE "ns-holder"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "sync.h"
-#include "take_wire.h"
+#include "launcher_wire.h"
 #include "../util/cleanup.h"
 #include "../util/fdpass.h"
 
@@ -13,13 +13,13 @@
 
 #define SYNC_TEXT_MAX AR_TAKE_WIRE_TEXT_MAX
 
-/* The launcher takes from a pool with these numbers (take_wire.h). */
+/* The launcher takes from a pool with these numbers (launcher_wire.h). */
 _Static_assert(AR_SYNC_READY == AR_TAKE_WIRE_READY
                    && AR_SYNC_START == AR_TAKE_WIRE_START
                    && AR_SYNC_ERROR == AR_TAKE_WIRE_ERROR
                    && AR_SYNC_COMMAND == AR_TAKE_WIRE_COMMAND
                    && AR_SYNC_STDIO == AR_TAKE_WIRE_STDIO,
-               "sync.h's take messages and take_wire.h agree");
+               "sync.h's take messages and launcher_wire.h agree");
 
 struct wire
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "take.h"
-#include "take_wire.h"
+#include "launcher_wire.h"
 #include "container_internal.h"
 #include "policy_stage.h"
 #include "state.h"

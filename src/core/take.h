@@ -30,7 +30,7 @@ int ar_take_await (int listener, ar_take_command *cmd, int stdio[3], int *conn,
 int ar_take_connect (int dirfd, const char *name, ar_error_t **err);
 
 /* What the launcher (launcher/take.c) did of a take before it executed
- * this runtime, told in AR_TAKE_HANDOVER_ENV (take_wire.h) as "ID",
+ * this runtime, told in AR_TAKE_HANDOVER_ENV (launcher_wire.h) as "ID",
  * "ID SOCK" or "ID SOCK PIDFD POSTSTART": it claimed `id`; with `sock`
  * (>= 0), the connection, it sent the command and this process's stdio;
  * with `pidfd` (>= 0), it read the init's READY (`poststart`: its number

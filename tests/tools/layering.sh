@@ -28,7 +28,7 @@ declare -A may=(
 	[src/cmd]="src/agent src/core src/core/cgroups oci src/util"
 	[src]="src/cmd src/core src/util"
 	# The launcher links nothing of the runtime: from src/core it may take
-	# only take_wire.h, definitions alone (checked below).
+	# only launcher_wire.h, definitions alone (checked below).
 	[launcher]="src/core"
 )
 
@@ -41,8 +41,8 @@ while IFS= read -r file; do
 		[ -e "$target" ] || continue # config.h and generated headers
 		to=$(dirname "$target")
 		[ "$to" = "$dir" ] && continue
-		if [ "$dir" = launcher ] && [ "$to" = src/core ] && [ "$(basename "$target")" != take_wire.h ]; then
-			echo "$file includes $inc: the launcher may take only src/core/take_wire.h"
+		if [ "$dir" = launcher ] && [ "$to" = src/core ] && [ "$(basename "$target")" != launcher_wire.h ]; then
+			echo "$file includes $inc: the launcher may take only src/core/launcher_wire.h"
 			bad=1
 			continue
 		fi

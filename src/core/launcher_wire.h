@@ -1,13 +1,25 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A take (take.h) as it travels, and where, for the two programs that
- * take: the runtime (its sync channel, sync.h) and the launcher
- * (launcher/take.c), which links no code of the runtime and so knows it
- * from here. Only definitions: nothing here needs a library. */
-#ifndef AR_CORE_TAKE_WIRE_H
-#define AR_CORE_TAKE_WIRE_H
+/* What the runtime and its launcher (launcher/) both act on: the state
+ * files a `start` reads, and a take (take.h) as it travels. The launcher
+ * links no code of the runtime and so knows them from here. Only
+ * definitions: nothing here needs a library. */
+#ifndef AR_CORE_LAUNCHER_WIRE_H
+#define AR_CORE_LAUNCHER_WIRE_H
 
 /* The state root of real root when --root is not given. */
 #define AR_DEFAULT_ROOT "/run/agentrun"
+
+/* Files of a container's state dir, <root>/<id>/ (state.h has the rest).
+ * The fifo a created container's init waits to write to; `start` reads
+ * it. */
+#define AR_EXEC_FIFO "exec.fifo"
+/* A pooled sandbox waiting to be taken (take.h): created, not started. */
+#define AR_AWAIT_TAKE_FILE "await-take"
+/* "PID START_TIME" of the init (util/fs.h's pid record), written by
+ * create when starting it takes nothing but reading the fifo: no
+ * poststart hooks, no agent plan to audit in. The launcher starts those
+ * alone (launcher/start.c). */
+#define AR_PLAIN_START_FILE "plain-start"
 
 /* Where a pool's sockets wait: <root>/.pool/NAME/ready/ID; a taker claims
  * one by renaming it to taken/ID (src/cmd/pool.h). */
