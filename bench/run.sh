@@ -4,6 +4,8 @@
 #
 #   bench/run.sh [N]        (N runs of each, interleaved; default 21)
 #   BENCH_CGROUP_DRIVER=systemd bench/run.sh [N]   (all with --systemd-cgroup)
+#   BENCH_HOLD_CPUSET=1 bench/run.sh [N]   (a v1 cpuset cgroup held, as a host
+#                                           with Docker has: bench/lib.bash)
 #
 #   run      `RUNTIME run` of a busybox `true` bundle made by `crun spec`
 #   floor    `unshare -mpuin -f true` between those runs: the namespaces

@@ -87,6 +87,13 @@ start_entered() {
 	assert_equal "$(ctr_status)" running
 
 	update_config 'del(.hooks)'
+	# An agent plan: the runtime audits the start.
+	runtime_bg --profile agent create --bundle "$BUNDLE" "$CID-a"
+	[ ! -e "$ROOT/$CID-a/plain-start" ] || fail "plain-start beside an agent plan"
+	assert_equal "$(start_entered --root "$ROOT" start "$CID-a")" file
+	assert_equal "$(ctr_status "$CID-a")" running
+	runtime delete --force "$CID-a"
+
 	local opts
 	for opts in "--debug" "--log-format xml" "--root $ROOT --root $ROOT" "--rootless false"; do
 		ctr_create "$CID-o"
