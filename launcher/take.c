@@ -13,6 +13,7 @@
 
 #include <linux/fcntl.h>
 #include <linux/memfd.h>
+#include <linux/signal.h>
 #include <linux/un.h>
 
 #ifndef __NR_pidfd_open
@@ -212,6 +213,21 @@ receive (long sock, struct wire *w, int flags)
   return sys (__NR_recvmsg, sock, (long) &mh, flags, 0, 0);
 }
 
+/* The signals the runtime passes on to the command
+ * (src/core/foreground.c), blocked from the start until the runtime,
+ * executed next, has its handlers: one sent meanwhile waits, pending
+ * across the exec, instead of ending this process. */
+static void
+block_forwarded_signals (void)
+{
+  unsigned long set = 0;
+  static const int forwarded[] = { SIGHUP,  SIGINT,  SIGQUIT,  SIGTERM,
+                                   SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
+  for (unsigned i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+    set |= 1UL << (forwarded[i] - 1);
+  sys (__NR_rt_sigprocmask, SIG_BLOCK, (long) &set, 0, sizeof set, 0);
+}
+
 /* The init's READY: a pidfd of its host pid, opened while it waits for the
  * start (so the pid is still its own), and whether it has poststart
  * hooks; then the start. 0, having read nothing, when its answer is not
@@ -232,6 +248,7 @@ start (long sock, long *pidfd, int *poststart)
   /* Across the exec, to the runtime. */
   sys (__NR_fcntl, *pidfd, F_SETFD, 0, 0, 0);
   receive (sock, &w, 0);
+  block_forwarded_signals ();
   send_message (sock, AR_TAKE_WIRE_START, 0, -1);
   return 1;
 }

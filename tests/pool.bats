@@ -217,6 +217,25 @@ wait_ready() {
 	[ ! -e "$ROOT/$id" ] || fail "the dead sandbox's state is left"
 }
 
+@test "pool: a signal sent as soon as the command runs is passed on, even before the runtime has its handlers" {
+	command -v strace >/dev/null || skip "strace is not installed (contrib/install-deps.sh)"
+	pool_create --size 1
+	NAP=$((71000 + BATS_TEST_NUMBER))
+	# strace holds each exec of the taker (not its children) for 2 s once
+	# done: the launcher's exec of the runtime comes after the command's
+	# start, so the command runs while the runtime has no handler yet.
+	started_in_bg bash -c "cd '$WS' && exec strace -qq -o /dev/null -e trace=execve -e inject=execve:delay_exit=2000000 \
+		'$RUNTIME' --root '$ROOT' sandbox --pool '$POOL' -- sh -c 'trap \"echo got-term; exit 5\" TERM; sleep $NAP & wait'"
+	wait_for_nap >/dev/null
+	local taker
+	taker=$(pgrep -P "$BG" | head -1)
+	[ -n "$taker" ] || fail "no taker under strace"
+	kill -TERM "$taker"
+	wait_bg 15
+	[ "$RC" -eq 5 ] || fail "status $RC: $(cat "$TEST_DIR/bg.out" "$TEST_DIR/bg.err")"
+	grep -q got-term "$TEST_DIR/bg.out" || fail "no TERM: $(cat "$TEST_DIR/bg.out")"
+}
+
 @test "pool: a taker killed takes its sandbox with it; signals reach the command" {
 	pool_create --size 1
 	NAP=$((70000 + BATS_TEST_NUMBER))

@@ -854,7 +854,6 @@ sandbox_from_pool (const ar_globals *g, const ar_parsed *p, char *const *argv,
   ar_pool_refill (g, name, &m);
   if (taken < 0)
     return -1;
-  ar_foreground_forward_signals (created.pid);
   int status = ar_container_wait (g->root, m.id, "sandbox", &created,
                                   &report->outcome, err);
   ar_timings_mark ("wait");

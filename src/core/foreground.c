@@ -32,14 +32,23 @@ forward_signal (int sig)
 void
 ar_foreground_forward_signals (pid_t pid)
 {
+  /* launcher/take.c blocks the same ones before it starts a pooled
+   * command: one sent to this process since is pending, and delivered to
+   * the handler here. */
   static const int sigs[] = { SIGHUP,  SIGINT,  SIGQUIT,  SIGTERM,
                               SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
   forward_pid = pid;
   struct sigaction sa
       = { .sa_handler = forward_signal, .sa_flags = SA_RESTART };
   sigemptyset (&sa.sa_mask);
+  sigset_t forwarded;
+  sigemptyset (&forwarded);
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-    sigaction (sigs[i], &sa, NULL);
+    {
+      sigaction (sigs[i], &sa, NULL);
+      sigaddset (&forwarded, sigs[i]);
+    }
+  sigprocmask (SIG_UNBLOCK, &forwarded, NULL);
 }
 
 /* Wait for pidfd to become readable (the process ended) for at most

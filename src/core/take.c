@@ -3,6 +3,7 @@
 #include "take.h"
 #include "launcher_wire.h"
 #include "container_internal.h"
+#include "foreground.h"
 #include "policy_stage.h"
 #include "state.h"
 #include "sync.h"
@@ -210,6 +211,10 @@ ar_container_take (const char *root, const char *id, int sock,
     }
   else
     r = await_ready (out->sync_fd, out, &poststart, err);
+  /* From the start on, a signal to this process is the command's: a
+   * caller may send one as soon as the command runs. */
+  if (r == 0)
+    ar_foreground_forward_signals (out->pid);
   if (r == 0 && !started)
     r = ar_sync_send (out->sync_fd, AR_SYNC_START, 0, -1, NULL, err);
   if (r < 0)
