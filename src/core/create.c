@@ -721,8 +721,8 @@ record_plain_start (const create_ctx *c, ar_error_t **err)
 {
   if (c->fifo_fd < 0 || c->plan || c->spec->hooks.poststart.len > 0)
     return 0;
-  return ar_pid_record_write (c->undo.state_fd, AR_PLAIN_START_FILE, c->st.pid,
-                              err);
+  return ar_pid_record_write_as (c->undo.state_fd, AR_PLAIN_START_FILE,
+                                 c->st.pid, c->st.start_time, err);
 }
 
 /* State dir, agent resources, seccomp program, exec fifo: all undone by

@@ -201,12 +201,19 @@ ar_pid_start_time (pid_t pid)
 }
 
 int
-ar_pid_record_write (int dirfd, const char *name, pid_t pid, ar_error_t **err)
+ar_pid_record_write_as (int dirfd, const char *name, pid_t pid,
+                        unsigned long long start_time, ar_error_t **err)
 {
   char line[64];
-  int len = snprintf (line, sizeof line, "%d %llu\n", (int) pid,
-                      ar_pid_start_time (pid));
+  int len = snprintf (line, sizeof line, "%d %llu\n", (int) pid, start_time);
   return ar_write_file_atomic_at (dirfd, name, line, (size_t) len, 0600, err);
+}
+
+int
+ar_pid_record_write (int dirfd, const char *name, pid_t pid, ar_error_t **err)
+{
+  return ar_pid_record_write_as (dirfd, name, pid, ar_pid_start_time (pid),
+                                 err);
 }
 
 pid_t

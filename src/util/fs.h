@@ -45,6 +45,9 @@ pid_t ar_pid_parent (pid_t pid);
  * process lives, 0 once it is gone, -1 when there is no such record. */
 int
 ar_pid_record_write (int dirfd, const char *name, pid_t pid, ar_error_t **err);
+/* The same, for a pid whose start time the caller has read already. */
+int ar_pid_record_write_as (int dirfd, const char *name, pid_t pid,
+                            unsigned long long start_time, ar_error_t **err);
 pid_t ar_pid_record_read (int dirfd, const char *name);
 
 #endif
