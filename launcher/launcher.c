@@ -29,7 +29,6 @@
 #include <linux/memfd.h>
 
 #define RUNTIME_NAME "agentrun-runtime"
-#define PATH_BYTES 4096
 #define SIZE_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW)
 
 /* main.c's global options that take their value as the next argument.

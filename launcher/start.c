@@ -15,12 +15,6 @@
 #include <linux/fcntl.h>
 #include <linux/poll.h>
 
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-
-#define PATH_BYTES 4096
-
 /* <root>/<id>, open; -1 when it is not there. */
 static long
 open_state_dir (const char *root, const char *id)

@@ -8,6 +8,13 @@
 
 #include <linux/fcntl.h>
 
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+
+/* A path the launcher builds or reads: PATH_MAX. */
+#define PATH_BYTES 4096
+
 static inline long
 sys (long nr, long a, long b, long c, long d, long e)
 {

@@ -16,10 +16,6 @@
 #include <linux/signal.h>
 #include <linux/un.h>
 
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-
 /* The socket ABI, the same on x86_64 and aarch64 (<sys/socket.h> has it;
  * the launcher includes no libc header). */
 #define AF_UNIX 1
@@ -64,7 +60,6 @@ struct wire
   char text[AR_TAKE_WIRE_TEXT_MAX];
 };
 
-#define PATH_BYTES 4096
 #define ENV_MAX 8192
 
 /* Is this call `[GLOBAL OPTIONS] sandbox --pool NAME | --pool=NAME --
@@ -214,15 +209,14 @@ receive (long sock, struct wire *w, int flags)
 }
 
 /* The signals the runtime passes on to the command
- * (src/core/foreground.c), blocked from the start until the runtime,
+ * (AR_FORWARDED_SIGNALS), blocked from the start until the runtime,
  * executed next, has its handlers: one sent meanwhile waits, pending
  * across the exec, instead of ending this process. */
 static void
 block_forwarded_signals (void)
 {
   unsigned long set = 0;
-  static const int forwarded[] = { SIGHUP,  SIGINT,  SIGQUIT,  SIGTERM,
-                                   SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
+  static const int forwarded[] = { AR_FORWARDED_SIGNALS };
   for (unsigned i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
     set |= 1UL << (forwarded[i] - 1);
   sys (__NR_rt_sigprocmask, SIG_BLOCK, (long) &set, 0, sizeof set, 0);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "foreground.h"
+#include "launcher_wire.h"
 #include "terminal.h"
 #include "../util/clock.h"
 #include "../util/signals.h"
@@ -32,11 +33,10 @@ forward_signal (int sig)
 void
 ar_foreground_forward_signals (pid_t pid)
 {
-  /* launcher/take.c blocks the same ones before it starts a pooled
-   * command: one sent to this process since is pending, and delivered to
-   * the handler here. */
-  static const int sigs[] = { SIGHUP,  SIGINT,  SIGQUIT,  SIGTERM,
-                              SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT };
+  /* launcher/take.c blocks them before it starts a pooled command: one
+   * sent to this process since is pending, and delivered to the handler
+   * here. */
+  static const int sigs[] = { AR_FORWARDED_SIGNALS };
   forward_pid = pid;
   struct sigaction sa
       = { .sa_handler = forward_signal, .sa_flags = SA_RESTART };

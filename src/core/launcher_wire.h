@@ -21,6 +21,13 @@
  * alone (launcher/start.c). */
 #define AR_PLAIN_START_FILE "plain-start"
 
+/* The signals a foreground run, sandbox or take passes on to its
+ * container (src/core/foreground.c); the launcher blocks them before it
+ * starts a pooled command, until the runtime has its handlers. Names
+ * from <signal.h> or <linux/signal.h>, whichever the includer has. */
+#define AR_FORWARDED_SIGNALS                                                   \
+  SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT
+
 /* Where a pool's sockets wait: <root>/.pool/NAME/ready/ID; a taker claims
  * one by renaming it to taken/ID (src/cmd/pool.h). */
 #define AR_POOLS_DIR ".pool"
