@@ -522,27 +522,34 @@ ar_cgroup_oom_watch_close (ar_cgroup_oom_watch *w)
 
 /* ---- limits hit ------------------------------------------------------------ */
 
+/* Each controller's directory is found once (on v1 hosts a dozen
+ * hierarchies hold the container), then read: this runs while a
+ * sandbox's init waits to exit. */
 void
 ar_cgroup_limit_hits_read (const ar_cgroup *cg, ar_cgroup_limit_hits *out)
 {
   *out = (ar_cgroup_limit_hits){ 0 };
-  for (size_t i = 0; i < cg->n_paths; i++)
+  const char *memory_v1 = dir_with (cg, "memory.oom_control");
+  const char *memory_v2 = memory_v1 ? NULL : dir_with (cg, "memory.events");
+  if (memory_v1)
     {
-      const char *dir = cg->paths[i];
       out->oom_kills
-          += keyed_file_value (dir, "memory.oom_control", "oom_kill");
-      out->oom_kills += keyed_file_value (dir, "memory.events", "oom_kill");
-      out->refused_forks += keyed_file_value (dir, "pids.events", "max");
+          = keyed_file_value (memory_v1, "memory.oom_control", "oom_kill");
       /* v1's "no limit" is the largest page multiple of a signed 64 bits. */
-      if (out->memory_limit == 0 && ar_cg_exists (dir, "memory.limit_in_bytes"))
-        {
-          uint64_t v = read_value (dir, "memory.limit_in_bytes", 0);
-          out->memory_limit = v >= (UINT64_C (1) << 62) ? 0 : v;
-        }
-      if (out->memory_limit == 0 && ar_cg_exists (dir, "memory.max"))
-        out->memory_limit = read_value (dir, "memory.max", 0);
-      if (out->pids_limit == 0 && ar_cg_exists (dir, "pids.max"))
-        out->pids_limit = read_value (dir, "pids.max", 0);
+      uint64_t v = read_value (memory_v1, "memory.limit_in_bytes", 0);
+      out->memory_limit = v >= (UINT64_C (1) << 62) ? 0 : v;
+    }
+  else if (memory_v2)
+    {
+      out->oom_kills
+          = keyed_file_value (memory_v2, "memory.events", "oom_kill");
+      out->memory_limit = read_value (memory_v2, "memory.max", 0);
+    }
+  const char *pids = dir_with (cg, "pids.max");
+  if (pids)
+    {
+      out->refused_forks = keyed_file_value (pids, "pids.events", "max");
+      out->pids_limit = read_value (pids, "pids.max", 0);
     }
 }
 
