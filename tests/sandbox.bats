@@ -369,3 +369,21 @@ digest() {
 	[ "$(cat "$home/repo/a.txt")" = original ]
 	[ ! -e "$home/x" ]
 }
+
+@test "sandbox: a 32-bit syscall (the i386 entry, x32) ends the command with SIGSYS" {
+	[ "$(uname -m)" = x86_64 ] || skip "written for x86-64"
+	command -v cc >/dev/null || skip "no compiler to build tests/tools/compat_syscall"
+	cp "$(tool_bin compat_syscall -static)" "$WS/compat"
+	# The kernel takes it outside (ia32 emulation is on here).
+	run "$WS/compat" i386
+	[[ "$output" =~ ^i386\ ret=[1-9][0-9]*$ ]] || skip "no ia32 emulation in this kernel: $output"
+	local abi
+	for abi in i386 x32; do
+		run sandbox -- ./compat "$abi"
+		assert_failure 159
+		assert_output "agentrun: sandbox: killed by SIGSYS"
+	done
+	# The native call is allowed.
+	run sandbox -- sh -c 'echo $$'
+	assert_success
+}
