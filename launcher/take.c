@@ -63,20 +63,28 @@ struct wire
 #define ENV_MAX 8192
 
 /* Is this call `[GLOBAL OPTIONS] sandbox --pool NAME | --pool=NAME --
- * COMMAND...` (call.h's options)? Then *root (0: the default), *pool and
- * *command (its index). */
+ * COMMAND...` (call.h's options), with any number of `--no-tty` (a pooled
+ * sandbox never has a terminal) before the `--`? Then *root (0: the
+ * default), *pool and *command (its index). */
 static int
 parse_call (int argc, char **argv, const char **root, const char **pool,
             int *command)
 {
   int i = call_command (argc, argv, root);
-  if (i == 0 || !same (argv[i++], "sandbox") || i >= argc)
+  if (i == 0 || !same (argv[i++], "sandbox"))
     return 0;
-  if (i + 1 < argc && same (argv[i], "--pool"))
-    *pool = argv[i + 1], i += 2;
-  else if (!(*pool = after (argv[i++], "--pool=")))
-    return 0;
-  if (i + 1 >= argc || !same (argv[i], "--") || !plain_name (*pool))
+  *pool = 0;
+  for (; i < argc && !same (argv[i], "--"); i++)
+    {
+      const char *name = after (argv[i], "--pool=");
+      if (!name && same (argv[i], "--pool") && i + 1 < argc)
+        name = argv[++i];
+      if (name && !*pool)
+        *pool = name;
+      else if (!same (argv[i], "--no-tty"))
+        return 0;
+    }
+  if (i + 1 >= argc || !*pool || !plain_name (*pool))
     return 0;
   *command = i + 1;
   return 1;

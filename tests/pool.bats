@@ -339,7 +339,7 @@ take_trace() {
 	touch "$TEST_DIR/launcher.calls" "$TEST_DIR/runtime.calls"
 }
 
-@test "pool: as root the launcher takes up to the start and the runtime claims nothing more; any other form is the runtime's take; the handover is the runtime's alone" {
+@test "pool: as root the launcher takes up to the start (--no-tty too) and the runtime claims nothing more; any other form is the runtime's take; the handover is the runtime's alone" {
 	[ ! -L "$RUNTIME" ] && [ "$(ar_runtime_program "$RUNTIME")" != "$(readlink -f "$RUNTIME")" ] \
 		|| skip "$RUNTIME is not agentrun's launcher"
 	command -v strace >/dev/null || skip "strace is not installed (contrib/install-deps.sh)"
@@ -354,6 +354,14 @@ take_trace() {
 	grep -q '^connect(.*/proc/self/fd/.*= 0$' "$TEST_DIR/launcher.calls" || fail "$(cat "$TEST_DIR/take.strace")"
 	grep -q '^sendmsg(.*iov_base="\\6\\0\\0\\0' "$TEST_DIR/launcher.calls" || fail "$(cat "$TEST_DIR/take.strace")"
 	grep -q 'agentrun-runtime' "$TEST_DIR/runtime.calls" || fail "$(cat "$TEST_DIR/take.strace")"
+	! grep -q '^renameat2\?([0-9]*, "'"$POOL"'-\|^connect(' "$TEST_DIR/runtime.calls" || fail "$(cat "$TEST_DIR/runtime.calls")"
+
+	# `--no-tty` (a pooled sandbox has no terminal anyway), before or after
+	# --pool=NAME, keeps the take the launcher's.
+	wait_ready 2
+	take_trace sandbox --no-tty --pool="$POOL" --no-tty -- sh -c 'echo taken'
+	assert_output "taken"
+	grep -q '^connect(.*/proc/self/fd/.*= 0$' "$TEST_DIR/launcher.calls" || fail "$(cat "$TEST_DIR/take.strace")"
 	! grep -q '^renameat2\?([0-9]*, "'"$POOL"'-\|^connect(' "$TEST_DIR/runtime.calls" || fail "$(cat "$TEST_DIR/runtime.calls")"
 
 	# With an option of its own (-e) the take is the runtime's.
