@@ -6,6 +6,8 @@
 #   BENCH_CGROUP_DRIVER=systemd bench/run.sh [N]   (all with --systemd-cgroup)
 #   BENCH_HOLD_CPUSET=1 bench/run.sh [N]   (a v1 cpuset cgroup held, as a host
 #                                           with Docker has: bench/lib.bash)
+#   BENCH_STATE_TMPFS=1 bench/run.sh [N]   (each --root on a tmpfs, as /run is
+#                                           under systemd: bench/lib.bash)
 #
 #   run      `RUNTIME run` of a busybox `true` bundle made by `crun spec`
 #   floor    `unshare -mpuin -f true` between those runs: the namespaces
