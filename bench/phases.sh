@@ -20,6 +20,8 @@ AGENTRUN=${AGENTRUN:-$TOP/agentrun}
 WORK=$(mktemp -d /tmp/agentrun-bench-phases.XXXXXX)
 # shellcheck source=bench/lib.bash
 . "$TOP/bench/lib.bash"
+# Only agentrun prints phases: the state root and clean-up are its alone.
+# shellcheck disable=SC2034
 RUNTIMES=(agentrun)
 trap bench_cleanup EXIT
 bench_prepare bench/phases.sh
