@@ -387,3 +387,20 @@ digest() {
 	run sandbox -- sh -c 'echo $$'
 	assert_success
 }
+
+@test "sandbox: no bundle is written; its state dir, with the spec as config.json, is the bundle" {
+	(cd "$WS" && runtime sandbox -- sh -c 'sleep 3') &
+	local pid=$! id="" i
+	for i in $(seq 1 100); do
+		id=$(ls "$ROOT" 2>/dev/null | grep '^sandbox-' | head -1) || true
+		[ -n "$id" ] && [ -e "$ROOT/$id/state.json" ] && break
+		sleep 0.05
+	done
+	[ -n "$id" ] || fail "no sandbox state dir under $ROOT"
+	run runtime state "$id"
+	assert_success
+	assert_equal "$(jq -r .bundle <<<"$output")" "$(readlink -f "$ROOT")/$id"
+	jq -e '.root.path | startswith("/")' "$ROOT/$id/config.json" >/dev/null || fail "no spec in $ROOT/$id"
+	[ ! -e "$ROOT/.sandbox" ] || fail "a bundle dir was made: $(ls -A "$ROOT/.sandbox")"
+	wait "$pid"
+}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* agentrun sandbox [OPTIONS] -- CMD...: run CMD in a fresh agent sandbox
- * with no bundle, then remove it. The bundle is made here from the
- * default spec, the options become run.agentrun.* annotations that the
- * policy trusts (they come from the host user), and the rest is `run`. */
+ * with no bundle, then remove it. The spec is made here from the default
+ * one and handed to create in memory (the state dir is its bundle), the
+ * options become run.agentrun.* annotations that the policy trusts (they
+ * come from the host user), and the rest is `run`. */
 #include "config.h"
 #include "cmd.h"
 #include "destination.h"
@@ -427,23 +428,6 @@ build_spec (const ar_parsed *p, const char *rootfs, const char *workspace,
   return 0;
 }
 
-/* The bundle lives beside the containers' state, for the sandbox's life. */
-static int
-write_bundle (const char *root, const char *id, const oci_spec *spec,
-              char **bundle, ar_error_t **err)
-{
-  cleanup_free char *dir = xasprintf ("%s/.sandbox", root);
-  if (ar_container_make_root (dir, err) < 0)
-    return -1;
-  *bundle = xasprintf ("%s/%s", dir, id);
-  if (mkdir (*bundle, 0700) < 0)
-    return ar_error_set (err, errno, "sandbox: mkdir `%s`", *bundle);
-  cleanup_free char *json = oci_spec_to_json (spec, false);
-  cleanup_free char *config = xasprintf ("%s/config.json", *bundle);
-  return ar_write_file_atomic_at (AT_FDCWD, config, json, strlen (json), 0600,
-                                  err);
-}
-
 static char *
 new_sandbox_id (void)
 {
@@ -522,12 +506,12 @@ finish_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
 /* What a fresh sandbox and a pooled one are made with alike. */
 static ar_create_options
 sandbox_create_options (const ar_globals *g, const ar_parsed *p, const char *id,
-                        const char *bundle)
+                        const char *config_json)
 {
   return (ar_create_options){
     .root = g->root,
     .id = id,
-    .bundle = bundle,
+    .config_json = config_json,
     .profile = g->profile ? g->profile : "agent",
     /* Without root, the cgroup delegated to the user is a scope of its
      * systemd instance: the limits hold wherever there is one. */
@@ -545,16 +529,15 @@ sandbox_create_options (const ar_globals *g, const ar_parsed *p, const char *id,
     .started_by_parent = true,
     .init_reaper = !ar_flag (p, OPT_NO_INIT),
     .delete_when_done = true,
-    .bundle_owned = true,
   };
 }
 
 static int
 run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
-             const char *id, const char *bundle, ar_sandbox_report *report,
+             const char *id, const char *config_json, ar_sandbox_report *report,
              ar_error_t **err)
 {
-  ar_create_options opts = sandbox_create_options (g, p, id, bundle);
+  ar_create_options opts = sandbox_create_options (g, p, id, config_json);
   opts.caller_waits = true;
   opts.command_line = argv;
   cleanup_created ar_created created;
@@ -674,15 +657,13 @@ ar_sandbox_make_ready (const ar_globals *g, char **pool_options,
   if (checked_spec (g, &p, rootfs, workspace, &spec, err) < 0)
     return -1;
   spec->process->terminal = false;
-  cleanup_free char *bundle = NULL;
-  int r = write_bundle (g->root, id, spec, &bundle, err);
+  cleanup_free char *config_json = oci_spec_to_json (spec, false);
   oci_spec_free (spec);
-  ar_create_options opts = sandbox_create_options (g, &p, id, bundle);
+  ar_create_options opts = sandbox_create_options (g, &p, id, config_json);
   opts.await_take = true;
   cleanup_created ar_created created
       = { .pidfd = -1, .sync_fd = -1, .pty_master = -1 };
-  if (r == 0)
-    r = ar_container_create (&opts, &created, err);
+  int r = ar_container_create (&opts, &created, err);
   if (r == 0 && ar_take_offer (created.sync_fd, ready_fd, id, err) < 0)
     r = -1;
   /* Its overlay is in this process's mount namespace. */
@@ -701,8 +682,6 @@ ar_sandbox_make_ready (const ar_globals *g, char **pool_options,
       cleanup_error ar_error_t *ignored = NULL;
       ar_container_delete (g->root, id, true, &ignored);
     }
-  if (r < 0 && bundle)
-    ar_bundle_remove (bundle);
   return r;
 }
 
@@ -951,19 +930,17 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (status == 0 && g->rootless && geteuid () != 0)
     status = ar_rootless_unshare_self (err);
   cleanup_free char *id = NULL;
-  cleanup_free char *bundle = NULL;
+  cleanup_free char *config_json = NULL;
   if (status == 0)
     {
       id = new_sandbox_id ();
       ar_sandbox_report_plan (&report, &spec->annotations, id);
-      status = write_bundle (g->root, id, spec, &bundle, err);
-      ar_timings_mark ("bundle");
+      config_json = oci_spec_to_json (spec, false);
+      ar_timings_mark ("build");
     }
   oci_spec_free (spec);
   if (status == 0)
-    status = run_sandbox (g, &p, command_line, id, bundle, &report, err);
-  if (bundle)
-    ar_bundle_remove (bundle);
+    status = run_sandbox (g, &p, command_line, id, config_json, &report, err);
   ar_sandbox_report_finish (&report, status, status < 0 ? *err : NULL);
   return status;
 }

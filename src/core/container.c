@@ -477,8 +477,9 @@ remove_half_made (const char *root, const char *id, int state_fd,
   return 0;
 }
 
-void
-ar_bundle_remove (const char *bundle)
+/* A sandbox's bundle, as builds before the spec went in memory made it. */
+static void
+remove_owned_bundle (const char *bundle)
 {
   cleanup_free char *config = xasprintf ("%s/config.json", bundle);
   unlink (config);
@@ -541,7 +542,7 @@ ar_container_delete (const char *root, const char *id, bool force,
     {
       ar_stage_audit (plan, id, "delete", NULL);
       if (faccessat (state_fd, AR_OWNED_BUNDLE_FILE, F_OK, 0) == 0)
-        ar_bundle_remove (st->bundle);
+        remove_owned_bundle (st->bundle);
       cleanup_close int root_fd
           = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       if (root_fd < 0)

@@ -26,6 +26,10 @@ typedef struct ar_create_options
    * process is needed unless the caller is busy proxying a terminal. */
   bool caller_waits;
   const char *bundle; /* NULL: the current directory */
+  /* sandbox: the spec in memory instead of a bundle's config.json (whose
+   * .root.path is then absolute): no bundle is written and read back, and
+   * the state dir, which holds the spec as config.json, is the bundle. */
+  const char *config_json;
   const char *pid_file;
   const char *console_socket;
   bool no_pivot;
@@ -44,8 +48,6 @@ typedef struct ar_create_options
   /* run (without --keep) and sandbox delete the container when it ends:
    * should this process die first, a later create or list does it. */
   bool delete_when_done;
-  /* sandbox: the bundle is the container's own, removed by its delete. */
-  bool bundle_owned;
   /* sandbox: its own command line (NULL-terminated), for the audit log. */
   char *const *command_line;
   /* sandbox --pool: once ready the init waits to be taken (take.h), not
@@ -152,9 +154,6 @@ struct ar_diff_request;
 int ar_container_workspace_diff (const char *root, const char *id,
                                  const struct ar_diff_request *req,
                                  ar_error_t **err);
-
-/* Remove a bundle made for one container: its config.json, then the dir. */
-void ar_bundle_remove (const char *bundle);
 
 /* Delete the containers whose supervising run or sandbox died before it
  * could (delete_when_done), once their init is gone too. */

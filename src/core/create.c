@@ -218,17 +218,25 @@ validate_spec (const oci_spec *spec, ar_error_t **err)
   return 0;
 }
 
-int
-ar_container_make_root (const char *root, ar_error_t **err)
+/* A state root this user may not make or open: where state goes
+ * without root, and how to choose. Always -1. */
+static int
+explain_denied_root (ar_error_t **err)
 {
-  if (ar_mkdir_p (root, 0700, err) == 0)
-    return 0;
   if (ar_userns_unprivileged ()
       && ((*err)->errno_value == EACCES || (*err)->errno_value == EPERM))
     return ar_error_prefix (
         err,
         "state root (without root, agentrun keeps state in $XDG_RUNTIME_DIR/agentrun: set XDG_RUNTIME_DIR, or pass --root DIR)");
   return -1;
+}
+
+int
+ar_container_make_root (const char *root, ar_error_t **err)
+{
+  if (ar_mkdir_p (root, 0700, err) == 0)
+    return 0;
+  return explain_denied_root (err);
 }
 
 static int
@@ -239,7 +247,10 @@ make_state_dir (const char *root, const char *id, create_undo *u,
     return -1;
   u->root_fd = open (root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (u->root_fd < 0)
-    return ar_error_set (err, errno, "open state root `%s`", root);
+    {
+      ar_error_set (err, errno, "open `%s`", root);
+      return explain_denied_root (err);
+    }
   if (mkdirat (u->root_fd, id, 0700) < 0)
     {
       if (errno == EEXIST)
@@ -603,9 +614,25 @@ create_ctx_free (create_ctx *c)
 static int
 load_bundle (create_ctx *c, ar_error_t **err)
 {
-  if (resolve_bundle (c->opts->bundle, &c->bundle, err) < 0
-      || read_config (c->bundle, &c->config_data, &c->config_len, &c->spec, err)
-             < 0)
+  if (c->opts->config_json)
+    {
+      /* The bundle is the state dir, named once it is made. */
+      c->config_data = xstrdup (c->opts->config_json);
+      c->config_len = strlen (c->config_data);
+      if (oci_spec_parse (c->config_data, c->config_len, "config.json",
+                          &c->spec, err)
+          < 0)
+        return -1;
+      if (c->spec->root_path && c->spec->root_path[0] != '/')
+        return ar_error_set (
+            err, 0,
+            "config.json: .root.path: `%s`: a spec given without a bundle needs an absolute rootfs",
+            c->spec->root_path);
+    }
+  else if (resolve_bundle (c->opts->bundle, &c->bundle, err) < 0
+           || read_config (c->bundle, &c->config_data, &c->config_len, &c->spec,
+                           err)
+                  < 0)
     return -1;
   ar_timings_mark ("parse");
   if (ar_stage_apply_policy (c->opts->profile, c->opts->trust_caller, c->spec,
@@ -733,6 +760,8 @@ prepare_host (create_ctx *c, ar_error_t **err)
   if (make_state_dir (c->opts->root, c->opts->id, &c->undo, err) < 0)
     return -1;
   c->state_dir = xstrdup (c->undo.state_dir);
+  if (c->bundle == NULL)
+    c->bundle = xstrdup (c->state_dir);
   ar_stage_keep_audit_head (c->plan, c->state_dir);
   ar_timings_mark ("state");
   if (c->plan)
@@ -902,18 +931,13 @@ start_init (create_ctx *c, bool *new_userns, ar_error_t **err)
   return r;
 }
 
-/* Who deletes the container when it ends, and whether its bundle goes
- * with it: before the init may run, so a death of this process from then
- * on leaves a record for ar_container_reap_abandoned. */
+/* Who deletes the container when it ends: before the init may run, so a
+ * death of this process from then on leaves a record for
+ * ar_container_reap_abandoned. */
 static int
 record_supervision (const ar_create_options *opts, int state_fd,
                     ar_error_t **err)
 {
-  if (opts->bundle_owned
-      && ar_write_file_atomic_at (state_fd, AR_OWNED_BUNDLE_FILE, "", 0, 0600,
-                                  err)
-             < 0)
-    return -1;
   if (!opts->delete_when_done)
     return 0;
   return ar_container_record_supervisor (state_fd, err);

@@ -25,7 +25,8 @@
 /* "PID START" of the process holding a pooled rootless sandbox's
  * namespaces (rootless.h) */
 #define AR_NS_HOLDER_FILE "ns-holder"
-/* The bundle was made for this container (sandbox): delete removes it. */
+/* The bundle was made for this container: a sandbox of a build before
+ * its spec was handed to create in memory. Delete still removes it. */
 #define AR_OWNED_BUNDLE_FILE "bundle-owned"
 #define AR_CONFIG_MAX_SIZE (16u << 20) /* bytes of config.json we read */
 /* Under the state root, beside the containers: not a valid container id. */
