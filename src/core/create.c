@@ -548,13 +548,10 @@ compile_seccomp (const char *root, const oci_spec *spec,
 }
 
 static int
-read_config (const char *bundle, char **data, size_t *len, oci_spec **spec,
-             ar_error_t **err)
+read_config (const char *bundle, char **data, size_t *len, ar_error_t **err)
 {
   cleanup_free char *path = xasprintf ("%s/config.json", bundle);
-  if (ar_read_file_at (AT_FDCWD, path, AR_CONFIG_MAX_SIZE, data, len, err) < 0)
-    return -1;
-  return oci_spec_parse (*data, *len, "config.json", spec, err);
+  return ar_read_file_at (AT_FDCWD, path, AR_CONFIG_MAX_SIZE, data, len, err);
 }
 
 /* Everything one create holds, released by create_ctx_free whatever
@@ -619,21 +616,19 @@ load_bundle (create_ctx *c, ar_error_t **err)
       /* The bundle is the state dir, named once it is made. */
       c->config_data = xstrdup (c->opts->config_json);
       c->config_len = strlen (c->config_data);
-      if (oci_spec_parse (c->config_data, c->config_len, "config.json",
-                          &c->spec, err)
-          < 0)
-        return -1;
-      if (c->spec->root_path && c->spec->root_path[0] != '/')
-        return ar_error_set (
-            err, 0,
-            "config.json: .root.path: `%s`: a spec given without a bundle needs an absolute rootfs",
-            c->spec->root_path);
     }
   else if (resolve_bundle (c->opts->bundle, &c->bundle, err) < 0
-           || read_config (c->bundle, &c->config_data, &c->config_len, &c->spec,
-                           err)
-                  < 0)
+           || read_config (c->bundle, &c->config_data, &c->config_len, err) < 0)
     return -1;
+  if (oci_spec_parse (c->config_data, c->config_len, "config.json", &c->spec,
+                      err)
+      < 0)
+    return -1;
+  if (c->bundle == NULL && c->spec->root_path && c->spec->root_path[0] != '/')
+    return ar_error_set (
+        err, 0,
+        "config.json: .root.path: `%s`: a spec given without a bundle needs an absolute rootfs",
+        c->spec->root_path);
   ar_timings_mark ("parse");
   if (ar_stage_apply_policy (c->opts->profile, c->opts->trust_caller, c->spec,
                              &c->plan, err)
