@@ -73,6 +73,34 @@ nothing_left() {
 	audit_has '.event == "supervisor-gone"' || fail "$(cat "$AUDIT")"
 }
 
+@test "supervise: a foreground run holds a lock on its supervisor record; a create tells it lives by that lock alone, and reads a record nobody locks" {
+	command -v strace >/dev/null || skip "strace is not installed (contrib/install-deps.sh)"
+	command -v flock >/dev/null || skip "flock(1) is not installed (util-linux)"
+	set_args sleep "$NAP"
+	started_in_bg "$RUNTIME" --root "$ROOT" run --bundle "$BUNDLE" "$CID"
+	wait_for_nap >/dev/null
+	run flock --nonblock --shared "$ROOT/$CID/supervisor" true
+	[ "$status" -ne 0 ] || fail "nobody holds the lock of $CID's supervisor record"
+	# Another create's reaper neither reads the record nor the
+	# supervisor's /proc/PID/stat: the lock said enough.
+	strace -o "$TEST_DIR/create.trace" -e trace=openat,open \
+		"$RUNTIME" --root "$ROOT" create --bundle "$BUNDLE" "${CID}-b" \
+		</dev/null >"$TEST_DIR/create.out" 2>&1 || fail "$(cat "$TEST_DIR/create.out")"
+	! grep -q "/proc/$BG/stat" "$TEST_DIR/create.trace" || fail "$(grep "/proc/$BG/" "$TEST_DIR/create.trace")"
+	runtime_bg delete --force "${CID}-b"
+	# A record written without the lock (an older build's supervisor) is
+	# read: its process lives, so its container stays.
+	cp "$ROOT/$CID/supervisor" "$TEST_DIR/record"
+	mv "$TEST_DIR/record" "$ROOT/$CID/supervisor"
+	flock --nonblock "$ROOT/$CID/supervisor" true
+	strace -o "$TEST_DIR/create.trace" -e trace=openat,open \
+		"$RUNTIME" --root "$ROOT" create --bundle "$BUNDLE" "${CID}-c" \
+		</dev/null >"$TEST_DIR/create.out" 2>&1 || fail "$(cat "$TEST_DIR/create.out")"
+	grep -q "/proc/$BG/stat" "$TEST_DIR/create.trace" || fail "the unlocked record was not checked"
+	[ "$(ctr_status)" = running ]
+	runtime_bg delete --force "${CID}-c"
+}
+
 @test "supervise: SIGKILL of a sandbox mid-command kills the command; the next sandbox removes its state, bundle and mounts" {
 	started_in_bg sh -c "cd '$WS' && exec '$RUNTIME' --root '$ROOT' sandbox -- sleep $NAP"
 	local nap

@@ -823,11 +823,18 @@ ar_container_workspace_diff (const char *root, const char *id,
 }
 
 /* The supervisor recorded at create is gone (its pid ended, or is another
- * process now). */
+ * process now). A live one holds its record's lock: one open and a flock
+ * per container at each create, not the record and /proc/PID/stat; a
+ * record nobody locks (a supervisor gone, or one of an older build) is
+ * read. */
 static bool
-supervisor_gone (int state_fd)
+supervisor_gone (int root_fd, const char *id)
 {
-  return ar_pid_record_read (state_fd, AR_SUPERVISOR_FILE) == 0;
+  char record[NAME_MAX + sizeof "/" AR_SUPERVISOR_FILE];
+  snprintf (record, sizeof record, "%s/" AR_SUPERVISOR_FILE, id);
+  if (ar_pid_record_held (root_fd, record))
+    return false;
+  return ar_pid_record_read (root_fd, record) == 0;
 }
 
 void
@@ -838,12 +845,14 @@ ar_container_reap_abandoned (const char *root)
     {
       if (e->d_name[0] == '.')
         continue;
+      if (!supervisor_gone (dirfd (dir), e->d_name))
+        continue;
       cleanup_close int fd
           = openat (dirfd (dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       cleanup_state ar_state *st = NULL;
       cleanup_error ar_error_t *e_load = NULL;
       /* The lock keeps two reapers (two creates) off one container. */
-      if (fd < 0 || !supervisor_gone (fd) || flock (fd, LOCK_EX | LOCK_NB) < 0
+      if (fd < 0 || flock (fd, LOCK_EX | LOCK_NB) < 0
           || ar_state_load (fd, &st, &e_load) < 0 || ar_state_init_alive (st))
         continue;
       cleanup_error ar_error_t *e_delete = NULL;

@@ -938,10 +938,14 @@ record_supervision (const ar_create_options *opts, int state_fd,
   return ar_container_record_supervisor (state_fd, err);
 }
 
+/* The record's lock lasts as long as this process: the fd is never
+ * closed (close-on-exec; the children that outlive a supervisor are
+ * executed programs), so a reaper tells a live supervisor by one flock. */
 int
 ar_container_record_supervisor (int state_fd, ar_error_t **err)
 {
-  return ar_pid_record_write (state_fd, AR_SUPERVISOR_FILE, getpid (), err);
+  int held = -1;
+  return ar_pid_record_write_held (state_fd, AR_SUPERVISOR_FILE, &held, err);
 }
 
 /* Maps and cgroup before the init may proceed; the state record before

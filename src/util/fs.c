@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -100,28 +101,48 @@ ar_read_file_at (int dirfd, const char *path, size_t max, char **out,
   return 0;
 }
 
-int
-ar_write_file_atomic_at (int dirfd, const char *path, const char *data,
-                         size_t len, mode_t mode, ar_error_t **err)
+/* The temporary is written, flocked when `held` asks for it (so the file
+ * never appears unlocked), then renamed over `path`. */
+static int
+write_file_atomic (int dirfd, const char *path, const char *data, size_t len,
+                   mode_t mode, int *held, ar_error_t **err)
 {
   cleanup_free char *tmp = xasprintf ("%s.tmp", path);
   cleanup_close int fd
       = openat (dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
   if (fd < 0)
     return ar_error_set (err, errno, "create `%s`", tmp);
+  const char *failed = NULL;
   if (ar_write_all (fd, data, len) < 0)
+    failed = "write";
+  else if (held && flock (fd, LOCK_EX) < 0)
+    failed = "lock";
+  else if (renameat (dirfd, tmp, dirfd, path) < 0)
+    failed = "rename";
+  if (failed)
     {
       int saved = errno;
       unlinkat (dirfd, tmp, 0);
-      return ar_error_set (err, saved, "write `%s`", tmp);
+      return ar_error_set (err, saved, "%s `%s`", failed, tmp);
     }
-  if (renameat (dirfd, tmp, dirfd, path) < 0)
-    {
-      int saved = errno;
-      unlinkat (dirfd, tmp, 0);
-      return ar_error_set (err, saved, "rename `%s`", tmp);
-    }
+  if (held)
+    *held = steal_fd (&fd);
   return 0;
+}
+
+int
+ar_write_file_atomic_at (int dirfd, const char *path, const char *data,
+                         size_t len, mode_t mode, ar_error_t **err)
+{
+  return write_file_atomic (dirfd, path, data, len, mode, NULL, err);
+}
+
+int
+ar_write_file_atomic_locked_at (int dirfd, const char *path, const char *data,
+                                size_t len, mode_t mode, int *held,
+                                ar_error_t **err)
+{
+  return write_file_atomic (dirfd, path, data, len, mode, held, err);
 }
 
 int
@@ -200,12 +221,19 @@ ar_pid_start_time (pid_t pid)
   return strtoull (p, NULL, 10);
 }
 
+/* "PID START\n" of `pid`, in `line`; its length. */
+static int
+pid_record_line (char line[64], pid_t pid, unsigned long long start_time)
+{
+  return snprintf (line, 64, "%d %llu\n", (int) pid, start_time);
+}
+
 int
 ar_pid_record_write_as (int dirfd, const char *name, pid_t pid,
                         unsigned long long start_time, ar_error_t **err)
 {
   char line[64];
-  int len = snprintf (line, sizeof line, "%d %llu\n", (int) pid, start_time);
+  int len = pid_record_line (line, pid, start_time);
   return ar_write_file_atomic_at (dirfd, name, line, (size_t) len, 0600, err);
 }
 
@@ -214,6 +242,25 @@ ar_pid_record_write (int dirfd, const char *name, pid_t pid, ar_error_t **err)
 {
   return ar_pid_record_write_as (dirfd, name, pid, ar_pid_start_time (pid),
                                  err);
+}
+
+int
+ar_pid_record_write_held (int dirfd, const char *name, int *held,
+                          ar_error_t **err)
+{
+  char line[64];
+  pid_t self = getpid ();
+  int len = pid_record_line (line, self, ar_pid_start_time (self));
+  return ar_write_file_atomic_locked_at (dirfd, name, line, (size_t) len, 0600,
+                                         held, err);
+}
+
+bool
+ar_pid_record_held (int dirfd, const char *name)
+{
+  cleanup_close int fd
+      = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  return fd >= 0 && flock (fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
 }
 
 pid_t
