@@ -140,11 +140,39 @@ test_pid_record (void)
   rmdir (dir);
 }
 
+/* A record whose writer holds its lock: held while that fd is open (a
+ * reaper then reads nothing), not once it is closed, nor for a record
+ * written without one or no record at all; the content is the same. */
+static void
+test_pid_record_held (void)
+{
+  char dir[] = "/tmp/agentrun-unit-held.XXXXXX";
+  if (!CHECK (mkdtemp (dir) != NULL))
+    return;
+  cleanup_close int dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  cleanup_error ar_error_t *err = NULL;
+  CHECK (!ar_pid_record_held (dirfd, "rec"));
+  int held = -1;
+  CHECK (ar_pid_record_write_held (dirfd, "rec", &held, &err) == 0);
+  CHECK (held >= 0 && (fcntl (held, F_GETFD) & FD_CLOEXEC));
+  CHECK (ar_pid_record_held (dirfd, "rec"));
+  CHECK (ar_pid_record_read (dirfd, "rec") == getpid ());
+  CHECK (faccessat (dirfd, "rec.tmp", F_OK, 0) < 0);
+  close (held);
+  CHECK (!ar_pid_record_held (dirfd, "rec"));
+  CHECK (ar_pid_record_read (dirfd, "rec") == getpid ());
+  CHECK (ar_pid_record_write (dirfd, "rec", getpid (), &err) == 0);
+  CHECK (!ar_pid_record_held (dirfd, "rec"));
+  unlinkat (dirfd, "rec", 0);
+  rmdir (dir);
+}
+
 int
 main (void)
 {
   RUN (test_ids);
   RUN (test_save_and_load);
   RUN (test_pid_record);
+  RUN (test_pid_record_held);
   return unit_finish ();
 }
