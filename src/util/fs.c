@@ -138,14 +138,6 @@ ar_write_file_atomic_at (int dirfd, const char *path, const char *data,
 }
 
 int
-ar_write_file_atomic_locked_at (int dirfd, const char *path, const char *data,
-                                size_t len, mode_t mode, int *held,
-                                ar_error_t **err)
-{
-  return write_file_atomic (dirfd, path, data, len, mode, held, err);
-}
-
-int
 ar_mkdir_p (const char *path, mode_t mode, ar_error_t **err)
 {
   cleanup_free char *copy = xstrdup (path);
@@ -251,8 +243,7 @@ ar_pid_record_write_held (int dirfd, const char *name, int *held,
   char line[64];
   pid_t self = getpid ();
   int len = pid_record_line (line, self, ar_pid_start_time (self));
-  return ar_write_file_atomic_locked_at (dirfd, name, line, (size_t) len, 0600,
-                                         held, err);
+  return write_file_atomic (dirfd, name, line, (size_t) len, 0600, held, err);
 }
 
 bool

@@ -18,12 +18,6 @@ int ar_read_file_at (int dirfd, const char *path, size_t max, char **out,
 int ar_write_file_atomic_at (int dirfd, const char *path, const char *data,
                              size_t len, mode_t mode, ar_error_t **err);
 
-/* The same, and the new file carries an exclusive flock that the fd put
- * in *held keeps (close-on-exec) for whoever holds that fd. */
-int ar_write_file_atomic_locked_at (int dirfd, const char *path,
-                                    const char *data, size_t len, mode_t mode,
-                                    int *held, ar_error_t **err);
-
 /* Write "<pid>" to `path` (atomically); a NULL path is a no-op. */
 int ar_write_pid_file (const char *path, pid_t pid, ar_error_t **err);
 
@@ -55,7 +49,9 @@ ar_pid_record_write (int dirfd, const char *name, pid_t pid, ar_error_t **err);
 int ar_pid_record_write_as (int dirfd, const char *name, pid_t pid,
                             unsigned long long start_time, ar_error_t **err);
 pid_t ar_pid_record_read (int dirfd, const char *name);
-/* A record of this process whose flock *held keeps while it lives: others
+/* A record of this process whose exclusive flock the fd put in *held
+ * (close-on-exec) keeps while it is open; the record never appears
+ * without it. Others
  * tell it lives with ar_pid_record_held (an open and a flock, no read of
  * the record or of /proc). false: no record, or nobody holds its lock (its
  * process ended, or wrote it without one): read it to know. */
