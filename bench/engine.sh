@@ -1,28 +1,35 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The runtimes as Docker users meet them: a whole `docker run --rm` of the
-# busybox `true` image, agentrun against crun and runc, as root:
+# The runtimes as engine users meet them: a whole `docker run --rm` (or
+# `podman run --rm`) of the busybox `true` image, agentrun against crun
+# and runc, as root:
 #
 #   bench/engine.sh [N] [ROUNDS]      (default 30 runs of each, 3 rounds)
+#   BENCH_ENGINE=podman bench/engine.sh [N] [ROUNDS]
 #
-#   agentrun        --runtime=agentrun (plain OCI, as contrib/docker sets it)
-#   agentrun-agent  --runtime=agentrun-agent (the agent profile: overlay,
-#                   secrets tmpfs, seccomp, limits; contrib/docker's
-#                   daemon-agent-profile.json)
-#   crun, runc      --runtime=crun (registered here), --runtime=runc
-#                   (Docker's own)
+#   agentrun        plain OCI (contrib/docker's and contrib/podman's
+#                   `agentrun` runtime)
+#   agentrun-agent  the agent profile (overlay, secrets tmpfs, seccomp,
+#                   limits): Docker's `agentrun-agent` runtime of
+#                   contrib/docker/daemon-agent-profile.json, Podman's
+#                   --runtime .../agentrun-agent (the link make install makes)
+#   crun, runc      the same engine with crun and with runc
 #
-# A dockerd of the bench's own (its network namespace, data root, exec
-# root, containerd and socket under a temp dir two levels below /tmp, as
-# the engine suites start it: tests/engines/eng.bash), the project's
-# busybox rootfs imported as its image; every `docker run` with
-# --network=none, so what differs between the lines is the runtime and
-# the work the shim does with it (create, start, state, delete), not the
-# bridge. Per round the runtimes take turns run by run, in an order that
-# turns round by round. Prints the machine and its load, then per round
-# and runtime the median in milliseconds with its min-max, and each one's
-# ratio to crun's median. The daemon and all it made are stopped and
-# removed at exit, by pid and by the temp dir's name.
+# Docker: a dockerd of the bench's own, as the engine suites start it
+# (tests/engines/eng.bash): its network namespace, data root, exec root,
+# containerd and socket under a temp dir two levels below /tmp. Podman
+# (rootful, no daemon): --root, --runroot and --tmpdir there, the cgroupfs
+# manager, the file events backend, contrib/podman's default_ulimits line
+# (this machine's root cannot raise a hard limit); each runtime keeps its
+# state in its own default root, as under a real Podman. The project's
+# busybox rootfs imported as the image; every run with --network=none, so
+# what differs between the lines is the runtime and the work the engine
+# does with it (create, start, state, delete), not the bridge. Per round
+# the runtimes take turns run by run, in an order that turns round by
+# round. Prints the machine and its load, then per round and runtime the
+# median in milliseconds with its min-max, and each one's ratio to crun's
+# median. Everything the engine made is stopped and removed at exit, by
+# pid and by the temp dir's name.
 set -euo pipefail
 
 N=${1:-30}
@@ -31,15 +38,25 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 AGENTRUN=${AGENTRUN:-$TOP/agentrun}
 # shellcheck source=tests/engines/eng.bash
 . "$TOP/tests/engines/eng.bash"
-ENG_T=$(eng_make_dir bench-engine)
+ENG_T=$(eng_make_dir bench)
 WORK=$ENG_T
 # shellcheck source=bench/lib.bash
 . "$TOP/bench/lib.bash"
 RUNTIMES=(agentrun agentrun-agent crun runc)
-IMAGE=agentrun-bench-busybox:latest
+IMAGE=localhost/agentrun-bench-busybox:latest
+ENGINE=${BENCH_ENGINE:-docker}
+case $ENGINE in docker | podman) ;; *) echo "BENCH_ENGINE: docker or podman, not $ENGINE" >&2; exit 2 ;; esac
 
 dk() {
 	docker -H "unix://$ENG_T/docker.sock" "$@"
+}
+
+pm() {
+	local p=$ENG_T/p
+	CONTAINERS_CONF=$p/containers.conf CONTAINERS_STORAGE_CONF=$p/storage.conf \
+		CONTAINERS_REGISTRIES_CONF=$p/registries.conf \
+		podman --root "$p/root" --runroot "$p/runroot" --tmpdir "$p/tmp" \
+		--cgroup-manager cgroupfs --events-backend file "$@"
 }
 
 cleanup() {
@@ -48,13 +65,14 @@ cleanup() {
 		mapfile -t ids < <(dk ps -aq 2>/dev/null)
 		[ ${#ids[@]} -eq 0 ] || dk rm -f "${ids[@]}" >/dev/null 2>&1 || true
 	fi
+	[ ! -f "$ENG_T/p/containers.conf" ] || pm rm -a -f -t 0 >/dev/null 2>&1 || true
 	[ ! -f "$ENG_T/pids" ] || eng_cleanup_dir
 	bench_cleanup
 	eng_remove_parent
 }
 trap cleanup EXIT
 
-start_dockerd() {
+start_docker() {
 	jq -n --arg bin "$ENG_AGENTRUN" --arg ns "$ENG_NS" --arg cg "/$ENG_CG" '{
 		runtimes: {
 			agentrun: {path: $bin},
@@ -73,23 +91,60 @@ start_dockerd() {
 	dk import -c 'CMD ["/bin/sh"]' "$ENG_T/rootfs.tar" "$IMAGE" >/dev/null
 }
 
+# As tests/engines/podman.bats configures it, with private paths.
+start_podman() {
+	local p=$ENG_T/p
+	mkdir -p "$p"
+	eng_note_host_paths /var/lib/containers/cache/blob-info-cache-v1.boltdb \
+		/var/lib/containers/cache /var/lib/containers /run/containers/networks /run/containers \
+		/run/agentrun /run/crun /run/runc
+	{
+		echo '[containers]'
+		sed -n 's/^#\(default_ulimits = .*\)$/\1/p' "$TOP/contrib/podman/containers.conf"
+		echo '[engine]'
+		echo "volume_path = \"$p/volumes\""
+		echo "network_config_dir = \"$p/networks\""
+		echo "events_logfile_path = \"$p/events.log\""
+	} >"$p/containers.conf"
+	printf '[storage]\ndriver = "overlay"\ngraphroot = "%s"\nrunroot = "%s"\n' \
+		"$p/root" "$p/runroot" >"$p/storage.conf"
+	: >"$p/registries.conf"
+	pm import --change 'CMD ["/bin/sh"]' "$ENG_T/rootfs.tar" "$IMAGE" >"$ENG_T/import.log" 2>&1 \
+		|| { cat "$ENG_T/import.log" >&2; exit 1; }
+}
+
+# One `ENGINE run --rm` of `true` with runtime RT.
+engine_run() {
+	local rt=$1
+	if [ "$ENGINE" = docker ]; then
+		dk run --rm --runtime="$rt" --network=none "$IMAGE" true
+		return
+	fi
+	local path=$rt
+	case $rt in agentrun*) path=$ENG_T/bin/$rt ;; esac
+	pm --runtime "$path" run --rm --network=none --cgroup-parent "/$ENG_CG" "$IMAGE" true
+}
+
 main() {
 	[ "$(id -u)" -eq 0 ] || { echo "bench/engine.sh: run as root" >&2; exit 1; }
 	[ -x "$AGENTRUN" ] || { echo "bench/engine.sh: build agentrun first ($AGENTRUN)" >&2; exit 1; }
-	if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null; then
-		echo "bench/engine.sh: needs dockerd and docker (contrib/install-deps.sh)" >&2
-		exit 1
-	fi
+	local need=(dockerd docker) c
+	[ "$ENGINE" = docker ] || need=(podman conmon)
+	for c in "${need[@]}"; do
+		command -v "$c" >/dev/null || { echo "bench/engine.sh: needs $c (contrib/install-deps.sh)" >&2; exit 1; }
+	done
 	need_hugetlb_v1
 	eng_prepare_dir "$AGENTRUN"
-	start_dockerd
+	"start_$ENGINE"
 	local rt
 	# One untimed run each: the image's layers and each runtime's first
 	# start (page cache, the shim's binary) are not in the figures.
 	for rt in "${RUNTIMES[@]}"; do
-		dk run --rm --runtime="$rt" --network=none "$IMAGE" true >/dev/null
+		engine_run "$rt" >/dev/null
 	done
-	echo "# $(date -u +%F) docker $(dk version -f '{{.Server.Version}}'); $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $(runc --version | head -1); $N runs of each, $ROUNDS rounds"
+	local version
+	if [ "$ENGINE" = docker ]; then version="docker $(dk version -f '{{.Server.Version}}')"; else version=$(pm --version); fi
+	echo "# $(date -u +%F) $version; $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $(runc --version | head -1); $N runs of each, $ROUNDS rounds"
 	echo "# round runtime         median_ms (min-max)  /crun"
 	local r order
 	for r in $(seq 1 "$ROUNDS"); do
@@ -97,7 +152,7 @@ main() {
 		for _ in $(seq 2 "$r"); do order=("${order[@]:1}" "${order[0]}"); done
 		for _ in $(seq 1 "$N"); do
 			for rt in "${order[@]}"; do
-				time_ms dk run --rm --runtime="$rt" --network=none "$IMAGE" true >>"$WORK/r$r-$rt"
+				time_ms engine_run "$rt" >>"$WORK/r$r-$rt"
 			done
 		done
 		local c
