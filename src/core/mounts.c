@@ -946,11 +946,20 @@ ar_mounts_enter_rootfs (const char *rootfs, bool no_pivot, bool host_mounts,
  * After pivot_root.
  * --------------------------------------------------------------------- */
 
-/* A masked or read-only path the rootfs does not have is skipped. */
-static bool
-is_missing (const ar_error_t *e)
+/* A masked or read-only path the rootfs does not have is skipped: its
+ * O_PATH fd, or -1 with no error when it is missing (*missing set). */
+static int
+open_unless_missing (int root_fd, const char *path, bool *missing,
+                     ar_error_t **err)
 {
-  return e->errno_value == ENOENT || e->errno_value == ENOTDIR;
+  cleanup_error ar_error_t *open_err = NULL;
+  int fd = ar_path_open_in_root (root_fd, path, O_PATH, &open_err);
+  *missing = fd < 0
+             && (open_err->errno_value == ENOENT
+                 || open_err->errno_value == ENOTDIR);
+  if (fd < 0 && !*missing)
+    *err = steal_pointer (&open_err);
+  return fd;
 }
 
 /* /dev/null to bind over masked files, checked to be the real device: the
@@ -973,16 +982,10 @@ open_dev_null (int root_fd, ar_error_t **err)
 static int
 mask_path (int root_fd, int *null_fd, const char *path, ar_error_t **err)
 {
-  cleanup_error ar_error_t *open_err = NULL;
-  cleanup_close int fd
-      = ar_path_open_in_root (root_fd, path, O_PATH, &open_err);
-  if (fd < 0 && is_missing (open_err))
-    return 0;
+  bool missing;
+  cleanup_close int fd = open_unless_missing (root_fd, path, &missing, err);
   if (fd < 0)
-    {
-      *err = steal_pointer (&open_err);
-      return -1;
-    }
+    return missing ? 0 : -1;
   struct stat st;
   if (fstat (fd, &st) < 0)
     return ar_error_set (err, errno, "stat \"%s\"", path);
@@ -1006,16 +1009,10 @@ mask_path (int root_fd, int *null_fd, const char *path, ar_error_t **err)
 static int
 readonly_path (int root_fd, const char *path, ar_error_t **err)
 {
-  cleanup_error ar_error_t *open_err = NULL;
-  cleanup_close int fd
-      = ar_path_open_in_root (root_fd, path, O_PATH, &open_err);
-  if (fd < 0 && is_missing (open_err))
-    return 0;
+  bool missing;
+  cleanup_close int fd = open_unless_missing (root_fd, path, &missing, err);
   if (fd < 0)
-    {
-      *err = steal_pointer (&open_err);
-      return -1;
-    }
+    return missing ? 0 : -1;
   char target[AR_FD_PATH_MAX];
   ar_fd_path (fd, target);
   if (mount (target, target, NULL, MS_BIND | MS_REC, NULL) < 0)
