@@ -150,13 +150,10 @@ freeze (const ar_globals *g, const char *id, ar_cgroup **frozen,
   if (status == AR_STATUS_STOPPED || status == AR_STATUS_PAUSED)
     return 0;
   ar_cgroup *cg = NULL;
-  if (ar_container_cgroup (st, &cg, err) < 0)
-    return -1;
-  if (cg == NULL)
-    return ar_error_set (err, 0,
-                         "snapshot: container `%s` has no cgroup to freeze "
-                         "it in while its layers are copied",
-                         id);
+  if (ar_container_cgroup_for (st, "to freeze while its layers are copied", &cg,
+                               err)
+      < 0)
+    return ar_error_prefix (err, "snapshot");
   guard->pid = start_thaw_guard (cg, &guard->done_fd, err);
   if (guard->pid < 0 || ar_cgroup_freeze (cg, true, err) < 0)
     {

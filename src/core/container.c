@@ -82,6 +82,18 @@ ar_container_cgroup (const ar_state *st, ar_cgroup **cg, ar_error_t **err)
   return ar_cgroup_deserialize (st->cgroup, cg, err);
 }
 
+int
+ar_container_cgroup_for (const ar_state *st, const char *what, ar_cgroup **cg,
+                         ar_error_t **err)
+{
+  if (ar_container_cgroup (st, cg, err) < 0)
+    return -1;
+  if (*cg == NULL)
+    return ar_error_set (err, 0, "container `%s` has no cgroup %s", st->id,
+                         what);
+  return 0;
+}
+
 void
 ar_container_remove_state_dir (int root_fd, const char *id, int state_fd)
 {
@@ -582,10 +594,8 @@ ar_container_pause (const char *root, const char *id, bool pause,
                          pause ? "running" : "paused", id,
                          ar_status_name (status));
   ar_cgroup *cg = NULL;
-  if (ar_container_cgroup (st, &cg, err) < 0)
+  if (ar_container_cgroup_for (st, "to freeze", &cg, err) < 0)
     return -1;
-  if (cg == NULL)
-    return ar_error_set (err, 0, "container `%s` has no cgroup to freeze", id);
   int r = ar_cgroup_freeze (cg, pause, err);
   ar_cgroup_free (cg);
   return r;

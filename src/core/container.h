@@ -122,6 +122,10 @@ int ar_container_load (const char *root, const char *id, int *state_fd,
 /* The container's cgroup; *cg is NULL when it has none. */
 int ar_container_cgroup (const struct ar_state *state, struct ar_cgroup **cg,
                          ar_error_t **err);
+/* The same for a verb that needs one: "container `ID` has no cgroup WHAT"
+ * (WHAT: "to freeze", ...) when it has none. */
+int ar_container_cgroup_for (const struct ar_state *state, const char *what,
+                             struct ar_cgroup **cg, ar_error_t **err);
 
 /* Every process of the container killed, its init waited for, and the
  * poststop hooks of that run run: it is stopped, with its state dir,

@@ -280,10 +280,8 @@ ar_container_events (const char *root, const char *id, bool stats_once,
   if (pidfd < 0 || status == AR_STATUS_STOPPED || !ar_state_init_alive (st))
     return ar_error_set (err, 0, "container not running: `%s`", id);
   __attribute__ ((cleanup (cgroup_freep))) ar_cgroup *cg = NULL;
-  if (ar_container_cgroup (st, &cg, err) < 0)
+  if (ar_container_cgroup_for (st, "to read", &cg, err) < 0)
     return -1;
-  if (cg == NULL)
-    return ar_error_set (err, 0, "container `%s` has no cgroup", id);
   if (stats_once)
     return emit_stats (id, cg, err);
   return stream (id, cg, pidfd, interval_ms, err);

@@ -20,10 +20,8 @@ ar_container_update (const char *root, const char *id, const oci_resources *r,
     return ar_error_set (err, 0, "cannot update container `%s`: it is %s", id,
                          ar_status_name (status));
   ar_cgroup *cg = NULL;
-  if (ar_container_cgroup (st, &cg, err) < 0)
+  if (ar_container_cgroup_for (st, "to update", &cg, err) < 0)
     return -1;
-  if (cg == NULL)
-    return ar_error_set (err, 0, "container `%s` has no cgroup to update", id);
   int ret = ar_cgroup_update (cg, r, err);
   ar_cgroup_free (cg);
   if (ret < 0)
