@@ -36,6 +36,7 @@ N=${1:-30}
 ROUNDS=${2:-3}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 AGENTRUN=${AGENTRUN:-$TOP/agentrun}
+[ "$(id -u)" -eq 0 ] || { echo "bench/engine.sh: run as root" >&2; exit 1; }
 # shellcheck source=tests/engines/eng.bash
 . "$TOP/tests/engines/eng.bash"
 ENG_T=$(eng_make_dir bench)
@@ -126,7 +127,6 @@ engine_run() {
 }
 
 main() {
-	[ "$(id -u)" -eq 0 ] || { echo "bench/engine.sh: run as root" >&2; exit 1; }
 	[ -x "$AGENTRUN" ] || { echo "bench/engine.sh: build agentrun first ($AGENTRUN)" >&2; exit 1; }
 	local need=(dockerd docker) c
 	[ "$ENGINE" = docker ] || need=(podman conmon)
