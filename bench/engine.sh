@@ -6,6 +6,7 @@
 #
 #   bench/engine.sh [N] [ROUNDS]      (default 30 runs of each, 3 rounds)
 #   BENCH_ENGINE=podman bench/engine.sh [N] [ROUNDS]
+#   BENCH_ENGINE=podman-rootless bench/engine.sh [N] [ROUNDS]
 #
 #   agentrun        plain OCI (contrib/docker's and contrib/podman's
 #                   `agentrun` runtime)
@@ -30,6 +31,14 @@
 # median in milliseconds with its min-max, and each one's ratio to crun's
 # median. Everything the engine made is stopped and removed at exit, by
 # pid and by the temp dir's name.
+#
+# podman-rootless: the same Podman run by an ordinary user with
+# subordinate ids, as tests/engines/podman_rootless.bats picks or makes
+# one (eng_rootless_pick_user; one it made is removed at exit): vfs
+# storage, XDG_RUNTIME_DIR in the temp dir (so every runtime's state is
+# there), the cgroupfs manager; the agent profile with
+# --runtime-flag rootless-limits=ignore where no cgroup is delegated (on
+# this machine: cgroup v1, no systemd).
 set -euo pipefail
 
 N=${1:-30}
@@ -46,16 +55,18 @@ WORK=$ENG_T
 RUNTIMES=(agentrun agentrun-agent crun runc)
 IMAGE=localhost/agentrun-bench-busybox:latest
 ENGINE=${BENCH_ENGINE:-docker}
-case $ENGINE in docker | podman) ;; *) echo "BENCH_ENGINE: docker or podman, not $ENGINE" >&2; exit 2 ;; esac
+case $ENGINE in docker | podman | podman-rootless) ;; *) echo "BENCH_ENGINE: docker, podman or podman-rootless, not $ENGINE" >&2; exit 2 ;; esac
+PM_USER=""
 
 dk() {
 	docker -H "unix://$ENG_T/docker.sock" "$@"
 }
 
 pm() {
-	local p=$ENG_T/p
-	CONTAINERS_CONF=$p/containers.conf CONTAINERS_STORAGE_CONF=$p/storage.conf \
-		CONTAINERS_REGISTRIES_CONF=$p/registries.conf \
+	local p=$ENG_T/p as=()
+	[ -z "$PM_USER" ] || as=(runuser -u "$PM_USER" -- env -C "$ENG_T" HOME="$ENG_T/home" XDG_RUNTIME_DIR="$ENG_T/xdg")
+	"${as[@]}" env CONTAINERS_CONF="$p/containers.conf" CONTAINERS_STORAGE_CONF="$p/storage.conf" \
+		CONTAINERS_REGISTRIES_CONF="$p/registries.conf" \
 		podman --root "$p/root" --runroot "$p/runroot" --tmpdir "$p/tmp" \
 		--cgroup-manager cgroupfs --events-backend file "$@"
 }
@@ -67,7 +78,10 @@ cleanup() {
 		[ ${#ids[@]} -eq 0 ] || dk rm -f "${ids[@]}" >/dev/null 2>&1 || true
 	fi
 	[ ! -f "$ENG_T/p/containers.conf" ] || pm rm -a -f -t 0 >/dev/null 2>&1 || true
+	# Rootless Podman's pause process (it keeps the user namespace).
+	[ ! -f "$ENG_T/p/tmp/pause.pid" ] || eng_stop_pid "$(cat "$ENG_T/p/tmp/pause.pid")"
 	[ ! -f "$ENG_T/pids" ] || eng_cleanup_dir
+	eng_rootless_remove_user
 	bench_cleanup
 	eng_remove_parent
 }
@@ -107,11 +121,24 @@ start_podman() {
 		echo "network_config_dir = \"$p/networks\""
 		echo "events_logfile_path = \"$p/events.log\""
 	} >"$p/containers.conf"
-	printf '[storage]\ndriver = "overlay"\ngraphroot = "%s"\nrunroot = "%s"\n' \
-		"$p/root" "$p/runroot" >"$p/storage.conf"
+	local driver=overlay
+	[ -z "$PM_USER" ] || driver=vfs
+	printf '[storage]\ndriver = "%s"\ngraphroot = "%s"\nrunroot = "%s"\n' \
+		"$driver" "$p/root" "$p/runroot" >"$p/storage.conf"
 	: >"$p/registries.conf"
 	pm import --change 'CMD ["/bin/sh"]' "$ENG_T/rootfs.tar" "$IMAGE" >"$ENG_T/import.log" 2>&1 \
 		|| { cat "$ENG_T/import.log" >&2; exit 1; }
+}
+
+# As podman_rootless.bats: every level the user's, or searchable by it.
+start_podman-rootless() {
+	PM_USER=$(eng_rootless_pick_user)
+	chmod 0711 "$ENG_T"
+	chmod 0644 "$ENG_T/rootfs.tar"
+	mkdir -p "$ENG_T/p" "$ENG_T/home"
+	install -d -m 0700 -o "$PM_USER" -g "$PM_USER" "$ENG_T/xdg"
+	chown "$PM_USER:" "$ENG_T/p" "$ENG_T/home"
+	start_podman
 }
 
 # One `ENGINE run --rm` of `true` with runtime RT.
@@ -121,15 +148,20 @@ engine_run() {
 		dk run --rm --runtime="$rt" --network=none "$IMAGE" true
 		return
 	fi
-	local path=$rt
+	local path=$rt flags=() parent=(--cgroup-parent "/$ENG_CG")
 	case $rt in agentrun*) path=$ENG_T/bin/$rt ;; esac
-	pm --runtime "$path" run --rm --network=none --cgroup-parent "/$ENG_CG" "$IMAGE" true
+	if [ -n "$PM_USER" ]; then
+		parent=()
+		[ "$rt" != agentrun-agent ] || flags=(--runtime-flag rootless-limits=ignore)
+	fi
+	pm --runtime "$path" "${flags[@]}" run --rm --network=none "${parent[@]}" "$IMAGE" true
 }
 
 main() {
 	[ -x "$AGENTRUN" ] || { echo "bench/engine.sh: build agentrun first ($AGENTRUN)" >&2; exit 1; }
 	local need=(dockerd docker) c
 	[ "$ENGINE" = docker ] || need=(podman conmon)
+	[ "$ENGINE" != podman-rootless ] || need+=(runuser newuidmap)
 	for c in "${need[@]}"; do
 		command -v "$c" >/dev/null || { echo "bench/engine.sh: needs $c (contrib/install-deps.sh)" >&2; exit 1; }
 	done

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The engine suites' shell-only pieces, sourced by lib.bash (the bats
-# suites) and by tests/cri/critest.sh (a plain script): a private temp dir
-# with the runtime under test and the project's busybox rootfs, daemons
-# started and stopped by pid, a containerd config with the CRI plugin and
+# suites) and by plain scripts (tests/cri/critest.sh, bench/engine.sh): a
+# private temp dir with the runtime under test and the project's busybox
+# rootfs, a user for rootless Podman, daemons started and stopped by pid,
+# a containerd config with the CRI plugin and
 # agentrun's handlers, OCI images made locally, and a teardown that leaves
 # the host as it was. Nothing here uses bats; what does stays in lib.bash.
 #
@@ -165,6 +166,37 @@ eng_wait_ready() {
 eng_netns_add() {
 	ip netns add "$1"
 	ip -n "$1" link set lo up
+}
+
+# ---------------------------------------------------------------- rootless
+
+# A user fit for rootless Podman: an ordinary uid with subordinate uids
+# and gids.
+eng_rootless_user_fits() {
+	local uid
+	uid=$(id -u "$1" 2>/dev/null) || return 1
+	[ "$uid" -ge 1000 ] && [ "$uid" -lt 65534 ] \
+		&& grep -q "^$1:" /etc/subuid 2>/dev/null && grep -q "^$1:" /etc/subgid 2>/dev/null
+}
+
+# `tester` where it exists (the test VM's), else the first user of
+# /etc/subuid that fits, else `agentrun-rl`, made here (the temp dir
+# remembers it) and removed by eng_rootless_remove_user.
+eng_rootless_pick_user() {
+	local u
+	for u in tester $(cut -d: -f1 /etc/subuid 2>/dev/null); do
+		eng_rootless_user_fits "$u" && { echo "$u"; return 0; }
+	done
+	# Debian's useradd gives a new ordinary user subordinate ranges.
+	useradd -m -s /bin/bash agentrun-rl >&2 || return 1
+	touch "$ENG_T/created-user"
+	eng_rootless_user_fits agentrun-rl || { echo "useradd gave agentrun-rl no /etc/subuid and /etc/subgid range" >&2; return 1; }
+	echo agentrun-rl
+}
+
+eng_rootless_remove_user() {
+	[ -n "${ENG_T:-}" ] && [ -f "$ENG_T/created-user" ] || return 0
+	userdel -r agentrun-rl 2>/dev/null || true
 }
 
 # ---------------------------------------------------------------- teardown

@@ -30,31 +30,7 @@ I=localhost/$ENG_IMAGE_TAG
 
 # ---------------------------------------------------------------- the user
 
-# A user fit for rootless Podman: an ordinary uid with subordinate uids
-# and gids.
-rl_user_fits() {
-	local uid
-	uid=$(id -u "$1" 2>/dev/null) || return 1
-	[ "$uid" -ge 1000 ] && [ "$uid" -lt 65534 ] \
-		&& grep -q "^$1:" /etc/subuid 2>/dev/null && grep -q "^$1:" /etc/subgid 2>/dev/null
-}
-
-rl_pick_user() {
-	local u
-	for u in tester $(cut -d: -f1 /etc/subuid 2>/dev/null); do
-		rl_user_fits "$u" && { echo "$u"; return 0; }
-	done
-	# Debian's useradd gives a new ordinary user subordinate ranges.
-	useradd -m -s /bin/bash agentrun-rl >&2 || return 1
-	touch "$ENG_T/created-user"
-	rl_user_fits agentrun-rl || { echo "useradd gave agentrun-rl no /etc/subuid and /etc/subgid range" >&2; return 1; }
-	echo agentrun-rl
-}
-
-rl_remove_user() {
-	[ -n "${ENG_T:-}" ] && [ -f "$ENG_T/created-user" ] || return 0
-	userdel -r agentrun-rl 2>/dev/null || true
-}
+# The user: eng_rootless_pick_user (eng.bash).
 
 # Whether the user's systemd instance has memory and pids delegated: only
 # then can a rootless container have limits (and be frozen).
@@ -143,7 +119,7 @@ setup_file() {
 	eng_setup_dir pmrl || return 0
 	chmod 0711 "$ENG_T"
 	chmod 0644 "$ENG_T/rootfs.tar"
-	RL_USER=$(rl_pick_user)
+	RL_USER=$(eng_rootless_pick_user)
 	RL_UID=$(id -u "$RL_USER")
 	export RL_USER RL_UID
 	mkdir -p "$ENG_T/podman" "$ENG_T/home" "$ENG_T/rr"
@@ -178,7 +154,7 @@ teardown_file() {
 		rl_stop_pause_process
 	fi
 	eng_teardown_dir
-	rl_remove_user
+	eng_rootless_remove_user
 }
 
 start_sleeper() {
