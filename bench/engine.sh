@@ -187,11 +187,11 @@ main() {
 				time_ms engine_run "$rt" >>"$WORK/r$r-$rt"
 			done
 		done
-		local c
-		c=$(median <"$WORK/r$r-crun")
+		local crun_ms
+		crun_ms=$(median <"$WORK/r$r-crun")
 		for rt in "${RUNTIMES[@]}"; do
 			printf '%s %-15s %-22s %s\n' "$r" "$rt" "$(spread "$WORK/r$r-$rt")" \
-				"$(echo "scale=2; $(median <"$WORK/r$r-$rt") / $c" | bc)"
+				"$(echo "scale=2; $(median <"$WORK/r$r-$rt") / $crun_ms" | bc)"
 		done
 	done
 	echo "# load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
