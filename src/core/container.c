@@ -834,17 +834,14 @@ ar_container_workspace_diff (const char *root, const char *id,
 
 /* The supervisor recorded at create is gone (its pid ended, or is another
  * process now). A live one holds its record's lock: one open and a flock
- * per container at each create, not the record and /proc/PID/stat; a
- * record nobody locks (a supervisor gone, or one of an older build) is
- * read. */
+ * per container at each create, not a read of the record and of
+ * /proc/PID/stat. */
 static bool
 supervisor_gone (int root_fd, const char *id)
 {
   char record[NAME_MAX + sizeof "/" AR_SUPERVISOR_FILE];
   snprintf (record, sizeof record, "%s/" AR_SUPERVISOR_FILE, id);
-  if (ar_pid_record_held (root_fd, record))
-    return false;
-  return ar_pid_record_read (root_fd, record) == 0;
+  return ar_pid_record_gone (root_fd, record);
 }
 
 void

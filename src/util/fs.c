@@ -246,25 +246,45 @@ ar_pid_record_write_held (int dirfd, const char *name, int *held,
   return write_file_atomic (dirfd, name, line, (size_t) len, 0600, held, err);
 }
 
-bool
-ar_pid_record_held (int dirfd, const char *name)
+static int
+open_pid_record (int dirfd, const char *name)
 {
-  cleanup_close int fd
-      = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  return fd >= 0 && flock (fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+  return openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+}
+
+/* The record open at `fd`: its pid while that process lives, 0 once it is
+ * gone, -1 when it says nothing readable. */
+static pid_t
+pid_record_parse (int fd)
+{
+  char line[64];
+  ssize_t n = ar_read_all (fd, line, sizeof line - 1);
+  if (n <= 0)
+    return -1;
+  line[n] = '\0';
+  int pid = 0;
+  unsigned long long start = 0;
+  if (sscanf (line, "%d %llu", &pid, &start) != 2 || pid <= 0)
+    return -1;
+  return ar_pid_start_time (pid) == start ? (pid_t) pid : 0;
+}
+
+bool
+ar_pid_record_gone (int dirfd, const char *name)
+{
+  cleanup_close int fd = open_pid_record (dirfd, name);
+  if (fd < 0)
+    return false;
+  if (flock (fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK)
+    return false;
+  return pid_record_parse (fd) == 0;
 }
 
 pid_t
 ar_pid_record_read (int dirfd, const char *name)
 {
-  cleanup_free char *data = NULL;
-  if (ar_read_file_at (dirfd, name, 64, &data, NULL, NULL) < 0)
-    return -1;
-  int pid = 0;
-  unsigned long long start = 0;
-  if (sscanf (data, "%d %llu", &pid, &start) != 2 || pid <= 0)
-    return -1;
-  return ar_pid_start_time (pid) == start ? (pid_t) pid : 0;
+  cleanup_close int fd = open_pid_record (dirfd, name);
+  return fd < 0 ? -1 : pid_record_parse (fd);
 }
 
 void

@@ -51,12 +51,13 @@ int ar_pid_record_write_as (int dirfd, const char *name, pid_t pid,
 pid_t ar_pid_record_read (int dirfd, const char *name);
 /* A record of this process whose exclusive flock the fd put in *held
  * (close-on-exec) keeps while it is open; the record never appears
- * without it. Others
- * tell it lives with ar_pid_record_held (an open and a flock, no read of
- * the record or of /proc). false: no record, or nobody holds its lock (its
- * process ended, or wrote it without one): read it to know. */
+ * without it. */
 int ar_pid_record_write_held (int dirfd, const char *name, int *held,
                               ar_error_t **err);
-bool ar_pid_record_held (int dirfd, const char *name);
+/* The record names a process that is gone. One open: a record whose lock
+ * is held is of a live process, and is not read (nor /proc); one nobody
+ * locks (its process ended, or wrote it without one) is read. false with
+ * no record. */
+bool ar_pid_record_gone (int dirfd, const char *name);
 
 #endif

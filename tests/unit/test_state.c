@@ -140,9 +140,9 @@ test_pid_record (void)
   rmdir (dir);
 }
 
-/* A record whose writer holds its lock: held while that fd is open (a
- * reaper then reads nothing), not once it is closed, nor for a record
- * written without one or no record at all; the content is the same. */
+/* A record whose writer holds its lock: its process counts as alive
+ * whatever the record says (a reaper reads nothing), and once the lock
+ * is gone the record is read; no record at all is not a gone process. */
 static void
 test_pid_record_held (void)
 {
@@ -151,18 +151,29 @@ test_pid_record_held (void)
     return;
   cleanup_close int dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   cleanup_error ar_error_t *err = NULL;
-  CHECK (!ar_pid_record_held (dirfd, "rec"));
+  CHECK (!ar_pid_record_gone (dirfd, "rec"));
   int held = -1;
   CHECK (ar_pid_record_write_held (dirfd, "rec", &held, &err) == 0);
   CHECK (held >= 0 && (fcntl (held, F_GETFD) & FD_CLOEXEC));
-  CHECK (ar_pid_record_held (dirfd, "rec"));
   CHECK (ar_pid_record_read (dirfd, "rec") == getpid ());
   CHECK (faccessat (dirfd, "rec.tmp", F_OK, 0) < 0);
+
+  /* The same inode, locked still, now names a process that ended. */
+  pid_t child = fork ();
+  if (child == 0)
+    _exit (0);
+  waitpid (child, NULL, 0);
+  char line[64];
+  int len = snprintf (line, sizeof line, "%d 1\n", (int) child);
+  cleanup_close int rewrite
+      = openat (dirfd, "rec", O_WRONLY | O_TRUNC | O_CLOEXEC);
+  CHECK (rewrite >= 0 && write (rewrite, line, (size_t) len) == len);
+  CHECK (!ar_pid_record_gone (dirfd, "rec"));
   close (held);
-  CHECK (!ar_pid_record_held (dirfd, "rec"));
-  CHECK (ar_pid_record_read (dirfd, "rec") == getpid ());
+  CHECK (ar_pid_record_gone (dirfd, "rec"));
+
   CHECK (ar_pid_record_write (dirfd, "rec", getpid (), &err) == 0);
-  CHECK (!ar_pid_record_held (dirfd, "rec"));
+  CHECK (!ar_pid_record_gone (dirfd, "rec"));
   unlinkat (dirfd, "rec", 0);
   rmdir (dir);
 }
