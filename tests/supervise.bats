@@ -265,3 +265,37 @@ nothing_left() {
 	assert_failure 1
 	assert_output_contains "expected N:SHA256"
 }
+
+@test "audit: a log cut at the end stays caught after the next sandbox appends; --forget-head after a rotation" {
+	run sandbox --audit "$AUDIT" -- true
+	run sandbox --audit "$AUDIT" -- true
+	local n head cut
+	n=$(wc -l <"$AUDIT")
+	head=$(runtime audit --show-head "$AUDIT")
+	# The second sandbox's lines cut off; then a third sandbox appends.
+	cut=$(grep -n '"event":"delete"' "$AUDIT" | head -1 | cut -d: -f1)
+	[ "$cut" -gt 1 ] && [ "$cut" -lt "$n" ]
+	head -n "$cut" "$AUDIT" >"$TEST_DIR/cut" && cat "$TEST_DIR/cut" >"$AUDIT"
+	run sandbox --audit "$AUDIT" -- true
+	assert_success
+	[ "$(grep -c "^agentrun: warning: audit log: \`$AUDIT\` no longer holds line $n," <<<"$output")" = 1 ] || fail "said: $output"
+	run runtime audit --show-head "$AUDIT"
+	assert_output "$head"
+	run runtime audit "$AUDIT"
+	assert_failure 1
+	assert_output "line $n: does not match the head"
+
+	# Rotated: moved away, its head forgotten (printed, to check it by).
+	mv "$AUDIT" "$TEST_DIR/audit.log.1"
+	run runtime audit --forget-head "$AUDIT"
+	assert_success
+	assert_output "$head"
+	run runtime audit --forget-head "$AUDIT"
+	assert_failure 1
+	assert_output_contains "no head kept for \`$AUDIT\`"
+	run sandbox --audit "$AUDIT" -- true
+	assert_success
+	[ "$(grep -c 'warning: audit' <<<"$output")" = 0 ] || fail "said: $output"
+	run runtime audit "$AUDIT"
+	assert_output "ok $(wc -l <"$AUDIT") lines"
+}

@@ -190,6 +190,14 @@ ar_agent_plan_load (int state_dirfd, ar_agent_plan **plan, ar_error_t **err);
 int ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
                       const char *rootfs, oci_spec *spec, ar_error_t **err);
 
+/* Append an event to the plan's audit log (plan->audit_path, not NULL),
+ * keeping its head under the state root (plan->audit_heads_dir); a log
+ * cut below its kept head is appended to with a warning on stderr, the
+ * head left as it was (ar_audit_append_with_head). */
+int
+ar_agent_audit (const ar_agent_plan *plan, const char *id, const char *event,
+                const char *fields_json, ar_error_t **err);
+
 /* At delete, after the container's processes are gone: record the
  * overlay's changes and the exported artifacts in the audit log, export
  * /output, unmount and remove everything ar_agent_prepare made. Safe to

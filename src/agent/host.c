@@ -158,8 +158,7 @@ audit_changes (const ar_agent_plan *plan, const char *state_dir,
                                mount_points, &fields, &step)
           == 0
       && fields)
-    ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir,
-                               container_id, "fs-changes", fields, &step);
+    ar_agent_audit (plan, container_id, "fs-changes", fields, &step);
   ar_error_free (ar_error_keep_first (first, &step));
 }
 
@@ -171,8 +170,7 @@ audit_output (const ar_agent_plan *plan, const char *container_id,
     return;
   ar_error_t *step = NULL;
   cleanup_free char *fields = ar_output_report_fields_json (report);
-  ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir,
-                             container_id, "output", fields, &step);
+  ar_agent_audit (plan, container_id, "output", fields, &step);
   ar_error_free (ar_error_keep_first (first, &step));
 }
 

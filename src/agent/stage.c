@@ -124,9 +124,7 @@ ar_agent_stage_audit (const ar_agent_plan *plan, const char *id,
                       const char *event, const char *fields_json)
 {
   cleanup_error ar_error_t *err = NULL;
-  if (ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir, id,
-                                 event, fields_json, &err)
-      < 0)
+  if (ar_agent_audit (plan, id, event, fields_json, &err) < 0)
     fprintf (stderr, "agentrun: warning: audit log: %s\n", ar_error_text (err));
 }
 

@@ -842,7 +842,7 @@ sandbox_from_pool (const ar_globals *g, const ar_parsed *p, char *const *argv,
   cleanup_state ar_state *st = NULL;
   cleanup_error ar_error_t *ignored = NULL;
   if (ar_container_load (g->root, m.id, &state_fd, &st, &ignored) == 0)
-    ar_sandbox_report_plan (report, &st->annotations, m.id);
+    ar_sandbox_report_plan (report, &st->annotations, m.id, g->root);
   return finish_sandbox (g, p, m.id, report, status, err);
 }
 
@@ -934,7 +934,7 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (status == 0)
     {
       id = new_sandbox_id ();
-      ar_sandbox_report_plan (&report, &spec->annotations, id);
+      ar_sandbox_report_plan (&report, &spec->annotations, id, g->root);
       config_json = oci_spec_to_json (spec, false);
       ar_timings_mark ("build");
     }

@@ -19,7 +19,7 @@
 
 void
 ar_sandbox_report_plan (ar_sandbox_report *r, const oci_map *annotations,
-                        const char *id)
+                        const char *id, const char *root)
 {
   const char *output
       = oci_map_get (annotations, AR_AGENT_ANNOTATION_PREFIX "output");
@@ -27,9 +27,11 @@ ar_sandbox_report_plan (ar_sandbox_report *r, const oci_map *annotations,
       = oci_map_get (annotations, AR_AGENT_ANNOTATION_PREFIX "audit");
   free (r->output_host_dir);
   free (r->audit_path);
+  free (r->audit_heads_dir);
   free (r->id);
   r->output_host_dir = output ? xstrdup (output) : NULL;
   r->audit_path = audit ? xstrdup (audit) : NULL;
+  r->audit_heads_dir = xasprintf ("%s/" AR_AUDIT_HEADS_DIR, root);
   r->id = xstrdup (id);
 }
 
@@ -185,7 +187,8 @@ ar_sandbox_report_finish (ar_sandbox_report *r, int status,
     return;
   cleanup_free char *head = NULL;
   ar_error_freep (&e);
-  if (r->audit_path && ar_audit_head (r->audit_path, &head, &e) < 0)
+  if (r->audit_path
+      && ar_audit_head (r->audit_path, r->audit_heads_dir, &head, &e) < 0)
     warn ("--json-status: the audit head", e);
   cleanup_free char *json
       = status_json (r, status, error, exported, files, head);
@@ -203,6 +206,7 @@ ar_sandbox_report_clear (ar_sandbox_report *r)
   free (r->id);
   free (r->output_host_dir);
   free (r->audit_path);
+  free (r->audit_heads_dir);
   ar_diff_result_clear (&r->diff);
   free (r->diff_error);
   *r = (ar_sandbox_report){ 0 };

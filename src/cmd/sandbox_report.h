@@ -20,6 +20,7 @@ typedef struct
   ar_run_outcome outcome;
   char *output_host_dir; /* the run.agentrun.output the policy was given */
   char *audit_path;      /* the run.agentrun.audit */
+  char *audit_heads_dir; /* where the state root keeps the log's head */
   const char *diff_path; /* --diff, absolute; NULL: none */
   bool diffed;           /* a diff was tried: `diff` holds */
   ar_diff_result diff;
@@ -27,9 +28,9 @@ typedef struct
 } ar_sandbox_report;
 
 /* What the policy was asked for (the output dir, the audit log), from
- * the sandbox's annotations, and its id. */
+ * the sandbox's annotations, its id and its state root. */
 void ar_sandbox_report_plan (ar_sandbox_report *r, const oci_map *annotations,
-                             const char *id);
+                             const char *id, const char *root);
 
 /* The command ended: `r->outcome` is set; say how, unless it exited by
  * itself (see ar_run_outcome_say_signal). */

@@ -147,53 +147,181 @@ entry_head (const char *container_id, const char *event)
   return head;
 }
 
-/* Newlines in the first `end` bytes of fd. */
+/* Newlines in bytes [from, to) of fd, in *n. With `stop` > 0 the scan
+ * ends at the stop-th; *past (when not NULL) is the offset just after the
+ * last one counted. */
 static int
-count_newlines (int fd, off_t end, size_t *n)
+scan_newlines (int fd, off_t from, off_t to, size_t stop, size_t *n,
+               off_t *past)
 {
   char buf[SCAN_BLOCK * 4];
   *n = 0;
-  for (off_t pos = 0; pos < end;)
+  for (off_t pos = from; pos < to;)
     {
       size_t want
-          = end - pos < (off_t) sizeof buf ? (size_t) (end - pos) : sizeof buf;
+          = to - pos < (off_t) sizeof buf ? (size_t) (to - pos) : sizeof buf;
       ssize_t got = pread (fd, buf, want, pos);
       if (got <= 0)
         return -1;
       for (const char *p = buf;
            (p = memchr (p, '\n', (size_t) (buf + got - p))); p++)
-        (*n)++;
+        {
+          (*n)++;
+          if (past)
+            *past = pos + (p - buf) + 1;
+          if (stop > 0 && *n == stop)
+            return 0;
+        }
       pos += got;
     }
   return 0;
+}
+
+/* Lines in the first `size` bytes of fd, a last one without its newline
+ * included. */
+static int
+count_lines (int fd, off_t size, size_t *n)
+{
+  char last;
+  if (scan_newlines (fd, 0, size, 0, n, NULL) < 0
+      || (size > 0 && pread (fd, &last, 1, size - 1) != 1))
+    return -1;
+  *n += size > 0 && last != '\n';
+  return 0;
+}
+
+/* The log's absolute path; for a log that is not there (moved away to be
+ * rotated), its directory's, with its name. */
+static char *
+log_name (const char *audit_path)
+{
+  char real[PATH_MAX];
+  if (realpath (audit_path, real))
+    return xstrdup (real);
+  const char *slash = strrchr (audit_path, '/');
+  cleanup_free char *dir
+      = slash == NULL ? xstrdup (".")
+        : slash == audit_path
+            ? xstrdup ("/")
+            : xasprintf ("%.*s", (int) (slash - audit_path), audit_path);
+  const char *base = slash ? slash + 1 : audit_path;
+  if (realpath (dir, real) == NULL)
+    return xstrdup (audit_path);
+  return xasprintf ("%s%s%s", real, strcmp (real, "/") == 0 ? "" : "/", base);
 }
 
 /* <heads_dir>/<sha256 of the log's absolute path>. */
 static char *
 head_file (const char *audit_path, const char *heads_dir)
 {
-  char real[PATH_MAX];
-  const char *name = realpath (audit_path, real) ? real : audit_path;
+  cleanup_free char *name = log_name (audit_path);
   char hex[AR_SHA256_HEX_SIZE];
   ar_sha256_hex (name, strlen (name), hex);
   return xasprintf ("%s/%s", heads_dir, hex);
 }
 
-/* Called with the log locked, right after `line` (newline included) was
- * appended. */
-static int
-store_head (int fd, const char *audit_path, const char *heads_dir,
-            const char *line, ar_error_t **err)
+/* A kept head: line `lines` of the log hashes to `hash` and ends (newline
+ * included) at byte `end`. The file is "N:HASH\nEND\n"; heads kept by
+ * older builds have no END (-1 here). */
+typedef struct
 {
-  struct stat st;
   size_t lines;
-  if (fstat (fd, &st) < 0 || count_newlines (fd, st.st_size, &lines) < 0)
+  char hash[AR_SHA256_HEX_SIZE];
+  off_t end;
+} kept_head;
+
+static bool
+read_kept (const char *file, kept_head *k)
+{
+  cleanup_free char *text = NULL;
+  if (ar_read_file_at (AT_FDCWD, file, 256, &text, NULL, NULL) < 0)
+    return false;
+  char *p;
+  unsigned long long n = strtoull (text, &p, 10);
+  if (n == 0 || *p != ':'
+      || strspn (p + 1, "0123456789abcdefABCDEF") != AR_SHA256_HEX_SIZE - 1)
+    return false;
+  k->lines = (size_t) n;
+  memcpy (k->hash, p + 1, AR_SHA256_HEX_SIZE - 1);
+  k->hash[AR_SHA256_HEX_SIZE - 1] = '\0';
+  p += AR_SHA256_HEX_SIZE;
+  char *q = p;
+  long long end = *p == '\n' ? strtoll (p + 1, &q, 10) : -1;
+  k->end = end > 0 && *q == '\n' ? (off_t) end : -1;
+  return true;
+}
+
+/* Does the line ending (newline included) at `end` hash to `hash`? */
+static int
+line_at_hashes_to (int fd, off_t end, const char *hash)
+{
+  char nl;
+  off_t start;
+  char hex[AR_SHA256_HEX_SIZE];
+  if (pread (fd, &nl, 1, end - 1) != 1)
+    return -1;
+  if (nl != '\n')
+    return 0;
+  if (find_last_line (fd, end - 1, &start) < 0
+      || hash_range (fd, start, end - 1, hex) < 0)
+    return -1;
+  return strcasecmp (hex, hash) == 0;
+}
+
+/* Where the kept head's line ends in the first `size` bytes of the log:
+ * 1 and *end, or 0 when it is no longer there (the log was cut or
+ * rewritten below it), -1 on a read error. */
+static int
+kept_line_end (int fd, off_t size, const kept_head *k, off_t *end)
+{
+  *end = k->end;
+  if (*end < 0)
+    {
+      size_t seen;
+      if (scan_newlines (fd, 0, size, k->lines, &seen, end) < 0)
+        return -1;
+      if (seen < k->lines)
+        return 0;
+    }
+  return *end <= size ? line_at_hashes_to (fd, *end, k->hash) : 0;
+}
+
+/* Called with the log locked, right after `line` (newline included) was
+ * appended at `before`. The count goes on from the kept head when the log
+ * still holds its line, so a long log is not read again at every append;
+ * when it does not, the head is not moved to fit what the log became. */
+static int
+keep_head (int fd, const char *audit_path, const char *heads_dir, off_t before,
+           const char *line, char **stale, ar_error_t **err)
+{
+  cleanup_free char *file = head_file (audit_path, heads_dir);
+  kept_head k = { 0 };
+  size_t lines = 0, more;
+  off_t from = 0;
+  if (read_kept (file, &k))
+    {
+      int there = kept_line_end (fd, before, &k, &from);
+      if (there < 0)
+        return ar_error_set (err, errno, "audit: read `%s`", audit_path);
+      if (there == 0)
+        {
+          *stale = xasprintf (
+              "`%s` no longer holds line %zu, which the head kept under the "
+              "state root names (cut or rewritten): appended, the head "
+              "stays %zu:%s (see `agentrun audit`)",
+              audit_path, k.lines, k.lines, k.hash);
+          return 0;
+        }
+      lines = k.lines;
+    }
+  if (scan_newlines (fd, from, before, 0, &more, NULL) < 0)
     return ar_error_set (err, errno, "audit: count the lines of `%s`",
                          audit_path);
   char hex[AR_SHA256_HEX_SIZE];
-  ar_sha256_hex (line, strlen (line) - 1, hex);
-  cleanup_free char *head = xasprintf ("%zu:%s\n", lines, hex);
-  cleanup_free char *file = head_file (audit_path, heads_dir);
+  size_t len = strlen (line);
+  ar_sha256_hex (line, len - 1, hex);
+  cleanup_free char *head = xasprintf ("%zu:%s\n%lld\n", lines + more + 1, hex,
+                                       (long long) before + (long long) len);
   if (ar_mkdir_p (heads_dir, 0700, err) < 0)
     return -1;
   return ar_write_file_atomic_at (AT_FDCWD, file, head, strlen (head), 0600,
@@ -203,8 +331,10 @@ store_head (int fd, const char *audit_path, const char *heads_dir,
 int
 ar_audit_append_with_head (const char *audit_path, const char *heads_dir,
                            const char *container_id, const char *event,
-                           const char *fields_json, ar_error_t **err)
+                           const char *fields_json, char **stale,
+                           ar_error_t **err)
 {
+  *stale = NULL;
   if (fields_json && strchr (fields_json, '\n'))
     return ar_error_set (err, 0, "audit: event `%s` spans lines", event);
   cleanup_close int fd = open (
@@ -215,7 +345,8 @@ ar_audit_append_with_head (const char *audit_path, const char *heads_dir,
     return ar_error_set (err, errno, "audit: lock `%s`", audit_path);
 
   char prev[AR_SHA256_HEX_SIZE];
-  if (previous_line_hash (fd, prev) < 0)
+  struct stat st;
+  if (previous_line_hash (fd, prev) < 0 || fstat (fd, &st) < 0)
     return ar_error_set (err, errno, "audit: read `%s`", audit_path);
 
   cleanup_free char *head = entry_head (container_id, event);
@@ -227,15 +358,18 @@ ar_audit_append_with_head (const char *audit_path, const char *heads_dir,
    * the disk fills, which verification then reports. */
   if (ar_write_all (fd, line, strlen (line)) < 0)
     return ar_error_set (err, errno, "audit: write `%s`", audit_path);
-  return heads_dir ? store_head (fd, audit_path, heads_dir, line, err) : 0;
+  return heads_dir ? keep_head (fd, audit_path, heads_dir, st.st_size, line,
+                                stale, err)
+                   : 0;
 }
 
 int
 ar_audit_append (const char *audit_path, const char *container_id,
                  const char *event, const char *fields_json, ar_error_t **err)
 {
+  char *stale = NULL;
   return ar_audit_append_with_head (audit_path, NULL, container_id, event,
-                                    fields_json, err);
+                                    fields_json, &stale, err);
 }
 
 int
@@ -251,6 +385,22 @@ ar_audit_stored_head (const char *audit_path, const char *heads_dir,
   char *nl = strchr (*head, '\n');
   if (nl)
     *nl = '\0';
+  return 0;
+}
+
+int
+ar_audit_forget_head (const char *audit_path, const char *heads_dir,
+                      char **head, ar_error_t **err)
+{
+  if (ar_audit_stored_head (audit_path, heads_dir, head, err) < 0)
+    return -1;
+  if (*head == NULL)
+    return ar_error_set (err, 0, "audit: no head kept for `%s` under `%s`",
+                         audit_path, heads_dir);
+  cleanup_free char *file = head_file (audit_path, heads_dir);
+  if (unlink (file) < 0)
+    return ar_error_set (err, errno, "audit: remove the head kept for `%s`",
+                         audit_path);
   return 0;
 }
 
@@ -292,7 +442,8 @@ ar_audit_check_head (const char *audit_path, const char *head, char **problem,
 }
 
 int
-ar_audit_head (const char *audit_path, char **head, ar_error_t **err)
+ar_audit_head (const char *audit_path, const char *heads_dir, char **head,
+               ar_error_t **err)
 {
   *head = NULL;
   cleanup_close int fd = open (audit_path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -305,9 +456,7 @@ ar_audit_head (const char *audit_path, char **head, ar_error_t **err)
   if (st.st_size == 0)
     return 0;
   char last;
-  size_t lines;
-  if (pread (fd, &last, 1, st.st_size - 1) != 1
-      || count_newlines (fd, st.st_size, &lines) < 0)
+  if (pread (fd, &last, 1, st.st_size - 1) != 1)
     return ar_error_set (err, errno, "audit: read `%s`", audit_path);
   off_t end = st.st_size - (last == '\n');
   off_t start;
@@ -315,7 +464,17 @@ ar_audit_head (const char *audit_path, char **head, ar_error_t **err)
   if (find_last_line (fd, end, &start) < 0
       || hash_range (fd, start, end, hex) < 0)
     return ar_error_set (err, errno, "audit: read `%s`", audit_path);
-  *head = xasprintf ("%zu:%s", lines + (last != '\n'), hex);
+  /* The kept head, when it names this last line, has its count. */
+  cleanup_free char *file
+      = heads_dir ? head_file (audit_path, heads_dir) : NULL;
+  kept_head k = { 0 };
+  size_t lines;
+  if (file && read_kept (file, &k) && k.end == st.st_size
+      && strcasecmp (k.hash, hex) == 0)
+    lines = k.lines;
+  else if (count_lines (fd, st.st_size, &lines) < 0)
+    return ar_error_set (err, errno, "audit: read `%s`", audit_path);
+  *head = xasprintf ("%zu:%s", lines, hex);
   return 0;
 }
 
@@ -326,13 +485,8 @@ ar_audit_count_lines (const char *audit_path, size_t *n, ar_error_t **err)
   struct stat st;
   if (fd < 0 || fstat (fd, &st) < 0)
     return ar_error_set (err, errno, "audit: open `%s`", audit_path);
-  if (count_newlines (fd, st.st_size, n) < 0)
+  if (count_lines (fd, st.st_size, n) < 0)
     return ar_error_set (err, errno, "audit: read `%s`", audit_path);
-  char last;
-  /* A last line without its newline counts too. */
-  if (st.st_size > 0 && pread (fd, &last, 1, st.st_size - 1) == 1
-      && last != '\n')
-    (*n)++;
   return 0;
 }
 

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* An event in a plan's audit log, its head kept under the state root. */
+#include "config.h"
+#include "agent.h"
+#include "../util/cleanup.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+int
+ar_agent_audit (const ar_agent_plan *plan, const char *id, const char *event,
+                const char *fields_json, ar_error_t **err)
+{
+  cleanup_free char *stale = NULL;
+  int r = ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir,
+                                     id, event, fields_json, &stale, err);
+  /* Appended all the same: a log someone cut is not a sandbox's failure.
+   * Said once per process: every later append finds the same. */
+  static bool said;
+  if (stale && !said)
+    fprintf (stderr, "agentrun: warning: audit log: %s\n", stale);
+  said = said || stale;
+  return r;
+}
