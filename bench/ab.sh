@@ -10,7 +10,10 @@
 # created container of it (create and delete untimed), and
 # `sandbox --rootfs ... -- true` (the agent profile); A and B take turns,
 # the one that goes first alternating. Prints the medians in milliseconds
-# with their min-max, and B/A.
+# with their min-max, and B/A. BENCH_AUDIT_LINES=K: each sandbox also
+# appends to an audit log (`--audit`, one per build, in a state root kept
+# for all rounds) that starts K lines long, as a fleet's shared log
+# grows (a thousand sandboxes a day write about 7000 lines).
 set -euo pipefail
 
 A=${1:?usage: bench/ab.sh A B [N] [ROUNDS]}
@@ -24,11 +27,13 @@ WORK=$(mktemp -d /tmp/agentrun-bench.XXXXXX)
 source "$TOP/bench/lib.bash"
 # Anything a failed round left in A's or B's state root, then the rest.
 ab_cleanup() {
-	local which bin id
+	local which bin dir
 	for which in a b; do
 		bin=$A && [ "$which" = a ] || bin=$B
-		for id in $(ls "$WORK/root-$which" 2>/dev/null | grep -v '^\.'); do
-			"$bin" --root "$WORK/root-$which" delete --force "$id" >/dev/null 2>&1 || true
+		for dir in "$WORK/root-$which"/*/; do
+			[ -d "$dir" ] || continue
+			dir=${dir%/}
+			"$bin" --root "$WORK/root-$which" delete --force "${dir##*/}" >/dev/null 2>&1 || true
 		done
 	done
 	bench_cleanup
@@ -37,6 +42,13 @@ trap ab_cleanup EXIT
 bench_prepare bench/ab.sh
 [ -x "$B" ] || { echo "bench/ab.sh: $B is not executable" >&2; exit 1; }
 mkdir "$WORK/ws"
+AUDIT_FLAGS=()
+if [ -n "${BENCH_AUDIT_LINES:-}" ]; then
+	# Lines as long as a sandbox's (their content is not checked here).
+	awk -v n="$BENCH_AUDIT_LINES" 'BEGIN { l = sprintf("{\"time\":\"2026-11-29T00:00:00.000000000Z\",\"id\":\"sandbox-000000000000\",\"event\":\"start\",\"prev\":\"%064d\"}", 0)
+		for (i = 0; i < n; i++) print l }' >"$WORK/audit-a.log"
+	cp "$WORK/audit-a.log" "$WORK/audit-b.log"
+fi
 
 # one WHICH BIN I: one run, start and sandbox of BIN, times appended.
 one() {
@@ -45,8 +57,9 @@ one() {
 	"$bin" --root "$root" create -b "$WORK/bundle" "s$i" >/dev/null 2>&1 </dev/null
 	time_ms "$bin" --root "$root" start "s$i" >>"$WORK/$which.start"
 	"$bin" --root "$root" delete --force "s$i" >/dev/null 2>&1 </dev/null
+	[ -z "${BENCH_AUDIT_LINES:-}" ] || AUDIT_FLAGS=(--audit "$WORK/audit-$which.log")
 	time_ms "$bin" --root "$root" sandbox --no-tty --rootfs "$WORK/bundle/rootfs" \
-		--workspace "$WORK/ws" -- true >>"$WORK/$which.sandbox"
+		--workspace "$WORK/ws" "${AUDIT_FLAGS[@]}" -- true >>"$WORK/$which.sandbox"
 }
 
 ratio() { echo "scale=2; $(median <"$WORK/b.$1") / $(median <"$WORK/a.$1")" | bc; }
@@ -54,6 +67,7 @@ ratio() { echo "scale=2; $(median <"$WORK/b.$1") / $(median <"$WORK/a.$1")" | bc
 echo "# $(date -u +%F) $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $N each, interleaved, $ROUNDS rounds"
 echo "# A $A"
 echo "# B $B"
+[ -z "${BENCH_AUDIT_LINES:-}" ] || echo "# sandbox with --audit, the log $BENCH_AUDIT_LINES lines at the start"
 for round in $(seq "$ROUNDS"); do
 	rm -f "$WORK"/a.* "$WORK"/b.*
 	for i in $(seq "$N"); do
