@@ -431,6 +431,36 @@ listen_on_gateway() {
 	assert_contains 'not killed'
 }
 
+@test "docker agent runtime with an audit log: the container's life is in it, checked by the head kept under Docker's runtime root; a cut stays caught" {
+	local log=$ENG_T/audit.log n head
+	add_profile_runtime auditdoc "{\"extends\": \"agent\", \"audit\": {\"path\": \"$log\"}}"
+	dk run -d --runtime=agentrun-auditdoc --name c-audited "$I" sleep 600 >/dev/null
+	run dk exec c-audited sh -c 'exit 3'
+	assert_status 3
+	dk rm -f c-audited >/dev/null
+	[ "$(jq -r .event "$log" | grep -E '^(create|start|exec-start|exec|delete)$' | sort -u | paste -sd' ')" = "create delete exec exec-start start" ] ||
+		fail "$(cat "$log")"
+	# The shim execs detached and waits itself: the log has the pid.
+	jq -se 'any(.[]; .event == "exec" and .argv == ["sh", "-c", "exit 3"] and .pid > 0)' "$log" >/dev/null ||
+		fail "$(grep '"exec"' "$log")"
+	n=$(wc -l <"$log")
+	run "$ENG_AGENTRUN" --root "$ENG_STATE" audit "$log"
+	assert_success
+	[ "$output" = "ok $n lines" ] || fail "audit said: $output"
+	head=$("$ENG_AGENTRUN" --root "$ENG_STATE" audit --show-head "$log")
+	[ "${head%%:*}" = "$n" ] || fail "head $head, $n lines"
+
+	# The last container's delete cut off, then another container runs.
+	head -n -1 "$log" >"$ENG_T/audit.cut" && cat "$ENG_T/audit.cut" >"$log"
+	run dk run --rm --runtime=agentrun-auditdoc "$I" true
+	assert_success
+	run "$ENG_AGENTRUN" --root "$ENG_STATE" audit --show-head "$log"
+	[ "$output" = "$head" ] || fail "the head moved: $output, was $head"
+	run "$ENG_AGENTRUN" --root "$ENG_STATE" audit "$log"
+	assert_status 1
+	[ "$output" = "line $n: does not match the head" ] || fail "audit said: $output"
+}
+
 @test "docker agent runtime, egress ask: a held connection to another container goes through once approved; the gateway is refused without a question" {
 	listen_on_gateway
 	# The resolver's upstream must be routable from the daemon's own netns
