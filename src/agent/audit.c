@@ -4,8 +4,9 @@
 #include "agent.h"
 #include "../util/cleanup.h"
 
-#include <stdbool.h>
+#include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 int
 ar_agent_audit (const ar_agent_plan *plan, const char *id, const char *event,
@@ -15,10 +16,12 @@ ar_agent_audit (const ar_agent_plan *plan, const char *id, const char *event,
   int r = ar_audit_append_with_head (plan->audit_path, plan->audit_heads_dir,
                                      id, event, fields_json, &stale, err);
   /* Appended all the same: a log someone cut is not a sandbox's failure.
-   * Said once per process: every later append finds the same. */
-  static bool said;
-  if (stale && !said)
-    fprintf (stderr, "agentrun: warning: audit log: %s\n", stale);
-  said = said || stale;
+   * Said once per log in a process: its later appends find the same. */
+  static char said_for[PATH_MAX];
+  if (stale && strcmp (said_for, plan->audit_path) != 0)
+    {
+      fprintf (stderr, "agentrun: warning: audit log: %s\n", stale);
+      snprintf (said_for, sizeof said_for, "%s", plan->audit_path);
+    }
   return r;
 }
