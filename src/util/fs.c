@@ -213,18 +213,22 @@ ar_pid_start_time (pid_t pid)
   return strtoull (p, NULL, 10);
 }
 
+/* The most a record "PID START\n" holds. */
+#define PID_RECORD_MAX 64
+
 /* "PID START\n" of `pid`, in `line`; its length. */
 static int
-pid_record_line (char line[64], pid_t pid, unsigned long long start_time)
+pid_record_line (char line[PID_RECORD_MAX], pid_t pid,
+                 unsigned long long start_time)
 {
-  return snprintf (line, 64, "%d %llu\n", (int) pid, start_time);
+  return snprintf (line, PID_RECORD_MAX, "%d %llu\n", (int) pid, start_time);
 }
 
 int
 ar_pid_record_write_as (int dirfd, const char *name, pid_t pid,
                         unsigned long long start_time, ar_error_t **err)
 {
-  char line[64];
+  char line[PID_RECORD_MAX];
   int len = pid_record_line (line, pid, start_time);
   return ar_write_file_atomic_at (dirfd, name, line, (size_t) len, 0600, err);
 }
@@ -240,7 +244,7 @@ int
 ar_pid_record_write_held (int dirfd, const char *name, int *held,
                           ar_error_t **err)
 {
-  char line[64];
+  char line[PID_RECORD_MAX];
   pid_t self = getpid ();
   int len = pid_record_line (line, self, ar_pid_start_time (self));
   return write_file_atomic (dirfd, name, line, (size_t) len, 0600, held, err);
@@ -257,9 +261,10 @@ open_pid_record (int dirfd, const char *name)
 static pid_t
 pid_record_parse (int fd)
 {
-  char line[64];
-  ssize_t n = ar_read_all (fd, line, sizeof line - 1);
-  if (n <= 0)
+  /* One byte over the most a record holds: a longer one is no record. */
+  char line[PID_RECORD_MAX + 1];
+  ssize_t n = ar_read_all (fd, line, sizeof line);
+  if (n <= 0 || n > PID_RECORD_MAX)
     return -1;
   line[n] = '\0';
   int pid = 0;
