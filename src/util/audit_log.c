@@ -76,13 +76,15 @@ hash_range (int fd, off_t start, off_t end, char hex[AR_SHA256_HEX_SIZE])
 
 /* The hash of the log's last line. A last line without its newline (a cut
  * write) gets one first, so the new entry starts on a line of its own and
- * verification points at the damaged one. */
+ * verification points at the damaged one. *size is the log's size then,
+ * where the new entry goes. */
 static int
-previous_line_hash (int fd, char hex[AR_SHA256_HEX_SIZE])
+previous_line_hash (int fd, char hex[AR_SHA256_HEX_SIZE], off_t *size)
 {
   struct stat st;
   if (fstat (fd, &st) < 0)
     return -1;
+  *size = st.st_size;
   if (st.st_size == 0)
     {
       memcpy (hex, ZERO_HASH, AR_SHA256_HEX_SIZE);
@@ -97,6 +99,7 @@ previous_line_hash (int fd, char hex[AR_SHA256_HEX_SIZE])
       if (ar_write_all (fd, "\n", 1) < 0)
         return -1;
       end = st.st_size;
+      *size = st.st_size + 1;
     }
   off_t start;
   if (find_last_line (fd, end, &start) < 0)
@@ -345,8 +348,8 @@ ar_audit_append_with_head (const char *audit_path, const char *heads_dir,
     return ar_error_set (err, errno, "audit: lock `%s`", audit_path);
 
   char prev[AR_SHA256_HEX_SIZE];
-  struct stat st;
-  if (previous_line_hash (fd, prev) < 0 || fstat (fd, &st) < 0)
+  off_t before;
+  if (previous_line_hash (fd, prev, &before) < 0)
     return ar_error_set (err, errno, "audit: read `%s`", audit_path);
 
   cleanup_free char *head = entry_head (container_id, event);
@@ -358,9 +361,9 @@ ar_audit_append_with_head (const char *audit_path, const char *heads_dir,
    * the disk fills, which verification then reports. */
   if (ar_write_all (fd, line, strlen (line)) < 0)
     return ar_error_set (err, errno, "audit: write `%s`", audit_path);
-  return heads_dir ? keep_head (fd, audit_path, heads_dir, st.st_size, line,
-                                stale, err)
-                   : 0;
+  return heads_dir
+             ? keep_head (fd, audit_path, heads_dir, before, line, stale, err)
+             : 0;
 }
 
 int
