@@ -197,6 +197,10 @@ int ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
 int
 ar_agent_audit (const ar_agent_plan *plan, const char *id, const char *event,
                 const char *fields_json, ar_error_t **err);
+/* The same where an event that cannot be written is a warning on stderr,
+ * not the caller's failure. */
+void ar_agent_audit_or_warn (const ar_agent_plan *plan, const char *id,
+                             const char *event, const char *fields_json);
 
 /* At delete, after the container's processes are gone: record the
  * overlay's changes and the exported artifacts in the audit log, export

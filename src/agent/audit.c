@@ -8,6 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
+static void
+warn (const char *text)
+{
+  fprintf (stderr, "agentrun: warning: audit log: %s\n", text);
+}
+
 int
 ar_agent_audit (const ar_agent_plan *plan, const char *id, const char *event,
                 const char *fields_json, ar_error_t **err)
@@ -20,8 +26,17 @@ ar_agent_audit (const ar_agent_plan *plan, const char *id, const char *event,
   static char said_for[PATH_MAX];
   if (stale && strcmp (said_for, plan->audit_path) != 0)
     {
-      fprintf (stderr, "agentrun: warning: audit log: %s\n", stale);
+      warn (stale);
       snprintf (said_for, sizeof said_for, "%s", plan->audit_path);
     }
   return r;
+}
+
+void
+ar_agent_audit_or_warn (const ar_agent_plan *plan, const char *id,
+                        const char *event, const char *fields_json)
+{
+  cleanup_error ar_error_t *err = NULL;
+  if (ar_agent_audit (plan, id, event, fields_json, &err) < 0)
+    warn (ar_error_text (err));
 }

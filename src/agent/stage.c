@@ -123,9 +123,7 @@ void
 ar_agent_stage_audit (const ar_agent_plan *plan, const char *id,
                       const char *event, const char *fields_json)
 {
-  cleanup_error ar_error_t *err = NULL;
-  if (ar_agent_audit (plan, id, event, fields_json, &err) < 0)
-    fprintf (stderr, "agentrun: warning: audit log: %s\n", ar_error_text (err));
+  ar_agent_audit_or_warn (plan, id, event, fields_json);
 }
 
 /* A secret typed on a command line must not reach the log. */

@@ -336,10 +336,7 @@ audit_diff (const ar_agent_plan *plan, const char *container_id,
     }
   yajl_gen_map_close (gen);
   cleanup_free char *fields = ar_hostfs_json_members (gen);
-  cleanup_error ar_error_t *audit_err = NULL;
-  if (ar_agent_audit (plan, container_id, "diff", fields, &audit_err) < 0)
-    fprintf (stderr, "agentrun: warning: audit log: %s\n",
-             ar_error_text (audit_err));
+  ar_agent_audit_or_warn (plan, container_id, "diff", fields);
 }
 
 static int
