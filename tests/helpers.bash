@@ -307,6 +307,18 @@ wait_for_nap() {
 	return 1
 }
 
+# connected_to ID: a taker's connection to the pooled sandbox ID's socket
+# waits in its accept queue: /proc/net/unix names the listener and the
+# queued peer by the address it was bound at (.new-ID, then renamed).
+connected_to() {
+	local i
+	for i in $(seq 1 200); do
+		[ "$(grep -c -- "/.new-$1\$" /proc/net/unix)" -ge 2 ] && return 0
+		sleep 0.05
+	done
+	fail "no taker connected to $1: $(grep -- "/.new-$1\$" /proc/net/unix)"
+}
+
 # wait_bg SECONDS: wait for $BG, killing it if it runs longer; its status
 # in $RC.
 wait_bg() {

@@ -217,6 +217,36 @@ wait_ready() {
 	[ ! -e "$ROOT/$id" ] || fail "the dead sandbox's state is left"
 }
 
+# A sandbox's init killed after the taker connected to it and sent the
+# command, before it read it: the taker sees the connection end, not a
+# refusal. Nothing of the command ran, so the next sandbox takes it; the
+# launcher's take (the plain form) and the runtime's own (-e) alike.
+@test "pool: an init that dies after the taker connected is deleted with a warning; the take runs in the next one" {
+	pool_create --size 1
+	local form id pid
+	for form in plain env; do
+		wait_ready 1
+		id=$(ls "$ROOT/.pool/$POOL/ready")
+		pid=$(jq -r .pid "$ROOT/$id/state.json")
+		kill -STOP "$pid"
+		if [ $form = plain ]; then
+			started_in_bg bash -c "cd '$WS' && exec '$RUNTIME' --root '$ROOT' sandbox --pool '$POOL' -- echo ran"
+		else
+			started_in_bg bash -c "cd '$WS' && exec '$RUNTIME' --root '$ROOT' sandbox --pool '$POOL' -e FORM=env -- sh -c 'echo ran \$FORM'"
+		fi
+		connected_to "$id"
+		kill -KILL "$pid"
+		wait_bg 30
+		[ "$RC" -eq 0 ] || fail "$form: status $RC: $(cat "$TEST_DIR/bg.out" "$TEST_DIR/bg.err")"
+		grep -q "^ran" "$TEST_DIR/bg.out" || fail "$form: $(cat "$TEST_DIR/bg.out" "$TEST_DIR/bg.err")"
+		[ $form = plain ] || grep -qx "ran env" "$TEST_DIR/bg.out" || fail "env: $(cat "$TEST_DIR/bg.out")"
+		grep -qF "warning: pool \`$POOL\`: container \`$id\`: its init is gone; deleted, another taken" "$TEST_DIR/bg.err" \
+			|| fail "$form: $(cat "$TEST_DIR/bg.err")"
+		[ "$(wc -l <"$TEST_DIR/bg.err")" -eq 1 ] || fail "$form: $(cat "$TEST_DIR/bg.err")"
+		[ ! -e "$ROOT/$id" ] || fail "$form: the dead sandbox's state is left"
+	done
+}
+
 @test "pool: a signal sent as soon as the command runs is passed on, even before the runtime has its handlers" {
 	command -v strace >/dev/null || skip "strace is not installed (contrib/install-deps.sh)"
 	pool_create --size 1

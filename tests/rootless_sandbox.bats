@@ -473,6 +473,25 @@ user_sandbox_in_client_netns() {
 	[ ! -e "$ROOT/$id" ] || fail "the broken sandbox's state is left"
 }
 
+@test "user pool: an init killed after the take connected is deleted with a warning, and the take runs in the next one" {
+	POOL=ur$$
+	run user_pool create "$POOL" --size 1
+	assert_success
+	local id pid
+	id=$(ls "$ROOT/.pool/$POOL/ready")
+	pid=$(jq -r .pid "$ROOT/$id/state.json")
+	kill -STOP "$pid"
+	started_in_bg as_user_in_ws "$RUNTIME" --root "$ROOT" sandbox --pool "$POOL" -- echo ran
+	connected_to "$id"
+	kill -KILL "$pid"
+	wait_bg 30
+	[ "$RC" -eq 0 ] || fail "status $RC: $(cat "$TEST_DIR/bg.out" "$TEST_DIR/bg.err")"
+	grep -qx ran "$TEST_DIR/bg.out" || fail "$(cat "$TEST_DIR/bg.out" "$TEST_DIR/bg.err")"
+	grep -qF "warning: pool \`$POOL\`: container \`$id\`: its init is gone; deleted, another taken" "$TEST_DIR/bg.err" \
+		|| fail "$(cat "$TEST_DIR/bg.err")"
+	[ ! -e "$ROOT/$id" ] || fail "the dead sandbox's state is left"
+}
+
 @test "user pool: --allow-net: a pooled sandbox reaches the allowed test host and not another; rm leaves no pasta, netns file or lease" {
 	command -v pasta >/dev/null || skip "no pasta (apt-get install passt)"
 	make_test_network

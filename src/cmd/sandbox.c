@@ -711,8 +711,9 @@ call_command (const ar_parsed *p, ar_take_command *cmd, ar_error_t **err)
 /* A pool made without root keeps each sandbox's user and mount
  * namespaces (its overlay's mounts are there) in a holder process. This
  * process joins them for good, as a fresh sandbox without root unshares
- * its own; the refill starts first, from outside them. 1: joined; 0:
- * none held; -1: they are gone. */
+ * its own; the refill starts first, from outside them. So the join comes
+ * last in a claim: after it no other member's can be joined. 1: joined;
+ * 0: none held; -1: they are gone. */
 static int
 join_if_held (const ar_globals *g, const char *name, ar_pool_member *m,
               ar_error_t **err)
@@ -735,15 +736,18 @@ discard_member (const ar_globals *g, ar_pool_member *m)
   ar_container_delete (g->root, m->id, true, &ignored);
 }
 
-/* Claim a member (or take the launcher's claim, `done`), join its
- * namespaces if they are held, and connect to its init (or take the
- * launcher's connection). A member that cannot be taken (its holder and
- * with it its overlay gone, or its init) is discarded with a warning and
- * the next one claimed. *sock is the connection. */
+/* Claim a member (or take the launcher's claim, `done`), connect to its
+ * init (or take the launcher's connection), hand it `cmd` up to its
+ * READY, and join the member's namespaces if they are held. A member
+ * that cannot be taken (its init gone, even after the connection was
+ * made, or its holder and with it its overlay) is discarded with a
+ * warning and the next one claimed: nothing of the command ran in it. One
+ * whose init refuses the command is discarded, and that is the error. */
 #define CLAIM_ATTEMPTS 3
 static int
-claim_member (const ar_globals *g, const char *name, ar_pool_member *m,
-              ar_take_handover *done, int *sock, ar_error_t **err)
+claim_member (const ar_globals *g, const char *name, const ar_take_command *cmd,
+              ar_pool_member *m, ar_take_handover *done, ar_take_ready *ready,
+              ar_error_t **err)
 {
   for (int attempt = 1;; attempt++)
     {
@@ -752,23 +756,24 @@ claim_member (const ar_globals *g, const char *name, ar_pool_member *m,
                   : ar_pool_claim (g, name, m, err))
           < 0)
         return -1;
-      int joined = join_if_held (g, name, m, err);
-      if (joined >= 0 && handed)
-        {
-          *sock = done->sock;
-          done->sock = -1;
-          if (*sock < 0)
-            ar_error_set (err, 0, "its init is gone");
-        }
-      else if (joined >= 0)
-        *sock = ar_take_connect (m->taken_fd, m->id, err);
-      if (joined >= 0 && *sock >= 0)
+      int sock
+          = handed ? done->sock : ar_take_connect (m->taken_fd, m->id, err);
+      if (handed)
+        done->sock = -1;
+      if (sock < 0 && !*err)
+        ar_error_set_code (err, AR_ERR_PEER_GONE, 0, "its init is gone");
+      int handled = sock < 0 ? -1
+                             : ar_take_hand (sock, cmd, handed ? done : NULL,
+                                             ready, err);
+      bool refused
+          = handled < 0 && sock >= 0 && !ar_error_is (*err, AR_ERR_PEER_GONE);
+      int joined = handled < 0 ? -1 : join_if_held (g, name, m, err);
+      if (joined >= 0)
         return 0;
+      ar_created_close (&ready->created);
       ar_error_prefix (err, "container `%s`", m->id);
       discard_member (g, m);
-      /* Once joined, this process is in that member's namespaces for
-       * good: no other member's can be joined. */
-      if (attempt == CLAIM_ATTEMPTS || joined == 1)
+      if (refused || attempt == CLAIM_ATTEMPTS)
         return -1;
       fprintf (stderr,
                "agentrun: warning: pool `%s`: %s; deleted, another taken\n",
@@ -778,27 +783,17 @@ claim_member (const ar_globals *g, const char *name, ar_pool_member *m,
     }
 }
 
-/* Hand the command to the claimed sandbox; one that cannot take it is
- * deleted, and the error is that. */
-static int
-take_member (const ar_globals *g, const ar_parsed *p, char *const *argv,
-             ar_pool_member *m, int sock, const ar_take_handover *done,
-             ar_sandbox_report *report, ar_created *created, ar_error_t **err)
+/* The caller's command could not be read: the launcher's claim, if it
+ * made one, is discarded. */
+static void
+discard_handed (const ar_globals *g, const char *name,
+                const ar_take_handover *done)
 {
-  cleanup_take_command ar_take_command cmd = { 0 };
-  report->id = xstrdup (m->id);
-  int r = call_command (p, &cmd, err);
-  if (r == 0)
-    r = ar_container_take (
-        g->root, m->id, sock, &cmd, argv,
-        done->id && strcmp (done->id, m->id) == 0 ? done : NULL, created, err);
-  else
-    close (sock);
-  if (r < 0)
-    discard_member (g, m);
-  else
-    ar_pool_release_socket (m);
-  return r;
+  ar_pool_member m = { .taken_fd = -1 };
+  cleanup_error ar_error_t *ignored = NULL;
+  if (done->id && ar_pool_adopt_claim (g, name, done->id, &m, &ignored) == 0)
+    discard_member (g, &m);
+  ar_pool_member_clear (&m);
 }
 
 static int
@@ -821,19 +816,31 @@ sandbox_from_pool (const ar_globals *g, const ar_parsed *p, char *const *argv,
   if (g->take_handover
       && ar_take_handover_parse (g->take_handover, &done, err) < 0)
     return -1;
-  int sock = -1;
-  if (claim_member (g, name, &m, &done, &sock, err) < 0)
+  cleanup_take_command ar_take_command cmd = { 0 };
+  if (call_command (p, &cmd, err) < 0)
+    {
+      discard_handed (g, name, &done);
+      return -1;
+    }
+  cleanup_take_ready ar_take_ready ready
+      = { .created = { .pidfd = -1, .sync_fd = -1, .pty_master = -1 } };
+  int claimed = claim_member (g, name, &cmd, &m, &done, &ready, err);
+  if (m.id)
+    report->id = xstrdup (m.id);
+  if (claimed < 0)
     return -1;
   ar_timings_mark ("claim");
-  cleanup_created ar_created created
-      = { .pidfd = -1, .sync_fd = -1, .pty_master = -1 };
-  int taken = take_member (g, p, argv, &m, sock, &done, report, &created, err);
+  int taken = ar_container_take (g->root, m.id, &cmd, argv, &ready, err);
   ar_timings_mark ("take");
+  if (taken < 0)
+    discard_member (g, &m);
+  else
+    ar_pool_release_socket (&m);
   /* Taken or gone, the pool is one short. */
   ar_pool_refill (g, name, &m);
   if (taken < 0)
     return -1;
-  int status = ar_container_wait (g->root, m.id, "sandbox", &created,
+  int status = ar_container_wait (g->root, m.id, "sandbox", &ready.created,
                                   &report->outcome, err);
   ar_timings_mark ("wait");
   /* Where /output and the audit log went, read while the state is

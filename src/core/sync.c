@@ -28,6 +28,15 @@ struct wire
   char text[SYNC_TEXT_MAX]; /* NUL-terminated; empty when none */
 };
 
+/* A send or receive that failed because the other end closed (a reset
+ * when it closed with a message unread, a broken pipe) says so. */
+static ar_error_code
+peer_gone (int errno_value)
+{
+  return errno_value == ECONNRESET || errno_value == EPIPE ? AR_ERR_PEER_GONE
+                                                           : AR_ERR_FAILED;
+}
+
 int
 ar_sync_pair (int fds[2], ar_error_t **err)
 {
@@ -49,7 +58,7 @@ ar_sync_send (int sock, ar_sync_type type, int value, int fd, const char *text,
     }
   size_t len = offsetof (struct wire, text) + text_len + 1;
   if (ar_fd_sendmsg (sock, &w, len, fd) < 0)
-    return ar_error_set (err, errno, "sync: send");
+    return ar_error_set_code (err, peer_gone (errno), errno, "sync: send");
   return 0;
 }
 
@@ -60,10 +69,11 @@ ar_sync_recv (int sock, ar_sync_msg *out, ar_error_t **err)
   int received;
   ssize_t n = ar_fd_recvmsg (sock, &w, sizeof w, &received);
   if (n < 0)
-    return ar_error_set (err, errno, "sync: receive");
+    return ar_error_set_code (err, peer_gone (errno), errno, "sync: receive");
   cleanup_close int fd = received;
   if (n == 0)
-    return ar_error_set (err, 0, "container init exited during setup");
+    return ar_error_set_code (err, AR_ERR_PEER_GONE, 0,
+                              "container init exited during setup");
   if ((size_t) n < offsetof (struct wire, text) + 1)
     return ar_error_set (err, 0, "sync: short message");
 

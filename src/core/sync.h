@@ -39,10 +39,12 @@ typedef struct
 
 int ar_sync_pair (int fds[2], ar_error_t **err);
 
+/* A peer that closed its end (it died) fails a send or receive with
+ * AR_ERR_PEER_GONE: callers that can go on without it test for that. */
 int ar_sync_send (int sock, ar_sync_type type, int value, int fd,
                   const char *text, ar_error_t **err);
 
-/* Receive the next message; EOF (the peer died) is an error. */
+/* Receive the next message; EOF is an error. */
 int ar_sync_recv (int sock, ar_sync_msg *msg, ar_error_t **err);
 
 /* Receive and require `type`; an AR_SYNC_ERROR from the peer becomes *err

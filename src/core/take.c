@@ -170,54 +170,70 @@ await_ready (int sock, ar_created *out, bool *poststart, ar_error_t **err)
   return 0;
 }
 
+/* The one error for an init that went while it waited to be taken. */
+static int
+init_gone (ar_error_t **err)
+{
+  ar_error_freep (err);
+  return ar_error_set_code (err, AR_ERR_PEER_GONE, 0, "its init is gone");
+}
+
 int
 ar_take_connect (int dirfd, const char *name, ar_error_t **err)
 {
   int sock = ar_seqpacket_connect_at (dirfd, name, err);
   int why = sock < 0 && *err ? (*err)->errno_value : 0;
   if (why == ECONNREFUSED || why == ENOENT)
-    {
-      ar_error_freep (err);
-      return ar_error_set (err, 0, "its init is gone");
-    }
+    return init_gone (err);
   return sock;
 }
 
 int
-ar_container_take (const char *root, const char *id, int sock,
-                   const ar_take_command *cmd, char *const *command_line,
-                   const ar_take_handover *done, ar_created *out,
+ar_take_hand (int sock, const ar_take_command *cmd,
+              const ar_take_handover *done, ar_take_ready *out,
+              ar_error_t **err)
+{
+  *out = (ar_take_ready){
+    .created
+    = { .pidfd = -1, .sync_fd = sock, .pty_master = -1, .adopted = true }
+  };
+  ar_created *c = &out->created;
+  int r = 0;
+  if (!(done && done->sent))
+    r = send_command (sock, cmd, err);
+  if (r == 0 && done && done->pidfd >= 0)
+    {
+      out->started = true;
+      out->poststart = done->poststart;
+      c->pid = done->pid;
+      c->pidfd = dup (done->pidfd);
+      if (c->pidfd < 0)
+        return ar_error_set (err, errno, "take: the init's pidfd %d",
+                             done->pidfd);
+    }
+  else if (r == 0)
+    r = await_ready (sock, c, &out->poststart, err);
+  /* Closed before READY: it went, killed while it waited, and nothing of
+   * the command ran. */
+  if (r < 0 && ar_error_is (*err, AR_ERR_PEER_GONE))
+    return init_gone (err);
+  return r;
+}
+
+int
+ar_container_take (const char *root, const char *id, const ar_take_command *cmd,
+                   char *const *command_line, ar_take_ready *ready,
                    ar_error_t **err)
 {
-  *out = (ar_created){
-    .pidfd = -1, .sync_fd = sock, .pty_master = -1, .adopted = true
-  };
-  bool started = done && done->pidfd >= 0;
-  bool sent = done && done->sent;
+  ar_created *out = &ready->created;
   cleanup_close int state_fd = ar_container_open_dir (root, id, err);
   if (state_fd < 0)
     return -1;
-  if (!sent && send_command (out->sync_fd, cmd, err) < 0)
-    return ar_error_prefix (err, "container `%s`", id);
-  bool poststart = false;
-  int r = 0;
-  if (started)
-    {
-      out->pidfd = dup (done->pidfd);
-      out->pid = done->pid;
-      poststart = done->poststart;
-      if (out->pidfd < 0)
-        r = ar_error_set (err, errno, "take: the init's pidfd %d", done->pidfd);
-    }
-  else
-    r = await_ready (out->sync_fd, out, &poststart, err);
   /* From the start on, a signal to this process is the command's: a
    * caller may send one as soon as the command runs. */
-  if (r == 0)
-    ar_foreground_forward_signals (out->pid);
-  if (r == 0 && !started)
-    r = ar_sync_send (out->sync_fd, AR_SYNC_START, 0, -1, NULL, err);
-  if (r < 0)
+  ar_foreground_forward_signals (out->pid);
+  if (!ready->started
+      && ar_sync_send (out->sync_fd, AR_SYNC_START, 0, -1, NULL, err) < 0)
     return -1;
   /* Off the command's path: it runs. */
   out->started_ms = ar_now_ms ();
@@ -227,7 +243,7 @@ ar_container_take (const char *root, const char *id, int sock,
     return -1;
   out->wall_clock_seconds = ar_stage_wall_clock_seconds (plan);
   unlinkat (state_fd, AR_AWAIT_TAKE_FILE, 0);
-  after_start (root, id, state_fd, plan, poststart, cmd, command_line);
+  after_start (root, id, state_fd, plan, ready->poststart, cmd, command_line);
   ar_stage_free_plan (plan);
   return 0;
 }

@@ -25,8 +25,8 @@ int ar_take_await (int listener, ar_take_command *cmd, int stdio[3], int *conn,
                    ar_error_t **err);
 
 /* The taker: connect to a waiting container's init through its socket
- * `name` in `dirfd`. An init that is gone is the error "its init is
- * gone". */
+ * `name` in `dirfd`. An init that is gone is AR_ERR_PEER_GONE, "its init
+ * is gone". */
 int ar_take_connect (int dirfd, const char *name, ar_error_t **err);
 
 /* What the launcher (launcher/take.c) did of a take before it executed
@@ -53,18 +53,43 @@ int ar_take_handover_parse (const char *text, ar_take_handover *h,
 void ar_take_handover_clear (ar_take_handover *h);
 #define cleanup_take_handover __attribute__ ((cleanup (ar_take_handover_clear)))
 
-/* Then hand the container `id` of `root`, on the connection `sock` (from
- * here *out's sync_fd), `cmd` and this process's stdio, and start it;
- * then audit it ("take", with `command_line`; "start") and run its
- * poststart hooks. What `done` (NULL: nothing) says the launcher did
- * already is not done again. *out is as ar_container_create and
- * ar_container_release leave it for `run` (pid, pidfd, sync_fd,
- * wall_clock_seconds, started_ms), with `adopted` set: the init is not
- * this process's child. An init that refuses the command is an error;
- * the caller deletes the container. */
-int ar_container_take (const char *root, const char *id, int sock,
+/* A taken container's init, once it has the command: `created` as
+ * ar_container_create and ar_container_release leave it for `run` (pid,
+ * pidfd, sync_fd: the connection), with `adopted` set (the init is not
+ * this process's child); whether the launcher started the command
+ * already, and whether the init has poststart hooks. */
+typedef struct
+{
+  ar_created created;
+  bool started;
+  bool poststart;
+} ar_take_ready;
+
+static inline void
+ar_take_ready_close (ar_take_ready *ready)
+{
+  ar_created_close (&ready->created);
+}
+#define cleanup_take_ready __attribute__ ((cleanup (ar_take_ready_close)))
+
+/* Then hand the init, on the connection `sock` (from here
+ * out->created.sync_fd), `cmd` and this process's stdio, and read its
+ * READY; what `done` (NULL: nothing) says the launcher did already is not
+ * done again. An init gone before its READY (killed while it waited: the
+ * connection ended) is AR_ERR_PEER_GONE, "its init is gone": nothing of
+ * the command ran, and another container may take it. An init that
+ * refuses the command is an error. The caller deletes the container
+ * either way. */
+int ar_take_hand (int sock, const ar_take_command *cmd,
+                  const ar_take_handover *done, ar_take_ready *out,
+                  ar_error_t **err);
+
+/* Then start the command in the container `id` of `root` (unless the
+ * launcher did), audit it ("take", with `command_line`; "start") and run
+ * its poststart hooks; ready->created gets wall_clock_seconds and
+ * started_ms. */
+int ar_container_take (const char *root, const char *id,
                        const ar_take_command *cmd, char *const *command_line,
-                       const ar_take_handover *done, ar_created *out,
-                       ar_error_t **err);
+                       ar_take_ready *ready, ar_error_t **err);
 
 #endif

@@ -12,6 +12,7 @@ typedef enum
 {
   AR_ERR_FAILED = 0,   /* nothing more specific */
   AR_ERR_NO_CONTAINER, /* no container of that id under the state root */
+  AR_ERR_PEER_GONE,    /* the other end of a connection closed or reset it */
 } ar_error_code;
 
 typedef struct ar_error
