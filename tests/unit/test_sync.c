@@ -71,8 +71,7 @@ test_message_and_peer_error_are_not_gone (void)
   CHECK (ar_sync_expect (mine, AR_SYNC_READY, &msg, &e) == 0);
   CHECK_INT (msg.value, 42);
   free (msg.text);
-  CHECK (ar_sync_send (peer, AR_SYNC_ERROR, 0, -1, "exec `nope`: not found",
-                       &e)
+  CHECK (ar_sync_send (peer, AR_SYNC_ERROR, 0, -1, "exec `nope`: not found", &e)
          == 0);
   CHECK (ar_sync_expect (mine, AR_SYNC_READY, &msg, &e) < 0);
   CHECK (e != NULL && !ar_error_is (e, AR_ERR_PEER_GONE));
