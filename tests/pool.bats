@@ -108,10 +108,15 @@ wait_ready() {
 
 @test "pool: a missing command is the error a fresh sandbox gives; the sandbox goes" {
 	pool_create --size 1
+	local id
+	id=$(ls "$ROOT/.pool/$POOL/ready")
 	run pooled -- no-such-command-here
 	assert_failure
 	assert_output_contains 'exec: "no-such-command-here": executable file not found in $PATH'
-	[ -z "$(state_entries)" ] || [ "$(state_entries | wc -l)" -eq 1 ] || fail "left: $(state_entries)"
+	[ ! -e "$ROOT/$id" ] || fail "the sandbox $id is left"
+	# The filler the take started makes its successor, the only one.
+	wait_ready 1
+	[ "$(state_entries | wc -l)" -eq 1 ] || fail "left: $(state_entries)"
 }
 
 @test "pool: --diff and --json-status are each call's own; the audit log has the take" {
@@ -277,6 +282,8 @@ wait_ready() {
 	[ "$RC" -eq 5 ] || fail "status $RC: $(cat "$TEST_DIR/bg.out" "$TEST_DIR/bg.err")"
 	grep -q got-term "$TEST_DIR/bg.out" || fail "no TERM: $(cat "$TEST_DIR/bg.out")"
 	wait_ready 1
+	local id
+	id=$(ls "$ROOT/.pool/$POOL/ready")
 	started_in_bg bash -c "cd '$WS' && exec '$RUNTIME' --root '$ROOT' sandbox --pool '$POOL' -- sleep $NAP"
 	nap=$(wait_for_nap)
 	kill -KILL "$BG"
@@ -289,6 +296,9 @@ wait_ready() {
 	# Its init went with it; the next list deletes what its taker left.
 	run runtime list
 	assert_success
+	[ ! -e "$ROOT/$id" ] || fail "the killed taker's sandbox $id is left: $output"
+	# The filler the take started makes its successor, the only one.
+	wait_ready 1
 	[ "$(state_entries | wc -l)" -eq 1 ] || fail "left: $(state_entries)"
 }
 

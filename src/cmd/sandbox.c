@@ -828,7 +828,12 @@ sandbox_from_pool (const ar_globals *g, const ar_parsed *p, char *const *argv,
   if (m.id)
     report->id = xstrdup (m.id);
   if (claimed < 0)
-    return -1;
+    {
+      /* One was claimed and deleted: the pool is one short. */
+      if (m.id)
+        ar_pool_refill (g, name, &m);
+      return -1;
+    }
   ar_timings_mark ("claim");
   int taken = ar_container_take (g->root, m.id, &cmd, argv, &ready, err);
   ar_timings_mark ("take");
