@@ -784,16 +784,14 @@ claim_member (const ar_globals *g, const char *name, const ar_take_command *cmd,
 }
 
 /* The caller's command could not be read: the launcher's claim, if it
- * made one, is discarded. */
+ * made one, is taken into *m and discarded. */
 static void
 discard_handed (const ar_globals *g, const char *name,
-                const ar_take_handover *done)
+                const ar_take_handover *done, ar_pool_member *m)
 {
-  ar_pool_member m = { .taken_fd = -1 };
   cleanup_error ar_error_t *ignored = NULL;
-  if (done->id && ar_pool_adopt_claim (g, name, done->id, &m, &ignored) == 0)
-    discard_member (g, &m);
-  ar_pool_member_clear (&m);
+  if (done->id && ar_pool_adopt_claim (g, name, done->id, m, &ignored) == 0)
+    discard_member (g, m);
 }
 
 static int
@@ -817,14 +815,13 @@ sandbox_from_pool (const ar_globals *g, const ar_parsed *p, char *const *argv,
       && ar_take_handover_parse (g->take_handover, &done, err) < 0)
     return -1;
   cleanup_take_command ar_take_command cmd = { 0 };
-  if (call_command (p, &cmd, err) < 0)
-    {
-      discard_handed (g, name, &done);
-      return -1;
-    }
   cleanup_take_ready ar_take_ready ready
       = { .created = { .pidfd = -1, .sync_fd = -1, .pty_master = -1 } };
-  int claimed = claim_member (g, name, &cmd, &m, &done, &ready, err);
+  int claimed = call_command (p, &cmd, err);
+  if (claimed < 0)
+    discard_handed (g, name, &done, &m);
+  else
+    claimed = claim_member (g, name, &cmd, &m, &done, &ready, err);
   if (m.id)
     report->id = xstrdup (m.id);
   if (claimed < 0)
