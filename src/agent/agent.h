@@ -68,7 +68,7 @@ typedef struct ar_plan
 
   char *audit_path; /* JSON lines; NULL: no audit log */
   /* Where the log's head (line count and last hash) is kept, outside the
-   * log: the state root's AR_AUDIT_HEADS_DIR. Not saved in agent.json: set
+   * log: the state root's (ar_audit_heads_dir). Not saved in agent.json: set
    * by whoever has the plan in hand (NULL: no head kept). */
   char *audit_heads_dir;
 

@@ -55,10 +55,10 @@ ar_agent_stage_keep_audit_head (ar_agent_plan *plan, const char *state_dir)
   if (plan->audit_path == NULL)
     return;
   const char *slash = strrchr (state_dir, '/');
+  cleanup_free char *root
+      = xstrndup (state_dir, slash ? (size_t) (slash - state_dir) : 0);
   free (plan->audit_heads_dir);
-  plan->audit_heads_dir
-      = xasprintf ("%.*s/" AR_AUDIT_HEADS_DIR,
-                   (int) (slash ? slash - state_dir : 0), state_dir);
+  plan->audit_heads_dir = ar_audit_heads_dir (root);
 }
 
 int

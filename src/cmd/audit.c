@@ -47,11 +47,8 @@ show_head (const char *path, const char *heads_dir, bool forget,
 {
   cleanup_free char *head = NULL;
   if (forget ? ar_audit_forget_head (path, heads_dir, &head, err) < 0
-             : ar_audit_stored_head (path, heads_dir, &head, err) < 0)
+             : ar_audit_kept_head (path, heads_dir, &head, err) < 0)
     return -1;
-  if (head == NULL)
-    return ar_error_set (err, 0, "audit: no head kept for `%s` under `%s`",
-                         path, heads_dir);
   puts (head);
   return 0;
 }
@@ -66,7 +63,7 @@ ar_cmd_audit (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   if (ar_require_args ("audit", &p, 1, "FILE", err) < 0)
     return -1;
   const char *path = p.args[0];
-  cleanup_free char *heads_dir = xasprintf ("%s/" AR_AUDIT_HEADS_DIR, g->root);
+  cleanup_free char *heads_dir = ar_audit_heads_dir (g->root);
   if (ar_flag (&p, OPT_SHOW_HEAD) || ar_flag (&p, OPT_FORGET_HEAD))
     return show_head (path, heads_dir, ar_flag (&p, OPT_FORGET_HEAD), err);
 

@@ -31,7 +31,7 @@ ar_sandbox_report_plan (ar_sandbox_report *r, const oci_map *annotations,
   free (r->id);
   r->output_host_dir = output ? xstrdup (output) : NULL;
   r->audit_path = audit ? xstrdup (audit) : NULL;
-  r->audit_heads_dir = xasprintf ("%s/" AR_AUDIT_HEADS_DIR, root);
+  r->audit_heads_dir = ar_audit_heads_dir (root);
   r->id = xstrdup (id);
 }
 

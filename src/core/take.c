@@ -188,6 +188,14 @@ ar_take_connect (int dirfd, const char *name, ar_error_t **err)
   return sock;
 }
 
+/* A connection that closed before READY: the init went while it waited
+ * (killed), and nothing of the command ran. */
+static int
+gone_if_closed (ar_error_t **err)
+{
+  return ar_error_is (*err, AR_ERR_PEER_GONE) ? init_gone (err) : -1;
+}
+
 int
 ar_take_hand (int sock, const ar_take_command *cmd,
               const ar_take_handover *done, ar_take_ready *out,
@@ -198,11 +206,9 @@ ar_take_hand (int sock, const ar_take_command *cmd,
     = { .pidfd = -1, .sync_fd = sock, .pty_master = -1, .adopted = true }
   };
   ar_created *c = &out->created;
-  int r = 0;
-  if (!(done && done->sent))
-    r = send_command (sock, cmd, err);
-  if (r == 0 && done && done->pidfd >= 0)
+  if (done && done->pidfd >= 0)
     {
+      /* The launcher handed the command, read READY and started it. */
       out->started = true;
       out->poststart = done->poststart;
       c->pid = done->pid;
@@ -210,14 +216,13 @@ ar_take_hand (int sock, const ar_take_command *cmd,
       if (c->pidfd < 0)
         return ar_error_set (err, errno, "take: the init's pidfd %d",
                              done->pidfd);
+      return 0;
     }
-  else if (r == 0)
-    r = await_ready (sock, c, &out->poststart, err);
-  /* Closed before READY: it went, killed while it waited, and nothing of
-   * the command ran. */
-  if (r < 0 && ar_error_is (*err, AR_ERR_PEER_GONE))
-    return init_gone (err);
-  return r;
+  if (!(done && done->sent) && send_command (sock, cmd, err) < 0)
+    return gone_if_closed (err);
+  if (await_ready (sock, c, &out->poststart, err) < 0)
+    return gone_if_closed (err);
+  return 0;
 }
 
 int

@@ -375,6 +375,12 @@ ar_audit_append (const char *audit_path, const char *container_id,
                                     fields_json, &stale, err);
 }
 
+char *
+ar_audit_heads_dir (const char *state_root)
+{
+  return xasprintf ("%s/.audit-heads", state_root);
+}
+
 int
 ar_audit_stored_head (const char *audit_path, const char *heads_dir,
                       char **head, ar_error_t **err)
@@ -392,14 +398,23 @@ ar_audit_stored_head (const char *audit_path, const char *heads_dir,
 }
 
 int
-ar_audit_forget_head (const char *audit_path, const char *heads_dir,
-                      char **head, ar_error_t **err)
+ar_audit_kept_head (const char *audit_path, const char *heads_dir, char **head,
+                    ar_error_t **err)
 {
   if (ar_audit_stored_head (audit_path, heads_dir, head, err) < 0)
     return -1;
   if (*head == NULL)
     return ar_error_set (err, 0, "audit: no head kept for `%s` under `%s`",
                          audit_path, heads_dir);
+  return 0;
+}
+
+int
+ar_audit_forget_head (const char *audit_path, const char *heads_dir,
+                      char **head, ar_error_t **err)
+{
+  if (ar_audit_kept_head (audit_path, heads_dir, head, err) < 0)
+    return -1;
   cleanup_free char *file = head_file (audit_path, heads_dir);
   if (unlink (file) < 0)
     return ar_error_set (err, errno, "audit: remove the head kept for `%s`",

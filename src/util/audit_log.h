@@ -27,12 +27,18 @@ int ar_audit_append_with_head (const char *audit_path, const char *heads_dir,
                                const char *fields_json, char **stale,
                                ar_error_t **err);
 
-#define AR_AUDIT_HEADS_DIR ".audit-heads" /* under the state root */
+/* Where the heads of the logs a state root's containers append to are
+ * kept: ROOT/.audit-heads. */
+char *ar_audit_heads_dir (const char *state_root);
 
 /* The head stored for a log in `heads_dir` ("N:HASH"), NULL (and 0) when
  * none is. */
 int ar_audit_stored_head (const char *audit_path, const char *heads_dir,
                           char **head, ar_error_t **err);
+
+/* The same, when a head must be kept: none is an error naming the log. */
+int ar_audit_kept_head (const char *audit_path, const char *heads_dir,
+                        char **head, ar_error_t **err);
 
 /* Remove the head kept for a log (once it was moved away to be rotated:
  * the next append starts a new one); *head is the one removed. */
