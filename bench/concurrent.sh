@@ -14,9 +14,13 @@
 # blocked on one pipe, and releases them with one write: each is timed
 # from its release, the batch from that write. Prints per round and
 # runtime the p50 and p99 of the single ones in milliseconds, the batch's
-# time and its throughput (containers per second), and agentrun's
-# throughput over crun's. The runtimes take turns in a different order
-# each round.
+# time and its throughput (containers per second), the whole machine's
+# CPU time per container, in user and in kernel mode, from the batch's
+# start until the machine is quiet again after it (/proc/stat: every
+# process's and kernel thread's, so the kernel's deferred clean-up and the
+# bench's shells too), and agentrun's throughput over crun's. Each batch
+# starts on a quiet machine (settle, bench/lib.bash). The runtimes take
+# turns in a different order each round.
 set -euo pipefail
 
 COUNTS=${1:-50 200}
@@ -40,10 +44,12 @@ one() {
 	echo $((${t1/./} - ${t0/./})) >>"$out"
 }
 
-# batch RUNTIME COUNT ROUND: "P50 P99 BATCH_MS PER_SECOND"
+# batch RUNTIME COUNT ROUND: "P50 P99 BATCH_MS PER_SECOND USER_MS SYS_MS"
 batch() {
-	local rt=$1 n=$2 r=$3 out=$WORK/one-$1-$2-$3 i t0 t1 go lines
+	local rt=$1 n=$2 r=$3 out=$WORK/one-$1-$2-$3 i t0 t1 go lines u0 s0 u1 s1
 	: >"$out"
+	settle
+	read -r u0 s0 _ < <(cpu_ticks)
 	if [ "$START" = forked ]; then
 		t0=$EPOCHREALTIME
 		for i in $(seq 1 "$n"); do
@@ -63,18 +69,21 @@ batch() {
 	fi
 	wait
 	t1=$EPOCHREALTIME
+	settle
+	read -r u1 s1 _ < <(cpu_ticks)
 	[ "$START" = forked ] || exec {go}>&-
 	local batch_us=$((${t1/./} - ${t0/./}))
-	sort -n "$out" | awk -v n="$n" -v b="$batch_us" '{ v[NR] = $1 }
+	sort -n "$out" | awk -v n="$n" -v b="$batch_us" -v hz="$(getconf CLK_TCK)" \
+		-v user=$((u1 - u0)) -v sys=$((s1 - s0)) '{ v[NR] = $1 }
 		END { if (NR != n) { print "missing " n - NR; exit 1 }
-		      printf "%.1f %.1f %.0f %.1f", v[int((NR + 1) / 2)] / 1000, v[int(NR * 0.99 + 0.999)] / 1000,
-		             b / 1000, n / (b / 1e6) }'
+		      printf "%.1f %.1f %.0f %.1f %.2f %.2f", v[int((NR + 1) / 2)] / 1000, v[int(NR * 0.99 + 0.999)] / 1000,
+		             b / 1000, n / (b / 1e6), user * 1000 / hz / n, sys * 1000 / hz / n }'
 }
 
 main() {
 	bench_prepare bench/concurrent.sh
 	echo "# $(date -u +%F) start $START; cgroup driver ${BENCH_CGROUP_DRIVER:-cgroupfs}; $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $ROUNDS rounds"
-	echo "# count round runtime  p50_ms p99_ms batch_ms per_second"
+	echo "# count round runtime  p50_ms p99_ms batch_ms per_second user_ms sys_ms (CPU per container)"
 	local n r rt order line a c
 	for n in $COUNTS; do
 		for r in $(seq 1 "$ROUNDS"); do

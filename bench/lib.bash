@@ -54,6 +54,28 @@ state_on_tmpfs() {
 	echo "(each runtime's state root on a tmpfs of its own)"
 }
 
+# The machine's CPU time so far, in clock ticks: "USER SYSTEM IDLE"
+# (system with the interrupts' time, idle with the wait for I/O).
+cpu_ticks() { awk '$1 == "cpu" { print $2 + $3, $4 + $7 + $8, $5 + $6; exit }' /proc/stat; }
+
+# settle: wait until the machine is quiet: at least BENCH_SETTLE seconds
+# (default 0), then until its CPUs were 95% idle over half a second (at
+# most 60 s). After many containers the kernel still works in its own
+# threads (network namespaces' and cgroups' clean-up): without this the
+# next batch pays for the last one's.
+settle() {
+	sleep "${BENCH_SETTLE:-0}"
+	local deadline=$((SECONDS + 60)) u0 s0 i0 u1 s1 i1 busy
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		read -r u0 s0 i0 < <(cpu_ticks)
+		sleep 0.5
+		read -r u1 s1 i1 < <(cpu_ticks)
+		busy=$((u1 - u0 + s1 - s0))
+		[ $((busy * 20)) -le $((busy + i1 - i0)) ] && return 0
+	done
+	echo "(settle: still busy after 60 s)" >&2
+}
+
 runtime_bin() {
 	local rt=$1; shift
 	if [ "$rt" = agentrun ]; then "$AGENTRUN" "${RT_GLOBAL[@]}" "$@"; else "$rt" "${RT_GLOBAL[@]}" "$@"; fi
