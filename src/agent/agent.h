@@ -68,8 +68,8 @@ typedef struct ar_plan
 
   char *audit_path; /* JSON lines; NULL: no audit log */
   /* Where the log's head (line count and last hash) is kept, outside the
-   * log: the state root's (ar_audit_heads_dir). Not saved in agent.json: set
-   * by whoever has the plan in hand (NULL: no head kept). */
+   * log: the state root's heads dir (ar_audit_heads_dir). Not saved in
+   * agent.json: set by whoever has the plan in hand (NULL: no head kept). */
   char *audit_heads_dir;
 
   int64_t wall_clock_seconds; /* 0: none */
