@@ -19,7 +19,8 @@
 # start until the machine is quiet again after it (/proc/stat: every
 # process's and kernel thread's, so the kernel's deferred clean-up and the
 # bench's shells too), and agentrun's throughput over crun's. Each batch
-# starts on a quiet machine (settle, bench/lib.bash). The runtimes take
+# starts on a quiet machine (settle, bench/lib.bash): the first after the
+# set-up, each next after the last one's clean-up. The runtimes take
 # turns in a different order each round.
 set -euo pipefail
 
@@ -48,7 +49,6 @@ one() {
 batch() {
 	local rt=$1 n=$2 r=$3 out=$WORK/one-$1-$2-$3 i t0 t1 go lines u0 s0 u1 s1
 	: >"$out"
-	settle
 	read -r u0 s0 _ < <(cpu_ticks)
 	if [ "$START" = forked ]; then
 		t0=$EPOCHREALTIME
@@ -69,6 +69,8 @@ batch() {
 	fi
 	wait
 	t1=$EPOCHREALTIME
+	# Until the kernel's clean-up is done: it counts, and the next batch
+	# starts on a quiet machine.
 	settle
 	read -r u1 s1 _ < <(cpu_ticks)
 	[ "$START" = forked ] || exec {go}>&-
@@ -82,6 +84,7 @@ batch() {
 
 main() {
 	bench_prepare bench/concurrent.sh
+	settle
 	echo "# $(date -u +%F) start $START; cgroup driver ${BENCH_CGROUP_DRIVER:-cgroupfs}; $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $(crun --version | head -1); $ROUNDS rounds"
 	echo "# count round runtime  p50_ms p99_ms batch_ms per_second user_ms sys_ms (CPU per container)"
 	local n r rt order line a c

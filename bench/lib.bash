@@ -58,13 +58,11 @@ state_on_tmpfs() {
 # (system with the interrupts' time, idle with the wait for I/O).
 cpu_ticks() { awk '$1 == "cpu" { print $2 + $3, $4 + $7 + $8, $5 + $6; exit }' /proc/stat; }
 
-# settle: wait until the machine is quiet: at least BENCH_SETTLE seconds
-# (default 0), then until its CPUs were 95% idle over half a second (at
-# most 60 s). After many containers the kernel still works in its own
-# threads (network namespaces' and cgroups' clean-up): without this the
-# next batch pays for the last one's.
+# settle: wait until the machine is quiet: its CPUs 95% idle over half a
+# second (at most 60 s). After many containers the kernel still works in
+# its own threads (network namespaces' and cgroups' clean-up): without
+# this the next batch pays for the last one's.
 settle() {
-	sleep "${BENCH_SETTLE:-0}"
 	local deadline=$((SECONDS + 60)) u0 s0 i0 u1 s1 i1 busy
 	while [ "$SECONDS" -lt "$deadline" ]; do
 		read -r u0 s0 i0 < <(cpu_ticks)
