@@ -484,6 +484,29 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
     }
 }
 
+/* A new user namespace is owned by the host uid its root maps to
+ * (ar_idmap_owner_set). Where the host refuses an unprivileged uid a user
+ * namespace (a sysctl, an LSM's policy), root makes it, as runc does. */
+static pid_t
+clone_init (uint64_t clone_flags, const oci_spec *spec, create_undo *u,
+            int cgroup_fd)
+{
+  ar_idmap_owner owner = { .active = false };
+  if (clone_flags & CLONE_NEWUSER)
+    ar_idmap_owner_set (spec->linux_cfg, &owner);
+  pid_t pid
+      = ar_clone_pidfd (clone_flags, &u->pidfd, cgroup_fd, &u->in_cgroup_v2);
+  if (pid == 0)
+    return 0;
+  int saved = errno;
+  bool retry = pid < 0 && owner.active && (saved == EPERM || saved == EACCES);
+  ar_idmap_owner_reset (&owner);
+  if (retry)
+    return ar_clone_pidfd (clone_flags, &u->pidfd, cgroup_fd, &u->in_cgroup_v2);
+  errno = saved;
+  return pid;
+}
+
 static int
 spawn_init (const ar_create_options *opts, const oci_spec *spec,
             ar_init_config *cfg, ar_ns_joins *joins, create_undo *u,
@@ -515,8 +538,7 @@ spawn_init (const ar_create_options *opts, const oci_spec *spec,
   int r = enter_child_namespaces (spec, joins, &saved, err);
   if (r == 0)
     {
-      u->pid = ar_clone_pidfd ((uint64_t) clone_flags, &u->pidfd, cgroup_fd,
-                               &u->in_cgroup_v2);
+      u->pid = clone_init ((uint64_t) clone_flags, spec, u, cgroup_fd);
       if (u->pid >= 0)
         ar_prefault_heap_and_stack ();
       if (u->pid == 0)

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 typedef struct
@@ -116,4 +117,54 @@ ar_idmap_write (pid_t pid, const oci_linux *lnx, ar_error_t **err)
     return -1;
   return map_ids (pid, &gid_kind, lnx->gid_mappings, lnx->n_gid_mappings,
                   getegid (), err);
+}
+
+/* Container id 0 on the host; false when it is not mapped. */
+static bool
+host_id_of_root (const oci_id_mapping *m, size_t n, uint32_t *host)
+{
+  for (size_t i = 0; i < n; i++)
+    if (m[i].container_id == 0 && m[i].size > 0)
+      {
+        *host = m[i].host_id;
+        return true;
+      }
+  return false;
+}
+
+/* The raw calls change this thread only; glibc's would change them all. */
+static bool
+set_effective_ids (uint32_t uid, uint32_t gid)
+{
+  if (syscall (SYS_setresgid, -1, gid, -1) < 0)
+    return false;
+  if (syscall (SYS_setresuid, -1, uid, -1) == 0)
+    return true;
+  syscall (SYS_setresgid, -1, 0, -1);
+  return false;
+}
+
+void
+ar_idmap_owner_set (const oci_linux *lnx, ar_idmap_owner *owner)
+{
+  owner->active = false;
+  uint32_t uid, gid;
+  if (lnx == NULL || ar_userns_unprivileged () || geteuid () != 0
+      || !host_id_of_root (lnx->uid_mappings, lnx->n_uid_mappings, &uid)
+      || !host_id_of_root (lnx->gid_mappings, lnx->n_gid_mappings, &gid)
+      || uid == 0 || gid == 0)
+    return;
+  owner->active = set_effective_ids (uid, gid);
+}
+
+void
+ar_idmap_owner_reset (ar_idmap_owner *owner)
+{
+  if (!owner->active)
+    return;
+  /* uid first: back at euid 0 the permitted capabilities are effective
+   * again, and setting the gid needs them. */
+  syscall (SYS_setresuid, -1, 0, -1);
+  syscall (SYS_setresgid, -1, 0, -1);
+  owner->active = false;
 }

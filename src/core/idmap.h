@@ -15,4 +15,22 @@
  * /etc/subgid, as crun and runc do. */
 int ar_idmap_write (pid_t pid, const oci_linux *lnx, ar_error_t **err);
 
+/* The kernel charges a user namespace's per-user counts (inotify
+ * instances, user and mount namespaces, ...) to its owner in the parent
+ * namespace too, and the owner is whoever created it. Root making a
+ * container's namespace would spend its own counts; the namespace is
+ * instead owned by the host uid that container root maps to.
+ *
+ * While an owner is set, this thread runs with that effective uid and
+ * gid (its real and saved ids stay 0, so root comes back): only clone
+ * belongs in between. Nothing is switched without root, or when
+ * container root is unmapped or maps to host root. */
+typedef struct
+{
+  bool active;
+} ar_idmap_owner;
+
+void ar_idmap_owner_set (const oci_linux *lnx, ar_idmap_owner *owner);
+void ar_idmap_owner_reset (ar_idmap_owner *owner);
+
 #endif
