@@ -89,9 +89,17 @@ copy_xattrs (int src_dir, int dst_dir, const char *name, const char *rel,
  * (it drops security.capability too), then the times. */
 static int
 copy_metadata (int src_dir, int dst_dir, const char *name,
-               const struct stat *st, const char *rel, ar_error_t **err)
+               const struct stat *st, const ar_id_shift *shift, const char *rel,
+               ar_error_t **err)
 {
-  if (fchownat (dst_dir, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+  uid_t uid = st->st_uid;
+  gid_t gid = st->st_gid;
+  if (shift)
+    {
+      uid = ar_id_shift_one (uid, shift->uid_from, shift->uid_to, shift->count);
+      gid = ar_id_shift_one (gid, shift->gid_from, shift->gid_to, shift->count);
+    }
+  if (fchownat (dst_dir, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
     return ar_error_set (err, errno, "set the owner of `%s`", rel);
   if (!S_ISLNK (st->st_mode)
       && fchmodat (dst_dir, name, st->st_mode & 07777, 0) < 0)
@@ -180,7 +188,7 @@ copy_dir (tree_copy *t, int src_dir, int dst_dir, const char *name,
     return ar_error_set (err, errno, "open directory `%s`", rel);
   if (copy_children (t, src_sub, dst_sub, rel, depth + 1, err) < 0)
     return -1;
-  return copy_metadata (src_dir, dst_dir, name, st, rel, err);
+  return copy_metadata (src_dir, dst_dir, name, st, t->stats->shift, rel, err);
 }
 
 static int
@@ -212,7 +220,9 @@ copy_entry (tree_copy *t, int src_dir, int dst_dir, const char *name,
     r = ar_error_set (err, errno, "create `%s`", rel);
   else
     r = 0;
-  if (r < 0 || copy_metadata (src_dir, dst_dir, name, &st, rel, err) < 0)
+  if (r < 0
+      || copy_metadata (src_dir, dst_dir, name, &st, t->stats->shift, rel, err)
+             < 0)
     return -1;
   if (st.st_nlink > 1)
     remember_link (t, &st, rel);
@@ -257,7 +267,7 @@ ar_tree_copy (int src_fd, int dst_fd, ar_tree_copy_stats *stats,
   struct stat st;
   if (fstat (src_fd, &st) < 0)
     return ar_error_set (err, errno, "stat `.`");
-  return copy_metadata (src_fd, dst_fd, ".", &st, ".", err);
+  return copy_metadata (src_fd, dst_fd, ".", &st, stats->shift, ".", err);
 }
 
 void

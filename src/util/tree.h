@@ -8,6 +8,7 @@
 #define AR_UTIL_TREE_H
 
 #include "error.h"
+#include "idshift.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -16,6 +17,8 @@ typedef struct
   /* In: give the destination directory the source directory's own mode,
    * owner, extended attributes and times too (else only what is below). */
   bool root_metadata;
+  /* In: owners moved by this shift (NULL: kept as they are). */
+  const ar_id_shift *shift;
   /* Out: what was made. */
   uint64_t entries;
   uint64_t bytes;
