@@ -145,7 +145,7 @@ wait_ready() {
 	pool_create --size 2
 	# Each says what it sees, then stays until the test has looked at
 	# both from the host (a slow machine may take seconds between them).
-	local probe='for n in mnt pid net uts ipc cgroup; do readlink /proc/self/ns/$n; done; echo mine-$1 >/tmp/own; echo mine-$1 >/etc/own; cat /tmp/own /etc/own; echo started; exec sleep 300'
+	local probe='for n in mnt pid net uts ipc cgroup; do readlink /proc/self/ns/$n; done; echo mine-$1 >/tmp/own; echo mine-$1 >/var/tmp/own; cat /tmp/own /var/tmp/own; echo started; exec sleep 300'
 	(cd "$WS" && exec "$RUNTIME" --root "$ROOT" sandbox --pool "$POOL" -- sh -c "$probe" sh A >"$TEST_DIR/a.out" 2>&1) &
 	local a=$!
 	track_pid $a
@@ -171,7 +171,7 @@ wait_ready() {
 	[ "$(grep -c ':\[' "$TEST_DIR/a.out")" -eq 6 ] || fail "A: $(cat "$TEST_DIR/a.out")"
 	[ "$(grep -c '^mine-A$' "$TEST_DIR/a.out")" -eq 2 ] || fail "A saw: $(cat "$TEST_DIR/a.out")"
 	[ "$(grep -c '^mine-B$' "$TEST_DIR/b.out")" -eq 2 ] || fail "B saw: $(cat "$TEST_DIR/b.out")"
-	[ ! -e /etc/own ] || fail "/etc/own reached the host"
+	[ ! -e /var/tmp/own ] || fail "/var/tmp/own reached the host"
 }
 
 @test "pool: each take starts a filler; the pool is whole again, and an empty pool waits for it" {

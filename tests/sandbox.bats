@@ -13,13 +13,17 @@ digest() {
 }
 
 @test "sandbox: the host's root by default, read-only under an overlay; the host is unchanged" {
-	local probe=/usr/agentrun-probe-$$-$RANDOM
-	run sandbox -- sh -c "ls /usr/bin; touch $probe && echo touched; ls $probe; command -v jq"
+	local probe=/usr/agentrun-probe-$$-$RANDOM tmp_probe=/tmp/agentrun-probe-$$-$RANDOM
+	# Root inside is nobody outside: root's /usr is not the sandbox's to
+	# write; /tmp (1777) is, in the overlay.
+	run sandbox -- sh -c "ls /usr/bin; touch $probe 2>/dev/null || echo refused; touch $tmp_probe && echo touched; ls $tmp_probe; command -v jq"
 	assert_success
+	assert_output_contains refused
 	assert_output_contains touched
 	assert_output_contains /usr/bin/jq
-	[[ "$output" == *$'\n'"$probe"$'\n'* ]] || fail "probe not seen inside"
+	[[ "$output" == *$'\n'"$tmp_probe"$'\n'* ]] || fail "probe not seen inside"
 	[ ! -e "$probe" ] || { rm -f "$probe"; fail "the write reached the host's /usr"; }
+	[ ! -e "$tmp_probe" ] || { rm -f "$tmp_probe"; fail "the write reached the host's /tmp"; }
 	# The host's tools, seen from inside.
 	[ "$(grep -cx bash <<<"$output")" -ge 1 ]
 }
@@ -227,7 +231,7 @@ digest() {
 
 # ---- host secrets in a host-root sandbox (issue #11) -----------------------
 
-@test "sandbox: /etc/shadow reads empty and /root is empty inside; --unhide /etc/shadow shows it again" {
+@test "sandbox: /etc/shadow reads empty and /root is empty inside; --unhide /etc/shadow shows it, closed by its mode" {
 	[ -s /etc/shadow ] && [ -n "$(ls -A /root)" ] || skip "needs a non-empty /etc/shadow and /root on the host"
 	run sandbox -- sh -c 'wc -c </etc/shadow; ls -A /root | wc -l; ls -A /home/* 2>/dev/null | grep -v "^/home" | grep -c . ; cat /etc/passwd >/dev/null && echo passwd-ok'
 	assert_success
@@ -235,10 +239,12 @@ digest() {
 	[ "${lines[1]}" = 0 ] || fail "/root: $output"
 	[ "${lines[2]}" = 0 ] || fail "/home/*: $output"
 	assert_output_contains passwd-ok
-	run sandbox --unhide /etc/shadow -- sh -c 'wc -c </etc/shadow; ls -A /root | wc -l'
+	# Unhidden, it is there but root's alone: root inside is nobody outside.
+	run sandbox --unhide /etc/shadow -- sh -c 'stat -c %s /etc/shadow; cat /etc/shadow >/dev/null 2>&1 || echo closed; ls -A /root | wc -l'
 	assert_success
-	[ "${lines[0]}" = "$(wc -c </etc/shadow)" ] || fail "unhidden /etc/shadow: $output"
-	[ "${lines[1]}" = 0 ]
+	[ "${lines[0]}" = "$(stat -c %s /etc/shadow)" ] || fail "unhidden /etc/shadow: $output"
+	[ "${lines[1]}" = closed ] || fail "unhidden /etc/shadow readable: $output"
+	[ "${lines[2]}" = 0 ]
 }
 
 @test "sandbox: the emptied home is writable (tools' caches work) and nothing written there reaches the host" {

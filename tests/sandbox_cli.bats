@@ -165,13 +165,13 @@ assert_nothing_made() {
 	assert_output_contains "line 1"
 }
 
-@test "sandbox_cli: --user runs the command as UID:GID; it writes the workspace and /output, the host's files stay the caller's" {
+@test "sandbox_cli: --user runs the command as UID:GID; it owns the workspace and /output, what leaves is the caller's" {
 	mkdir -p "$TEST_DIR/out"
 	run sandbox -u 1500:1501 -o "$TEST_DIR/out" --diff "$TEST_DIR/ws.diff" -- sh -c '
 		id -u; id -g; echo "home=$HOME"
 		echo made >new.txt && stat -c "new %u:%g" new.txt
 		echo out >/output/o.txt && stat -c "out %u:%g" /output/o.txt
-		stat -c "ws %u:%g" .
+		stat -c "ws %u:%g" . a.txt
 		echo changed >>a.txt 2>/dev/null || echo "a.txt refused"'
 	assert_success
 	assert_equal "${lines[0]}" 1500
@@ -179,17 +179,19 @@ assert_nothing_made() {
 	assert_output_contains "home=/"
 	assert_output_contains "new 1500:1501"
 	assert_output_contains "out 1500:1501"
-	assert_output_contains "ws 1500:1501"
-	# a file the host user's, not the sandbox user's: its host mode decides
-	assert_output_contains "a.txt refused"
+	# the workspace owner's files are the sandbox user's (idmapped)
+	[ "$(grep -c "^ws 1500:1501$" <<<"$output")" = 2 ] || fail "workspace owner"
+	refute_output_contains "a.txt refused"
 	grep -q '^+made$' "$TEST_DIR/ws.diff" || fail "new.txt not in the diff"
-	if grep -q 'a.txt' "$TEST_DIR/ws.diff"; then fail "a.txt in the diff"; fi
+	grep -q '^+changed$' "$TEST_DIR/ws.diff" || fail "a.txt not in the diff"
+	[ "$(stat -c %u "$WS/a.txt")" = 0 ] || fail "the real a.txt changed owner"
 	# what leaves the sandbox belongs to whoever ran it
 	[ "$(stat -c %u "$TEST_DIR/ws.diff")" = 0 ] || fail "diff owner"
 	[ "$(stat -c %u "$(echo "$TEST_DIR"/out/sandbox-*/o.txt)")" = 0 ] || fail "output owner"
 	git init -q "$TEST_DIR/check" && cp "$WS/a.txt" "$TEST_DIR/check/"
 	(cd "$TEST_DIR/check" && git apply "$TEST_DIR/ws.diff") || fail "git apply"
 	[ "$(cat "$TEST_DIR/check/new.txt")" = made ]
+	[ "$(tail -1 "$TEST_DIR/check/a.txt")" = changed ]
 	run sandbox --user 1500 -- id -g
 	assert_success
 	assert_output 0

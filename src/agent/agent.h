@@ -22,6 +22,10 @@
 #define AR_AGENT_ANNOTATION_PREFIX "run.agentrun."
 #define AR_AGENT_PLAN_FILE "agent.json"
 #define AR_AGENT_CONFIG_DIR "/etc/agentrun"
+/* Whose subordinate ranges (/etc/subuid, /etc/subgid) the containers'
+ * user namespaces are leased from, and how many ids each gets. */
+#define AR_USERNS_DEFAULT_USER "agentrun"
+#define AR_USERNS_DEFAULT_SIZE 65536
 
 typedef struct
 {
@@ -87,6 +91,15 @@ typedef struct ar_plan
    * ephemeral layer for ar_workspace_export_diff. NULL: none. */
   char *workspace_host_dir;
   bool workspace_read_only; /* mounted "ro": writes fail with EROFS */
+
+  /* Root inside is nobody outside: made by real root, the container gets
+   * a user namespace whose ids 0..userns_size-1 are a host range of its
+   * own, leased from userns_user's subordinate ranges (userns.h), with
+   * these /proc/sys/user limits (file name -> value). */
+  bool userns;
+  char *userns_user;
+  uint32_t userns_size;
+  oci_map userns_limits;
 
   /* Only when the root is the host's: what to hide (expanded on the host
    * at create, see hide.h), and concrete paths the caller keeps visible

@@ -12,6 +12,7 @@
 #include <glob.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* "~/X" stands for X below every home. */
@@ -64,6 +65,10 @@ unhidden (const ar_agent_plan *plan, const char *path)
       return true;
   return false;
 }
+
+static const char path_closed_pattern[] = "(on the way to the workspace)";
+static const char path_closed_reason[]
+    = "closed to others: the container's root could not enter it";
 
 static bool
 listed (const ar_hide_list *list, const char *path)
@@ -202,6 +207,37 @@ ar_hide_resolve (const ar_agent_plan *plan, const char *rootfs,
         }
     }
   return 0;
+}
+
+void
+ar_hide_cover_closed_parents (const ar_agent_plan *plan, ar_hide_list *list)
+{
+  const char *ws = plan->workspace_host_dir;
+  if (ws == NULL)
+    return;
+  cleanup_free char *path = xstrdup (ws);
+  for (char *slash = strchr (path + 1, '/'); slash;
+       slash = strchr (slash + 1, '/'))
+    {
+      *slash = '\0';
+      struct stat st;
+      bool closed = stat (path, &st) == 0 && (st.st_mode & S_IXOTH) == 0;
+      bool hidden = listed (list, path);
+      *slash = '/';
+      if (hidden)
+        return; /* emptied already, and all below it */
+      if (!closed)
+        continue;
+      *slash = '\0';
+      list->items = xrealloc (list->items, (list->n + 1) * sizeof *list->items);
+      list->items[list->n++] = (ar_hide_target){
+        .how = AR_HIDE_COVER,
+        .path = xstrdup (path),
+        .pattern = path_closed_pattern,
+        .reason = path_closed_reason,
+      };
+      return;
+    }
 }
 
 /* Writable until the final read-only remount (linux.readonlyPaths, after

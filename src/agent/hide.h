@@ -38,6 +38,14 @@ typedef struct
 int ar_hide_resolve (const ar_agent_plan *plan, const char *rootfs,
                      ar_hide_list *out, ar_error_t **err);
 
+/* In a user namespace of its own the container's root is no owner of
+ * the host's directories: the highest directory on the way to the
+ * workspace that others may not enter (a 0700 temp dir) is emptied
+ * around the workspace (AR_HIDE_COVER), as a hidden one is; it could not
+ * be read from inside anyway. */
+void
+ar_hide_cover_closed_parents (const ar_agent_plan *plan, ar_hide_list *list);
+
 /* Point the spec at the list: masked paths, and a tmpfs mount plus a
  * read-only path for each directory that holds the workspace (append it
  * before the workspace's own mount). */

@@ -12,6 +12,7 @@
 #include "overlay.h"
 #include "policy_internal.h"
 #include "secrets.h"
+#include "userns.h"
 #include "workspace.h"
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
@@ -25,16 +26,17 @@ undo_prepare (const char *state_dir)
   ar_output_teardown (state_dir, NULL);
   ar_secrets_teardown (state_dir, NULL);
   ar_overlay_teardown (state_dir, NULL);
+  ar_agent_userns_release (state_dir);
 }
 
 /* Mount what the plan asks for; the spec is not touched yet. */
 static int
 prepare_host (const ar_agent_plan *plan, const char *state_dir,
-              const char *rootfs, uid_t uid, gid_t gid, char **merged,
-              ar_error_t **err)
+              const char *rootfs, const ar_userns_lease *lease, uid_t uid,
+              gid_t gid, char **merged, ar_error_t **err)
 {
   if (plan->overlay
-      && ar_overlay_prepare (state_dir, rootfs, plan->overlay_size_bytes,
+      && ar_overlay_prepare (state_dir, rootfs, lease, plan->overlay_size_bytes,
                              plan->overlay_inodes, plan->overlay_from, merged,
                              err)
              < 0)
@@ -104,6 +106,13 @@ rewrite_spec (const ar_agent_plan *plan, const char *state_dir, char *merged,
     append_private_output (spec, plan, uid, gid);
 }
 
+static int
+open_overlay_dir (const char *state_dir, gid_t gid, ar_error_t **err)
+{
+  cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
+  return ar_agent_userns_open_dir (dir, gid, err);
+}
+
 int
 ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
                   const char *rootfs, oci_spec *spec, ar_error_t **err)
@@ -113,23 +122,48 @@ ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
   uid_t uid;
   gid_t gid;
   char *merged = NULL;
-  if (ar_hostfs_process_owner (spec, &uid, &gid, err) < 0)
-    return ar_error_prefix (err, "agent");
+  ar_userns_lease lease;
+  bool leased = false;
   /* Read before anything is made: a failure leaves nothing to undo. */
   cleanup_hide_list ar_hide_list hidden = { 0 };
   if (ar_hide_resolve (plan, rootfs, &hidden, err) < 0)
     return ar_error_prefix (err, "agent");
-  if (prepare_host (plan, state_dir, rootfs, uid, gid, &merged, err) < 0)
+  if (ar_agent_userns_prepare (plan, state_dir, spec, &lease, &leased, err) < 0
+      || ar_hostfs_process_owner (spec, &uid, &gid, err) < 0)
+    {
+      ar_agent_userns_release (state_dir);
+      return ar_error_prefix (err, "agent");
+    }
+  bool host_root = strcmp (rootfs, "/") == 0;
+  if (leased && host_root)
+    ar_hide_cover_closed_parents (plan, &hidden);
+  if (prepare_host (plan, state_dir, rootfs, leased ? &lease : NULL, uid, gid,
+                    &merged, err)
+          < 0
+      || (leased && plan->overlay
+          && open_overlay_dir (state_dir, lease.gid, err) < 0))
     {
       free (merged);
       undo_prepare (state_dir);
       return ar_error_prefix (err, "agent");
     }
-  rewrite_spec (plan, state_dir, merged, uid, gid, spec);
+  /* The container mounts its private /output itself: in a user
+   * namespace of its own, with the ids as it sees them. */
+  uid_t inner_uid = uid;
+  gid_t inner_gid = gid;
+  if (leased && spec->process)
+    {
+      inner_uid = spec->process->user.uid;
+      inner_gid = spec->process->user.gid;
+    }
+  rewrite_spec (plan, state_dir, merged, inner_uid, inner_gid, spec);
   /* A directory emptied around the workspace is mounted before it. */
   ar_hide_apply (&hidden, spec);
-  if (ar_workspace_prepare (plan, state_dir, spec, err) < 0
-      || ar_egress_prepare (plan, state_dir, spec, err) < 0)
+  if (ar_workspace_prepare (plan, state_dir, leased ? &lease : NULL, spec, err)
+          < 0
+      || ar_egress_prepare (plan, state_dir, spec, err) < 0
+      || (leased && host_root
+          && ar_hostfs_make_mount_points (spec->root_path, spec, err) < 0))
     {
       undo_prepare (state_dir);
       return ar_error_prefix (err, "agent");
@@ -218,6 +252,7 @@ ar_agent_finish (const ar_agent_plan *plan, const char *state_dir,
   ar_overlay_teardown (state_dir, &step);
   ar_error_free (ar_error_keep_first (&first, &step));
   ar_egress_teardown (state_dir);
+  ar_agent_userns_release (state_dir);
 
   if (first)
     ar_error_prefix (&first, "agent");

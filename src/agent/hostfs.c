@@ -2,6 +2,7 @@
 #include "config.h"
 #include "hostfs.h"
 #include "../util/cleanup.h"
+#include "../util/path.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -112,6 +113,32 @@ ar_hostfs_map_id (const oci_id_mapping *mappings, size_t n, uint32_t id,
         return 0;
       }
   return ar_error_set (err, 0, "id %u is not mapped to the host", id);
+}
+
+static bool
+is_file_bind (const oci_mount *m)
+{
+  struct stat st;
+  return m->type && strcmp (m->type, "bind") == 0 && m->source
+         && stat (m->source, &st) == 0 && !S_ISDIR (st.st_mode);
+}
+
+int
+ar_hostfs_make_mount_points (const char *root, const oci_spec *spec,
+                             ar_error_t **err)
+{
+  cleanup_close int root_fd = ar_hostfs_open_dir (root, err);
+  if (root_fd < 0)
+    return -1;
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    {
+      const oci_mount *m = &spec->mounts[i];
+      cleanup_close int fd = ar_path_create_in_root (root_fd, m->destination,
+                                                     !is_file_bind (m), err);
+      if (fd < 0)
+        return ar_error_prefix (err, "mount point `%s`", m->destination);
+    }
+  return 0;
 }
 
 int

@@ -41,6 +41,13 @@ char *ar_hostfs_join (const char *dir, const char *name);
 int ar_hostfs_map_id (const oci_id_mapping *mappings, size_t n, uint32_t id,
                       uint32_t *host_id, ar_error_t **err);
 
+/* Create, in the root at `root` (as the container will see it), every
+ * destination of spec->mounts that is missing: a directory, or an empty
+ * file for a bind of a file. For a container whose root cannot make them
+ * itself (the host's own root, in a user namespace of its own). */
+int ar_hostfs_make_mount_points (const char *root, const oci_spec *spec,
+                                 ar_error_t **err);
+
 /* The host uid and gid that own the container process's files: the
  * process user (root when the spec has no process) through the mappings. */
 int ar_hostfs_process_owner (const oci_spec *spec, uid_t *uid, gid_t *gid,

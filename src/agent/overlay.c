@@ -4,6 +4,7 @@
 #include "hostfs.h"
 #include "snapshot.h"
 #include "../util/cleanup.h"
+#include "../util/idmount.h"
 #include "../util/fs.h"
 #include "../util/mountinfo.h"
 #include "../util/tree.h"
@@ -212,11 +213,39 @@ mount_overlay (const char *dir, int lower_fd, bool split, ar_error_t **err)
   return mount_layers (lower_fd, upper, work, merged, err);
 }
 
+/* In a user namespace of its own, a root that is a directory is shown
+ * through an idmapped copy: the image's root is container root. The
+ * host's own root is not: its root-owned files stay nobody's, and so
+ * closed to the container where their modes close them. */
 static int
-overlay_prepare_in (const char *dir, const char *rootfs, uint64_t size_bytes,
+open_lower (const char *rootfs, const ar_userns_lease *lease, ar_error_t **err)
+{
+  if (lease == NULL || strcmp (rootfs, "/") == 0)
+    return ar_hostfs_open_dir (rootfs, err);
+  ar_idmount_map map = { .uid_from = 0,
+                         .uid_to = lease->uid,
+                         .gid_from = 0,
+                         .gid_to = lease->gid,
+                         .count = lease->size };
+  return ar_idmount_clone (rootfs, &map, err);
+}
+
+static ar_snapshot_ids
+seed_ids (const ar_userns_lease *lease)
+{
+  if (lease == NULL)
+    return (ar_snapshot_ids){ 0 };
+  return (ar_snapshot_ids){ .uid_base = lease->uid,
+                            .gid_base = lease->gid,
+                            .id_count = lease->size };
+}
+
+static int
+overlay_prepare_in (const char *dir, const char *rootfs,
+                    const ar_userns_lease *lease, uint64_t size_bytes,
                     uint64_t inodes, const char *from, ar_error_t **err)
 {
-  cleanup_close int lower_fd = ar_hostfs_open_dir (rootfs, err);
+  cleanup_close int lower_fd = open_lower (rootfs, lease, err);
   struct stat root_st;
   if (lower_fd < 0)
     return -1;
@@ -255,7 +284,10 @@ overlay_prepare_in (const char *dir, const char *rootfs, uint64_t size_bytes,
   if (from)
     {
       cleanup_free char *upper = ar_hostfs_join (dir, "upper");
-      if (ar_snapshot_seed (from, AR_SNAPSHOT_ROOT_LAYER, upper, true, err) < 0)
+      ar_snapshot_ids ids = seed_ids (lease);
+      if (ar_snapshot_seed (from, AR_SNAPSHOT_ROOT_LAYER, upper, true, &ids,
+                            err)
+          < 0)
         return -1;
     }
   return mount_overlay (dir, lower_fd, split, err);
@@ -263,11 +295,13 @@ overlay_prepare_in (const char *dir, const char *rootfs, uint64_t size_bytes,
 
 int
 ar_overlay_prepare (const char *state_dir, const char *rootfs,
-                    uint64_t size_bytes, uint64_t inodes, const char *from,
-                    char **merged, ar_error_t **err)
+                    const ar_userns_lease *lease, uint64_t size_bytes,
+                    uint64_t inodes, const char *from, char **merged,
+                    ar_error_t **err)
 {
   cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
-  if (overlay_prepare_in (dir, rootfs, size_bytes, inodes, from, err) < 0)
+  if (overlay_prepare_in (dir, rootfs, lease, size_bytes, inodes, from, err)
+      < 0)
     {
       ar_overlay_teardown (state_dir, NULL);
       return ar_error_prefix (err, "ephemeral overlay");
@@ -288,10 +322,12 @@ ar_overlay_lower_path (const char *overlay_dir)
 }
 
 static int
-open_lower_dir (const char *dir)
+open_lower_dir (const char *dir, const ar_userns_lease *lease, ar_error_t **err)
 {
   cleanup_free char *rootfs = ar_overlay_lower_path (dir);
-  return rootfs ? open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+  if (rootfs == NULL)
+    return ar_error_set (err, errno, "the overlay's lower layer");
+  return open_lower (rootfs, lease, err);
 }
 
 int
@@ -301,12 +337,13 @@ ar_overlay_remount (const char *state_dir, const char *from, ar_error_t **err)
   cleanup_free char *merged = ar_hostfs_join (dir, "merged");
   cleanup_free char *upper = ar_hostfs_join (dir, "upper");
   cleanup_free char *work = ar_hostfs_join (dir, "work");
+  ar_userns_lease lease;
+  bool leased = ar_agent_userns_recorded (state_dir, &lease);
   cleanup_close int dir_fd = ar_hostfs_open_dir (dir, err);
-  cleanup_close int lower_fd = dir_fd < 0 ? -1 : open_lower_dir (dir);
-  if (dir_fd < 0)
-    return -1;
+  cleanup_close int lower_fd
+      = dir_fd < 0 ? -1 : open_lower_dir (dir, leased ? &lease : NULL, err);
   if (lower_fd < 0)
-    return ar_error_set (err, errno, "the overlay's lower layer");
+    return -1;
   if (ar_hostfs_unmount_and_remove (merged, err) < 0)
     return -1;
   cleanup_close int top_fd
@@ -318,7 +355,9 @@ ar_overlay_remount (const char *state_dir, const char *from, ar_error_t **err)
   if (mkdir (merged, 0700) < 0 || mkdir (upper, 0700) < 0
       || mkdir (work, 0700) < 0)
     return ar_error_set (err, errno, "mkdir under `%s`", dir);
-  if (ar_snapshot_seed (from, AR_SNAPSHOT_ROOT_LAYER, upper, true, err) < 0)
+  ar_snapshot_ids ids = seed_ids (leased ? &lease : NULL);
+  if (ar_snapshot_seed (from, AR_SNAPSHOT_ROOT_LAYER, upper, true, &ids, err)
+      < 0)
     return -1;
   return mount_layers (lower_fd, upper, work, merged, err);
 }
@@ -333,6 +372,15 @@ ar_overlay_teardown (const char *state_dir, ar_error_t **err)
   if (ar_hostfs_is_mountpoint (merged)
       && ar_hostfs_unmount_and_remove (merged, err) < 0)
     return ar_error_prefix (err, "ephemeral overlay");
+  static const char *const workspace_mounts[]
+      = { AR_OVERLAY_WS_MERGED, AR_OVERLAY_WS_LOWER };
+  for (size_t i = 0; i < 2; i++)
+    {
+      cleanup_free char *path = ar_hostfs_join (dir, workspace_mounts[i]);
+      if (ar_hostfs_is_mountpoint (path)
+          && ar_hostfs_unmount_and_remove (path, err) < 0)
+        return ar_error_prefix (err, "workspace overlay");
+    }
   if (ar_hostfs_unmount_and_remove (dir, err) < 0)
     return ar_error_prefix (err, "ephemeral overlay");
   return 0;
@@ -553,7 +601,8 @@ ar_overlay_changes_json (const char *state_dir, const char *workspace_host_dir,
     return 0;
   cleanup_free char *upper = ar_hostfs_join (dir, "upper");
   /* Without the lower layer every change reads as "created". */
-  cleanup_close int lower_fd = open_lower_dir (dir);
+  cleanup_error ar_error_t *no_lower = NULL;
+  cleanup_close int lower_fd = open_lower_dir (dir, NULL, &no_lower);
   change_list c = { .secrets = secrets, .mount_points = mount_points };
   int r = walk_layer (&c, upper, lower_fd, "", err);
   if (r == 0 && workspace_host_dir)

@@ -8,6 +8,7 @@
 
 #include "secrets.h"
 #include "../util/error.h"
+#include "userns.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -15,6 +16,10 @@
 #define AR_OVERLAY_DIR "overlay" /* below the state dir */
 /* The sandbox workspace's upper layer, below AR_OVERLAY_DIR. */
 #define AR_OVERLAY_WS_UPPER "ws-upper"
+/* In a user namespace of its own: the idmapped workspace and the
+ * workspace's overlay, both mounted on the host, below AR_OVERLAY_DIR. */
+#define AR_OVERLAY_WS_LOWER "ws-lower"
+#define AR_OVERLAY_WS_MERGED "ws-merged"
 
 /* Most changes recorded in the audit log, and most bytes of paths; beyond
  * either the event says "truncated": true. */
@@ -24,11 +29,16 @@
 /* Mount <state_dir>/overlay (tmpfs: size_bytes, inodes; 0 leaves tmpfs's
  * default) and the overlay at <state_dir>/overlay/merged with `rootfs` as
  * its lower layer; its upper layer starts as a copy of the root layer of
- * the snapshot in `from` (NULL: empty). *merged is the merged path (caller frees). On failure
+ * the snapshot in `from` (NULL: empty). For a container with a user
+ * namespace of its own (`lease`, NULL: none) a `rootfs` other than the
+ * host's is its lower layer through an idmapped copy (its root is
+ * container root), and the snapshot's owners are moved to the lease's
+ * ids. *merged is the merged path (caller frees). On failure
  * nothing is left mounted. */
 int ar_overlay_prepare (const char *state_dir, const char *rootfs,
-                        uint64_t size_bytes, uint64_t inodes, const char *from,
-                        char **merged, ar_error_t **err);
+                        const ar_userns_lease *lease, uint64_t size_bytes,
+                        uint64_t inodes, const char *from, char **merged,
+                        ar_error_t **err);
 
 /* The upper layer's changes as the inside of a JSON object:
  * "created":[...],"modified":[...],"deleted":[...],"replaced":[...],

@@ -40,6 +40,8 @@ ar_agent_plan_free (ar_agent_plan *plan)
   free (plan->approver);
   oj_map_clear (&plan->hide);
   oj_strv_clear (&plan->unhide);
+  free (plan->userns_user);
+  oj_map_clear (&plan->userns_limits);
   oj_strv_clear (&plan->programs_ask);
   free (plan);
 }
@@ -145,6 +147,15 @@ ar_agent_plan_gen (yajl_gen g, const ar_agent_plan *plan)
   oj_gen_kv_string (g, "from", plan->overlay_from);
   yajl_gen_map_close (g);
 
+  if (plan->userns)
+    {
+      oj_gen_key (g, "userNamespace");
+      yajl_gen_map_open (g);
+      oj_gen_kv_string (g, "subidUser", plan->userns_user);
+      oj_gen_kv_u64 (g, "size", plan->userns_size);
+      oj_gen_kv_map (g, "limits", &plan->userns_limits);
+      yajl_gen_map_close (g);
+    }
   emit_secrets (g, plan);
   emit_output (g, plan);
   oj_gen_kv_string (g, "audit", plan->audit_path);
@@ -238,6 +249,19 @@ read_overlay (oj_ctx *c, const oj_value *v, void *out)
 }
 
 static int
+read_userns (oj_ctx *c, const oj_value *v, void *out)
+{
+  ar_agent_plan *plan = out;
+  plan->userns = true;
+  if (oj_expect_object (c, v) < 0
+      || oj_required (c, v, "subidUser", oj_read_string, &plan->userns_user) < 0
+      || oj_required (c, v, "size", oj_read_u32, &plan->userns_size) < 0
+      || oj_field (c, v, "limits", oj_read_map, &plan->userns_limits) < 0)
+    return -1;
+  return 0;
+}
+
+static int
 read_output (oj_ctx *c, const oj_value *v, void *out)
 {
   ar_agent_plan *plan = out;
@@ -315,6 +339,7 @@ read_plan (oj_ctx *c, const oj_value *doc, ar_agent_plan *plan)
       || oj_required (c, doc, "version", read_version, NULL) < 0
       || oj_required (c, doc, "profile", oj_read_string, &plan->profile) < 0
       || oj_field (c, doc, "overlay", read_overlay, plan) < 0
+      || oj_field (c, doc, "userNamespace", read_userns, plan) < 0
       || oj_field (c, doc, "secrets", read_secrets, plan) < 0
       || oj_field (c, doc, "output", read_output, plan) < 0
       || oj_field (c, doc, "audit", oj_read_string, &plan->audit_path) < 0

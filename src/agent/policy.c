@@ -120,6 +120,18 @@ plan_from_profile (const ar_profile *profile)
       plan->output_max_bytes = profile->output_max_bytes;
       plan->output_max_files = profile->output_max_files;
     }
+  /* Only a sandbox's root is one agentrun can idmap today (the host's,
+   * or a directory): an engine's image is an overlay mount, whose layers
+   * would each need it. */
+  if (profile->userns && profile->trust_caller)
+    {
+      plan->userns = true;
+      plan->userns_user = xstrdup (profile->userns_user);
+      plan->userns_size = profile->userns_size;
+      for (size_t i = 0; i < profile->userns_limits.len; i++)
+        ar_map_set (&plan->userns_limits, profile->userns_limits.items[i].key,
+                    profile->userns_limits.items[i].value);
+    }
   plan->audit_path = dup_or_null (profile->audit_path);
   plan->wall_clock_seconds = profile->wall_clock_seconds;
   plan->egress = profile->egress;

@@ -84,6 +84,12 @@ struct ar_profile
 
   char *audit_path; /* NULL: no audit log */
 
+  /* userNamespace: see ar_agent_plan's userns fields. */
+  bool userns;
+  char *userns_user;
+  uint32_t userns_size;
+  oci_map userns_limits; /* /proc/sys/user file name -> decimal value */
+
   /* Host paths hidden from a container whose root is the host's:
    * pattern (globs allowed; "~/.ssh" means below every home) -> reason. */
   oci_map hide_host_paths;

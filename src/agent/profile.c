@@ -47,6 +47,17 @@ const char ar_builtin_agent_profile_json[]
       "  \"readonlyPaths\": [\"/proc/bus\", \"/proc/fs\", \"/proc/irq\",\n"
       "                    \"/proc/sys\", \"/proc/sysrq-trigger\"],\n"
       "  \"network\": {\"egress\": \"none\", \"allow\": []},\n"
+      "  \"userNamespace\": {\"subidUser\": \"agentrun\", \"size\": 65536,\n"
+      "                    \"limits\": {\"max_inotify_instances\": 128,\n"
+      "                               \"max_inotify_watches\": 65536,\n"
+      "                               \"max_user_namespaces\": 64,\n"
+      "                               \"max_mnt_namespaces\": 64,\n"
+      "                               \"max_pid_namespaces\": 64,\n"
+      "                               \"max_net_namespaces\": 64,\n"
+      "                               \"max_ipc_namespaces\": 64,\n"
+      "                               \"max_uts_namespaces\": 64,\n"
+      "                               \"max_cgroup_namespaces\": 64,\n"
+      "                               \"max_time_namespaces\": 64}},\n"
       "  \"hideHostPaths\": {\n"
       "    \"/root\": \"root's home: keys, tokens, shell history\",\n"
       "    \"/home/*\": \"users' homes (the workspace itself stays visible)\",\n"
@@ -63,6 +74,12 @@ const char ar_builtin_agent_profile_json[]
       "    \"/run/docker\": \"Docker runtime state and sockets\",\n"
       "    \"/run/containerd\": \"containerd socket (root on the host) and state\",\n"
       "    \"/run/podman\": \"Podman socket (root on the host)\",\n"
+      "    \"/run/agentrun\": \"agentrun's containers: their specs, environment and audit heads\",\n"
+      "    \"/run/agentrun-secrets\": \"the agent profile's secret store\",\n"
+      "    \"/etc/agentrun/secrets\": \"the agent profile's secret store\",\n"
+      "    \"/run/agentrun-egress\": \"other sandboxes' egress state\",\n"
+      "    \"/run/agentrun-ids\": \"other sandboxes' id ranges\",\n"
+      "    \"/var/lib/agentrun\": \"other sandboxes' exported artifacts\",\n"
       "    \"~/.ssh\": \"SSH keys and agent config\",\n"
       "    \"~/.aws\": \"AWS credentials\",\n"
       "    \"~/.config/gcloud\": \"Google Cloud credentials\",\n"
@@ -424,6 +441,8 @@ ar_profile_free (ar_profile *p)
   oj_strv_clear (&p->masked_paths);
   oj_strv_clear (&p->readonly_paths);
   oj_map_clear (&p->hide_host_paths);
+  free (p->userns_user);
+  oj_map_clear (&p->userns_limits);
   free_rlimits (p->rlimits, p->n_rlimits);
   oj_strv_clear (&p->egress_allow);
   oj_strv_clear (&p->programs_ask);
@@ -840,6 +859,94 @@ read_overlay (oj_ctx *c, const oj_value *v, void *out)
   return 0;
 }
 
+/* The per-namespace counts the kernel keeps in /proc/sys/user. */
+static const char *const userns_limit_names[] = { "max_user_namespaces",
+                                                  "max_mnt_namespaces",
+                                                  "max_pid_namespaces",
+                                                  "max_net_namespaces",
+                                                  "max_ipc_namespaces",
+                                                  "max_uts_namespaces",
+                                                  "max_cgroup_namespaces",
+                                                  "max_time_namespaces",
+                                                  "max_inotify_instances",
+                                                  "max_inotify_watches",
+                                                  "max_fanotify_groups",
+                                                  "max_fanotify_marks",
+                                                  NULL };
+
+static int
+read_userns_limit (oj_ctx *c, const oj_member *m, oci_map *limits)
+{
+  cleanup_free char *key = xasprintf ("%.*s", (int) m->key_len, m->key);
+  bool known = false;
+  for (size_t i = 0; userns_limit_names[i]; i++)
+    known |= strcmp (key, userns_limit_names[i]) == 0;
+  if (!known)
+    return oj_fail (c, "unknown limit (one of max_user_namespaces, "
+                       "max_mnt_namespaces, ..., max_inotify_instances, "
+                       "max_inotify_watches, max_fanotify_groups, "
+                       "max_fanotify_marks)");
+  int64_t n;
+  if (oj_read_i64 (c, &m->value, &n) < 0)
+    return -1;
+  if (n < 0 || n > INT32_MAX)
+    return oj_fail (c, "expected 0 to 2147483647");
+  cleanup_free char *text = xasprintf ("%lld", (long long) n);
+  ar_map_set (limits, key, text);
+  return 0;
+}
+
+static int
+read_userns_limits (oj_ctx *c, const oj_value *v, void *out)
+{
+  if (oj_expect_object (c, v) < 0)
+    return -1;
+  for (size_t i = 0; i < v->len; i++)
+    {
+      const oj_member *m = &v->members[i];
+      size_t mark = oj_path_push_key (&c->path, m->key, m->key_len);
+      int r = read_userns_limit (c, m, out);
+      oj_path_pop (&c->path, mark);
+      if (r < 0)
+        return r;
+    }
+  return 0;
+}
+
+static int
+read_subid_user (oj_ctx *c, const oj_value *v, void *out)
+{
+  char **user = out;
+  cleanup_free char *name = NULL;
+  if (oj_read_string (c, v, &name) < 0)
+    return -1;
+  if (name[0] == '\0' || strlen (name) > 32 || strpbrk (name, ":/\n") != NULL)
+    return oj_fail (c, "expected a user name");
+  free (*user);
+  *user = steal_pointer (&name);
+  return 0;
+}
+
+static int
+read_userns (oj_ctx *c, const oj_value *v, void *out)
+{
+  static const char *const keys[]
+      = { "enabled", "subidUser", "size", "limits", NULL };
+  ar_profile *p = out;
+  if (expect_object_with (c, v, keys) < 0 || read_enabled (c, v, &p->userns) < 0
+      || oj_field (c, v, "subidUser", read_subid_user, &p->userns_user) < 0
+      || oj_field (c, v, "size", oj_read_u32, &p->userns_size) < 0
+      || oj_field (c, v, "limits", read_userns_limits, &p->userns_limits) < 0)
+    return -1;
+  if (p->userns_user == NULL)
+    p->userns_user = xstrdup (AR_USERNS_DEFAULT_USER);
+  if (p->userns_size == 0)
+    p->userns_size = AR_USERNS_DEFAULT_SIZE;
+  if (p->userns_size < 1024)
+    return oj_fail (c, "size: expected at least 1024 ids");
+  return 0;
+}
+
 static int
 read_secrets (oj_ctx *c, const oj_value *v, void *out)
 {
@@ -976,19 +1083,18 @@ static int
 read_profile_document (oj_ctx *c, const oj_value *doc, ar_profile *p)
 {
   static const char *const keys[]
-      = { "extends",     "description",   "overlay",
-          "secrets",     "output",        "limits",
-          "seccomp",     "capabilities",  "noNewPrivileges",
-          "maskedPaths", "readonlyPaths", "rlimits",
-          "network",     "approver",      "audit",
-          "annotations", "hideHostPaths", "programs",
-          NULL };
+      = { "extends",         "description", "overlay",       "secrets",
+          "output",          "limits",      "seccomp",       "capabilities",
+          "noNewPrivileges", "maskedPaths", "readonlyPaths", "rlimits",
+          "network",         "approver",    "audit",         "annotations",
+          "hideHostPaths",   "programs",    "userNamespace", NULL };
   if (expect_object_with (c, doc, keys) < 0)
     return -1;
   char *description = NULL;
   int r = oj_field (c, doc, "description", oj_read_string, &description);
   free (description);
   if (r < 0 || oj_field (c, doc, "overlay", read_overlay, p) < 0
+      || oj_field (c, doc, "userNamespace", read_userns, p) < 0
       || oj_field (c, doc, "secrets", read_secrets, p) < 0
       || oj_field (c, doc, "output", read_output, p) < 0
       || oj_field (c, doc, "limits", read_limits, p) < 0

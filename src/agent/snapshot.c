@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "snapshot.h"
+#include "userns.h"
 #include "hostfs.h"
 #include "overlay.h"
 #include "../../oci/json.h"
@@ -90,6 +91,15 @@ ar_snapshot_info_gen (yajl_gen g, const ar_snapshot_info *info)
   oj_gen_kv_string (g, "workspace", info->workspace);
   oj_gen_kv_u64 (g, "entries", info->entries);
   oj_gen_kv_u64 (g, "bytes", info->bytes);
+  if (info->id_count)
+    {
+      oj_gen_key (g, "ids");
+      yajl_gen_map_open (g);
+      oj_gen_kv_u64 (g, "uid", info->uid_base);
+      oj_gen_kv_u64 (g, "gid", info->gid_base);
+      oj_gen_kv_u64 (g, "count", info->id_count);
+      yajl_gen_map_close (g);
+    }
   yajl_gen_map_close (g);
 }
 
@@ -111,6 +121,13 @@ fill_snapshot (const char *state_dir, int new_fd, ar_snapshot_info *info,
   info->rootfs = ar_overlay_lower_path (overlay);
   if (info->rootfs == NULL)
     return ar_error_set (err, 0, "the overlay's lower layer is not recorded");
+  ar_userns_lease lease;
+  if (ar_agent_userns_recorded (state_dir, &lease))
+    {
+      info->uid_base = lease.uid;
+      info->gid_base = lease.gid;
+      info->id_count = lease.size;
+    }
   if (copy_layer (overlay, "upper", new_fd, AR_SNAPSHOT_ROOT_LAYER, info, err)
           < 0
       || (info->workspace
@@ -175,6 +192,18 @@ ar_snapshot_take (const char *state_dir, const char *name,
 }
 
 static int
+read_ids (oj_ctx *c, const oj_value *v, void *out)
+{
+  ar_snapshot_info *info = out;
+  if (oj_expect_object (c, v) < 0
+      || oj_required (c, v, "uid", oj_read_u32, &info->uid_base) < 0
+      || oj_required (c, v, "gid", oj_read_u32, &info->gid_base) < 0
+      || oj_required (c, v, "count", oj_read_u32, &info->id_count) < 0)
+    return -1;
+  return 0;
+}
+
+static int
 read_info (int dir_fd, const char *name, ar_snapshot_info *info,
            ar_error_t **err)
 {
@@ -200,6 +229,7 @@ read_info (int dir_fd, const char *name, ar_snapshot_info *info,
                        < 0
                 || oj_field (&c, &v, "entries", oj_read_u64, &info->entries) < 0
                 || oj_field (&c, &v, "bytes", oj_read_u64, &info->bytes) < 0
+                || oj_field (&c, &v, "ids", read_ids, info) < 0
             ? -1
             : 0;
   oj_value_clear (&v);
@@ -302,9 +332,26 @@ ar_snapshot_find (const char *state_dir, const char *id, const char *name,
   return 0;
 }
 
+/* From the snapshot's container's ids to the seeded one's. */
+static bool
+seed_shift (const ar_snapshot_info *from, const ar_snapshot_ids *to,
+            ar_id_shift *shift)
+{
+  uint32_t count = to && to->id_count ? to->id_count : from->id_count;
+  *shift = (ar_id_shift){ .uid_from = from->id_count ? from->uid_base : 0,
+                          .gid_from = from->id_count ? from->gid_base : 0,
+                          .uid_to = to && to->id_count ? to->uid_base : 0,
+                          .gid_to = to && to->id_count ? to->gid_base : 0,
+                          .count = count };
+  return count > 0
+         && (shift->uid_from != shift->uid_to
+             || shift->gid_from != shift->gid_to);
+}
+
 int
 ar_snapshot_seed (const char *snapshot_dir, const char *layer,
-                  const char *upper, bool top_metadata, ar_error_t **err)
+                  const char *upper, bool top_metadata,
+                  const ar_snapshot_ids *ids, ar_error_t **err)
 {
   cleanup_free char *parent = xasprintf ("%s/..", snapshot_dir);
   cleanup_close int lock_fd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -319,7 +366,14 @@ ar_snapshot_seed (const char *snapshot_dir, const char *layer,
       = open (upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dst < 0)
     return ar_error_set (err, errno, "open `%s`", upper);
-  ar_tree_copy_stats stats = { .root_metadata = top_metadata };
+  ar_snapshot_info info = { 0 };
+  if (read_info (AT_FDCWD, snapshot_dir, &info, err) < 0)
+    return -1;
+  ar_id_shift shift;
+  bool moved = seed_shift (&info, ids, &shift);
+  ar_snapshot_info_clear (&info);
+  ar_tree_copy_stats stats
+      = { .root_metadata = top_metadata, .shift = moved ? &shift : NULL };
   if (ar_tree_copy (src, dst, &stats, err) < 0)
     return ar_error_prefix (err, "snapshot's %s layer", layer);
   return 0;

@@ -16,6 +16,7 @@
 #include "ws_git.h"
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
+#include "../util/idmount.h"
 #include "../util/path.h"
 #include "../util/userns.h"
 
@@ -48,9 +49,52 @@ overlay_child (const char *state_dir, const char *name)
   return ar_hostfs_join (dir, name);
 }
 
+/* In a user namespace of its own the container's root is a host uid
+ * that owns nothing of the workspace: the overlay is made here, on an
+ * idmapped copy of the workspace in which its owner's files are the
+ * process user's, and bound into the container. Copy-up runs as the
+ * runtime (host root), so a file the container may write it can change;
+ * the real workspace is still never written. */
+static int
+mount_idmapped (const ar_agent_plan *plan, const char *state_dir,
+                const char *upper, const char *work, uid_t uid, gid_t gid,
+                oci_spec *spec, ar_error_t **err)
+{
+  struct stat st;
+  if (stat (plan->workspace_host_dir, &st) < 0)
+    return ar_error_set (err, errno, "workspace: stat `%s`",
+                         plan->workspace_host_dir);
+  ar_idmount_map map = { .uid_from = st.st_uid,
+                         .uid_to = uid,
+                         .gid_from = st.st_gid,
+                         .gid_to = gid,
+                         .count = 1 };
+  cleanup_free char *lower = overlay_child (state_dir, AR_OVERLAY_WS_LOWER);
+  cleanup_free char *merged = overlay_child (state_dir, AR_OVERLAY_WS_MERGED);
+  if ((mkdir (lower, 0700) < 0 && errno != EEXIST)
+      || (mkdir (merged, 0700) < 0 && errno != EEXIST))
+    return ar_error_set (err, errno, "workspace: mkdir under `%s`", state_dir);
+  cleanup_close int tree
+      = ar_idmount_clone (plan->workspace_host_dir, &map, err);
+  if (tree < 0 || ar_idmount_attach (tree, lower, err) < 0)
+    return ar_error_prefix (err, "workspace");
+  cleanup_free char *data
+      = xasprintf ("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
+  unsigned long flags = plan->workspace_read_only ? MS_RDONLY : 0;
+  if (mount ("overlay", merged, "overlay", flags, data) < 0)
+    return ar_error_set (err, errno, "workspace: mount its overlay on `%s`",
+                         merged);
+  const char *const options[]
+      = { "rbind", plan->workspace_read_only ? "ro" : "rw", NULL };
+  oci_spec_append_mount (spec, "bind", merged, plan->workspace_host_dir,
+                         options);
+  return 0;
+}
+
 int
 ar_workspace_prepare (const ar_agent_plan *plan, const char *state_dir,
-                      oci_spec *spec, ar_error_t **err)
+                      const ar_userns_lease *lease, oci_spec *spec,
+                      ar_error_t **err)
 {
   if (plan->workspace_host_dir == NULL)
     return 0;
@@ -69,11 +113,19 @@ ar_workspace_prepare (const ar_agent_plan *plan, const char *state_dir,
   if (chown (upper, uid, gid) < 0)
     return ar_error_set (err, errno, "workspace: chown `%s` to %u:%u", upper,
                          uid, gid);
+  ar_snapshot_ids ids = { 0 };
+  if (lease)
+    ids = (ar_snapshot_ids){ .uid_base = lease->uid,
+                             .gid_base = lease->gid,
+                             .id_count = lease->size };
   if (plan->overlay_from
       && ar_snapshot_seed (plan->overlay_from, AR_SNAPSHOT_WORKSPACE_LAYER,
-                           upper, false, err)
+                           upper, false, &ids, err)
              < 0)
     return ar_error_prefix (err, "workspace");
+
+  if (lease)
+    return mount_idmapped (plan, state_dir, upper, work, uid, gid, spec, err);
 
   cleanup_free char *lower
       = xasprintf ("lowerdir=%s", plan->workspace_host_dir);

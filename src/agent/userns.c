@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "config.h"
+#include "userns.h"
+#include "hostfs.h"
+#include "../../oci/oci.h"
+#include "../util/cleanup.h"
+#include "../util/fs.h"
+#include "../util/proc.h"
+#include "../util/subid.h"
+#include "../util/userns.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SUBUID_FILE "/etc/subuid"
+#define SUBGID_FILE "/etc/subgid"
+
+static bool
+read_record (int dirfd, const char *name, ar_userns_lease *lease)
+{
+  cleanup_free char *text = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_read_file_at (dirfd, name, 128, &text, NULL, &ignored) < 0)
+    return false;
+  return sscanf (text, "%u %u %u %u", &lease->slot, &lease->uid, &lease->gid,
+                 &lease->size)
+         == 4;
+}
+
+bool
+ar_agent_userns_recorded (const char *state_dir, ar_userns_lease *lease)
+{
+  cleanup_free char *path = ar_hostfs_join (state_dir, AR_USERNS_RECORD);
+  return read_record (AT_FDCWD, path, lease);
+}
+
+/* The lease of `slot` names a state dir that no longer records it. */
+static bool
+lease_is_stale (int lease_dir, unsigned slot)
+{
+  char name[16];
+  snprintf (name, sizeof name, "%u", slot);
+  cleanup_free char *holder = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_read_file_at (lease_dir, name, 4096, &holder, NULL, &ignored) < 0)
+    return true;
+  ar_userns_lease recorded;
+  return !ar_agent_userns_recorded (holder, &recorded) || recorded.slot != slot;
+}
+
+static int
+claim_slot (int lease_dir, unsigned slot, const char *state_dir)
+{
+  char name[16];
+  snprintf (name, sizeof name, "%u", slot);
+  int fd
+      = openat (lease_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST && lease_is_stale (lease_dir, slot))
+    {
+      unlinkat (lease_dir, name, 0);
+      fd = openat (lease_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                   0600);
+    }
+  if (fd < 0)
+    return -1;
+  int r = ar_write_all (fd, state_dir, strlen (state_dir));
+  close (fd);
+  return r;
+}
+
+static int
+open_lease_dir (ar_error_t **err)
+{
+  if (mkdir (AR_USERNS_LEASE_DIR, 0700) < 0 && errno != EEXIST)
+    return ar_error_set (err, errno, "mkdir `%s`", AR_USERNS_LEASE_DIR);
+  int fd = open (AR_USERNS_LEASE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return ar_error_set (err, errno, "open `%s`", AR_USERNS_LEASE_DIR);
+  if (flock (fd, LOCK_EX) < 0)
+    {
+      int saved = errno;
+      close (fd);
+      return ar_error_set (err, saved, "lock `%s`", AR_USERNS_LEASE_DIR);
+    }
+  return fd;
+}
+
+static int
+take_lease (const char *user, uint32_t size, const char *state_dir,
+            ar_userns_lease *lease, ar_error_t **err)
+{
+  ar_subid_range uids, gids;
+  if (ar_subid_find (SUBUID_FILE, user, &uids, err) < 0
+      || ar_subid_find (SUBGID_FILE, user, &gids, err) < 0)
+    return -1;
+  uint32_t n = (uids.count < gids.count ? uids.count : gids.count) / size;
+  if (n == 0)
+    return ar_error_set (
+        err, 0,
+        "%s, %s: the range of user `%s` holds fewer than %u ids, the size of one container's: make it larger",
+        SUBUID_FILE, SUBGID_FILE, user, size);
+  cleanup_close int lease_dir = open_lease_dir (err);
+  if (lease_dir < 0)
+    return -1;
+  for (unsigned slot = 0; slot < n; slot++)
+    {
+      if (claim_slot (lease_dir, slot, state_dir) < 0)
+        continue;
+      *lease = (ar_userns_lease){ .slot = slot,
+                                  .uid = uids.start + slot * size,
+                                  .gid = gids.start + slot * size,
+                                  .size = size };
+      cleanup_free char *text = xasprintf ("%u %u %u %u\n", lease->slot,
+                                           lease->uid, lease->gid, size);
+      cleanup_free char *record = ar_hostfs_join (state_dir, AR_USERNS_RECORD);
+      if (ar_write_file_atomic_at (AT_FDCWD, record, text, strlen (text), 0600,
+                                   err)
+          < 0)
+        {
+          char name[16];
+          snprintf (name, sizeof name, "%u", slot);
+          unlinkat (lease_dir, name, 0);
+          return -1;
+        }
+      return 0;
+    }
+  return ar_error_set (
+      err, 0,
+      "%s: all %u ranges of %u ids of user `%s` are in use by running containers: give the user a larger range",
+      SUBUID_FILE, n, size, user);
+}
+
+static void
+set_mapping (oci_id_mapping **m, size_t *n, uint32_t host, uint32_t size)
+{
+  free (*m);
+  *m = xcalloc (1, sizeof **m);
+  **m = (oci_id_mapping){ .container_id = 0, .host_id = host, .size = size };
+  *n = 1;
+}
+
+/* The container's root sets itself up from the paths below the state
+ * dir (its bundle, its root's overlay): the state root becomes
+ * traversable but not listable (0711), the state dir and what
+ * ar_agent_userns_open_dir is given traversable by the container root's
+ * group alone (0710). Their files keep their own modes. */
+int
+ar_agent_userns_open_dir (const char *dir, gid_t gid, ar_error_t **err)
+{
+  if (chown (dir, 0, gid) < 0 || chmod (dir, 0710) < 0)
+    return ar_error_set (err, errno, "open `%s` to the container's root", dir);
+  return 0;
+}
+
+static int
+open_path_to_root (const char *state_dir, gid_t gid, ar_error_t **err)
+{
+  cleanup_free char *root = ar_hostfs_join (state_dir, "..");
+  struct stat st;
+  if (stat (root, &st) < 0)
+    return ar_error_set (err, errno, "stat `%s`", root);
+  if ((st.st_mode & 0011) != 0011
+      && chmod (root, (st.st_mode & 07777) | 0011) < 0)
+    return ar_error_set (err, errno, "make `%s` traversable", root);
+  return ar_agent_userns_open_dir (state_dir, gid, err);
+}
+
+int
+ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
+                         oci_spec *spec, ar_userns_lease *lease, bool *leased,
+                         ar_error_t **err)
+{
+  *leased = false;
+  /* Without root the runtime is in a user namespace of its own already,
+   * holding the caller's ids only. */
+  if (!plan->userns || ar_userns_unprivileged () || spec->linux_cfg == NULL
+      || oci_spec_find_namespace (spec, OCI_NS_USER))
+    return 0;
+  if (take_lease (plan->userns_user, plan->userns_size, state_dir, lease, err)
+      < 0)
+    return ar_error_prefix (err, "user namespace");
+  *leased = true;
+  if (open_path_to_root (state_dir, lease->gid, err) < 0)
+    return ar_error_prefix (err, "user namespace");
+  oci_linux *l = spec->linux_cfg;
+  l->namespaces
+      = xrealloc (l->namespaces, (l->n_namespaces + 1) * sizeof *l->namespaces);
+  l->namespaces[l->n_namespaces++]
+      = (oci_namespace){ .type = OCI_NS_USER, .path = NULL };
+  set_mapping (&l->uid_mappings, &l->n_uid_mappings, lease->uid, lease->size);
+  set_mapping (&l->gid_mappings, &l->n_gid_mappings, lease->gid, lease->size);
+  return 0;
+}
+
+/* In a child that joined the container's user namespace, where the
+ * namespace's own /proc/sys/user values are the ones read and written. */
+static int
+write_limits_in (pid_t init_pid, const oci_map *limits)
+{
+  cleanup_free char *ns_path = xasprintf ("/proc/%d/ns/user", (int) init_pid);
+  int ns = open (ns_path, O_RDONLY | O_CLOEXEC);
+  if (ns < 0 || setns (ns, CLONE_NEWUSER) < 0)
+    return 1;
+  for (size_t i = 0; i < limits->len; i++)
+    {
+      cleanup_free char *path
+          = xasprintf ("/proc/sys/user/%s", limits->items[i].key);
+      cleanup_error ar_error_t *ignored = NULL;
+      const char *v = limits->items[i].value;
+      if (ar_proc_write (AT_FDCWD, path, v, strlen (v), &ignored) < 0)
+        return 2 + (int) i;
+    }
+  return 0;
+}
+
+/* The init is in a user namespace other than this process's. */
+static bool
+has_own_userns (pid_t init_pid)
+{
+  cleanup_free char *theirs = xasprintf ("/proc/%d/ns/user", (int) init_pid);
+  struct stat a, b;
+  return stat (theirs, &a) == 0 && stat ("/proc/self/ns/user", &b) == 0
+         && (a.st_ino != b.st_ino || a.st_dev != b.st_dev);
+}
+
+int
+ar_agent_userns_limit (const ar_agent_plan *plan, pid_t init_pid,
+                       ar_error_t **err)
+{
+  if (!plan->userns || plan->userns_limits.len == 0
+      || !has_own_userns (init_pid))
+    return 0;
+  pid_t pid = fork ();
+  if (pid < 0)
+    return ar_error_set (err, errno, "user namespace limits: fork");
+  if (pid == 0)
+    _exit (write_limits_in (init_pid, &plan->userns_limits));
+  int status = 0;
+  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  int code = WIFEXITED (status) ? WEXITSTATUS (status) : 1;
+  if (code == 0)
+    return 0;
+  if (code == 1 || (size_t) (code - 2) >= plan->userns_limits.len)
+    return ar_error_set (err, 0,
+                         "user namespace limits: cannot join the container's "
+                         "user namespace");
+  return ar_error_set (
+      err, 0, "user namespace limits: cannot set /proc/sys/user/%s to %s",
+      plan->userns_limits.items[code - 2].key,
+      plan->userns_limits.items[code - 2].value);
+}
+
+void
+ar_agent_userns_release (const char *state_dir)
+{
+  ar_userns_lease lease;
+  if (!ar_agent_userns_recorded (state_dir, &lease))
+    return;
+  cleanup_error ar_error_t *ignored = NULL;
+  cleanup_close int lease_dir = open_lease_dir (&ignored);
+  if (lease_dir >= 0)
+    {
+      char name[16];
+      snprintf (name, sizeof name, "%u", lease.slot);
+      cleanup_free char *holder = NULL;
+      cleanup_error ar_error_t *unread = NULL;
+      if (ar_read_file_at (lease_dir, name, 4096, &holder, NULL, &unread) == 0
+          && strcmp (holder, state_dir) == 0)
+        unlinkat (lease_dir, name, 0);
+    }
+  cleanup_free char *record = ar_hostfs_join (state_dir, AR_USERNS_RECORD);
+  unlink (record);
+}

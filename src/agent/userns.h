@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Root inside is nobody outside: a container of the agent policy that real
+ * root makes gets a user namespace of its own whose root is an
+ * unprivileged host uid range, taken from the subordinate ranges of a
+ * system user (/etc/subuid, /etc/subgid) and leased to it alone. */
+#ifndef AR_AGENT_USERNS_H
+#define AR_AGENT_USERNS_H
+
+#include "agent.h"
+#include "../util/idmount.h"
+
+/* One lease file per slot of the range, naming the state dir that holds
+ * it; taken and given back under an flock of the dir. A lease whose
+ * state dir no longer records that slot is stale (its container was
+ * deleted without delete, or its create was killed) and taken again. */
+#define AR_USERNS_LEASE_DIR "/run/agentrun-ids"
+#define AR_USERNS_RECORD "idrange" /* in the state dir: "SLOT UID GID SIZE" */
+
+typedef struct
+{
+  unsigned slot;
+  uint32_t uid, gid, size; /* container 0 is host uid/gid, `size` ids */
+} ar_userns_lease;
+
+/* Before anything else is prepared: when the plan asks for a user
+ * namespace and the caller is real root, lease a range and give the spec
+ * a new user namespace mapped onto it. *leased says whether it did. */
+int ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
+                             oci_spec *spec, ar_userns_lease *lease,
+                             bool *leased, ar_error_t **err);
+
+/* A dir on the way to the container's root (below the state dir) made
+ * traversable (0710) by the container root's group `gid` alone. */
+int ar_agent_userns_open_dir (const char *dir, gid_t gid, ar_error_t **err);
+
+/* The lease recorded in the state dir; false when there is none. */
+bool ar_agent_userns_recorded (const char *state_dir, ar_userns_lease *lease);
+
+/* The container's user namespace gets the plan's limits
+ * (/proc/sys/user/NAME), before its process runs; nothing when the init
+ * shares this process's user namespace (without root). */
+int ar_agent_userns_limit (const ar_agent_plan *plan, pid_t init_pid,
+                           ar_error_t **err);
+
+/* Give the lease back (delete, a failed create). Safe twice. */
+void ar_agent_userns_release (const char *state_dir);
+
+#endif

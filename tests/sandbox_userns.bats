@@ -1,0 +1,185 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# Root inside is nobody outside (issue #42): a sandbox that real root
+# starts runs in a user namespace of its own, whose root is a host uid
+# range leased from the `agentrun` user's /etc/subuid and /etc/subgid
+# ranges (contrib/agentrun-ids.sh), owned by that uid, with its own
+# /proc/sys/user limits. Every test here reads something host root could,
+# or spends something host root has: each fails on a runtime whose sandbox
+# runs as host root.
+
+load helpers
+load sandbox_helpers
+
+setup() {
+	common_setup_sandbox
+	grep -q '^agentrun:' /etc/subuid && grep -q '^agentrun:' /etc/subgid ||
+		fail "no range for user agentrun in /etc/subuid and /etc/subgid: run contrib/agentrun-ids.sh"
+	RANGE_START=$(awk -F: '$1 == "agentrun" { print $2; exit }' /etc/subuid)
+}
+
+# first_host_id: container id 0 on the host, from a uid_map in $output.
+first_host_id() {
+	awk '$1 == 0 { print $2; exit }' <<<"$output"
+}
+
+@test "sandbox_userns: container root maps to an unprivileged range of the agentrun user, never to host root" {
+	run sandbox -- sh -c 'cat /proc/self/uid_map /proc/self/gid_map; id -u'
+	assert_success
+	[ "$(awk '$1 == 0 && $2 == 0' <<<"$output")" = "" ] || fail "a 0 -> 0 line: $output"
+	local host
+	host=$(first_host_id)
+	[ -n "$host" ] && [ "$host" -ge "$RANGE_START" ] || fail "root maps to '$host', not the agentrun range from $RANGE_START: $output"
+	[ "$(awk 'NR == 1 { print $3 }' <<<"$output")" = 65536 ] || fail "size: $output"
+	assert_equal "${lines[2]}" 0
+}
+
+@test "sandbox_userns: the command runs as the range's uid on the host, in a namespace that uid owns" {
+	NAP=$((900 + RANDOM % 100))
+	started_in_bg sandbox -- sleep "$NAP"
+	local pid owner
+	pid=$(wait_for_nap)
+	[ "$(stat -c %u "/proc/$pid")" -ge "$RANGE_START" ] || fail "process owned by $(stat -c %u "/proc/$pid")"
+	grep -E '^Uid:' "/proc/$pid/status" | grep -qvw 0 || fail "a host uid 0: $(grep Uid "/proc/$pid/status")"
+	# NS_GET_OWNER_UID: the kernel charges the namespace's counts to it.
+	owner=$(perl -e 'open(my $f, "<", $ARGV[0]) or die; my $b = pack("L", 0); ioctl($f, 0xb704, $b) or die "ioctl: $!"; print unpack("L", $b)' "/proc/$pid/ns/user")
+	[ "$owner" = "$(stat -c %u "/proc/$pid")" ] || fail "namespace owner $owner"
+	kill "$pid"
+	wait_bg 10
+}
+
+@test "sandbox_userns: a root-only file, a 0700 directory and another container's state are closed to it" {
+	mkdir -m 0700 "$TEST_DIR/private"
+	echo TOKEN-dir >"$TEST_DIR/private/token"
+	echo TOKEN-file >"$TEST_DIR/rootonly"
+	chmod 0600 "$TEST_DIR/rootonly"
+	# A container of the same state root, with a secret in its spec.
+	update_config '.process.env += ["API_TOKEN=TOKEN-env"] | .process.args = ["sleep", "60"]'
+	runtime run -d --bundle "$BUNDLE" "$CID" >/dev/null
+	[ -r "$ROOT/$CID/config.json" ] || fail "no state of $CID"
+	run sandbox -- sh -c "cat $TEST_DIR/private/token; cat $TEST_DIR/rootonly; cat $ROOT/$CID/config.json; grep -rl TOKEN- $TEST_DIR 2>/dev/null; echo end"
+	runtime delete -f "$CID"
+	assert_success
+	refute_output_contains TOKEN-
+	assert_output_contains "Permission denied"
+	assert_output_contains end
+}
+
+@test "sandbox_userns: agentrun's own places are hidden: the default state root, the secret stores, the id leases" {
+	run sandbox --print-policy -- true
+	assert_success
+	local p
+	for p in /run/agentrun /run/agentrun-secrets /etc/agentrun/secrets /run/agentrun-ids /var/lib/docker /var/lib/containerd /run/containerd /var/lib/containers; do
+		jq -e --arg p "$p" '.plan.hide | has($p)' <<<"$output" >/dev/null || fail "$p not hidden: $(jq -c .plan.hide <<<"$output")"
+	done
+	mkdir -p /run/agentrun-ids
+	run sandbox -- sh -c 'ls -A /run/agentrun-ids | wc -l'
+	assert_success
+	assert_output 0
+}
+
+@test "sandbox_userns: taking every inotify instance inside leaves host root its own" {
+	local hog=$AR_TOP/tests/tools/inotify_hog
+	[ -x "$hog" ] || fail "build the tree first (make): no $hog"
+	cp "$hog" "$WS/hog"
+	NAP=$((900 + RANDOM % 100))
+	# The hog holds its instances while `sleep` runs, then the sandbox ends.
+	started_in_bg sandbox -- sh -c "./hog take 0 >taken; ./hog take </dev/null & sleep $NAP; cat taken"
+	local pid
+	pid=$(wait_for_nap)
+	run "$hog" one
+	kill "$pid"
+	wait_bg 10
+	assert_success
+	assert_output ok
+	grep -q '^took 128 ' "$TEST_DIR/bg.out" || fail "the namespace's own limit (128) not met: $(cat "$TEST_DIR/bg.out" "$TEST_DIR/bg.err")"
+}
+
+@test "sandbox_userns: its own /proc/sys/user limits, from the profile" {
+	run sandbox -- sh -c 'cat /proc/sys/user/max_inotify_instances /proc/sys/user/max_user_namespaces'
+	assert_success
+	assert_equal "${lines[0]}" 128
+	assert_equal "${lines[1]}" 64
+	mkdir -p "$AGENTRUN_CONFIG_DIR/profiles"
+	echo '{"extends": "agent", "userNamespace": {"limits": {"max_inotify_instances": 7}}}' >"$AGENTRUN_CONFIG_DIR/profiles/few.json"
+	run sh -c "cd '$WS' && '$RUNTIME' --root '$ROOT' --profile few sandbox -- cat /proc/sys/user/max_inotify_instances /proc/sys/user/max_user_namespaces </dev/null"
+	assert_success
+	assert_equal "${lines[0]}" 7
+	assert_equal "${lines[1]}" 64
+}
+
+@test "sandbox_userns: a setuid-root program inside gains nothing of host root" {
+	echo TOKEN-suid >"$TEST_DIR/rootonly"
+	chmod 0600 "$TEST_DIR/rootonly"
+	cp /bin/cat "$WS/suid-cat"
+	chmod 4755 "$WS/suid-cat"
+	run sandbox -- sh -c "./suid-cat $TEST_DIR/rootonly; grep -E '^(Uid|CapEff)' /proc/self/status"
+	refute_output_contains TOKEN-suid
+	assert_output_contains "Permission denied"
+}
+
+@test "sandbox_userns: two sandboxes at once get disjoint ranges" {
+	NAP=$((900 + RANDOM % 100))
+	started_in_bg sandbox -- sh -c "cat /proc/self/uid_map; sleep $NAP"
+	local pid first
+	pid=$(wait_for_nap)
+	run sandbox -- cat /proc/self/uid_map
+	assert_success
+	first=$(awk '$1 == 0 { print $2 }' "/proc/$pid/uid_map")
+	local second
+	second=$(first_host_id)
+	kill "$pid"
+	wait_bg 10
+	[ -n "$first" ] && [ -n "$second" ] || fail "uid maps: '$first' '$second'"
+	[ $((first > second ? first - second : second - first)) -ge 65536 ] || fail "ranges overlap: $first and $second"
+}
+
+@test "sandbox_userns: a lease left by a killed sandbox is taken again; a finished one is given back" {
+	mkdir -p /run/agentrun-ids
+	local slot=0
+	while [ -e "/run/agentrun-ids/$slot" ]; do slot=$((slot + 1)); done
+	# A lease whose state dir is gone: what a SIGKILLed create leaves.
+	echo "$TEST_DIR/state/gone" >"/run/agentrun-ids/$slot"
+	run sandbox -- cat /proc/self/uid_map
+	assert_success
+	[ "$(first_host_id)" = $((RANGE_START + slot * 65536)) ] || fail "slot $slot not taken again: $output"
+	[ ! -e "/run/agentrun-ids/$slot" ] || fail "lease $slot kept after the sandbox ended: $(cat "/run/agentrun-ids/$slot")"
+}
+
+@test "sandbox_userns: the workspace is the sandbox's: edits, git commits and builds work, what leaves is the caller's" {
+	git -C "$WS" init -q
+	git -C "$WS" -c user.email=t@t -c user.name=t add -A
+	git -C "$WS" -c user.email=t@t -c user.name=t commit -qm base
+	mkdir -p "$TEST_DIR/out"
+	run sandbox -o "$TEST_DIR/out" --diff "$TEST_DIR/ws.diff" -- sh -c '
+		set -e
+		stat -c "ws %u" . a.txt
+		echo edited >>a.txt
+		printf "int main(void){return 0;}\n" >prog.c
+		printf "prog: prog.c\n\tcc -o prog prog.c\n" >Makefile
+		make -s && ./prog && echo built
+		git -c user.email=a@a -c user.name=agent add a.txt prog.c Makefile
+		git -c user.email=a@a -c user.name=agent commit -qm "agent work" && echo committed
+		echo artifact >/output/result.txt'
+	assert_success
+	[ "$(grep -c '^ws 0$' <<<"$output")" = 2 ] || fail "workspace not container root's: $output"
+	assert_output_contains built
+	assert_output_contains committed
+	grep -q '^+edited$' "$TEST_DIR/ws.diff" || fail "edit not in the diff"
+	[ -s "$TEST_DIR/ws.diff.bundle" ] || fail "no bundle of the commit"
+	local out
+	out=$(echo "$TEST_DIR"/out/sandbox-*/result.txt)
+	[ "$(stat -c %u:%g "$out")" = "$(stat -c %u:%g "$TEST_DIR/out")" ] || fail "output owned by $(stat -c %u:%g "$out")"
+	[ "$(stat -c %u "$TEST_DIR/ws.diff")" = 0 ] || fail "diff owner"
+	[ "$(tail -1 "$WS/a.txt")" = original ] || fail "the real workspace changed"
+}
+
+@test "sandbox_userns: no range for the profile's user is one line naming the file, and nothing is left" {
+	mkdir -p "$AGENTRUN_CONFIG_DIR/profiles"
+	echo '{"extends": "agent", "userNamespace": {"subidUser": "agentrun-test-none"}}' >"$AGENTRUN_CONFIG_DIR/profiles/norange.json"
+	run sh -c "cd '$WS' && '$RUNTIME' --root '$ROOT' --profile norange sandbox -- echo RAN-COMMAND </dev/null"
+	assert_failure
+	refute_output_contains RAN-COMMAND
+	assert_output_contains "/etc/subuid: no range for user \`agentrun-test-none\`"
+	[ "${#lines[@]}" = 1 ] || fail "more than one line: $output"
+}
