@@ -774,8 +774,9 @@ oj_read_strv (oj_ctx *c, const oj_value *v, void *out)
 }
 
 static int
-read_map_member (oj_ctx *c, const oj_member *member, oci_map *m)
+read_map_member (oj_ctx *c, const oj_member *member, void *out)
 {
+  oci_map *m = out;
   if (memchr (member->key, '\0', member->key_len) != NULL)
     return oj_fail (c, "key contains a NUL character");
   cleanup_free char *value = NULL;
@@ -796,11 +797,19 @@ oj_read_map (oj_ctx *c, const oj_value *v, void *out)
     return -1;
   oj_map_clear (m);
   m->items = xcalloc (v->len, sizeof *m->items);
+  return oj_each_member (c, v, read_map_member, m);
+}
+
+int
+oj_each_member (oj_ctx *c, const oj_value *v, oj_member_reader fn, void *out)
+{
+  if (oj_expect_object (c, v) < 0)
+    return -1;
   for (size_t i = 0; i < v->len; i++)
     {
       const oj_member *member = &v->members[i];
       size_t mark = oj_path_push_key (&c->path, member->key, member->key_len);
-      int r = read_map_member (c, member, m);
+      int r = fn (c, member, out);
       oj_path_pop (&c->path, mark);
       if (r < 0)
         return r;

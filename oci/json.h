@@ -142,6 +142,10 @@ int oj_read_opt_u16 (oj_ctx *c, const oj_value *v,
                      void *out); /* into oci_opt_u32 */
 int oj_read_strv (oj_ctx *c, const oj_value *v, void *out); /* oci_strv */
 int oj_read_map (oj_ctx *c, const oj_value *v, void *out);  /* oci_map */
+/* An object's members, each read by `fn` with its key on the error path. */
+typedef int (*oj_member_reader) (oj_ctx *c, const oj_member *m, void *out);
+int
+oj_each_member (oj_ctx *c, const oj_value *v, oj_member_reader fn, void *out);
 
 /* Frees for the C types above. */
 void oj_strv_clear (oci_strv *v);

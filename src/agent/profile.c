@@ -659,8 +659,9 @@ ar_map_set (oci_map *m, const char *key, const char *value)
 /* {"PATH": "reason", "PATH": false}: merged into the inherited list key by
  * key, as objects are; false takes an inherited entry out. */
 static int
-read_hide_member (oj_ctx *c, const oj_member *m, oci_map *hide)
+read_hide_member (oj_ctx *c, const oj_member *m, void *out)
 {
+  oci_map *hide = out;
   cleanup_free char *key = xasprintf ("%.*s", (int) m->key_len, m->key);
   if (strlen (key) != m->key_len || !is_hide_pattern (key))
     return oj_fail (c, "expected an absolute path without \"..\" (or ~/PATH)");
@@ -679,18 +680,7 @@ read_hide_member (oj_ctx *c, const oj_member *m, oci_map *hide)
 static int
 read_hide_paths (oj_ctx *c, const oj_value *v, void *out)
 {
-  if (oj_expect_object (c, v) < 0)
-    return -1;
-  for (size_t i = 0; i < v->len; i++)
-    {
-      const oj_member *m = &v->members[i];
-      size_t mark = oj_path_push_key (&c->path, m->key, m->key_len);
-      int r = read_hide_member (c, m, out);
-      oj_path_pop (&c->path, mark);
-      if (r < 0)
-        return r;
-    }
-  return 0;
+  return oj_each_member (c, v, read_hide_member, out);
 }
 
 static bool
@@ -875,8 +865,9 @@ static const char *const userns_limit_names[] = { "max_user_namespaces",
                                                   NULL };
 
 static int
-read_userns_limit (oj_ctx *c, const oj_member *m, oci_map *limits)
+read_userns_limit (oj_ctx *c, const oj_member *m, void *out)
 {
+  oci_map *limits = out;
   cleanup_free char *key = xasprintf ("%.*s", (int) m->key_len, m->key);
   bool known = false;
   for (size_t i = 0; userns_limit_names[i]; i++)
@@ -899,18 +890,7 @@ read_userns_limit (oj_ctx *c, const oj_member *m, oci_map *limits)
 static int
 read_userns_limits (oj_ctx *c, const oj_value *v, void *out)
 {
-  if (oj_expect_object (c, v) < 0)
-    return -1;
-  for (size_t i = 0; i < v->len; i++)
-    {
-      const oj_member *m = &v->members[i];
-      size_t mark = oj_path_push_key (&c->path, m->key, m->key_len);
-      int r = read_userns_limit (c, m, out);
-      oj_path_pop (&c->path, mark);
-      if (r < 0)
-        return r;
-    }
-  return 0;
+  return oj_each_member (c, v, read_userns_limit, out);
 }
 
 static int
