@@ -97,6 +97,11 @@ if ! build; then
 fi
 unit_tests
 images/busybox.sh >"$LOG_DIR/busybox.log" 2>&1 || { echo "busybox rootfs failed"; count 0 1; }
+# The id ranges a sandbox's user namespace is leased from, as make install
+# gives them.
+if [ "$(id -u)" = 0 ]; then
+	contrib/agentrun-ids.sh >"$LOG_DIR/ids.log" 2>&1 || { echo "agentrun-ids failed"; cat "$LOG_DIR/ids.log"; count 0 1; }
+fi
 bats_suites "$@"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -79,16 +79,14 @@ first_host_id() {
 }
 
 @test "sandbox_userns: taking every inotify instance inside leaves host root its own" {
-	local hog=$AR_TOP/tests/tools/inotify_hog
+	local hog=$AR_TOP/tests/tools/inotify_hog name=hog$RANDOM
 	[ -x "$hog" ] || fail "build the tree first (make): no $hog"
-	cp "$hog" "$WS/hog"
-	NAP=$((900 + RANDOM % 100))
-	# The hog holds its instances while `sleep` runs, then the sandbox ends.
-	started_in_bg sandbox -- sh -c "./hog take 0 >taken; ./hog take </dev/null & sleep $NAP; cat taken"
-	local pid
-	pid=$(wait_for_nap)
+	cp "$hog" "$WS/$name"
+	# It holds every instance it could get until it is killed.
+	started_in_bg sandbox -- "./$name" take hold
+	wait_for_file_content "$TEST_DIR/bg.out" took 30
 	run "$hog" one
-	kill "$pid"
+	pkill -x "$name"
 	wait_bg 10
 	assert_success
 	assert_output ok

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * inotify_hog: take inotify instances until the kernel refuses one, say
- * how many it got, and hold them until stdin closes (or at once when
- * HOLD is "0"). With no HOLD argument it only tries one and says "ok" or
- * the error: the host's check that it can still make one.
+ * inotify_hog: take inotify instances until the kernel refuses one and
+ * say how many it got; with "hold", keep them until killed. "one" only
+ * tries one and says "ok" or the error: the host's check that it can
+ * still make one.
  *
- *   inotify_hog take [HOLD]    -> "took N (errno E)"
- *   inotify_hog one            -> "ok" | "failed: ERRNO"
+ *   inotify_hog take [hold]    -> "took N (errno E)"
+ *   inotify_hog one            -> "ok" | "failed: ERROR"
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,11 +39,8 @@ main (int argc, char **argv)
     n++;
   printf ("took %d (errno %d)\n", n, errno);
   fflush (stdout);
-  if (argc < 3 || strcmp (argv[2], "0") != 0)
-    {
-      char c;
-      while (read (0, &c, 1) > 0)
-        ;
-    }
+  if (argc >= 3 && strcmp (argv[2], "hold") == 0)
+    for (;;)
+      pause ();
   return 0;
 }

@@ -58,6 +58,10 @@ for s in "$@"; do
 	esac
 done
 
+# The id ranges a sandbox's user namespace is leased from, as make install
+# gives them.
+contrib/agentrun-ids.sh >/dev/null || { echo "agentrun-ids failed"; failed=$((failed + 1)); }
+
 # Two levels below /tmp, as every suite's scratch must be.
 # Searchable by the ids a user namespace maps, as bats's own run dir is made.
 OUT=$(mktemp -d /tmp/agentrun-vm.XXXXXX) && chmod 0711 "$OUT" || exit 1
