@@ -65,7 +65,7 @@ first_host_id() {
 	assert_output_contains end
 }
 
-@test "sandbox_userns: agentrun's own places are hidden: the default state root, the secret stores, the id leases" {
+@test "sandbox_userns: agentrun's own places are hidden: the state roots, the secret stores, the id leases" {
 	run sandbox --print-policy -- true
 	assert_success
 	local p
@@ -73,9 +73,11 @@ first_host_id() {
 		jq -e --arg p "$p" '.plan.hide | has($p)' <<<"$output" >/dev/null || fail "$p not hidden: $(jq -c .plan.hide <<<"$output")"
 	done
 	mkdir -p /run/agentrun-ids
-	run sandbox -- sh -c 'ls -A /run/agentrun-ids | wc -l'
+	# This sandbox's own --root too, whatever it is.
+	run sandbox -- sh -c "ls -A /run/agentrun-ids | wc -l; ls -A $ROOT | wc -l"
 	assert_success
-	assert_output 0
+	assert_equal "${lines[0]}" 0
+	assert_equal "${lines[1]}" 0
 }
 
 @test "sandbox_userns: taking every inotify instance inside leaves host root its own" {

@@ -274,8 +274,30 @@ check_hide_paths (const ar_parsed *p, int option, const char *flag,
 }
 
 /* Secrets and limits: each flag is the annotation of the same name. */
+/* --hide's paths, and the state root this sandbox's is in: other
+ * containers' specs and environment are there. */
+static void
+annotate_hide (const ar_parsed *p, const char *state_root, oci_spec *spec)
+{
+  /* Made by the create when it is not there yet, before the host side
+   * looks for what to hide. */
+  char real[PATH_MAX];
+  const char *root = realpath (state_root, real) ? real : state_root;
+  cleanup_free char *joined = xstrdup (root[0] == '/' ? root : "");
+  for (size_t i = 0; i < p->n_multi[OPT_HIDE]; i++)
+    {
+      char *next = xasprintf ("%s%s%s", joined, joined[0] ? "," : "",
+                              p->multi[OPT_HIDE][i]);
+      free (joined);
+      joined = next;
+    }
+  if (joined[0])
+    annotate (spec, "hide", joined);
+}
+
 static int
-annotate_options (const ar_parsed *p, oci_spec *spec, ar_error_t **err)
+annotate_options (const ar_parsed *p, const char *state_root, oci_spec *spec,
+                  ar_error_t **err)
 {
   if (check_hide_paths (p, OPT_HIDE, "--hide", err) < 0
       || check_hide_paths (p, OPT_UNHIDE, "--unhide", err) < 0)
@@ -335,7 +357,7 @@ annotate_options (const ar_parsed *p, oci_spec *spec, ar_error_t **err)
     annotate (spec, "secrets.ask", "true");
   annotate_joined (p, OPT_ALLOW_NET, spec, "egress.allow");
   annotate_joined (p, OPT_ASK_PROGRAM, spec, "programs.ask");
-  annotate_joined (p, OPT_HIDE, spec, "hide");
+  annotate_hide (p, state_root, spec);
   annotate_joined (p, OPT_UNHIDE, spec, "unhide");
   return 0;
 }
@@ -394,7 +416,8 @@ request_caps (oci_process *proc)
 
 static int
 build_spec (const ar_parsed *p, const char *rootfs, const char *workspace,
-            bool rootless, oci_spec **out, ar_error_t **err)
+            const char *state_root, bool rootless, oci_spec **out,
+            ar_error_t **err)
 {
   cleanup_free char *json = oci_spec_default_json (false, 0, 0);
   oci_spec *spec = NULL;
@@ -419,7 +442,7 @@ build_spec (const ar_parsed *p, const char *rootfs, const char *workspace,
   };
   annotate (spec, "workspace", workspace);
   if (ar_sandbox_set_process (&process_flags, spec, err) < 0
-      || annotate_options (p, spec, err) < 0)
+      || annotate_options (p, state_root, spec, err) < 0)
     {
       oci_spec_free (spec);
       return -1;
@@ -564,8 +587,8 @@ checked_spec (const ar_globals *g, const ar_parsed *p, const char *rootfs,
   ar_profile *profile = NULL;
   if (ar_sandbox_load_profile (g->profile, &profile, err) < 0)
     return -1;
-  int r = build_spec (p, rootfs, workspace, g->rootless && geteuid () != 0,
-                      spec, err);
+  int r = build_spec (p, rootfs, workspace, g->root,
+                      g->rootless && geteuid () != 0, spec, err);
   if (r == 0 && ar_sandbox_check_annotations (profile, *spec, err) < 0)
     {
       oci_spec_free (*spec);
