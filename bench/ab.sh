@@ -7,8 +7,9 @@
 # A and B are `agentrun` programs (each with its agentrun-runtime beside
 # it, as `make install-strip DESTDIR=...` puts them, or a runtime alone).
 # Per round and for each: `run` of the busybox `true` bundle, `start` of a
-# created container of it (create and delete untimed), and
-# `sandbox --rootfs ... -- true` (the agent profile); A and B take turns,
+# created container of it (create and delete untimed),
+# `sandbox --rootfs ... -- true` (the agent profile) and `sandbox -- true`
+# on the host's root (what users call, "host"); A and B take turns,
 # the one that goes first alternating. Prints the medians in milliseconds
 # with their min-max, and B/A. BENCH_AUDIT_LINES=K: each sandbox also
 # appends to an audit log (`--audit`, one per build, in a state root kept
@@ -60,6 +61,8 @@ one() {
 	[ -z "${BENCH_AUDIT_LINES:-}" ] || AUDIT_FLAGS=(--audit "$WORK/audit-$which.log")
 	time_ms "$bin" --root "$root" sandbox --no-tty --rootfs "$WORK/bundle/rootfs" \
 		--workspace "$WORK/ws" "${AUDIT_FLAGS[@]}" -- true >>"$WORK/$which.sandbox"
+	time_ms "$bin" --root "$root" sandbox --no-tty --workspace "$WORK/ws" \
+		"${AUDIT_FLAGS[@]}" -- true >>"$WORK/$which.host"
 }
 
 ratio() { echo "scale=2; $(median <"$WORK/b.$1") / $(median <"$WORK/a.$1")" | bc; }
@@ -79,7 +82,7 @@ for round in $(seq "$ROUNDS"); do
 			one a "$A" "$i"
 		fi
 	done
-	for what in run start sandbox; do
+	for what in run start sandbox host; do
 		printf '%s %-8s A %s  B %s  B/A %s\n' "$round" "$what" "$(spread "$WORK/a.$what")" \
 			"$(spread "$WORK/b.$what")" "$(ratio "$what")"
 	done

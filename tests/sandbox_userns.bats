@@ -183,3 +183,14 @@ first_host_id() {
 	assert_output_contains "/etc/subuid: no range for user \`agentrun-test-none\`"
 	[ "${#lines[@]}" = 1 ] || fail "more than one line: $output"
 }
+
+@test "sandbox_userns: a --root its root cannot reach is one line naming the closed directory, and nothing is left" {
+	mkdir -m 0700 "$TEST_DIR/closed"
+	run sh -c "cd '$WS' && '$RUNTIME' --root '$TEST_DIR/closed/state' sandbox -- echo RAN-COMMAND </dev/null"
+	assert_failure
+	refute_output_contains RAN-COMMAND
+	assert_output_contains "\`$TEST_DIR/closed\` (mode 0700), above the state root, is closed to others"
+	[ "${#lines[@]}" = 1 ] || fail "more than one line: $output"
+	[ -z "$(ls -A "$TEST_DIR/closed/state" 2>/dev/null)" ] || fail "left: $(ls -A "$TEST_DIR/closed/state")"
+	[ -z "$(mounts_under "$TEST_DIR/closed")" ] || fail "mounts left"
+}

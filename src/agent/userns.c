@@ -11,7 +11,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -159,9 +162,37 @@ ar_agent_userns_open_dir (const char *dir, gid_t gid, ar_error_t **err)
   return 0;
 }
 
+/* The container's root walks to its state dir from "/" as any user
+ * would: a directory above the state root that others may not enter
+ * (a 0700 temp dir) stops it, and is not agentrun's to open. */
+static int
+check_reachable (const char *state_dir, ar_error_t **err)
+{
+  char real[PATH_MAX];
+  if (realpath (state_dir, real) == NULL)
+    return ar_error_set (err, errno, "resolve `%s`", state_dir);
+  char *root_end = strrchr (real, '/');
+  for (char *slash = strchr (real + 1, '/'); slash && slash < root_end;
+       slash = strchr (slash + 1, '/'))
+    {
+      *slash = '\0';
+      struct stat st;
+      bool closed = stat (real, &st) == 0 && (st.st_mode & S_IXOTH) == 0;
+      if (closed)
+        return ar_error_set (
+            err, 0,
+            "`%s` (mode %04o), above the state root, is closed to others: the sandbox's root could not reach its state dir; use a --root below directories others may enter (the default, /run/agentrun, is)",
+            real, (unsigned) (st.st_mode & 07777));
+      *slash = '/';
+    }
+  return 0;
+}
+
 static int
 open_path_to_root (const char *state_dir, gid_t gid, ar_error_t **err)
 {
+  if (check_reachable (state_dir, err) < 0)
+    return -1;
   cleanup_free char *root = ar_hostfs_join (state_dir, "..");
   struct stat st;
   if (stat (root, &st) < 0)
