@@ -372,15 +372,10 @@ ar_overlay_teardown (const char *state_dir, ar_error_t **err)
   if (ar_hostfs_is_mountpoint (merged)
       && ar_hostfs_unmount_and_remove (merged, err) < 0)
     return ar_error_prefix (err, "ephemeral overlay");
-  static const char *const workspace_mounts[]
-      = { AR_OVERLAY_WS_MERGED, AR_OVERLAY_WS_LOWER };
-  for (size_t i = 0; i < 2; i++)
-    {
-      cleanup_free char *path = ar_hostfs_join (dir, workspace_mounts[i]);
-      if (ar_hostfs_is_mountpoint (path)
-          && ar_hostfs_unmount_and_remove (path, err) < 0)
-        return ar_error_prefix (err, "workspace overlay");
-    }
+  cleanup_free char *workspace = ar_hostfs_join (dir, AR_OVERLAY_WS_MERGED);
+  if (ar_hostfs_is_mountpoint (workspace)
+      && ar_hostfs_unmount_and_remove (workspace, err) < 0)
+    return ar_error_prefix (err, "workspace overlay");
   if (ar_hostfs_unmount_and_remove (dir, err) < 0)
     return ar_error_prefix (err, "ephemeral overlay");
   return 0;

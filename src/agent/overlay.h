@@ -16,9 +16,8 @@
 #define AR_OVERLAY_DIR "overlay" /* below the state dir */
 /* The sandbox workspace's upper layer, below AR_OVERLAY_DIR. */
 #define AR_OVERLAY_WS_UPPER "ws-upper"
-/* In a user namespace of its own: the idmapped workspace and the
- * workspace's overlay, both mounted on the host, below AR_OVERLAY_DIR. */
-#define AR_OVERLAY_WS_LOWER "ws-lower"
+/* In a user namespace of its own: the workspace's overlay, mounted on
+ * the host below AR_OVERLAY_DIR. */
 #define AR_OVERLAY_WS_MERGED "ws-merged"
 
 /* Most changes recorded in the audit log, and most bytes of paths; beyond

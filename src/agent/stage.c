@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "stage.h"
-#include "userns.h"
 #include "gate.h"
 #include "secrets.h"
 #include "../../oci/json.h"
@@ -111,8 +110,6 @@ int
 ar_agent_stage_start_gates (const ar_agent_plan *plan, const char *id,
                             pid_t init_pid, ar_error_t **err)
 {
-  if (ar_agent_userns_limit (plan, init_pid, err) < 0)
-    return ar_error_prefix (err, "agent");
   return ar_gate_start (plan, id, init_pid, err);
 }
 

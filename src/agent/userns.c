@@ -2,6 +2,7 @@
 #include "config.h"
 #include "userns.h"
 #include "hostfs.h"
+#include "policy_internal.h"
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
@@ -227,66 +228,15 @@ ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
       = (oci_namespace){ .type = OCI_NS_USER, .path = NULL };
   set_mapping (&l->uid_mappings, &l->n_uid_mappings, lease->uid, lease->size);
   set_mapping (&l->gid_mappings, &l->n_gid_mappings, lease->gid, lease->size);
-  return 0;
-}
-
-/* In a child that joined the container's user namespace, where the
- * namespace's own /proc/sys/user values are the ones read and written. */
-static int
-write_limits_in (pid_t init_pid, const oci_map *limits)
-{
-  cleanup_free char *ns_path = xasprintf ("/proc/%d/ns/user", (int) init_pid);
-  int ns = open (ns_path, O_RDONLY | O_CLOEXEC);
-  if (ns < 0 || setns (ns, CLONE_NEWUSER) < 0)
-    return 1;
-  for (size_t i = 0; i < limits->len; i++)
+  /* Written by the init in its own user namespace, whose counts they are
+   * (linux.sysctl "user.*"). */
+  for (size_t i = 0; i < plan->userns_limits.len; i++)
     {
-      cleanup_free char *path
-          = xasprintf ("/proc/sys/user/%s", limits->items[i].key);
-      cleanup_error ar_error_t *ignored = NULL;
-      const char *v = limits->items[i].value;
-      if (ar_proc_write (AT_FDCWD, path, v, strlen (v), &ignored) < 0)
-        return 2 + (int) i;
+      cleanup_free char *key
+          = xasprintf ("user.%s", plan->userns_limits.items[i].key);
+      ar_map_set (&l->sysctl, key, plan->userns_limits.items[i].value);
     }
   return 0;
-}
-
-/* The init is in a user namespace other than this process's. */
-static bool
-has_own_userns (pid_t init_pid)
-{
-  cleanup_free char *theirs = xasprintf ("/proc/%d/ns/user", (int) init_pid);
-  struct stat a, b;
-  return stat (theirs, &a) == 0 && stat ("/proc/self/ns/user", &b) == 0
-         && (a.st_ino != b.st_ino || a.st_dev != b.st_dev);
-}
-
-int
-ar_agent_userns_limit (const ar_agent_plan *plan, pid_t init_pid,
-                       ar_error_t **err)
-{
-  if (!plan->userns || plan->userns_limits.len == 0
-      || !has_own_userns (init_pid))
-    return 0;
-  pid_t pid = fork ();
-  if (pid < 0)
-    return ar_error_set (err, errno, "user namespace limits: fork");
-  if (pid == 0)
-    _exit (write_limits_in (init_pid, &plan->userns_limits));
-  int status = 0;
-  while (waitpid (pid, &status, 0) < 0 && errno == EINTR)
-    ;
-  int code = WIFEXITED (status) ? WEXITSTATUS (status) : 1;
-  if (code == 0)
-    return 0;
-  if (code == 1 || (size_t) (code - 2) >= plan->userns_limits.len)
-    return ar_error_set (err, 0,
-                         "user namespace limits: cannot join the container's "
-                         "user namespace");
-  return ar_error_set (
-      err, 0, "user namespace limits: cannot set /proc/sys/user/%s to %s",
-      plan->userns_limits.items[code - 2].key,
-      plan->userns_limits.items[code - 2].value);
 }
 
 void

@@ -24,7 +24,8 @@ typedef struct
 
 /* Before anything else is prepared: when the plan asks for a user
  * namespace and the caller is real root, lease a range and give the spec
- * a new user namespace mapped onto it. *leased says whether it did. */
+ * a new user namespace mapped onto it, and the plan's limits as its
+ * "user.*" sysctls. *leased says whether it did. */
 int ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
                              oci_spec *spec, ar_userns_lease *lease,
                              bool *leased, ar_error_t **err);
@@ -35,12 +36,6 @@ int ar_agent_userns_open_dir (const char *dir, gid_t gid, ar_error_t **err);
 
 /* The lease recorded in the state dir; false when there is none. */
 bool ar_agent_userns_recorded (const char *state_dir, ar_userns_lease *lease);
-
-/* The container's user namespace gets the plan's limits
- * (/proc/sys/user/NAME), before its process runs; nothing when the init
- * shares this process's user namespace (without root). */
-int ar_agent_userns_limit (const ar_agent_plan *plan, pid_t init_pid,
-                           ar_error_t **err);
 
 /* Give the lease back (delete, a failed create). Safe twice. */
 void ar_agent_userns_release (const char *state_dir);

@@ -28,17 +28,25 @@ static const id_kind uid_kind
 static const id_kind gid_kind
     = { "gid_map", "newgidmap", "gidMappings", "/etc/subgid" };
 
+char *
+ar_idmap_text (const oci_id_mapping *m, size_t n)
+{
+  size_t cap = n * 40 + 1, used = 0;
+  char *buf = xmalloc (cap);
+  buf[0] = '\0';
+  for (size_t i = 0; i < n; i++)
+    used += (size_t) snprintf (buf + used, cap - used, "%u %u %u\n",
+                               m[i].container_id, m[i].host_id, m[i].size);
+  return buf;
+}
+
 static int
 write_map_file (pid_t pid, const id_kind *k, const oci_id_mapping *m, size_t n,
                 ar_error_t **err)
 {
-  size_t cap = n * 40 + 1, used = 0;
-  cleanup_free char *buf = xmalloc (cap);
-  for (size_t i = 0; i < n; i++)
-    used += (size_t) snprintf (buf + used, cap - used, "%u %u %u\n",
-                               m[i].container_id, m[i].host_id, m[i].size);
+  cleanup_free char *buf = ar_idmap_text (m, n);
   cleanup_free char *path = xasprintf ("/proc/%d/%s", (int) pid, k->file);
-  if (ar_proc_write (AT_FDCWD, path, buf, used, err) < 0)
+  if (ar_proc_write (AT_FDCWD, path, buf, strlen (buf), err) < 0)
     return ar_error_prefix (err, "write %s", k->file);
   return 0;
 }
@@ -132,16 +140,23 @@ host_id_of_root (const oci_id_mapping *m, size_t n, uint32_t *host)
   return false;
 }
 
-/* The raw calls change this thread only; glibc's would change them all. */
+/* The raw calls change this thread only; glibc's would change them all.
+ * The filesystem ids stay root's: clone3 checks the cgroup it puts the
+ * child in (CLONE_INTO_CGROUP) with them, and a move by pid afterwards
+ * would wait for an RCU grace period on cgroup v2. */
 static bool
 set_effective_ids (uint32_t uid, uint32_t gid)
 {
   if (syscall (SYS_setresgid, -1, gid, -1) < 0)
     return false;
-  if (syscall (SYS_setresuid, -1, uid, -1) == 0)
-    return true;
-  syscall (SYS_setresgid, -1, 0, -1);
-  return false;
+  if (syscall (SYS_setresuid, -1, uid, -1) < 0)
+    {
+      syscall (SYS_setresgid, -1, 0, -1);
+      return false;
+    }
+  syscall (SYS_setfsuid, 0);
+  syscall (SYS_setfsgid, 0);
+  return true;
 }
 
 void

@@ -15,6 +15,9 @@
  * /etc/subgid, as crun and runc do. */
 int ar_idmap_write (pid_t pid, const oci_linux *lnx, ar_error_t **err);
 
+/* Mappings as the text of a uid_map or gid_map file (malloc'd). */
+char *ar_idmap_text (const oci_id_mapping *m, size_t n);
+
 /* The kernel charges a user namespace's per-user counts (inotify
  * instances, user and mount namespaces, ...) to its owner in the parent
  * namespace too, and the owner is whoever created it. Root making a
@@ -22,8 +25,8 @@ int ar_idmap_write (pid_t pid, const oci_linux *lnx, ar_error_t **err);
  * instead owned by the host uid that container root maps to.
  *
  * While an owner is set, this thread runs with that effective uid and
- * gid (its real and saved ids stay 0, so root comes back): only clone
- * belongs in between. Nothing is switched without root, or when
+ * gid (its real, saved and filesystem ids stay 0, so root comes back):
+ * only clone belongs in between. Nothing is switched without root, or when
  * container root is unmapped or maps to host root. */
 typedef struct
 {

@@ -23,6 +23,8 @@ static const struct
   { "net.", false, OCI_NS_NETWORK },
   { "kernel.hostname", true, OCI_NS_UTS },
   { "kernel.domainname", true, OCI_NS_UTS },
+  /* /proc/sys/user: the counts of the writer's user namespace */
+  { "user.", false, OCI_NS_USER },
 };
 
 /* The namespace a key belongs to; OCI_NS_COUNT when none does. */
