@@ -183,6 +183,55 @@ start_netns_holder() {
 	assert_equal "$(echo "${lines[2]}" | tr -s ' ' | sed 's/^ //')" "0 100000 65536"
 }
 
+@test "user: the namespace is owned by the host uid its root maps to, not by root" {
+	with_mapped_userns
+	set_args sleep 1000
+	ctr_run_bg
+	local pid owner
+	pid=$(ctr_pid)
+	wait_for_state "$CID" running
+	# NS_GET_OWNER_UID: the kernel charges the namespace's per-user counts
+	# (inotify instances, namespaces) to this uid, not to host root.
+	owner=$(perl -e 'open(my $f, "<", $ARGV[0]) or die; my $b = pack("L", 0); ioctl($f, 0xb704, $b) or die "ioctl: $!"; print unpack("L", $b)' "/proc/$pid/ns/user")
+	assert_equal "$owner" 100000
+}
+
+@test "user: an idmapped bind (mounts[].uidMappings, or the idmap option) shows host root's files as container root's" {
+	with_mapped_userns
+	mkdir -p "$TEST_DIR/src/sub" "$BUNDLE"/rootfs/mnt/{own,opt,plain}
+	echo data >"$TEST_DIR/src/f"
+	local maps='"uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}], "gidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}]'
+	update_config '.mounts += [
+		({"destination": "/mnt/own", "type": "bind", "source": $src, "options": ["bind"]} + {'"$maps"'}),
+		{"destination": "/mnt/opt", "type": "bind", "source": $src, "options": ["bind", "idmap"]},
+		{"destination": "/mnt/plain", "type": "bind", "source": $src, "options": ["bind"]}]' --arg src "$TEST_DIR/src"
+	run ctr_run sh -c 'stat -c "%n %u:%g" /mnt/own/f /mnt/opt/f /mnt/plain/f; echo more >>/mnt/own/f && echo wrote'
+	assert_success
+	assert_output_contains "/mnt/own/f 0:0"
+	assert_output_contains "/mnt/opt/f 0:0"
+	assert_output_contains "/mnt/plain/f 65534:65534"
+	assert_output_contains wrote
+	# The host's file, written through the mount, keeps its owner.
+	[ "$(stat -c %u:%g "$TEST_DIR/src/f")" = 0:0 ] || fail "owner changed on the host"
+	[ "$(tail -1 "$TEST_DIR/src/f")" = more ]
+}
+
+@test "user: an idmapped mount that cannot be is one line naming it, and nothing is left" {
+	with_mapped_userns
+	update_config '.mounts += [{"destination": "/mnt/t", "type": "tmpfs", "source": "tmpfs", "options": ["idmap"]}]'
+	run ctr_run true
+	assert_failure
+	assert_output_contains "config.json: .mounts["
+	assert_output_contains "only a bind mount can be idmapped"
+	[ "${#lines[@]}" = 1 ] || fail "more than one line: $output"
+	update_config '.mounts |= map(select(.destination != "/mnt/t")) | .mounts += [{"destination": "/mnt/u", "type": "bind", "source": "/tmp", "options": ["bind"], "uidMappings": [{"containerID": 0, "hostID": 100000, "size": 65536}]}]'
+	run ctr_run true
+	assert_failure
+	assert_output_contains "needs uidMappings and gidMappings"
+	[ "${#lines[@]}" = 1 ] || fail "more than one line: $output"
+	[ -z "$(runtime list -q)" ] || fail "left: $(runtime list)"
+}
+
 @test "cgroup: a cgroup namespace makes the container's cgroup its root" {
 	update_config '.linux.cgroupsPath = $p' --arg p "$(test_cgroups_path)"
 	with_ns cgroup

@@ -286,7 +286,7 @@ wait_for_exit() {
 		and (.linux.seccomp.archs | index("SCMP_ARCH_X86_64"))
 		and (.linux.seccomp.supportedFlags - .linux.seccomp.knownFlags == [])' <<<"$f" >/dev/null \
 		|| fail "seccomp"
-	jq -e '.linux.intelRdt.enabled == false and .linux.mountExtensions.idmap.enabled == false
+	jq -e '.linux.intelRdt.enabled == false and .linux.mountExtensions.idmap.enabled == true
 		and (.linux.apparmor.enabled | type == "boolean") and (.linux.selinux.enabled | type == "boolean")' <<<"$f" >/dev/null \
 		|| fail "lsm/rdt/idmap"
 	jq -e '.annotations["io.github.seccomp.libseccomp.version"] | test("^[0-9]+\\.[0-9]+\\.[0-9]+$")' <<<"$f" >/dev/null \

@@ -929,13 +929,15 @@ start_init (create_ctx *c, bool *new_userns, ar_error_t **err)
   };
   /* The mapped root may not reach what host root can: open them now. */
   int *bind_fds = NULL;
-  if (oci_spec_find_namespace (c->spec, OCI_NS_USER))
+  if (oci_spec_find_namespace (c->spec, OCI_NS_USER)
+      || ar_mounts_any_idmapped (c->spec))
     {
       cleanup_close int bundle_fd
           = open (c->bundle, O_PATH | O_DIRECTORY | O_CLOEXEC);
       if (bundle_fd < 0)
         return ar_error_set (err, errno, "open bundle `%s`", c->bundle);
-      bind_fds = ar_mounts_open_bind_sources (c->spec, bundle_fd);
+      if (ar_mounts_open_bind_sources (c->spec, bundle_fd, &bind_fds, err) < 0)
+        return -1;
     }
   cfg.bind_source_fds = bind_fds;
   int r = spawn_init (c->opts, c->spec, &cfg, &c->joins, &c->undo, c->sync[1],

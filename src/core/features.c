@@ -140,6 +140,7 @@ ar_features_json (void)
     .cgroup_v2 = true,
     .cgroup_systemd = true, /* --systemd-cgroup */
     .cgroup_rdma = true,
+    .idmap_mounts_enabled = true, /* mounts[].uidMappings, "idmap" */
     .seccomp_enabled = true,
     .seccomp_actions = as_names (&actions),
     .seccomp_operators = as_names (&operators),

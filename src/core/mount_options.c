@@ -108,6 +108,10 @@ ar_mounts_option_names (const char **out, size_t max)
   ADD_NAMES (propagation_options)
   ADD_NAMES (recursive_options)
 #undef ADD_NAMES
+  static const char *const idmap_names[] = { "idmap", "ridmap" };
+  for (size_t i = 0; i < 2; i++, n++)
+    if (n < max)
+      out[n] = idmap_names[i];
   return n;
 }
 
@@ -220,8 +224,11 @@ ar_mount_options_parse (const oci_strv *options, ar_mount_options *o,
           continue;
         }
       if (strcmp (opt, "idmap") == 0 || strcmp (opt, "ridmap") == 0)
-        return ar_error_set (err, 0, ".options[%zu]: `%s` is not supported", i,
-                             opt);
+        {
+          o->idmap = true;
+          o->idmap_recursive = opt[0] == 'r';
+          continue;
+        }
       append_data (o, opt);
     }
   return 0;

@@ -20,6 +20,9 @@ typedef struct
   size_t n_propagation;
   uint64_t attr_set, attr_clr; /* mount_setattr, AT_RECURSIVE */
   char *data;                  /* NULL when empty */
+  /* "idmap", "ridmap" (runtime-spec 1.1): an idmapped bind, of the mount
+   * alone or of every mount below it too. */
+  bool idmap, idmap_recursive;
 } ar_mount_options;
 
 /* Add a mount's `options` to *o, in order (a later "rw" undoes an

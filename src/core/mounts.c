@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "mounts.h"
+#include "idmap.h"
 #include "mounts_internal.h"
 #include "mount_options.h"
 #include "namespaces.h"
 #include "../util/cleanup.h"
+#include "../util/idmount.h"
 #include "../util/userns.h"
 #include "../util/fs.h"
 #include "../util/path.h"
@@ -811,26 +813,95 @@ bind_rootfs (const oci_spec *spec, const char *real, ar_error_t **err)
   return 0;
 }
 
-int *
-ar_mounts_open_bind_sources (const oci_spec *spec, int bundle_fd)
+static bool
+is_idmapped (const oci_mount *m, const ar_mount_options *o)
+{
+  return o->idmap || m->n_uid_mappings > 0 || m->n_gid_mappings > 0;
+}
+
+bool
+ar_mounts_any_idmapped (const oci_spec *spec)
+{
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    {
+      cleanup_mount_options ar_mount_options o = { 0 };
+      cleanup_error ar_error_t *ignored = NULL;
+      if (ar_mount_options_parse (&spec->mounts[i].options, &o, &ignored) == 0
+          && is_idmapped (&spec->mounts[i], &o))
+        return true;
+    }
+  return false;
+}
+
+/* The mount's own maps, or with the option alone the container's. */
+static int
+idmap_copy (const oci_spec *spec, const oci_mount *m, const ar_mount_options *o,
+            int tree_fd, ar_error_t **err)
+{
+  const oci_linux *l = spec->linux_cfg;
+  const oci_id_mapping *uids = m->uid_mappings, *gids = m->gid_mappings;
+  size_t n_uids = m->n_uid_mappings, n_gids = m->n_gid_mappings;
+  if (n_uids == 0 && n_gids == 0 && l)
+    {
+      uids = l->uid_mappings;
+      n_uids = l->n_uid_mappings;
+      gids = l->gid_mappings;
+      n_gids = l->n_gid_mappings;
+    }
+  if (n_uids == 0 || n_gids == 0)
+    return ar_error_set (
+        err, 0,
+        "an idmapped mount needs uidMappings and gidMappings (its own, or .linux's for the idmap option)");
+  cleanup_free char *uid_map = ar_idmap_text (uids, n_uids);
+  cleanup_free char *gid_map = ar_idmap_text (gids, n_gids);
+  cleanup_close int ns = ar_idmount_userns (uid_map, gid_map, err);
+  if (ns < 0)
+    return -1;
+  return ar_idmount_set (tree_fd, ns, o->idmap_recursive, m->source, err);
+}
+
+/* One bind source's copy; an idmapped one is idmapped or the error. */
+static int
+open_bind_source (const oci_spec *spec, const oci_mount *m, int bundle_fd,
+                  int *fd, ar_error_t **err)
 {
   /* A copy of a shared host mount would be its peer, and what the
    * container mounts under it would show on the host: a slave, as a bind
    * made in the container's (rslave) namespace would be. */
   static const struct mount_attr slave = { .propagation = MS_SLAVE };
-  int *fds = xcalloc (spec->n_mounts + 1, sizeof *fds);
+  cleanup_mount_options ar_mount_options o = { 0 };
+  cleanup_error ar_error_t *unparsed = NULL;
+  *fd = -1;
+  if (m->source == NULL
+      || ar_mount_options_parse (&m->options, &o, &unparsed) < 0)
+    return 0; /* mount_one reports it */
+  bool idmapped = is_idmapped (m, &o);
+  if (!is_bind_mount (m, &o))
+    return idmapped ? ar_error_set (err, 0,
+                                    "uidMappings, gidMappings, idmap: only a "
+                                    "bind mount can be idmapped")
+                    : 0;
+  *fd = detached_copy (bundle_fd, m->source, (o.flags & MS_REC) != 0, &slave);
+  if (!idmapped)
+    return 0;
+  if (*fd < 0)
+    return ar_error_set (err, errno, "idmapped mount of \"%s\"", m->source);
+  return idmap_copy (spec, m, &o, *fd, err);
+}
+
+int
+ar_mounts_open_bind_sources (const oci_spec *spec, int bundle_fd, int **fds,
+                             ar_error_t **err)
+{
+  int *out = xcalloc (spec->n_mounts + 1, sizeof *out);
   for (size_t i = 0; i < spec->n_mounts; i++)
-    {
-      const oci_mount *m = &spec->mounts[i];
-      cleanup_mount_options ar_mount_options o = { 0 };
-      cleanup_error ar_error_t *ignored = NULL;
-      fds[i] = -1;
-      if (m->source && ar_mount_options_parse (&m->options, &o, &ignored) == 0
-          && is_bind_mount (m, &o))
-        fds[i] = detached_copy (bundle_fd, m->source, (o.flags & MS_REC) != 0,
-                                &slave);
-    }
-  return fds;
+    if (open_bind_source (spec, &spec->mounts[i], bundle_fd, &out[i], err) < 0)
+      {
+        ar_mounts_close_bind_sources (out, i + 1);
+        return ar_error_prefix (err, "config.json: .mounts[%zu]", i);
+      }
+  *fds = out;
+  return 0;
 }
 
 void

@@ -38,11 +38,18 @@ void ar_mounts_note_own_cgroups (void);
  * host's root can (a directory of mode 0700 on the way, owned by an
  * unmapped uid): the runtime makes a detached copy of every bind source
  * (open_tree, relative ones from `bundle_fd`) before the clone, and the
- * init attaches the inherited copies, so they mount as under runc. One fd
- * per spec->mounts entry, -1 where that is not a bind or the copy failed
+ * init attaches the inherited copies, so they mount as under runc. An
+ * idmapped bind (mounts[].uidMappings and gidMappings, or the options
+ * "idmap"/"ridmap" with the container's own maps) is idmapped here, where
+ * the host's root can: a failure there is the error. *fds gets one fd per
+ * spec->mounts entry, -1 where that is not a bind or a plain copy failed
  * (the init then tries itself and reports the error). */
-int *ar_mounts_open_bind_sources (const oci_spec *spec, int bundle_fd);
+int ar_mounts_open_bind_sources (const oci_spec *spec, int bundle_fd, int **fds,
+                                 ar_error_t **err);
 void ar_mounts_close_bind_sources (int *fds, size_t n);
+
+/* Does any mount of the spec ask to be idmapped? */
+bool ar_mounts_any_idmapped (const oci_spec *spec);
 
 /* Bind the pty slave `slave_path` (a path valid before pivot_root, e.g.
  * "<rootfs>/dev/pts/0") onto <rootfs>/dev/console. */
