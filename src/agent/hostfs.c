@@ -123,6 +123,22 @@ is_file_bind (const oci_mount *m)
          && stat (m->source, &st) == 0 && !S_ISDIR (st.st_mode);
 }
 
+/* Below an earlier mount (/dev/pts, /sys/fs/cgroup/...) a mount point is
+ * made in that mount, by the container, whose it is. */
+static bool
+below_earlier_mount (const oci_spec *spec, size_t i)
+{
+  const char *dest = spec->mounts[i].destination;
+  for (size_t j = 0; j < i; j++)
+    {
+      const char *earlier = spec->mounts[j].destination;
+      if (strcmp (earlier, "/") != 0 && strcmp (dest, earlier) != 0
+          && ar_path_at_or_under (dest, earlier))
+        return true;
+    }
+  return false;
+}
+
 int
 ar_hostfs_make_mount_points (const char *root, const oci_spec *spec,
                              ar_error_t **err)
@@ -133,6 +149,8 @@ ar_hostfs_make_mount_points (const char *root, const oci_spec *spec,
   for (size_t i = 0; i < spec->n_mounts; i++)
     {
       const oci_mount *m = &spec->mounts[i];
+      if (below_earlier_mount (spec, i))
+        continue;
       cleanup_close int fd = ar_path_create_in_root (root_fd, m->destination,
                                                      !is_file_bind (m), err);
       if (fd < 0)

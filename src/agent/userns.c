@@ -82,9 +82,13 @@ claim_slot (int lease_dir, unsigned slot, const char *state_dir)
 static int
 open_lease_dir (ar_error_t **err)
 {
-  if (mkdir (AR_USERNS_LEASE_DIR, 0700) < 0 && errno != EEXIST)
-    return ar_error_set (err, errno, "mkdir `%s`", AR_USERNS_LEASE_DIR);
   int fd = open (AR_USERNS_LEASE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT)
+    {
+      if (mkdir (AR_USERNS_LEASE_DIR, 0700) < 0 && errno != EEXIST)
+        return ar_error_set (err, errno, "mkdir `%s`", AR_USERNS_LEASE_DIR);
+      fd = open (AR_USERNS_LEASE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
   if (fd < 0)
     return ar_error_set (err, errno, "open `%s`", AR_USERNS_LEASE_DIR);
   if (flock (fd, LOCK_EX) < 0)
