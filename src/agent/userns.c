@@ -100,6 +100,18 @@ open_lease_dir (ar_error_t **err)
   return fd;
 }
 
+/* The state dir is new: the record is made once, never replaced. */
+static int
+write_record (const char *state_dir, const char *text, ar_error_t **err)
+{
+  cleanup_free char *path = ar_hostfs_join (state_dir, AR_USERNS_RECORD);
+  cleanup_close int fd
+      = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 || ar_write_all (fd, text, strlen (text)) < 0)
+    return ar_error_set (err, errno, "write `%s`", path);
+  return 0;
+}
+
 static int
 take_lease (const char *user, uint32_t size, const char *state_dir,
             ar_userns_lease *lease, ar_error_t **err)
@@ -127,10 +139,7 @@ take_lease (const char *user, uint32_t size, const char *state_dir,
                                   .size = size };
       cleanup_free char *text = xasprintf ("%u %u %u %u\n", lease->slot,
                                            lease->uid, lease->gid, size);
-      cleanup_free char *record = ar_hostfs_join (state_dir, AR_USERNS_RECORD);
-      if (ar_write_file_atomic_at (AT_FDCWD, record, text, strlen (text), 0600,
-                                   err)
-          < 0)
+      if (write_record (state_dir, text, err) < 0)
         {
           char name[16];
           snprintf (name, sizeof name, "%u", slot);
