@@ -153,6 +153,26 @@ state_is() {
 	assert_contains 'Read-only file system'
 }
 
+@test "podman run --uidmap: root inside is a host range; a -v bind with :idmap shows host root's files as root's" {
+	mkdir -p "$ENG_T/idmap"
+	echo host-owned >"$ENG_T/idmap/f"
+	local maps=(--uidmap 0:300000:65536 --gidmap 0:300000:65536)
+	run run_p "${maps[@]}" "$I" sh -c 'cat /proc/self/uid_map; id -u'
+	assert_success
+	[ "$(echo "${lines[0]}" | tr -s ' ' | sed 's/^ //')" = "0 300000 65536" ] || fail "uid_map: $output"
+	[ "${lines[1]}" = 0 ] || fail "id: $output"
+	# Podman passes the bind's idmap option to the runtime (runtime-spec
+	# 1.1 idmapped mounts): the container's own maps, applied to the bind.
+	run run_p "${maps[@]}" -v "$ENG_T/idmap:/data:idmap" "$I" sh -c 'stat -c "%u:%g" /data/f; echo more >>/data/f && echo wrote'
+	assert_success
+	assert_contains "0:0"
+	assert_contains wrote
+	[ "$(stat -c %u:%g "$ENG_T/idmap/f")" = 0:0 ] || fail "owner changed on the host"
+	run run_p "${maps[@]}" -v "$ENG_T/idmap:/data" "$I" stat -c "%u:%g" /data/f
+	assert_success
+	assert_contains "65534:65534"
+}
+
 @test "podman run --memory --cpus --pids-limit" {
 	run run_p --memory 64m --cpus 0.5 --pids-limit 30 "$I" sh -c "$ENG_CG_LIMITS"
 	assert_success
