@@ -87,6 +87,9 @@ bench_exec() {
 	done
 }
 
+# The sandbox on a busybox rootfs against crun's plain `run` of it, and
+# on the host's root (what users call) against bubblewrap's sandbox of the
+# host's root, where bwrap is installed.
 bench_sandbox() {
 	local i
 	mkdir -p "$WORK/ws"
@@ -94,7 +97,18 @@ bench_sandbox() {
 		time_ms runtime_bin agentrun --root "$WORK/root-agentrun" sandbox --no-tty --rootfs "$WORK/bundle/rootfs" \
 			--workspace "$WORK/ws" -- true >>"$WORK/sandbox-agentrun"
 		time_ms runtime_bin crun --root "$WORK/root-crun" run -b "$WORK/bundle" "crun-s$i" >>"$WORK/sandbox-crun"
+		time_ms runtime_bin agentrun --root "$WORK/root-agentrun" sandbox --no-tty \
+			--workspace "$WORK/ws" -- true >>"$WORK/host-agentrun"
+		! command -v bwrap >/dev/null || time_ms bwrap --unshare-all --die-with-parent \
+			--ro-bind / / --proc /proc --dev /dev --tmpfs /tmp true >>"$WORK/host-bwrap"
 	done
+}
+
+report_host() {
+	[ -s "$WORK/host-bwrap" ] || { printf 'host     agentrun %s ms   (no bwrap)\n' "$(spread "$WORK/host-agentrun")"; return 0; }
+	printf 'host     agentrun %s ms   bwrap %s ms   agentrun/bwrap %.2f\n' \
+		"$(spread "$WORK/host-agentrun")" "$(spread "$WORK/host-bwrap")" \
+		"$(echo "scale=3; $(median <"$WORK/host-agentrun") / $(median <"$WORK/host-bwrap")" | bc)"
 }
 
 # Peak RSS of `run`, 5 times each: the median in KB with its min-max.
@@ -134,6 +148,7 @@ main() {
 	report exec
 	bench_sandbox
 	report sandbox
+	report_host
 	bench_rss
 	echo "load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 }

@@ -48,6 +48,22 @@ first_host_id() {
 	wait_bg 10
 }
 
+@test "sandbox_userns: a process exec'd into it joins its namespace: the same range, nothing of host root" {
+	echo TOKEN-exec >"$TEST_DIR/rootonly"
+	chmod 0600 "$TEST_DIR/rootonly"
+	NAP=$((900 + RANDOM % 100))
+	started_in_bg sandbox -- sleep "$NAP"
+	local pid id
+	pid=$(wait_for_nap)
+	id=$(runtime list -q | head -1)
+	run runtime exec "$id" sh -c "cat /proc/self/uid_map; cat $TEST_DIR/rootonly"
+	kill "$pid"
+	wait_bg 10
+	[ "$(first_host_id)" -ge "$RANGE_START" ] || fail "exec'd process maps root to $(first_host_id): $output"
+	refute_output_contains TOKEN-exec
+	assert_output_contains "Permission denied"
+}
+
 @test "sandbox_userns: a root-only file, a 0700 directory and another container's state are closed to it" {
 	mkdir -m 0700 "$TEST_DIR/private"
 	echo TOKEN-dir >"$TEST_DIR/private/token"
@@ -193,4 +209,24 @@ first_host_id() {
 	[ "${#lines[@]}" = 1 ] || fail "more than one line: $output"
 	[ -z "$(ls -A "$TEST_DIR/closed/state" 2>/dev/null)" ] || fail "left: $(ls -A "$TEST_DIR/closed/state")"
 	[ -z "$(mounts_under "$TEST_DIR/closed")" ] || fail "mounts left"
+}
+
+@test "sandbox_userns: a --rootfs that cannot be idmapped (an overlay mount) is one line naming it, and nothing is left" {
+	local lower=$TEST_DIR/lower ovl=$TEST_DIR/ovl
+	cp -a "$AR_ROOTFS" "$lower"
+	mkdir -p "$lower$WS" "$TEST_DIR/up" "$TEST_DIR/work" "$ovl"
+	mount -t overlay overlay -o "lowerdir=$lower,upperdir=$TEST_DIR/up,workdir=$TEST_DIR/work" "$ovl"
+	track_mount "$ovl"
+	run sandbox --rootfs "$ovl" -- echo RAN-COMMAND
+	assert_failure
+	refute_output_contains RAN-COMMAND
+	assert_output_contains "idmapped mount of \`$ovl\`: its filesystem or this kernel cannot idmap"
+	[ "${#lines[@]}" = 1 ] || fail "more than one line: $output"
+	# The same root, not idmapped, for a profile without the namespace.
+	mkdir -p "$AGENTRUN_CONFIG_DIR/profiles"
+	echo '{"extends": "agent", "userNamespace": {"enabled": false}}' >"$AGENTRUN_CONFIG_DIR/profiles/nous.json"
+	run sh -c "cd '$WS' && '$RUNTIME' --root '$ROOT' --profile nous sandbox --rootfs '$ovl' -- echo RAN-COMMAND </dev/null"
+	umount "$ovl"
+	assert_success
+	assert_output RAN-COMMAND
 }
