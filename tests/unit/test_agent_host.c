@@ -984,7 +984,8 @@ tool_overlay (int argc, char **argv)
   if (strcmp (argv[1], "overlay-prepare") == 0 && argc == 6)
     {
       cleanup_free char *merged = NULL;
-      if (ar_overlay_prepare (argv[2], argv[3], strtoull (argv[4], NULL, 0),
+      if (ar_overlay_prepare (argv[2], argv[3], NULL,
+                              strtoull (argv[4], NULL, 0),
                               strtoull (argv[5], NULL, 0), NULL, &merged, &err)
           < 0)
         return tool_failed (err);

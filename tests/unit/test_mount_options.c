@@ -92,14 +92,18 @@ test_recursive_attributes (void)
   CHECK (o.flags == 0);
 }
 
+/* "idmap" and "ridmap" mark the bind idmapped (of the mount alone, or of
+ * every mount below it too); neither reaches the data string. */
 static void
-test_idmap_refused (void)
+test_idmap (void)
 {
   cleanup_mount_options ar_mount_options o = { 0 };
   cleanup_error ar_error_t *err = NULL;
-  CHECK_INT (PARSE (&o, &err, "rbind", "idmap"), -1);
-  CHECK_STR (err ? ar_error_text (err) : NULL,
-             ".options[1]: `idmap` is not supported");
+  CHECK_INT (PARSE (&o, &err, "rbind", "idmap"), 0);
+  CHECK (o.idmap && !o.idmap_recursive && o.data == NULL);
+  cleanup_mount_options ar_mount_options r = { 0 };
+  CHECK_INT (PARSE (&r, &err, "bind", "ridmap"), 0);
+  CHECK (r.idmap && r.idmap_recursive && r.data == NULL);
 }
 
 static void
@@ -108,13 +112,15 @@ test_option_names (void)
   const char *names[128];
   size_t n = ar_mounts_option_names (names, 128);
   CHECK (n > 30 && n <= 128);
-  bool rro = false, tmpcopyup = false;
+  bool rro = false, tmpcopyup = false, idmap = false;
   for (size_t i = 0; i < n && i < 128; i++)
     {
       rro |= strcmp (names[i], "rro") == 0;
       tmpcopyup |= strcmp (names[i], "tmpcopyup") == 0;
+      idmap |= strcmp (names[i], "idmap") == 0;
     }
   CHECK (rro);
+  CHECK (idmap);
   /* Accepted is not implemented: features does not list it. */
   CHECK (!tmpcopyup);
 }
@@ -127,7 +133,7 @@ main (void)
   RUN (test_propagation_in_order);
   RUN (test_too_many_propagation);
   RUN (test_recursive_attributes);
-  RUN (test_idmap_refused);
+  RUN (test_idmap);
   RUN (test_option_names);
   return unit_finish ();
 }

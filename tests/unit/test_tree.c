@@ -117,6 +117,44 @@ test_copy_error_names_the_entry (void)
   close (dst);
 }
 
+/* A shift moves the owners in its range, and only those (root only:
+ * chown to other ids). */
+static void
+test_copy_shifts_owners (void)
+{
+  if (geteuid () != 0)
+    return;
+  int top_fd = open (top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  CHECK (mkdirat (top_fd, "shift-src", 0755) == 0
+         && mkdirat (top_fd, "shift-dst", 0755) == 0);
+  int src = open_dir ("shift-src"), dst = open_dir ("shift-dst");
+  write_file (src, "root", "r\n", 0644);
+  write_file (src, "five", "5\n", 0644);
+  write_file (src, "far", "f\n", 0644);
+  CHECK (fchownat (src, "five", 5, 7, 0) == 0);
+  CHECK (fchownat (src, "far", 20, 20, 0) == 0);
+  const ar_id_shift shift = { .uid_from = 0,
+                              .uid_to = 100000,
+                              .gid_from = 0,
+                              .gid_to = 200000,
+                              .count = 10 };
+  ar_tree_copy_stats stats = { .shift = &shift };
+  cleanup_error ar_error_t *err = NULL;
+  CHECK (ar_tree_copy (src, dst, &stats, &err) == 0);
+  struct stat st;
+  CHECK (fstatat (dst, "root", &st, 0) == 0 && st.st_uid == 100000
+         && st.st_gid == 200000);
+  CHECK (fstatat (dst, "five", &st, 0) == 0 && st.st_uid == 100005
+         && st.st_gid == 200007);
+  CHECK (fstatat (dst, "far", &st, 0) == 0 && st.st_uid == 20
+         && st.st_gid == 20);
+  close (src);
+  close (dst);
+  ar_tree_remove_at (top_fd, "shift-src");
+  ar_tree_remove_at (top_fd, "shift-dst");
+  close (top_fd);
+}
+
 static void
 test_remove (void)
 {
@@ -139,6 +177,7 @@ main (void)
     return 1;
   RUN (test_copy_keeps_the_layer);
   RUN (test_copy_error_names_the_entry);
+  RUN (test_copy_shifts_owners);
   RUN (test_remove);
   rmdir (top);
   return unit_finish ();
