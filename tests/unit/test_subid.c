@@ -18,9 +18,9 @@ file_with (const char *name, const char *text)
 {
   char *path = xasprintf ("%s/%s", dir, name);
   cleanup_error ar_error_t *err = NULL;
-  CHECK (ar_write_file_atomic_at (AT_FDCWD, path, text, strlen (text), 0644,
-                                  &err)
-         == 0);
+  CHECK (
+      ar_write_file_atomic_at (AT_FDCWD, path, text, strlen (text), 0644, &err)
+      == 0);
   return path;
 }
 
@@ -41,15 +41,14 @@ test_by_name (void)
 static void
 test_first_good_line (void)
 {
-  cleanup_free char *f = file_with ("broken",
-                                    "agentrun\n"
-                                    "agentrun:x:10\n"
-                                    "agentrun:10:0\n"
-                                    "agentrun:4294967295:2\n"
-                                    "agentrun:-1:5\n"
-                                    "agentrunner:1:1\n"
-                                    "agentrun:500000:70000\n"
-                                    "agentrun:900000:65536\n");
+  cleanup_free char *f = file_with ("broken", "agentrun\n"
+                                              "agentrun:x:10\n"
+                                              "agentrun:10:0\n"
+                                              "agentrun:4294967295:2\n"
+                                              "agentrun:-1:5\n"
+                                              "agentrunner:1:1\n"
+                                              "agentrun:500000:70000\n"
+                                              "agentrun:900000:65536\n");
   ar_subid_range r = { 0 };
   cleanup_error ar_error_t *err = NULL;
   CHECK (ar_subid_find (f, "agentrun", &r, &err) == 0);
@@ -74,8 +73,7 @@ test_none (void)
   ar_subid_range r = { 0 };
   ar_error_t *err = NULL;
   CHECK (ar_subid_find (f, "agentrun", &r, &err) < 0);
-  cleanup_free char *want
-      = xasprintf ("%s: no range for user `agentrun`", f);
+  cleanup_free char *want = xasprintf ("%s: no range for user `agentrun`", f);
   CHECK (err && strncmp (ar_error_text (err), want, strlen (want)) == 0);
   ar_error_free (err);
   err = NULL;
