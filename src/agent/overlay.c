@@ -213,6 +213,12 @@ mount_overlay (const char *dir, int lower_fd, bool split, ar_error_t **err)
   return mount_layers (lower_fd, upper, work, merged, err);
 }
 
+static bool
+is_idmapped_root (const char *rootfs, const ar_userns_lease *lease)
+{
+  return lease != NULL && strcmp (rootfs, "/") != 0;
+}
+
 /* In a user namespace of its own, a root that is a directory is shown
  * through an idmapped copy: the image's root is container root. The
  * host's own root is not: its root-owned files stay nobody's, and so
@@ -220,7 +226,7 @@ mount_overlay (const char *dir, int lower_fd, bool split, ar_error_t **err)
 static int
 open_lower (const char *rootfs, const ar_userns_lease *lease, ar_error_t **err)
 {
-  if (lease == NULL || strcmp (rootfs, "/") == 0)
+  if (!is_idmapped_root (rootfs, lease))
     return ar_hostfs_open_dir (rootfs, err);
   ar_idmount_map map = { .uid_from = 0,
                          .uid_to = lease->uid,
@@ -228,6 +234,26 @@ open_lower (const char *rootfs, const ar_userns_lease *lease, ar_error_t **err)
                          .gid_to = lease->gid,
                          .count = lease->size };
   return ar_idmount_clone (rootfs, &map, err);
+}
+
+/* An idmapped copy is attached below the overlay's tmpfs before it is a
+ * layer: overlayfs takes no layer outside the mount namespace (a detached
+ * mount) before Linux 6.x; the Debian 6.1 kernel refuses it (EINVAL).
+ * *lower_fd becomes the attached copy's. */
+static int
+attach_lower (const char *dir, int *lower_fd, ar_error_t **err)
+{
+  cleanup_free char *path = ar_hostfs_join (dir, AR_OVERLAY_LOWER_MOUNT);
+  if (mkdir (path, 0700) < 0 && errno != EEXIST)
+    return ar_error_set (err, errno, "mkdir `%s`", path);
+  if (ar_idmount_attach (*lower_fd, path, err) < 0)
+    return -1;
+  int fd = ar_hostfs_open_dir (path, err);
+  if (fd < 0)
+    return -1;
+  close (*lower_fd);
+  *lower_fd = fd;
+  return 0;
 }
 
 static ar_snapshot_ids
@@ -275,7 +301,9 @@ overlay_prepare_in (const char *dir, const char *rootfs,
   if (ar_write_file_atomic_at (AT_FDCWD, lower_file, rootfs, strlen (rootfs),
                                0600, err)
           < 0
-      || make_layer_dirs (dir, &root_st, err) < 0)
+      || make_layer_dirs (dir, &root_st, err) < 0
+      || (is_idmapped_root (rootfs, lease)
+          && attach_lower (dir, &lower_fd, err) < 0))
     return -1;
   bool split = strcmp (rootfs, "/") == 0 && ar_userns_unprivileged ();
   if (from && split)
@@ -321,13 +349,17 @@ ar_overlay_lower_path (const char *overlay_dir)
   return rootfs;
 }
 
+/* The attached idmapped copy stays while the tmpfs does. */
 static int
 open_lower_dir (const char *dir, const ar_userns_lease *lease, ar_error_t **err)
 {
   cleanup_free char *rootfs = ar_overlay_lower_path (dir);
   if (rootfs == NULL)
     return ar_error_set (err, errno, "the overlay's lower layer");
-  return open_lower (rootfs, lease, err);
+  if (!is_idmapped_root (rootfs, lease))
+    return open_lower (rootfs, lease, err);
+  cleanup_free char *attached = ar_hostfs_join (dir, AR_OVERLAY_LOWER_MOUNT);
+  return ar_hostfs_open_dir (attached, err);
 }
 
 int
@@ -372,10 +404,16 @@ ar_overlay_teardown (const char *state_dir, ar_error_t **err)
   if (ar_hostfs_is_mountpoint (merged)
       && ar_hostfs_unmount_and_remove (merged, err) < 0)
     return ar_error_prefix (err, "ephemeral overlay");
-  cleanup_free char *workspace = ar_hostfs_join (dir, AR_OVERLAY_WS_MERGED);
-  if (ar_hostfs_is_mountpoint (workspace)
-      && ar_hostfs_unmount_and_remove (workspace, err) < 0)
-    return ar_error_prefix (err, "workspace overlay");
+  /* The overlays before the idmapped copies they sit on. */
+  static const char *const mounts[]
+      = { AR_OVERLAY_WS_MERGED, AR_OVERLAY_WS_LOWER, AR_OVERLAY_LOWER_MOUNT };
+  for (size_t i = 0; i < sizeof mounts / sizeof *mounts; i++)
+    {
+      cleanup_free char *path = ar_hostfs_join (dir, mounts[i]);
+      if (ar_hostfs_is_mountpoint (path)
+          && ar_hostfs_unmount_and_remove (path, err) < 0)
+        return ar_error_prefix (err, "ephemeral overlay");
+    }
   if (ar_hostfs_unmount_and_remove (dir, err) < 0)
     return ar_error_prefix (err, "ephemeral overlay");
   return 0;

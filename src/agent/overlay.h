@@ -16,8 +16,11 @@
 #define AR_OVERLAY_DIR "overlay" /* below the state dir */
 /* The sandbox workspace's upper layer, below AR_OVERLAY_DIR. */
 #define AR_OVERLAY_WS_UPPER "ws-upper"
-/* In a user namespace of its own: the workspace's overlay, mounted on
- * the host below AR_OVERLAY_DIR. */
+/* In a user namespace of its own, below AR_OVERLAY_DIR: the idmapped
+ * copies of the root (a directory) and of the workspace, and the
+ * workspace's overlay, all mounted on the host. */
+#define AR_OVERLAY_LOWER_MOUNT "lower"
+#define AR_OVERLAY_WS_LOWER "ws-lower"
 #define AR_OVERLAY_WS_MERGED "ws-merged"
 
 /* Most changes recorded in the audit log, and most bytes of paths; beyond

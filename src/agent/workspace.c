@@ -69,16 +69,18 @@ mount_idmapped (const ar_agent_plan *plan, const char *state_dir,
                          .gid_from = st.st_gid,
                          .gid_to = gid,
                          .count = 1 };
+  cleanup_free char *lower = overlay_child (state_dir, AR_OVERLAY_WS_LOWER);
   cleanup_free char *merged = overlay_child (state_dir, AR_OVERLAY_WS_MERGED);
-  if (mkdir (merged, 0700) < 0 && errno != EEXIST)
+  if ((mkdir (lower, 0700) < 0 && errno != EEXIST)
+      || (mkdir (merged, 0700) < 0 && errno != EEXIST))
     return ar_error_set (err, errno, "workspace: mkdir under `%s`", state_dir);
-  /* The copy is the layer as it is, detached: nothing to unmount later. */
+  /* Attached, not a detached layer: see overlay.c's attach_lower. */
   cleanup_close int tree
       = ar_idmount_clone (plan->workspace_host_dir, &map, err);
-  if (tree < 0)
+  if (tree < 0 || ar_idmount_attach (tree, lower, err) < 0)
     return ar_error_prefix (err, "workspace");
-  cleanup_free char *data = xasprintf (
-      "lowerdir=/proc/self/fd/%d,upperdir=%s,workdir=%s", tree, upper, work);
+  cleanup_free char *data
+      = xasprintf ("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);
   unsigned long flags = plan->workspace_read_only ? MS_RDONLY : 0;
   if (mount ("overlay", merged, "overlay", flags, data) < 0)
     return ar_error_set (err, errno, "workspace: mount its overlay on `%s`",

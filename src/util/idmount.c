@@ -116,3 +116,14 @@ ar_idmount_clone (const char *path, const ar_idmount_map *map, ar_error_t **err)
     }
   return tree;
 }
+
+int
+ar_idmount_attach (int mount_fd, const char *target, ar_error_t **err)
+{
+  if (syscall (SYS_move_mount, mount_fd, "", AT_FDCWD, target,
+               MOVE_MOUNT_F_EMPTY_PATH)
+      < 0)
+    return ar_error_set (err, errno, "attach an idmapped mount on `%s`",
+                         target);
+  return 0;
+}

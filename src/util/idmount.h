@@ -30,4 +30,7 @@ int ar_idmount_set (int tree_fd, int userns_fd, bool recursive,
 int ar_idmount_clone (const char *path, const ar_idmount_map *map,
                       ar_error_t **err);
 
+/* Attach the detached mount `mount_fd` on the directory `target`. */
+int ar_idmount_attach (int mount_fd, const char *target, ar_error_t **err);
+
 #endif

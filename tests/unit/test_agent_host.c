@@ -1090,7 +1090,7 @@ main (int argc, char **argv)
       perror ("mkdtemp");
       return 2;
     }
-  as_root = geteuid () == 0;
+  as_root = unit_real_root ();
   RUN (test_sha256_vectors);
   RUN (test_audit_chain);
   RUN (test_audit_edit_and_truncate);

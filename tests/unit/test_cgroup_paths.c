@@ -42,14 +42,18 @@ test_systemd_paths (void)
               "kubepods-burstable-pod12.slice", "cri-containerd-abc.scope",
               "/sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/"
               "kubepods-burstable-pod12.slice/cri-containerd-abc.scope");
-  /* Defaults: an empty slice is system.slice; no prefix, name.scope; no
-   * cgroupsPath at all, system.slice:agentrun:<id>. */
-  check_path (":libpod:x", "system.slice", "libpod-x.scope",
-              "/sys/fs/cgroup/system.slice/libpod-x.scope");
+  /* Defaults: an empty slice is system.slice (user.slice without root,
+   * which a user namespace of its own is); no prefix, name.scope; no
+   * cgroupsPath at all, the default slice:agentrun:<id>. */
+  const char *slice = ar_userns_unprivileged () ? "user.slice" : "system.slice";
+  cleanup_free char *libpod
+      = xasprintf ("/sys/fs/cgroup/%s/libpod-x.scope", slice);
+  check_path (":libpod:x", slice, "libpod-x.scope", libpod);
   check_path ("user.slice::x", "user.slice", "x.scope",
               "/sys/fs/cgroup/user.slice/x.scope");
-  check_path (NULL, "system.slice", "agentrun-ctr1.scope",
-              "/sys/fs/cgroup/system.slice/agentrun-ctr1.scope");
+  cleanup_free char *own
+      = xasprintf ("/sys/fs/cgroup/%s/agentrun-ctr1.scope", slice);
+  check_path (NULL, slice, "agentrun-ctr1.scope", own);
   check_path ("-.slice:p:x", "-.slice", "p-x.scope",
               "/sys/fs/cgroup/p-x.scope");
 }

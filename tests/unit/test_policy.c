@@ -1007,7 +1007,13 @@ test_annotations_refused (void)
     {
       cleanup_free char *msg
           = annotation_error (cases[i].profile, cases[i].annotations);
-      CHECK_STR (msg, cases[i].want);
+      /* Without root (a user namespace of its own) the gate is refused
+       * before its approver is asked for. */
+      const char *want = cases[i].want;
+      if (ar_userns_unprivileged ()
+          && strncmp (want, "programs.ask needs an approver", 30) == 0)
+        want = "programs.ask needs root (fanotify's permission events)";
+      CHECK_STR (msg, want);
     }
   remove_profile ("strict");
 }

@@ -7,8 +7,10 @@
 #ifndef AR_TESTS_UNIT_H
 #define AR_TESTS_UNIT_H
 
+#include "../../src/util/userns.h"
 #include <inttypes.h>
 #include <stdbool.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,14 @@ static void __attribute__ ((unused)) unit_print_summary (void)
 static void __attribute__ ((constructor, unused)) unit_register_summary (void)
 {
   atexit (unit_print_summary);
+}
+
+/* Root of the host's own user namespace, what a test that mounts, makes
+ * device nodes or chowns to any id needs: root of a user namespace of
+ * its own (in an agentrun sandbox) is uid 0 without it. */
+static bool __attribute__ ((unused)) unit_real_root (void)
+{
+  return geteuid () == 0 && !ar_userns_unprivileged ();
 }
 
 static bool __attribute__ ((unused))
