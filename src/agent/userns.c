@@ -6,21 +6,18 @@
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
-#include "../util/proc.h"
 #include "../util/subid.h"
 #include "../util/userns.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define SUBUID_FILE "/etc/subuid"
@@ -45,15 +42,29 @@ ar_agent_userns_recorded (const char *state_dir, ar_userns_lease *lease)
   return read_record (AT_FDCWD, path, lease);
 }
 
+/* A lease file is named by its slot's number. */
+typedef struct
+{
+  char text[16];
+} slot_name;
+
+static slot_name
+name_of (unsigned slot)
+{
+  slot_name n;
+  snprintf (n.text, sizeof n.text, "%u", slot);
+  return n;
+}
+
 /* The lease of `slot` names a state dir that no longer records it. */
 static bool
 lease_is_stale (int lease_dir, unsigned slot)
 {
-  char name[16];
-  snprintf (name, sizeof name, "%u", slot);
   cleanup_free char *holder = NULL;
   cleanup_error ar_error_t *ignored = NULL;
-  if (ar_read_file_at (lease_dir, name, 4096, &holder, NULL, &ignored) < 0)
+  if (ar_read_file_at (lease_dir, name_of (slot).text, 4096, &holder, NULL,
+                       &ignored)
+      < 0)
     return true;
   ar_userns_lease recorded;
   return !ar_agent_userns_recorded (holder, &recorded) || recorded.slot != slot;
@@ -62,15 +73,14 @@ lease_is_stale (int lease_dir, unsigned slot)
 static int
 claim_slot (int lease_dir, unsigned slot, const char *state_dir)
 {
-  char name[16];
-  snprintf (name, sizeof name, "%u", slot);
-  int fd
-      = openat (lease_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  slot_name name = name_of (slot);
+  int fd = openat (lease_dir, name.text,
+                   O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0 && errno == EEXIST && lease_is_stale (lease_dir, slot))
     {
-      unlinkat (lease_dir, name, 0);
-      fd = openat (lease_dir, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                   0600);
+      unlinkat (lease_dir, name.text, 0);
+      fd = openat (lease_dir, name.text,
+                   O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     }
   if (fd < 0)
     return -1;
@@ -141,9 +151,7 @@ take_lease (const char *user, uint32_t size, const char *state_dir,
                                            lease->uid, lease->gid, size);
       if (write_record (state_dir, text, err) < 0)
         {
-          char name[16];
-          snprintf (name, sizeof name, "%u", slot);
-          unlinkat (lease_dir, name, 0);
+          unlinkat (lease_dir, name_of (slot).text, 0);
           return -1;
         }
       return 0;
@@ -262,13 +270,13 @@ ar_agent_userns_release (const char *state_dir)
   cleanup_close int lease_dir = open_lease_dir (&ignored);
   if (lease_dir >= 0)
     {
-      char name[16];
-      snprintf (name, sizeof name, "%u", lease.slot);
+      slot_name name = name_of (lease.slot);
       cleanup_free char *holder = NULL;
       cleanup_error ar_error_t *unread = NULL;
-      if (ar_read_file_at (lease_dir, name, 4096, &holder, NULL, &unread) == 0
+      if (ar_read_file_at (lease_dir, name.text, 4096, &holder, NULL, &unread)
+              == 0
           && strcmp (holder, state_dir) == 0)
-        unlinkat (lease_dir, name, 0);
+        unlinkat (lease_dir, name.text, 0);
     }
   cleanup_free char *record = ar_hostfs_join (state_dir, AR_USERNS_RECORD);
   unlink (record);
