@@ -282,3 +282,14 @@ assert_nothing_made() {
 	assert_success
 	assert_equal "${lines[-1]}" 0
 }
+
+@test "sandbox_cli: the root as the workspace (run from /, or --workspace /) is refused in one line, and nothing is made" {
+	run sh -c "cd / && '$RUNTIME' --root '$ROOT' sandbox -- echo RAN-COMMAND </dev/null"
+	assert_failure
+	refute_output_contains RAN-COMMAND
+	assert_output "agentrun: sandbox: --workspace \`/\` (the current directory): a sandbox's root cannot be its workspace; run it from a project directory, or give --workspace DIR"
+	run sandbox --workspace / -- echo RAN-COMMAND
+	assert_failure
+	assert_output "agentrun: sandbox: --workspace \`/\`: a sandbox's root cannot be its workspace; run it from a project directory, or give --workspace DIR"
+	[ -z "$(ls -A "$ROOT" 2>/dev/null | grep -v '^\.')" ] || fail "left: $(ls -A "$ROOT")"
+}

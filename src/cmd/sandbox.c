@@ -181,6 +181,13 @@ sandbox_dirs (const ar_parsed *p, char **rootfs, char **workspace,
   if (absolute_dir ("--rootfs", r, rootfs, err) < 0
       || absolute_dir ("--workspace", w, workspace, err) < 0)
     return -1;
+  /* The workspace is a directory of the root under its own overlay: the
+   * root itself would be that overlay's lower layer twice over. */
+  if (strcmp (*workspace, "/") == 0)
+    return ar_error_set (
+        err, 0,
+        "sandbox: --workspace `/`%s: a sandbox's root cannot be its workspace; run it from a project directory, or give --workspace DIR",
+        p->value[OPT_WORKSPACE] ? "" : " (the current directory)");
   return 0;
 }
 
