@@ -47,7 +47,14 @@ main() {
 	local dir=$1; shift
 	local args_json
 	if [ $# -eq 0 ]; then set -- sh; fi
-	args_json=$(jq -cn '$ARGS.positional' --args "$@")
+	# Named, not --args: Debian's jq 1.6 takes a later -c, -n or -e as its
+	# own option even after --args.
+	local named=() i=0 a
+	for a in "$@"; do
+		named+=(--arg "$i" "$a")
+		i=$((i + 1))
+	done
+	args_json=$(jq -cn '$ARGS.named | to_entries | sort_by(.key | tonumber) | map(.value)' "${named[@]}")
 
 	local rootfs spec_rt
 	rootfs=$(shared_rootfs)
