@@ -18,8 +18,6 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 AGENTRUN=${AGENTRUN:-$TOP/agentrun}
 command -v git >/dev/null || { echo "bench/diff: no git (apt-get install git)" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/agentrun-bench-diff.XXXXXX)
-# A sandbox's root (a uid of its own) walks to its state dir below it.
-chmod 0711 "$WORK"
 trap 'rm -rf "$WORK"' EXIT
 
 repo=$WORK/repo

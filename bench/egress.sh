@@ -30,8 +30,6 @@ GAP=${GAP:-0}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 AGENTRUN=${AGENTRUN:-$TOP/agentrun}
 WORK=$(mktemp -d /tmp/agentrun-bench-egress.XXXXXX)
-# A sandbox's root (a uid of its own) walks to its state dir below it.
-chmod 0711 "$WORK"
 trap 'rm -rf "$WORK"' EXIT
 
 ALLOW=()

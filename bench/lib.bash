@@ -5,9 +5,6 @@
 # `crun spec`, the v1 hugetlb mount crun and runc need on a hybrid host,
 # and the clean-up. Set WORK, TOP and AGENTRUN before sourcing.
 
-# A sandbox's root (a uid of its own) walks to its state dir below WORK.
-[ -z "${WORK:-}" ] || chmod 0711 "$WORK"
-
 MOUNTED_HUGETLB=""
 # runc is compared where it is installed (the test VM has only crun).
 RUNTIMES=(agentrun crun)

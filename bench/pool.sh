@@ -25,8 +25,6 @@ SIZE=${3:-4}
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 AGENTRUN=${AGENTRUN:-$TOP/agentrun}
 WORK=$(mktemp -d /tmp/agentrun-bench-pool.XXXXXX)
-# A sandbox's root (a uid of its own) walks to its state dir below it.
-chmod 0711 "$WORK"
 POOL=bench-$$
 cleanup() {
 	"$AGENTRUN" --root "$WORK/root" pool rm "$POOL" >/dev/null 2>&1 || true

@@ -201,28 +201,43 @@ first_host_id() {
 	[ "${#lines[@]}" = 1 ] || fail "more than one line: $output"
 }
 
-@test "sandbox_userns: a --root its root cannot reach is one line naming the closed directory, and nothing is left" {
+@test "sandbox_userns: a --root below a directory others may not enter (as Docker's exec root) works" {
 	mkdir -m 0700 "$TEST_DIR/closed"
-	run sh -c "cd '$WS' && '$RUNTIME' --root '$TEST_DIR/closed/state' sandbox -- echo RAN-COMMAND </dev/null"
-	assert_failure
-	refute_output_contains RAN-COMMAND
-	assert_output_contains "\`$TEST_DIR/closed\` (mode 0700), above the state root, is closed to others"
-	[ "${#lines[@]}" = 1 ] || fail "more than one line: $output"
-	[ -z "$(ls -A "$TEST_DIR/closed/state" 2>/dev/null)" ] || fail "left: $(ls -A "$TEST_DIR/closed/state")"
-	[ -z "$(mounts_under "$TEST_DIR/closed")" ] || fail "mounts left"
+	run sh -c "cd '$WS' && '$RUNTIME' --root '$TEST_DIR/closed/state' sandbox -- sh -c 'cat /proc/self/uid_map; echo RAN-COMMAND' </dev/null"
+	assert_success
+	assert_output_contains RAN-COMMAND
+	[ "$(first_host_id)" -ge "$RANGE_START" ] || fail "root maps to $(first_host_id)"
+	# Its root was shown to it through /run/agentrun-ids; nothing of that
+	# is left, and the closed directory stays as it was.
+	[ "$(stat -c %a "$TEST_DIR/closed")" = 700 ] || fail "mode changed"
+	[ -z "$(ls -A "$TEST_DIR/closed/state" | grep -v '^\.')" ] || fail "left: $(ls -A "$TEST_DIR/closed/state")"
+	[ -z "$(mounts_under /run/agentrun-ids)" ] || fail "alias left: $(mounts_under /run/agentrun-ids)"
 }
 
-@test "sandbox_userns: a --rootfs that cannot be idmapped (an overlay mount) is one line naming it, and nothing is left" {
+@test "sandbox_userns: a --rootfs that is an overlay mount (an engine's image) is idmapped layer by layer" {
 	local lower=$TEST_DIR/lower ovl=$TEST_DIR/ovl
 	cp -a "$AR_ROOTFS" "$lower"
-	mkdir -p "$lower$WS" "$TEST_DIR/up" "$TEST_DIR/work" "$ovl"
+	mkdir -p "$lower$WS" "$TEST_DIR/up/etc" "$TEST_DIR/work" "$ovl"
+	echo from-upper >"$TEST_DIR/up/etc/layered"
 	mount -t overlay overlay -o "lowerdir=$lower,upperdir=$TEST_DIR/up,workdir=$TEST_DIR/work" "$ovl"
 	track_mount "$ovl"
+	run sandbox --rootfs "$ovl" -- sh -c 'stat -c "%u:%g" /etc/passwd /etc/layered; cat /etc/layered; echo x >/etc/new && echo wrote'
+	umount "$ovl"
+	assert_success
+	[ "$(grep -c '^0:0$' <<<"$output")" = 2 ] || fail "layers not container root's: $output"
+	assert_output_contains from-upper
+	assert_output_contains wrote
+	[ ! -e "$TEST_DIR/up/etc/new" ] && [ ! -e "$lower/etc/new" ] || fail "a write reached the image"
+}
+
+@test "sandbox_userns: a --rootfs that cannot be idmapped (relative overlay layers) is one line naming it, and nothing is left" {
+	local ovl=$TEST_DIR/ovl
+	cp -a "$AR_ROOTFS" "$TEST_DIR/lower"
+	mkdir -p "$TEST_DIR/lower$WS" "$TEST_DIR/up" "$TEST_DIR/work" "$ovl"
+	(cd "$TEST_DIR" && mount -t overlay overlay -o lowerdir=lower,upperdir=up,workdir=work "$ovl")
+	track_mount "$ovl"
 	run sandbox --rootfs "$ovl" -- echo RAN-COMMAND
-	assert_failure
-	refute_output_contains RAN-COMMAND
-	assert_output_contains "idmapped mount of \`$ovl\`: its filesystem or this kernel cannot idmap"
-	[ "${#lines[@]}" = 1 ] || fail "more than one line: $output"
+	local st=$status out=$output
 	# The same root, not idmapped, for a profile without the namespace.
 	mkdir -p "$AGENTRUN_CONFIG_DIR/profiles"
 	echo '{"extends": "agent", "userNamespace": {"enabled": false}}' >"$AGENTRUN_CONFIG_DIR/profiles/nous.json"
@@ -230,4 +245,9 @@ first_host_id() {
 	umount "$ovl"
 	assert_success
 	assert_output RAN-COMMAND
+	status=$st output=$out
+	assert_failure
+	refute_output_contains RAN-COMMAND
+	assert_output_contains "rootfs \`$ovl\`: an overlay whose layer \`up\` is a relative path cannot be idmapped"
+	[ "$(grep -c . <<<"$output")" = 1 ] || fail "more than one line: $output"
 }

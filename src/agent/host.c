@@ -106,13 +106,6 @@ rewrite_spec (const ar_agent_plan *plan, const char *state_dir, char *merged,
     append_private_output (spec, plan, uid, gid);
 }
 
-static int
-open_overlay_dir (const char *state_dir, gid_t gid, ar_error_t **err)
-{
-  cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
-  return ar_agent_userns_open_dir (dir, gid, err);
-}
-
 int
 ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
                   const char *rootfs, oci_spec *spec, ar_error_t **err)
@@ -140,8 +133,8 @@ ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
   if (prepare_host (plan, state_dir, rootfs, leased ? &lease : NULL, uid, gid,
                     &merged, err)
           < 0
-      || (leased && plan->overlay
-          && open_overlay_dir (state_dir, lease.gid, err) < 0))
+      || (leased && merged
+          && ar_agent_userns_alias_root (&lease, &merged, err) < 0))
     {
       free (merged);
       undo_prepare (state_dir);

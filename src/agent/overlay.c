@@ -2,6 +2,7 @@
 #include "config.h"
 #include "overlay.h"
 #include "hostfs.h"
+#include "layers.h"
 #include "snapshot.h"
 #include "../util/cleanup.h"
 #include "../util/idmount.h"
@@ -65,11 +66,11 @@ make_layer_dirs (const char *dir, const struct stat *root_st, ar_error_t **err)
   return 0;
 }
 
-/* Layers are passed as /proc/self/fd/N: no escaping of ',' ':' or '\' in
- * the rootfs path, and nothing swapped in between the checks and the
- * mount. */
+/* Layers are passed as /proc/self/fd/N (ar_layers_lowerdir): no escaping
+ * of ',' ':' or '\' in the rootfs path, and nothing swapped in between
+ * the checks and the mount. */
 static int
-mount_layers (int lower_fd, const char *upper, const char *work,
+mount_layers (const char *lowerdir, const char *upper, const char *work,
               const char *merged, ar_error_t **err)
 {
   cleanup_close int upper_fd = ar_hostfs_open_dir (upper, err);
@@ -87,9 +88,9 @@ mount_layers (int lower_fd, const char *upper, const char *work,
   for (size_t i = 0; i < n_sets; i++)
     {
       cleanup_free char *data
-          = xasprintf ("lowerdir=/proc/self/fd/%d,upperdir=/proc/self/fd/%d,"
+          = xasprintf ("lowerdir=%s,upperdir=/proc/self/fd/%d,"
                        "workdir=/proc/self/fd/%d%s",
-                       lower_fd, upper_fd, work_fd, sets[i]);
+                       lowerdir, upper_fd, work_fd, sets[i]);
       if (mount ("overlay", merged, "overlay", 0, data) == 0)
         {
           if (mount (NULL, merged, NULL, MS_PRIVATE, NULL) < 0)
@@ -179,7 +180,8 @@ split_entry (const char *dir, int lower_fd, const char *name,
   cleanup_free char *work = xasprintf ("%s/work/%s", dir, name);
   if (mkdir (upper, st.st_mode & 07777) < 0 || mkdir (work, 0700) < 0)
     return ar_error_set (err, errno, "mkdir `%s`", upper);
-  return mount_layers (sub_fd, upper, work, merged, err);
+  cleanup_free char *lowerdir = xasprintf ("/proc/self/fd/%d", sub_fd);
+  return mount_layers (lowerdir, upper, work, merged, err);
 }
 
 /* Without root a lower layer may have no mounts below it (the kernel
@@ -203,57 +205,16 @@ mount_split_overlay (const char *dir, int lower_fd, ar_error_t **err)
 }
 
 static int
-mount_overlay (const char *dir, int lower_fd, bool split, ar_error_t **err)
+mount_overlay (const char *dir, const ar_layers *lower, bool split,
+               ar_error_t **err)
 {
   if (split)
-    return mount_split_overlay (dir, lower_fd, err);
+    return mount_split_overlay (dir, lower->fds[0], err);
   cleanup_free char *upper = ar_hostfs_join (dir, "upper");
   cleanup_free char *work = ar_hostfs_join (dir, "work");
   cleanup_free char *merged = ar_hostfs_join (dir, "merged");
-  return mount_layers (lower_fd, upper, work, merged, err);
-}
-
-static bool
-is_idmapped_root (const char *rootfs, const ar_userns_lease *lease)
-{
-  return lease != NULL && strcmp (rootfs, "/") != 0;
-}
-
-/* In a user namespace of its own, a root that is a directory is shown
- * through an idmapped copy: the image's root is container root. The
- * host's own root is not: its root-owned files stay nobody's, and so
- * closed to the container where their modes close them. */
-static int
-open_lower (const char *rootfs, const ar_userns_lease *lease, ar_error_t **err)
-{
-  if (!is_idmapped_root (rootfs, lease))
-    return ar_hostfs_open_dir (rootfs, err);
-  ar_idmount_map map = { .uid_from = 0,
-                         .uid_to = lease->uid,
-                         .gid_from = 0,
-                         .gid_to = lease->gid,
-                         .count = lease->size };
-  return ar_idmount_clone (rootfs, &map, err);
-}
-
-/* An idmapped copy is attached below the overlay's tmpfs before it is a
- * layer: overlayfs takes no layer outside the mount namespace (a detached
- * mount) before Linux 6.x; the Debian 6.1 kernel refuses it (EINVAL).
- * *lower_fd becomes the attached copy's. */
-static int
-attach_lower (const char *dir, int *lower_fd, ar_error_t **err)
-{
-  cleanup_free char *path = ar_hostfs_join (dir, AR_OVERLAY_LOWER_MOUNT);
-  if (mkdir (path, 0700) < 0 && errno != EEXIST)
-    return ar_error_set (err, errno, "mkdir `%s`", path);
-  if (ar_idmount_attach (*lower_fd, path, err) < 0)
-    return -1;
-  int fd = ar_hostfs_open_dir (path, err);
-  if (fd < 0)
-    return -1;
-  close (*lower_fd);
-  *lower_fd = fd;
-  return 0;
+  cleanup_free char *lowerdir = ar_layers_lowerdir (lower);
+  return mount_layers (lowerdir, upper, work, merged, err);
 }
 
 static ar_snapshot_ids
@@ -271,12 +232,17 @@ overlay_prepare_in (const char *dir, const char *rootfs,
                     const ar_userns_lease *lease, uint64_t size_bytes,
                     uint64_t inodes, const char *from, ar_error_t **err)
 {
-  cleanup_close int lower_fd = open_lower (rootfs, lease, err);
   struct stat root_st;
-  if (lower_fd < 0)
-    return -1;
-  if (fstat (lower_fd, &root_st) < 0)
+  if (stat (rootfs, &root_st) < 0)
     return ar_error_set (err, errno, "stat `%s`", rootfs);
+  /* Seen through idmapped layers, "/" is owned as they show it. */
+  if (lease && strcmp (rootfs, "/") != 0)
+    {
+      root_st.st_uid
+          = ar_id_shift_one (root_st.st_uid, 0, lease->uid, lease->size);
+      root_st.st_gid
+          = ar_id_shift_one (root_st.st_gid, 0, lease->gid, lease->size);
+    }
 
   cleanup_free char *data = xasprintf ("mode=0700");
   if (size_bytes > 0)
@@ -301,9 +267,10 @@ overlay_prepare_in (const char *dir, const char *rootfs,
   if (ar_write_file_atomic_at (AT_FDCWD, lower_file, rootfs, strlen (rootfs),
                                0600, err)
           < 0
-      || make_layer_dirs (dir, &root_st, err) < 0
-      || (is_idmapped_root (rootfs, lease)
-          && attach_lower (dir, &lower_fd, err) < 0))
+      || make_layer_dirs (dir, &root_st, err) < 0)
+    return -1;
+  cleanup_layers ar_layers lower = { 0 };
+  if (ar_layers_open (dir, rootfs, lease, &lower, err) < 0)
     return -1;
   bool split = strcmp (rootfs, "/") == 0 && ar_userns_unprivileged ();
   if (from && split)
@@ -318,7 +285,7 @@ overlay_prepare_in (const char *dir, const char *rootfs,
           < 0)
         return -1;
     }
-  return mount_overlay (dir, lower_fd, split, err);
+  return mount_overlay (dir, &lower, split, err);
 }
 
 int
@@ -349,19 +316,6 @@ ar_overlay_lower_path (const char *overlay_dir)
   return rootfs;
 }
 
-/* The attached idmapped copy stays while the tmpfs does. */
-static int
-open_lower_dir (const char *dir, const ar_userns_lease *lease, ar_error_t **err)
-{
-  cleanup_free char *rootfs = ar_overlay_lower_path (dir);
-  if (rootfs == NULL)
-    return ar_error_set (err, errno, "the overlay's lower layer");
-  if (!is_idmapped_root (rootfs, lease))
-    return open_lower (rootfs, lease, err);
-  cleanup_free char *attached = ar_hostfs_join (dir, AR_OVERLAY_LOWER_MOUNT);
-  return ar_hostfs_open_dir (attached, err);
-}
-
 int
 ar_overlay_remount (const char *state_dir, const char *from, ar_error_t **err)
 {
@@ -371,10 +325,11 @@ ar_overlay_remount (const char *state_dir, const char *from, ar_error_t **err)
   cleanup_free char *work = ar_hostfs_join (dir, "work");
   ar_userns_lease lease;
   bool leased = ar_agent_userns_recorded (state_dir, &lease);
-  cleanup_close int dir_fd = ar_hostfs_open_dir (dir, err);
-  cleanup_close int lower_fd
-      = dir_fd < 0 ? -1 : open_lower_dir (dir, leased ? &lease : NULL, err);
-  if (lower_fd < 0)
+  cleanup_free char *rootfs = ar_overlay_lower_path (dir);
+  if (rootfs == NULL)
+    return ar_error_set (err, errno, "the overlay's lower layer");
+  cleanup_layers ar_layers lower = { 0 };
+  if (ar_layers_reopen (dir, rootfs, leased ? &lease : NULL, &lower, err) < 0)
     return -1;
   if (ar_hostfs_unmount_and_remove (merged, err) < 0)
     return -1;
@@ -391,7 +346,8 @@ ar_overlay_remount (const char *state_dir, const char *from, ar_error_t **err)
   if (ar_snapshot_seed (from, AR_SNAPSHOT_ROOT_LAYER, upper, true, &ids, err)
       < 0)
     return -1;
-  return mount_layers (lower_fd, upper, work, merged, err);
+  cleanup_free char *lowerdir = ar_layers_lowerdir (&lower);
+  return mount_layers (lowerdir, upper, work, merged, err);
 }
 
 int
@@ -406,7 +362,7 @@ ar_overlay_teardown (const char *state_dir, ar_error_t **err)
     return ar_error_prefix (err, "ephemeral overlay");
   /* The overlays before the idmapped copies they sit on. */
   static const char *const mounts[]
-      = { AR_OVERLAY_WS_MERGED, AR_OVERLAY_WS_LOWER, AR_OVERLAY_LOWER_MOUNT };
+      = { AR_OVERLAY_WS_MERGED, AR_OVERLAY_WS_LOWER };
   for (size_t i = 0; i < sizeof mounts / sizeof *mounts; i++)
     {
       cleanup_free char *path = ar_hostfs_join (dir, mounts[i]);
@@ -414,6 +370,8 @@ ar_overlay_teardown (const char *state_dir, ar_error_t **err)
           && ar_hostfs_unmount_and_remove (path, err) < 0)
         return ar_error_prefix (err, "ephemeral overlay");
     }
+  if (ar_layers_teardown (dir, err) < 0)
+    return ar_error_prefix (err, "ephemeral overlay");
   if (ar_hostfs_unmount_and_remove (dir, err) < 0)
     return ar_error_prefix (err, "ephemeral overlay");
   return 0;
@@ -634,8 +592,9 @@ ar_overlay_changes_json (const char *state_dir, const char *workspace_host_dir,
     return 0;
   cleanup_free char *upper = ar_hostfs_join (dir, "upper");
   /* Without the lower layer every change reads as "created". */
-  cleanup_error ar_error_t *no_lower = NULL;
-  cleanup_close int lower_fd = open_lower_dir (dir, NULL, &no_lower);
+  cleanup_free char *rootfs = ar_overlay_lower_path (dir);
+  cleanup_close int lower_fd
+      = rootfs ? open (rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
   change_list c = { .secrets = secrets, .mount_points = mount_points };
   int r = walk_layer (&c, upper, lower_fd, "", err);
   if (r == 0 && workspace_host_dir)

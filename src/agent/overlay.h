@@ -17,9 +17,8 @@
 /* The sandbox workspace's upper layer, below AR_OVERLAY_DIR. */
 #define AR_OVERLAY_WS_UPPER "ws-upper"
 /* In a user namespace of its own, below AR_OVERLAY_DIR: the idmapped
- * copies of the root (a directory) and of the workspace, and the
- * workspace's overlay, all mounted on the host. */
-#define AR_OVERLAY_LOWER_MOUNT "lower"
+ * copy of the workspace and the workspace's overlay, both mounted on the
+ * host (the root's copies: layers.h). */
 #define AR_OVERLAY_WS_LOWER "ws-lower"
 #define AR_OVERLAY_WS_MERGED "ws-merged"
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -56,6 +57,22 @@ name_of (unsigned slot)
   return n;
 }
 
+/* /run/agentrun-ids/root-SLOT: where the container's root overlay is
+ * shown to it. */
+static char *
+alias_path (unsigned slot)
+{
+  return xasprintf (AR_USERNS_LEASE_DIR "/root-%u", slot);
+}
+
+static void
+remove_alias (unsigned slot)
+{
+  cleanup_free char *alias = alias_path (slot);
+  cleanup_error ar_error_t *ignored = NULL;
+  ar_hostfs_unmount_and_remove (alias, &ignored);
+}
+
 /* The lease of `slot` names a state dir that no longer records it. */
 static bool
 lease_is_stale (int lease_dir, unsigned slot)
@@ -78,6 +95,7 @@ claim_slot (int lease_dir, unsigned slot, const char *state_dir)
                    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0 && errno == EEXIST && lease_is_stale (lease_dir, slot))
     {
+      remove_alias (slot);
       unlinkat (lease_dir, name.text, 0);
       fd = openat (lease_dir, name.text,
                    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -95,12 +113,20 @@ open_lease_dir (ar_error_t **err)
   int fd = open (AR_USERNS_LEASE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT)
     {
-      if (mkdir (AR_USERNS_LEASE_DIR, 0700) < 0 && errno != EEXIST)
+      /* Entered by the containers' roots (their aliases), listed by none. */
+      if (mkdir (AR_USERNS_LEASE_DIR, 0711) < 0 && errno != EEXIST)
         return ar_error_set (err, errno, "mkdir `%s`", AR_USERNS_LEASE_DIR);
       fd = open (AR_USERNS_LEASE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
-  if (fd < 0)
-    return ar_error_set (err, errno, "open `%s`", AR_USERNS_LEASE_DIR);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0
+      || ((st.st_mode & 07777) != 0711 && fchmod (fd, 0711) < 0))
+    {
+      int saved = errno;
+      if (fd >= 0)
+        close (fd);
+      return ar_error_set (err, saved, "open `%s`", AR_USERNS_LEASE_DIR);
+    }
   if (flock (fd, LOCK_EX) < 0)
     {
       int saved = errno;
@@ -171,58 +197,25 @@ set_mapping (oci_id_mapping **m, size_t *n, uint32_t host, uint32_t size)
   *n = 1;
 }
 
-/* The container's root sets itself up from the paths below the state
- * dir (its bundle, its root's overlay): the state root becomes
- * traversable but not listable (0711), the state dir and what
- * ar_agent_userns_open_dir is given traversable by the container root's
- * group alone (0710). Their files keep their own modes. */
 int
-ar_agent_userns_open_dir (const char *dir, gid_t gid, ar_error_t **err)
+ar_agent_userns_alias_root (const ar_userns_lease *lease, char **root,
+                            ar_error_t **err)
 {
-  if (chown (dir, 0, gid) < 0 || chmod (dir, 0710) < 0)
-    return ar_error_set (err, errno, "open `%s` to the container's root", dir);
-  return 0;
-}
-
-/* The container's root walks to its state dir from "/" as any user
- * would: a directory above the state root that others may not enter
- * (a 0700 temp dir) stops it, and is not agentrun's to open. */
-static int
-check_reachable (const char *state_dir, ar_error_t **err)
-{
-  char real[PATH_MAX];
-  if (realpath (state_dir, real) == NULL)
-    return ar_error_set (err, errno, "resolve `%s`", state_dir);
-  char *root_end = strrchr (real, '/');
-  for (char *slash = strchr (real + 1, '/'); slash && slash < root_end;
-       slash = strchr (slash + 1, '/'))
+  cleanup_free char *alias = alias_path (lease->slot);
+  remove_alias (lease->slot);
+  if (mkdir (alias, 0710) < 0 || chown (alias, 0, lease->gid) < 0
+      || chmod (alias, 0710) < 0)
+    return ar_error_set (err, errno, "make `%s`", alias);
+  if (mount (*root, alias, NULL, MS_BIND, NULL) < 0
+      || mount (NULL, alias, NULL, MS_PRIVATE, NULL) < 0)
     {
-      *slash = '\0';
-      struct stat st;
-      bool closed = stat (real, &st) == 0 && (st.st_mode & S_IXOTH) == 0;
-      if (closed)
-        return ar_error_set (
-            err, 0,
-            "`%s` (mode %04o), above the state root, is closed to others: the sandbox's root could not reach its state dir; use a --root below directories others may enter (the default, /run/agentrun, is)",
-            real, (unsigned) (st.st_mode & 07777));
-      *slash = '/';
+      int saved = errno;
+      remove_alias (lease->slot);
+      return ar_error_set (err, saved, "bind `%s` on `%s`", *root, alias);
     }
+  free (*root);
+  *root = steal_pointer (&alias);
   return 0;
-}
-
-static int
-open_path_to_root (const char *state_dir, gid_t gid, ar_error_t **err)
-{
-  if (check_reachable (state_dir, err) < 0)
-    return -1;
-  cleanup_free char *root = ar_hostfs_join (state_dir, "..");
-  struct stat st;
-  if (stat (root, &st) < 0)
-    return ar_error_set (err, errno, "stat `%s`", root);
-  if ((st.st_mode & 0011) != 0011
-      && chmod (root, (st.st_mode & 07777) | 0011) < 0)
-    return ar_error_set (err, errno, "make `%s` traversable", root);
-  return ar_agent_userns_open_dir (state_dir, gid, err);
 }
 
 int
@@ -240,8 +233,6 @@ ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
       < 0)
     return ar_error_prefix (err, "user namespace");
   *leased = true;
-  if (open_path_to_root (state_dir, lease->gid, err) < 0)
-    return ar_error_prefix (err, "user namespace");
   oci_linux *l = spec->linux_cfg;
   l->namespaces
       = xrealloc (l->namespaces, (l->n_namespaces + 1) * sizeof *l->namespaces);
@@ -276,7 +267,10 @@ ar_agent_userns_release (const char *state_dir)
       if (ar_read_file_at (lease_dir, name.text, 4096, &holder, NULL, &unread)
               == 0
           && strcmp (holder, state_dir) == 0)
-        unlinkat (lease_dir, name.text, 0);
+        {
+          remove_alias (lease.slot);
+          unlinkat (lease_dir, name.text, 0);
+        }
     }
   cleanup_free char *record = ar_hostfs_join (state_dir, AR_USERNS_RECORD);
   unlink (record);

@@ -30,9 +30,13 @@ int ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
                              oci_spec *spec, ar_userns_lease *lease,
                              bool *leased, ar_error_t **err);
 
-/* A dir on the way to the container's root (below the state dir) made
- * traversable (0710) by the container root's group `gid` alone. */
-int ar_agent_userns_open_dir (const char *dir, gid_t gid, ar_error_t **err);
+/* The container's root overlay `*root` (below the state dir) bound where
+ * the container's root can reach it (/run/agentrun-ids/root-SLOT, 0710,
+ * its group's): it walks to its root from "/" as any user would, and a
+ * state root may lie below a directory others may not enter (Docker's
+ * exec root is 0700). *root becomes that path. Gone with the lease. */
+int ar_agent_userns_alias_root (const ar_userns_lease *lease, char **root,
+                                ar_error_t **err);
 
 /* The lease recorded in the state dir; false when there is none. */
 bool ar_agent_userns_recorded (const char *state_dir, ar_userns_lease *lease);

@@ -103,6 +103,10 @@ prepare_root (const ar_init_config *cfg, int *pty_master, char **pty_slave,
     return -1;
   if (cfg->unshare_flags && unshare (cfg->unshare_flags) < 0)
     return ar_error_set (err, errno, "unshare namespaces");
+  /* Still with the runtime's filesystem ids: the mapped root may not
+   * enter a directory above the bundle that they can. */
+  if (chdir (cfg->bundle) < 0)
+    return ar_error_set (err, errno, "chdir to bundle `%s`", cfg->bundle);
   if (cfg->new_userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
     return ar_error_set (err, errno, "become root in the user namespace");
   /* After the parent moved us into the cgroup, so its root is ours. */
@@ -118,8 +122,6 @@ prepare_root (const ar_init_config *cfg, int *pty_master, char **pty_slave,
     return -1;
   if (set_identity_names (spec, err) < 0)
     return -1;
-  if (chdir (cfg->bundle) < 0)
-    return ar_error_set (err, errno, "chdir to bundle `%s`", cfg->bundle);
   int r = ar_mounts_setup_rootfs (spec, cfg->rootfs, cfg->bind_source_fds, err);
   /* Host paths, no longer needed: gone before anything else runs here. */
   for (size_t i = 0; cfg->bind_source_fds && i < spec->n_mounts; i++)

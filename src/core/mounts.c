@@ -1017,17 +1017,21 @@ ar_mounts_enter_rootfs (const char *rootfs, bool no_pivot, bool host_mounts,
  * After pivot_root.
  * --------------------------------------------------------------------- */
 
-/* A masked or read-only path the rootfs does not have is skipped: its
- * O_PATH fd, or -1 with no error when it is missing (*missing set). */
+/* A masked or read-only path the rootfs does not have is skipped, and so
+ * is one below a directory the container's root may not enter (in a user
+ * namespace, one of an unmapped owner): nothing in the container can
+ * reach it either. Its O_PATH fd, or -1 with no error when it is missing
+ * (*missing set). */
 static int
 open_unless_missing (int root_fd, const char *path, bool *missing,
                      ar_error_t **err)
 {
   cleanup_error ar_error_t *open_err = NULL;
   int fd = ar_path_open_in_root (root_fd, path, O_PATH, &open_err);
-  *missing = fd < 0
-             && (open_err->errno_value == ENOENT
-                 || open_err->errno_value == ENOTDIR);
+  *missing
+      = fd < 0
+        && (open_err->errno_value == ENOENT || open_err->errno_value == ENOTDIR
+            || open_err->errno_value == EACCES);
   if (fd < 0 && !*missing)
     *err = steal_pointer (&open_err);
   return fd;
