@@ -373,7 +373,7 @@ nothing_outside_dest() {
 		echo shared >h1 && ln h1 h2
 		ln /etc/hostname outside-hardlink 2>/dev/null && echo HARDLINK-OUT || echo "hardlink-out-refused"
 		mkfifo fifo
-		mknod null c 1 3 && echo mknod-ok
+		mknod null c 1 3 2>/dev/null && echo mknod-ok || echo mknod-refused
 		echo s >suid && chmod 6755 suid
 		mkdir -m 1777 sticky
 		echo dots >..dots && echo dots >...
@@ -382,7 +382,9 @@ nothing_outside_dest() {
 		ls -la /output'
 	assert_success
 	assert_output_contains hardlink-out-refused
-	assert_output_contains mknod-ok
+	# In the agent profile's user namespace the kernel makes no device
+	# node; where one is made, it is not exported (below).
+	[[ "$output" == *mknod-ok* || "$output" == *mknod-refused* ]] || fail "mknod: $output"
 	local dest=$OUT/$CID
 	check_export "$dest"
 	[ "$(cat "$dest/plain")" = ok ]
@@ -398,7 +400,8 @@ nothing_outside_dest() {
 	[[ "$reasons" == *"6 symlink"* ]] || fail "symlinks: $reasons"
 	[[ "$reasons" == *"2 hard link"* ]] || fail "hard links: $reasons"
 	[[ "$reasons" == *"1 fifo"* ]] || fail "fifo: $reasons"
-	[[ "$reasons" == *"1 device node"* ]] || fail "device: $reasons"
+	# (A device node's export is unit-tested too: test_agent_host.)
+	[[ "$output" != *mknod-ok* || "$reasons" == *"1 device node"* ]] || fail "device: $reasons"
 	[ ! -e "$OUT/escape" ]
 	[ "$(sha256sum /etc/passwd)" = "$passwd_before" ]
 	nothing_outside_dest
@@ -539,7 +542,10 @@ nothing_outside_dest() {
 @test "hardened: a per-container session keyring" {
 	agent_start sh -c 'exec sleep 100'
 	wait_for_state "$CID" running
-	grep -q "_ses\.$CID: " /proc/keys || fail "no session keyring _ses.$CID in /proc/keys"
+	# Owned by the container's root (a uid of its own range): listed to a
+	# reader in its user namespace.
+	nsenter -U -t "$(ctr_pid)" cat /proc/keys | grep -q "_ses\.$CID: " \
+		|| fail "no session keyring _ses.$CID in /proc/keys"
 	# /proc/keys is masked inside.
 	run agent exec "$CID" sh -c 'wc -c </proc/keys'
 	assert_output 0

@@ -196,6 +196,15 @@ start_netns_holder() {
 	assert_equal "$owner" 100000
 }
 
+@test "user: process.oomScoreAdj reaches a container in a user namespace" {
+	with_mapped_userns
+	# Docker sends one for every container; raising it needs no capability.
+	update_config '.process.oomScoreAdj = 500'
+	run ctr_run cat /proc/self/oom_score_adj
+	assert_success
+	assert_output 500
+}
+
 @test "user: an idmapped bind (mounts[].uidMappings, or the idmap option) shows host root's files as container root's" {
 	with_mapped_userns
 	mkdir -p "$TEST_DIR/src/sub" "$BUNDLE"/rootfs/mnt/{own,opt,plain}

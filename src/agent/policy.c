@@ -120,10 +120,7 @@ plan_from_profile (const ar_profile *profile)
       plan->output_max_bytes = profile->output_max_bytes;
       plan->output_max_files = profile->output_max_files;
     }
-  /* Only a sandbox's root is one agentrun can idmap today (the host's,
-   * or a directory): an engine's image is an overlay mount, whose layers
-   * would each need it. */
-  if (profile->userns && profile->trust_caller)
+  if (profile->userns)
     {
       plan->userns = true;
       plan->userns_user = xstrdup (profile->userns_user);
@@ -1116,6 +1113,11 @@ ar_policy_apply (oci_spec *spec, const ar_profile *profile,
    * with it before its containers had their time. */
   if (is_pod_sandbox (spec))
     p->wall_clock_seconds = 0;
+  /* A pod's containers join its namespaces: a user namespace of its own
+   * for the pod's sandbox alone would keep none of them out of host root
+   * (ar_agent_userns_prepare leaves a container that joins any as is). */
+  if (is_pod_sandbox (spec))
+    p->userns = false;
 
   rewrite_spec (spec, profile, p, &limits);
   *plan = steal_pointer (&p);

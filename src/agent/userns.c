@@ -218,6 +218,33 @@ ar_agent_userns_alias_root (const ar_userns_lease *lease, char **root,
   return 0;
 }
 
+/* The kernel takes only groups the namespace maps: Docker asks for
+ * "0 2147483647" (every group may ping), which becomes every group the
+ * container has. */
+static void
+clamp_ping_range (oci_map *sysctl, uint32_t size)
+{
+  const char *key = "net.ipv4.ping_group_range";
+  const char *value = oci_map_get (sysctl, key);
+  unsigned long lo, hi;
+  if (value == NULL || sscanf (value, "%lu %lu", &lo, &hi) != 2)
+    return;
+  unsigned long top = size - 1;
+  cleanup_free char *clamped
+      = lo > top ? xstrdup ("1 0") /* none */
+                 : xasprintf ("%lu %lu", lo, hi < top ? hi : top);
+  ar_map_set (sysctl, key, clamped);
+}
+
+static bool
+joins_any (const oci_spec *spec)
+{
+  for (size_t i = 0; i < spec->linux_cfg->n_namespaces; i++)
+    if (spec->linux_cfg->namespaces[i].path)
+      return true;
+  return false;
+}
+
 int
 ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
                          oci_spec *spec, ar_userns_lease *lease, bool *leased,
@@ -225,9 +252,11 @@ ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
 {
   *leased = false;
   /* Without root the runtime is in a user namespace of its own already,
-   * holding the caller's ids only. */
+   * holding the caller's ids only. A spec that brings one keeps it, and
+   * one that joins another container's namespaces (a pod's) keeps the
+   * owner those have. */
   if (!plan->userns || ar_userns_unprivileged () || spec->linux_cfg == NULL
-      || oci_spec_find_namespace (spec, OCI_NS_USER))
+      || oci_spec_find_namespace (spec, OCI_NS_USER) || joins_any (spec))
     return 0;
   if (take_lease (plan->userns_user, plan->userns_size, state_dir, lease, err)
       < 0)
@@ -240,6 +269,7 @@ ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
       = (oci_namespace){ .type = OCI_NS_USER, .path = NULL };
   set_mapping (&l->uid_mappings, &l->n_uid_mappings, lease->uid, lease->size);
   set_mapping (&l->gid_mappings, &l->n_gid_mappings, lease->gid, lease->size);
+  clamp_ping_range (&l->sysctl, lease->size);
   /* Written by the init in its own user namespace, whose counts they are
    * (linux.sysctl "user.*"). */
   for (size_t i = 0; i < plan->userns_limits.len; i++)

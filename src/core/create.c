@@ -979,7 +979,10 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
 {
   create_undo *u = &c->undo;
   if (!c->opts->restore
-      && ((new_userns && ar_idmap_write (u->pid, c->spec->linux_cfg, err) < 0)
+      && ((new_userns
+           && (ar_idmap_write (u->pid, c->spec->linux_cfg, err) < 0
+               || ar_process_set_oom_score_adj (c->spec->process, u->pid, err)
+                      < 0))
           || enter_cgroup (c, err) < 0))
     return -1;
   ar_timings_mark ("join");

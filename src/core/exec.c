@@ -241,6 +241,7 @@ child_setup (const exec_child *c, char **exe, char ***envp, ar_error_t **err)
   else if (setsid () < 0)
     return ar_error_set (err, errno, "setsid");
   if (ar_process_set_rlimits (c->proc, err) < 0
+      || ar_process_set_oom_score_adj (c->proc, 0, err) < 0
       || ar_process_set_attributes (c->proc, err) < 0)
     return -1;
   *exe = ar_process_find_executable (c->proc, err);

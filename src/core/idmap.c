@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -140,6 +141,16 @@ host_id_of_root (const oci_id_mapping *m, size_t n, uint32_t *host)
   return false;
 }
 
+/* A change of effective ids makes the process not dumpable, and the
+ * child would inherit that: its own /proc files would then belong to
+ * host root, which its mapped root may not write (oom_score_adj). As
+ * before the switch: the flag is its own again at exec. */
+static void
+keep_dumpable (void)
+{
+  prctl (PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
 /* The raw calls change this thread only; glibc's would change them all.
  * The filesystem ids stay root's: clone3 checks the cgroup it puts the
  * child in (CLONE_INTO_CGROUP) with them, and a move by pid afterwards
@@ -156,6 +167,7 @@ set_effective_ids (uint32_t uid, uint32_t gid)
     }
   syscall (SYS_setfsuid, 0);
   syscall (SYS_setfsgid, 0);
+  keep_dumpable ();
   return true;
 }
 
@@ -181,5 +193,6 @@ ar_idmap_owner_reset (ar_idmap_owner *owner)
    * again, and setting the gid needs them. */
   syscall (SYS_setresuid, -1, 0, -1);
   syscall (SYS_setresgid, -1, 0, -1);
+  keep_dumpable ();
   owner->active = false;
 }

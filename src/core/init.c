@@ -181,6 +181,7 @@ finish_setup (const ar_init_config *cfg, const char *pty_slave, int *proc_sys,
   if (proc == NULL)
     return ar_error_set (err, 0, "config.json: .process: missing");
   if (ar_process_set_rlimits (proc, err) < 0
+      || (!cfg->new_userns && ar_process_set_oom_score_adj (proc, 0, err) < 0)
       || ar_process_set_attributes (proc, err) < 0)
     return -1;
   if (proc->cwd && chdir (proc->cwd) < 0)

@@ -468,18 +468,20 @@ ar_process_set_rlimits (const oci_process *process, ar_error_t **err)
 
 /* ---- attributes: oom_score_adj, scheduler, ioPriority, umask ---------- */
 
-static int
-set_oom_score_adj (const oci_process *process, ar_error_t **err)
+int
+ar_process_set_oom_score_adj (const oci_process *process, pid_t pid,
+                              ar_error_t **err)
 {
-  if (!process->oom_score_adj.set)
+  if (process == NULL || !process->oom_score_adj.set)
     return 0;
   char buf[32];
   int len
       = snprintf (buf, sizeof buf, "%" PRId64, process->oom_score_adj.value);
+  cleanup_free char *path
+      = pid ? xasprintf ("/proc/%d/oom_score_adj", (int) pid)
+            : xstrdup ("/proc/self/oom_score_adj");
   cleanup_error ar_error_t *write_err = NULL;
-  if (ar_proc_write (AT_FDCWD, "/proc/self/oom_score_adj", buf, (size_t) len,
-                     &write_err)
-      == 0)
+  if (ar_proc_write (AT_FDCWD, path, buf, (size_t) len, &write_err) == 0)
     return 0;
   int e = write_err->errno_value;
   if (e == EACCES || e == EPERM)
@@ -560,8 +562,7 @@ ar_process_set_attributes (const oci_process *process, ar_error_t **err)
 {
   if (process == NULL)
     return 0;
-  if (set_oom_score_adj (process, err) < 0
-      || set_scheduler (process->scheduler, err) < 0
+  if (set_scheduler (process->scheduler, err) < 0
       || set_io_priority (process->io_priority, err) < 0)
     return -1;
   umask (process->user.umask.set ? (mode_t) (process->user.umask.value & 0777)

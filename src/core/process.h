@@ -5,6 +5,7 @@
 
 #include "../../oci/spec.h"
 #include "../util/error.h"
+#include <sys/types.h>
 
 /* Check the process section before anything is created: rlimit names,
  * capability names, cwd absolute, args non-empty. */
@@ -28,8 +29,15 @@ char **ar_process_env_add_listen_fds (char **envp, int n);
 /* setrlimit for each process.rlimits entry. */
 int ar_process_set_rlimits (const oci_process *process, ar_error_t **err);
 
-/* oom_score_adj, scheduler, ioPriority, umask (default 0022). */
+/* scheduler, ioPriority, umask (default 0022). */
 int ar_process_set_attributes (const oci_process *process, ar_error_t **err);
+
+/* process.oomScoreAdj of the process `pid` (0: this one). A container's
+ * init in a user namespace of its own has it written by the runtime: its
+ * /proc files are host root's until it execs (a change of ids made it
+ * undumpable), and its mapped root may not write them. */
+int ar_process_set_oom_score_adj (const oci_process *process, pid_t pid,
+                                  ar_error_t **err);
 
 /* setgroups/setgid/setuid to process.user, keeping capabilities so that
  * ar_caps_apply can set them afterwards. */

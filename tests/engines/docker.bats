@@ -354,6 +354,32 @@ start_approver() {
 	assert_contains ok
 }
 
+@test "docker agent runtime: root inside is a host range of its own; the image is its root's, a volume of host root's files is not" {
+	mkdir -p "$ENG_T/vol"
+	echo TOKEN-vol >"$ENG_T/vol/secret"
+	chmod 0600 "$ENG_T/vol/secret"
+	local id
+	id=$(dk run -d --runtime=agentrun-agent -v "$ENG_T/vol:/vol" "$I" sh -c '
+		cat /proc/self/uid_map; stat -c "image %u:%g" /etc/passwd /bin
+		echo x >/etc/written && echo wrote-image
+		cat /vol/secret 2>&1; stat -c "vol %u" /vol/secret; exec sleep 600')
+	eng_wait 100 sh -c "dk logs '$id' 2>&1 | grep -q '^vol '"
+	local pid
+	pid=$(dk inspect -f '{{.State.Pid}}' "$id")
+	run dk logs "$id"
+	# The process on the host: the range's uid, never host root.
+	local host_uid
+	host_uid=$(stat -c %u "/proc/$pid")
+	dk rm -f "$id" >/dev/null
+	[ "$host_uid" -ne 0 ] || fail "runs as host root"
+	[ "$(awk '$1 == 0 { print $2 }' <<<"$output")" = "$host_uid" ] || fail "uid_map: $output"
+	[ "$(grep -c '^image 0:0$' <<<"$output")" = 2 ] || fail "image not its root's: $output"
+	assert_contains wrote-image
+	assert_contains "Permission denied"
+	assert_contains "vol 65534"
+	[[ "$output" != *TOKEN-vol* ]] || fail "read host root's 0600 file: $output"
+}
+
 # The default bridge's gateway is the daemon's own netns (private here):
 # a web server there stands for every service on the host.
 gateway_listens() {
