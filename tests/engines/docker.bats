@@ -354,6 +354,11 @@ start_approver() {
 	assert_contains ok
 }
 
+# logged ID PATTERN: the container's output has a line matching PATTERN.
+logged() {
+	dk logs "$1" 2>&1 | grep -q "$2"
+}
+
 @test "docker agent runtime: root inside is a host range of its own; the image is its root's, a volume of host root's files is not" {
 	mkdir -p "$ENG_T/vol"
 	echo TOKEN-vol >"$ENG_T/vol/secret"
@@ -363,7 +368,7 @@ start_approver() {
 		cat /proc/self/uid_map; stat -c "image %u:%g" /etc/passwd /bin
 		echo x >/etc/written && echo wrote-image
 		cat /vol/secret 2>&1; stat -c "vol %u" /vol/secret; exec sleep 600')
-	eng_wait 100 sh -c "dk logs '$id' 2>&1 | grep -q '^vol '"
+	eng_wait 100 logged "$id" '^vol '
 	local pid
 	pid=$(dk inspect -f '{{.State.Pid}}' "$id")
 	run dk logs "$id"
