@@ -7,7 +7,6 @@
 #define AR_AGENT_USERNS_H
 
 #include "agent.h"
-#include "../util/idmount.h"
 
 /* One lease file per slot of the range, naming the state dir that holds
  * it; taken and given back under an flock of the dir. A lease whose
