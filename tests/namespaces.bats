@@ -203,6 +203,14 @@ start_netns_holder() {
 	run ctr_run cat /proc/self/oom_score_adj
 	assert_success
 	assert_output 500
+	# And an exec'd process, which joins the namespace.
+	set_args sleep 1000
+	ctr_run_bg
+	wait_for_state "$CID" running
+	echo '{"args": ["cat", "/proc/self/oom_score_adj"], "cwd": "/", "oomScoreAdj": 600}' >"$TEST_DIR/proc.json"
+	run runtime exec --process "$TEST_DIR/proc.json" "$CID"
+	assert_success
+	assert_output 600
 }
 
 @test "user: an idmapped bind (mounts[].uidMappings, or the idmap option) shows host root's files as container root's" {

@@ -210,6 +210,10 @@ child_setup (const exec_child *c, char **exe, char ***envp, ar_error_t **err)
     return -1;
   if (self_move && ar_cgroup_move_self (self_move, err) < 0)
     return -1;
+  /* Before the container's user namespace: once in it, this process's
+   * /proc files are out of its mapped root's reach (it is undumpable). */
+  if (ar_process_set_oom_score_adj (c->proc, 0, err) < 0)
+    return -1;
   if (c->join_flags && setns (c->init_pidfd, c->join_flags) < 0)
     return ar_error_set (err, errno, "join the container's namespaces");
   close (c->init_pidfd);
@@ -241,7 +245,6 @@ child_setup (const exec_child *c, char **exe, char ***envp, ar_error_t **err)
   else if (setsid () < 0)
     return ar_error_set (err, errno, "setsid");
   if (ar_process_set_rlimits (c->proc, err) < 0
-      || ar_process_set_oom_score_adj (c->proc, 0, err) < 0
       || ar_process_set_attributes (c->proc, err) < 0)
     return -1;
   *exe = ar_process_find_executable (c->proc, err);
