@@ -116,15 +116,14 @@ overlay_layers (const char *path, size_t *n)
 
 static int
 attach_copy (const char *overlay_dir, size_t index, const char *source,
-             const ar_idmount_map *map, ar_layers *out, ar_error_t **err)
+             const ar_id_shift *map, ar_layers *out, ar_error_t **err)
 {
   cleanup_free char *dir = ar_hostfs_join (overlay_dir, AR_LAYERS_DIR);
   cleanup_free char *at = xasprintf ("%s/%zu", dir, index);
   if ((mkdir (dir, 0700) < 0 && errno != EEXIST)
       || (mkdir (at, 0700) < 0 && errno != EEXIST))
     return ar_error_set (err, errno, "mkdir `%s`", at);
-  cleanup_close int tree = ar_idmount_clone (source, map, err);
-  if (tree < 0 || ar_idmount_attach (tree, at, err) < 0)
+  if (ar_idmount_attach_copy (source, map, at, err) < 0)
     return -1;
   int fd = ar_hostfs_open_dir (at, err);
   if (fd < 0)
@@ -133,8 +132,8 @@ attach_copy (const char *overlay_dir, size_t index, const char *source,
   return 0;
 }
 
-static bool
-idmapped (const char *rootfs, const ar_userns_lease *lease)
+bool
+ar_layers_idmapped (const char *rootfs, const ar_userns_lease *lease)
 {
   return lease != NULL && strcmp (rootfs, "/") != 0;
 }
@@ -144,7 +143,7 @@ ar_layers_open (const char *overlay_dir, const char *rootfs,
                 const ar_userns_lease *lease, ar_layers *out, ar_error_t **err)
 {
   *out = (ar_layers){ 0 };
-  if (!idmapped (rootfs, lease))
+  if (!ar_layers_idmapped (rootfs, lease))
     {
       int fd = ar_hostfs_open_dir (rootfs, err);
       if (fd < 0)
@@ -152,11 +151,7 @@ ar_layers_open (const char *overlay_dir, const char *rootfs,
       push_fd (out, fd);
       return 0;
     }
-  const ar_idmount_map map = { .uid_from = 0,
-                               .uid_to = lease->uid,
-                               .gid_from = 0,
-                               .gid_to = lease->gid,
-                               .count = lease->size };
+  const ar_id_shift map = ar_agent_userns_shift (lease);
   char real[PATH_MAX];
   if (realpath (rootfs, real) == NULL)
     return ar_error_set (err, errno, "rootfs `%s`", rootfs);
@@ -187,7 +182,7 @@ ar_layers_reopen (const char *overlay_dir, const char *rootfs,
                   ar_error_t **err)
 {
   *out = (ar_layers){ 0 };
-  if (!idmapped (rootfs, lease))
+  if (!ar_layers_idmapped (rootfs, lease))
     return ar_layers_open (overlay_dir, rootfs, lease, out, err);
   cleanup_free char *dir = ar_hostfs_join (overlay_dir, AR_LAYERS_DIR);
   for (size_t i = 0;; i++)

@@ -17,6 +17,10 @@ typedef struct
   size_t n;
 } ar_layers;
 
+/* Is the root of a container with `lease` (NULL: none) seen through
+ * idmapped copies? Not without a lease, nor the host's own root. */
+bool ar_layers_idmapped (const char *rootfs, const ar_userns_lease *lease);
+
 /* Without a user namespace of its own (`lease` NULL), or on the host's
  * root: the rootfs itself. With one, idmapped copies in which on-disk
  * ids 0.. are the lease's: of the rootfs, a directory; or, where it is

@@ -5,7 +5,6 @@
 #include "layers.h"
 #include "snapshot.h"
 #include "../util/cleanup.h"
-#include "../util/idmount.h"
 #include "../util/fs.h"
 #include "../util/mountinfo.h"
 #include "../util/tree.h"
@@ -236,12 +235,11 @@ overlay_prepare_in (const char *dir, const char *rootfs,
   if (stat (rootfs, &root_st) < 0)
     return ar_error_set (err, errno, "stat `%s`", rootfs);
   /* Seen through idmapped layers, "/" is owned as they show it. */
-  if (lease && strcmp (rootfs, "/") != 0)
+  if (ar_layers_idmapped (rootfs, lease))
     {
-      root_st.st_uid
-          = ar_id_shift_one (root_st.st_uid, 0, lease->uid, lease->size);
-      root_st.st_gid
-          = ar_id_shift_one (root_st.st_gid, 0, lease->gid, lease->size);
+      ar_id_shift shift = ar_agent_userns_shift (lease);
+      root_st.st_uid = ar_id_shift_uid (&shift, root_st.st_uid);
+      root_st.st_gid = ar_id_shift_gid (&shift, root_st.st_gid);
     }
 
   cleanup_free char *data = xasprintf ("mode=0700");

@@ -36,6 +36,16 @@ read_record (int dirfd, const char *name, ar_userns_lease *lease)
          == 4;
 }
 
+ar_id_shift
+ar_agent_userns_shift (const ar_userns_lease *lease)
+{
+  return (ar_id_shift){ .uid_from = 0,
+                        .uid_to = lease->uid,
+                        .gid_from = 0,
+                        .gid_to = lease->gid,
+                        .count = lease->size };
+}
+
 bool
 ar_agent_userns_recorded (const char *state_dir, ar_userns_lease *lease)
 {

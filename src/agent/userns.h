@@ -7,6 +7,7 @@
 #define AR_AGENT_USERNS_H
 
 #include "agent.h"
+#include "../util/idshift.h"
 
 /* One lease file per slot of the range, naming the state dir that holds
  * it; taken and given back under an flock of the dir. A lease whose
@@ -36,6 +37,9 @@ int ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
  * exec root is 0700). *root becomes that path. Gone with the lease. */
 int ar_agent_userns_alias_root (const ar_userns_lease *lease, char **root,
                                 ar_error_t **err);
+
+/* The lease as a shift: on-disk ids 0.. (an image's) as its host ids. */
+ar_id_shift ar_agent_userns_shift (const ar_userns_lease *lease);
 
 /* The lease recorded in the state dir; false when there is none. */
 bool ar_agent_userns_recorded (const char *state_dir, ar_userns_lease *lease);

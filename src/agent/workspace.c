@@ -64,20 +64,18 @@ mount_idmapped (const ar_agent_plan *plan, const char *state_dir,
   if (stat (plan->workspace_host_dir, &st) < 0)
     return ar_error_set (err, errno, "workspace: stat `%s`",
                          plan->workspace_host_dir);
-  ar_idmount_map map = { .uid_from = st.st_uid,
-                         .uid_to = uid,
-                         .gid_from = st.st_gid,
-                         .gid_to = gid,
-                         .count = 1 };
+  const ar_id_shift map = { .uid_from = st.st_uid,
+                            .uid_to = uid,
+                            .gid_from = st.st_gid,
+                            .gid_to = gid,
+                            .count = 1 };
   cleanup_free char *lower = overlay_child (state_dir, AR_OVERLAY_WS_LOWER);
   cleanup_free char *merged = overlay_child (state_dir, AR_OVERLAY_WS_MERGED);
   if ((mkdir (lower, 0700) < 0 && errno != EEXIST)
       || (mkdir (merged, 0700) < 0 && errno != EEXIST))
     return ar_error_set (err, errno, "workspace: mkdir under `%s`", state_dir);
-  /* Attached, not a detached layer: see overlay.c's attach_lower. */
-  cleanup_close int tree
-      = ar_idmount_clone (plan->workspace_host_dir, &map, err);
-  if (tree < 0 || ar_idmount_attach (tree, lower, err) < 0)
+  /* Attached, not a detached layer: see layers.h. */
+  if (ar_idmount_attach_copy (plan->workspace_host_dir, &map, lower, err) < 0)
     return ar_error_prefix (err, "workspace");
   cleanup_free char *data
       = xasprintf ("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);

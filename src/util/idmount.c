@@ -96,7 +96,8 @@ ar_idmount_set (int tree_fd, int userns_fd, bool recursive, const char *path,
 }
 
 int
-ar_idmount_clone (const char *path, const ar_idmount_map *map, ar_error_t **err)
+ar_idmount_attach_copy (const char *source, const ar_id_shift *map,
+                        const char *target, ar_error_t **err)
 {
   cleanup_free char *uids
       = xasprintf ("%u %u %u\n", map->uid_from, map->uid_to, map->count);
@@ -104,23 +105,14 @@ ar_idmount_clone (const char *path, const ar_idmount_map *map, ar_error_t **err)
       = xasprintf ("%u %u %u\n", map->gid_from, map->gid_to, map->count);
   cleanup_close int ns = ar_idmount_userns (uids, gids, err);
   if (ns < 0)
-    return ar_error_prefix (err, "`%s`", path);
-  int tree = (int) syscall (SYS_open_tree, AT_FDCWD, path,
-                            OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    return ar_error_prefix (err, "`%s`", source);
+  cleanup_close int tree = (int) syscall (SYS_open_tree, AT_FDCWD, source,
+                                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (tree < 0)
-    return ar_error_set (err, errno, "idmapped mount: clone `%s`", path);
-  if (ar_idmount_set (tree, ns, false, path, err) < 0)
-    {
-      close (tree);
-      return -1;
-    }
-  return tree;
-}
-
-int
-ar_idmount_attach (int mount_fd, const char *target, ar_error_t **err)
-{
-  if (syscall (SYS_move_mount, mount_fd, "", AT_FDCWD, target,
+    return ar_error_set (err, errno, "idmapped mount: clone `%s`", source);
+  if (ar_idmount_set (tree, ns, false, source, err) < 0)
+    return -1;
+  if (syscall (SYS_move_mount, tree, "", AT_FDCWD, target,
                MOVE_MOUNT_F_EMPTY_PATH)
       < 0)
     return ar_error_set (err, errno, "attach an idmapped mount on `%s`",

@@ -8,10 +8,6 @@
 #include "idshift.h"
 #include <stdbool.h>
 
-/* On-disk ids map->*_from.. appear as host ids map->*_to..; every other
- * id appears as the overflow id. */
-typedef ar_id_shift ar_idmount_map;
-
 /* A user namespace whose maps are `uid_map` and `gid_map` (the text of
  * the proc files: "INSIDE OUTSIDE COUNT" lines), for MOUNT_ATTR_IDMAP:
  * on-disk ids INSIDE.. appear as host ids OUTSIDE.. through a mount
@@ -24,13 +20,12 @@ ar_idmount_userns (const char *uid_map, const char *gid_map, ar_error_t **err);
 int ar_idmount_set (int tree_fd, int userns_fd, bool recursive,
                     const char *path, ar_error_t **err);
 
-/* A detached, idmapped copy of the mount at `path` (not its submounts),
- * as an fd for move_mount or an overlay layer (/proc/self/fd/N). The error names the path
- * and, when the kernel or the filesystem cannot idmap, says so. */
-int ar_idmount_clone (const char *path, const ar_idmount_map *map,
-                      ar_error_t **err);
-
-/* Attach the detached mount `mount_fd` on the directory `target`. */
-int ar_idmount_attach (int mount_fd, const char *target, ar_error_t **err);
+/* An idmapped copy of the mount at `source` (not its submounts), in
+ * which on-disk ids map->*_from.. appear as host ids map->*_to.. (any
+ * other as the overflow id), attached on the directory `target`. The
+ * error names the source and, when the kernel or the filesystem cannot
+ * idmap, says so. */
+int ar_idmount_attach_copy (const char *source, const ar_id_shift *map,
+                            const char *target, ar_error_t **err);
 
 #endif

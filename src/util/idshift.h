@@ -21,4 +21,16 @@ ar_id_shift_one (uint32_t id, uint32_t from, uint32_t to, uint32_t count)
   return id >= from && id - from < count ? to + (id - from) : id;
 }
 
+static inline uint32_t
+ar_id_shift_uid (const ar_id_shift *s, uint32_t uid)
+{
+  return ar_id_shift_one (uid, s->uid_from, s->uid_to, s->count);
+}
+
+static inline uint32_t
+ar_id_shift_gid (const ar_id_shift *s, uint32_t gid)
+{
+  return ar_id_shift_one (gid, s->gid_from, s->gid_to, s->count);
+}
+
 #endif

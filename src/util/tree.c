@@ -96,8 +96,8 @@ copy_metadata (int src_dir, int dst_dir, const char *name,
   gid_t gid = st->st_gid;
   if (shift)
     {
-      uid = ar_id_shift_one (uid, shift->uid_from, shift->uid_to, shift->count);
-      gid = ar_id_shift_one (gid, shift->gid_from, shift->gid_to, shift->count);
+      uid = ar_id_shift_uid (shift, uid);
+      gid = ar_id_shift_gid (shift, gid);
     }
   if (fchownat (dst_dir, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
     return ar_error_set (err, errno, "set the owner of `%s`", rel);
