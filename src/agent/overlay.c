@@ -216,16 +216,6 @@ mount_overlay (const char *dir, const ar_layers *lower, bool split,
   return mount_layers (lowerdir, upper, work, merged, err);
 }
 
-static ar_snapshot_ids
-seed_ids (const ar_userns_lease *lease)
-{
-  if (lease == NULL)
-    return (ar_snapshot_ids){ 0 };
-  return (ar_snapshot_ids){ .uid_base = lease->uid,
-                            .gid_base = lease->gid,
-                            .id_count = lease->size };
-}
-
 static int
 overlay_prepare_in (const char *dir, const char *rootfs,
                     const ar_userns_lease *lease, uint64_t size_bytes,
@@ -277,8 +267,7 @@ overlay_prepare_in (const char *dir, const char *rootfs,
   if (from)
     {
       cleanup_free char *upper = ar_hostfs_join (dir, "upper");
-      ar_snapshot_ids ids = seed_ids (lease);
-      if (ar_snapshot_seed (from, AR_SNAPSHOT_ROOT_LAYER, upper, true, &ids,
+      if (ar_snapshot_seed (from, AR_SNAPSHOT_ROOT_LAYER, upper, true, lease,
                             err)
           < 0)
         return -1;
@@ -340,8 +329,8 @@ ar_overlay_remount (const char *state_dir, const char *from, ar_error_t **err)
   if (mkdir (merged, 0700) < 0 || mkdir (upper, 0700) < 0
       || mkdir (work, 0700) < 0)
     return ar_error_set (err, errno, "mkdir under `%s`", dir);
-  ar_snapshot_ids ids = seed_ids (leased ? &lease : NULL);
-  if (ar_snapshot_seed (from, AR_SNAPSHOT_ROOT_LAYER, upper, true, &ids, err)
+  if (ar_snapshot_seed (from, AR_SNAPSHOT_ROOT_LAYER, upper, true,
+                        leased ? &lease : NULL, err)
       < 0)
     return -1;
   cleanup_free char *lowerdir = ar_layers_lowerdir (&lower);

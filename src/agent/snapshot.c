@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "snapshot.h"
-#include "userns.h"
 #include "hostfs.h"
 #include "overlay.h"
 #include "../../oci/json.h"
@@ -91,13 +90,13 @@ ar_snapshot_info_gen (yajl_gen g, const ar_snapshot_info *info)
   oj_gen_kv_string (g, "workspace", info->workspace);
   oj_gen_kv_u64 (g, "entries", info->entries);
   oj_gen_kv_u64 (g, "bytes", info->bytes);
-  if (info->id_count)
+  if (info->ids.size)
     {
       oj_gen_key (g, "ids");
       yajl_gen_map_open (g);
-      oj_gen_kv_u64 (g, "uid", info->uid_base);
-      oj_gen_kv_u64 (g, "gid", info->gid_base);
-      oj_gen_kv_u64 (g, "count", info->id_count);
+      oj_gen_kv_u64 (g, "uid", info->ids.uid);
+      oj_gen_kv_u64 (g, "gid", info->ids.gid);
+      oj_gen_kv_u64 (g, "count", info->ids.size);
       yajl_gen_map_close (g);
     }
   yajl_gen_map_close (g);
@@ -121,13 +120,8 @@ fill_snapshot (const char *state_dir, int new_fd, ar_snapshot_info *info,
   info->rootfs = ar_overlay_lower_path (overlay);
   if (info->rootfs == NULL)
     return ar_error_set (err, 0, "the overlay's lower layer is not recorded");
-  ar_userns_lease lease;
-  if (ar_agent_userns_recorded (state_dir, &lease))
-    {
-      info->uid_base = lease.uid;
-      info->gid_base = lease.gid;
-      info->id_count = lease.size;
-    }
+  if (!ar_agent_userns_recorded (state_dir, &info->ids))
+    info->ids = (ar_userns_lease){ 0 };
   if (copy_layer (overlay, "upper", new_fd, AR_SNAPSHOT_ROOT_LAYER, info, err)
           < 0
       || (info->workspace
@@ -196,9 +190,9 @@ read_ids (oj_ctx *c, const oj_value *v, void *out)
 {
   ar_snapshot_info *info = out;
   if (oj_expect_object (c, v) < 0
-      || oj_required (c, v, "uid", oj_read_u32, &info->uid_base) < 0
-      || oj_required (c, v, "gid", oj_read_u32, &info->gid_base) < 0
-      || oj_required (c, v, "count", oj_read_u32, &info->id_count) < 0)
+      || oj_required (c, v, "uid", oj_read_u32, &info->ids.uid) < 0
+      || oj_required (c, v, "gid", oj_read_u32, &info->ids.gid) < 0
+      || oj_required (c, v, "count", oj_read_u32, &info->ids.size) < 0)
     return -1;
   return 0;
 }
@@ -332,16 +326,18 @@ ar_snapshot_find (const char *state_dir, const char *id, const char *name,
   return 0;
 }
 
-/* From the snapshot's container's ids to the seeded one's. */
+/* From the snapshot's container's ids to the seeded one's (`to` NULL or
+ * of size 0: host ids). */
 static bool
-seed_shift (const ar_snapshot_info *from, const ar_snapshot_ids *to,
+seed_shift (const ar_userns_lease *from, const ar_userns_lease *to,
             ar_id_shift *shift)
 {
-  uint32_t count = to && to->id_count ? to->id_count : from->id_count;
-  *shift = (ar_id_shift){ .uid_from = from->id_count ? from->uid_base : 0,
-                          .gid_from = from->id_count ? from->gid_base : 0,
-                          .uid_to = to && to->id_count ? to->uid_base : 0,
-                          .gid_to = to && to->id_count ? to->gid_base : 0,
+  bool into = to && to->size;
+  uint32_t count = into ? to->size : from->size;
+  *shift = (ar_id_shift){ .uid_from = from->size ? from->uid : 0,
+                          .gid_from = from->size ? from->gid : 0,
+                          .uid_to = into ? to->uid : 0,
+                          .gid_to = into ? to->gid : 0,
                           .count = count };
   return count > 0
          && (shift->uid_from != shift->uid_to
@@ -351,7 +347,7 @@ seed_shift (const ar_snapshot_info *from, const ar_snapshot_ids *to,
 int
 ar_snapshot_seed (const char *snapshot_dir, const char *layer,
                   const char *upper, bool top_metadata,
-                  const ar_snapshot_ids *ids, ar_error_t **err)
+                  const ar_userns_lease *lease, ar_error_t **err)
 {
   cleanup_free char *parent = xasprintf ("%s/..", snapshot_dir);
   cleanup_close int lock_fd = open (parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -370,7 +366,7 @@ ar_snapshot_seed (const char *snapshot_dir, const char *layer,
   if (read_info (AT_FDCWD, snapshot_dir, &info, err) < 0)
     return -1;
   ar_id_shift shift;
-  bool moved = seed_shift (&info, ids, &shift);
+  bool moved = seed_shift (&info.ids, lease, &shift);
   ar_snapshot_info_clear (&info);
   ar_tree_copy_stats stats
       = { .root_metadata = top_metadata, .shift = moved ? &shift : NULL };

@@ -8,6 +8,7 @@
 #ifndef AR_AGENT_SNAPSHOT_H
 #define AR_AGENT_SNAPSHOT_H
 
+#include "userns.h"
 #include "../util/error.h"
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,9 +26,9 @@ typedef struct
   char *workspace; /* the workspace's host directory; NULL: none */
   uint64_t entries;
   uint64_t bytes;
-  /* The container's own user namespace (ar_userns_lease): the host ids
-   * of its root, `id_count` ids; 0: none, its files carry host ids. */
-  uint32_t uid_base, gid_base, id_count;
+  /* The container's own user namespace: its lease (the host ids of its
+   * root, `size` ids); size 0: none, its files carry host ids. */
+  ar_userns_lease ids;
 } ar_snapshot_info;
 
 void ar_snapshot_info_clear (ar_snapshot_info *info);
@@ -58,15 +59,10 @@ int ar_snapshot_find (const char *state_dir, const char *id, const char *name,
 /* Copy the layer `layer` of the snapshot in `snapshot_dir` into the
  * upper directory `upper` (empty), with the layer's own top directory's
  * mode, owner and attributes when `top_metadata`. Owners move from the
- * snapshot's container's ids to those of the one it seeds, whose root is
- * host ids `uid_base`:`gid_base` (`id_count` ids; 0: host ids). */
-typedef struct
-{
-  uint32_t uid_base, gid_base, id_count;
-} ar_snapshot_ids;
-
+ * snapshot's container's ids to those of the one it seeds (`lease`;
+ * NULL: host ids). */
 int ar_snapshot_seed (const char *snapshot_dir, const char *layer,
                       const char *upper, bool top_metadata,
-                      const ar_snapshot_ids *ids, ar_error_t **err);
+                      const ar_userns_lease *lease, ar_error_t **err);
 
 #endif

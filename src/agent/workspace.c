@@ -112,14 +112,9 @@ ar_workspace_prepare (const ar_agent_plan *plan, const char *state_dir,
   if (chown (upper, uid, gid) < 0)
     return ar_error_set (err, errno, "workspace: chown `%s` to %u:%u", upper,
                          uid, gid);
-  ar_snapshot_ids ids = { 0 };
-  if (lease)
-    ids = (ar_snapshot_ids){ .uid_base = lease->uid,
-                             .gid_base = lease->gid,
-                             .id_count = lease->size };
   if (plan->overlay_from
       && ar_snapshot_seed (plan->overlay_from, AR_SNAPSHOT_WORKSPACE_LAYER,
-                           upper, false, &ids, err)
+                           upper, false, lease, err)
              < 0)
     return ar_error_prefix (err, "workspace");
 
