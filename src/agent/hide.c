@@ -70,6 +70,13 @@ static const char path_closed_pattern[] = "(on the way to the workspace)";
 static const char path_closed_reason[]
     = "closed to others: the container's root could not enter it";
 
+static void
+push_target (ar_hide_list *l, ar_hide_target t)
+{
+  l->items = xrealloc (l->items, (l->n + 1) * sizeof *l->items);
+  l->items[l->n++] = t;
+}
+
 static bool
 listed (const ar_hide_list *list, const char *path)
 {
@@ -130,14 +137,12 @@ add_match (expand_ctx *x, const char *match, ar_error_t **err)
     return 0;
   ar_hide_how how
       = how_to_hide (path, x->entry->key, x->plan->workspace_host_dir);
-  ar_hide_list *l = x->out;
-  l->items = xrealloc (l->items, (l->n + 1) * sizeof *l->items);
-  l->items[l->n++] = (ar_hide_target){
-    .how = how,
-    .path = steal_pointer (&path),
-    .pattern = x->entry->key,
-    .reason = x->entry->value,
-  };
+  push_target (x->out, (ar_hide_target){
+                           .how = how,
+                           .path = steal_pointer (&path),
+                           .pattern = x->entry->key,
+                           .reason = x->entry->value,
+                       });
   return 0;
 }
 
@@ -229,13 +234,12 @@ ar_hide_cover_closed_parents (const ar_agent_plan *plan, ar_hide_list *list)
       if (!closed)
         continue;
       *slash = '\0';
-      list->items = xrealloc (list->items, (list->n + 1) * sizeof *list->items);
-      list->items[list->n++] = (ar_hide_target){
-        .how = AR_HIDE_COVER,
-        .path = xstrdup (path),
-        .pattern = path_closed_pattern,
-        .reason = path_closed_reason,
-      };
+      push_target (list, (ar_hide_target){
+                             .how = AR_HIDE_COVER,
+                             .path = xstrdup (path),
+                             .pattern = path_closed_pattern,
+                             .reason = path_closed_reason,
+                         });
       return;
     }
 }

@@ -346,15 +346,11 @@ int
 ar_overlay_teardown (const char *state_dir, ar_error_t **err)
 {
   cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
-  cleanup_free char *merged = ar_hostfs_join (dir, "merged");
-  /* A split root (mount_split_overlay) is no mount itself: its overlays
-   * go with the tmpfs below them. */
-  if (ar_hostfs_is_mountpoint (merged)
-      && ar_hostfs_unmount_and_remove (merged, err) < 0)
-    return ar_error_prefix (err, "ephemeral overlay");
-  /* The overlays before the idmapped copies they sit on. */
+  /* The overlays before the idmapped copies they sit on. A split root
+   * (mount_split_overlay) is no mount itself: its overlays go with the
+   * tmpfs below them. */
   static const char *const mounts[]
-      = { AR_OVERLAY_WS_MERGED, AR_OVERLAY_WS_LOWER };
+      = { "merged", AR_OVERLAY_WS_MERGED, AR_OVERLAY_WS_LOWER };
   for (size_t i = 0; i < sizeof mounts / sizeof *mounts; i++)
     {
       cleanup_free char *path = ar_hostfs_join (dir, mounts[i]);

@@ -32,9 +32,9 @@
  * its lower layer; its upper layer starts as a copy of the root layer of
  * the snapshot in `from` (NULL: empty). For a container with a user
  * namespace of its own (`lease`, NULL: none) a `rootfs` other than the
- * host's is its lower layer through an idmapped copy (its root is
- * container root), and the snapshot's owners are moved to the lease's
- * ids. *merged is the merged path (caller frees). On failure
+ * host's is seen through idmapped copies of its layers (layers.h: its
+ * root is container root), and the snapshot's owners are moved to the
+ * lease's ids. *merged is the merged path (caller frees). On failure
  * nothing is left mounted. */
 int ar_overlay_prepare (const char *state_dir, const char *rootfs,
                         const ar_userns_lease *lease, uint64_t size_bytes,

@@ -83,15 +83,25 @@ remove_alias (unsigned slot)
   ar_hostfs_unmount_and_remove (alias, &ignored);
 }
 
+/* The state dir the lease of `slot` names; NULL when it cannot be read. */
+static char *
+lease_holder (int lease_dir, unsigned slot)
+{
+  char *holder = NULL;
+  cleanup_error ar_error_t *ignored = NULL;
+  if (ar_read_file_at (lease_dir, name_of (slot).text, PATH_MAX, &holder, NULL,
+                       &ignored)
+      < 0)
+    return NULL;
+  return holder;
+}
+
 /* The lease of `slot` names a state dir that no longer records it. */
 static bool
 lease_is_stale (int lease_dir, unsigned slot)
 {
-  cleanup_free char *holder = NULL;
-  cleanup_error ar_error_t *ignored = NULL;
-  if (ar_read_file_at (lease_dir, name_of (slot).text, 4096, &holder, NULL,
-                       &ignored)
-      < 0)
+  cleanup_free char *holder = lease_holder (lease_dir, slot);
+  if (holder == NULL)
     return true;
   ar_userns_lease recorded;
   return !ar_agent_userns_recorded (holder, &recorded) || recorded.slot != slot;
@@ -301,15 +311,11 @@ ar_agent_userns_release (const char *state_dir)
   cleanup_close int lease_dir = open_lease_dir (&ignored);
   if (lease_dir >= 0)
     {
-      slot_name name = name_of (lease.slot);
-      cleanup_free char *holder = NULL;
-      cleanup_error ar_error_t *unread = NULL;
-      if (ar_read_file_at (lease_dir, name.text, 4096, &holder, NULL, &unread)
-              == 0
-          && strcmp (holder, state_dir) == 0)
+      cleanup_free char *holder = lease_holder (lease_dir, lease.slot);
+      if (holder && strcmp (holder, state_dir) == 0)
         {
           remove_alias (lease.slot);
-          unlinkat (lease_dir, name.text, 0);
+          unlinkat (lease_dir, name_of (lease.slot).text, 0);
         }
     }
   cleanup_free char *record = ar_hostfs_join (state_dir, AR_USERNS_RECORD);

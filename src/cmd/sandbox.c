@@ -245,22 +245,22 @@ from_snapshot (const ar_globals *g, const ar_parsed *p, char **rootfs,
   return r;
 }
 
-/* A repeatable flag's values, comma-separated, as one annotation. */
+/* A repeatable flag's values, comma-separated, as one annotation, after
+ * `first` (NULL: none). */
 static void
-annotate_joined (const ar_parsed *p, int option, oci_spec *spec,
-                 const char *annotation)
+annotate_joined (const ar_parsed *p, int option, const char *first,
+                 oci_spec *spec, const char *annotation)
 {
-  if (p->n_multi[option] == 0)
-    return;
-  cleanup_free char *joined = xstrdup ("");
+  cleanup_free char *joined = xstrdup (first ? first : "");
   for (size_t i = 0; i < p->n_multi[option]; i++)
     {
-      char *next
-          = xasprintf ("%s%s%s", joined, i ? "," : "", p->multi[option][i]);
+      char *next = xasprintf ("%s%s%s", joined, joined[0] ? "," : "",
+                              p->multi[option][i]);
       free (joined);
       joined = next;
     }
-  annotate (spec, annotation, joined);
+  if (joined[0])
+    annotate (spec, annotation, joined);
 }
 
 /* --hide and --unhide name host paths as they are (no symlink resolved:
@@ -280,28 +280,19 @@ check_hide_paths (const ar_parsed *p, int option, const char *flag,
   return 0;
 }
 
-/* Secrets and limits: each flag is the annotation of the same name. */
 /* --hide's paths, and the state root this sandbox's is in: other
- * containers' specs and environment are there. */
+ * containers' specs and environment are there. It is made by the create
+ * when it is not there yet, before the host side looks for what to
+ * hide. */
 static void
 annotate_hide (const ar_parsed *p, const char *state_root, oci_spec *spec)
 {
-  /* Made by the create when it is not there yet, before the host side
-   * looks for what to hide. */
   char real[PATH_MAX];
   const char *root = realpath (state_root, real) ? real : state_root;
-  cleanup_free char *joined = xstrdup (root[0] == '/' ? root : "");
-  for (size_t i = 0; i < p->n_multi[OPT_HIDE]; i++)
-    {
-      char *next = xasprintf ("%s%s%s", joined, joined[0] ? "," : "",
-                              p->multi[OPT_HIDE][i]);
-      free (joined);
-      joined = next;
-    }
-  if (joined[0])
-    annotate (spec, "hide", joined);
+  annotate_joined (p, OPT_HIDE, root[0] == '/' ? root : NULL, spec, "hide");
 }
 
+/* Secrets and limits: each flag is the annotation of the same name. */
 static int
 annotate_options (const ar_parsed *p, const char *state_root, oci_spec *spec,
                   ar_error_t **err)
@@ -362,10 +353,10 @@ annotate_options (const ar_parsed *p, const char *state_root, oci_spec *spec,
     annotate (spec, "workspace.readOnly", "true");
   if (ar_flag (p, OPT_ASK_SECRETS))
     annotate (spec, "secrets.ask", "true");
-  annotate_joined (p, OPT_ALLOW_NET, spec, "egress.allow");
-  annotate_joined (p, OPT_ASK_PROGRAM, spec, "programs.ask");
+  annotate_joined (p, OPT_ALLOW_NET, NULL, spec, "egress.allow");
+  annotate_joined (p, OPT_ASK_PROGRAM, NULL, spec, "programs.ask");
   annotate_hide (p, state_root, spec);
-  annotate_joined (p, OPT_UNHIDE, spec, "unhide");
+  annotate_joined (p, OPT_UNHIDE, NULL, spec, "unhide");
   return 0;
 }
 

@@ -91,6 +91,18 @@ static const recursive_option recursive_options[] = {
   { "rrelatime", false, MOUNT_ATTR_RELATIME },
 };
 
+/* runtime-spec 1.1's idmapped binds: of the mount alone, or recursively. */
+typedef struct
+{
+  const char *name;
+  bool recursive;
+} idmap_option;
+
+static const idmap_option idmap_options[] = {
+  { "idmap", false },
+  { "ridmap", true },
+};
+
 /* Options other runtimes define that have no meaning for us. */
 static const char *const ignored_options[] = { "tmpcopyup", "notmpcopyup" };
 
@@ -107,11 +119,8 @@ ar_mounts_option_names (const char **out, size_t max)
   ADD_NAMES (flag_options)
   ADD_NAMES (propagation_options)
   ADD_NAMES (recursive_options)
+  ADD_NAMES (idmap_options)
 #undef ADD_NAMES
-  static const char *const idmap_names[] = { "idmap", "ridmap" };
-  for (size_t i = 0; i < 2; i++, n++)
-    if (n < max)
-      out[n] = idmap_names[i];
   return n;
 }
 
@@ -201,6 +210,19 @@ ar_mount_options_add_propagation (ar_mount_options *o, unsigned long flag,
   return 0;
 }
 
+static bool
+apply_idmap_option (ar_mount_options *o, const char *opt)
+{
+  for (size_t i = 0; i < sizeof idmap_options / sizeof *idmap_options; i++)
+    if (strcmp (opt, idmap_options[i].name) == 0)
+      {
+        o->idmap = true;
+        o->idmap_recursive = idmap_options[i].recursive;
+        return true;
+      }
+  return false;
+}
+
 int
 ar_mount_options_parse (const oci_strv *options, ar_mount_options *o,
                         ar_error_t **err)
@@ -223,12 +245,8 @@ ar_mount_options_parse (const oci_strv *options, ar_mount_options *o,
             return -1;
           continue;
         }
-      if (strcmp (opt, "idmap") == 0 || strcmp (opt, "ridmap") == 0)
-        {
-          o->idmap = true;
-          o->idmap_recursive = opt[0] == 'r';
-          continue;
-        }
+      if (apply_idmap_option (o, opt))
+        continue;
       append_data (o, opt);
     }
   return 0;
