@@ -156,6 +156,27 @@ start_netns_holder() {
 	assert_equal "${lines[1]}" "sleep 1000 "
 }
 
+@test "user and pid: joining another's user namespace (and a host network namespace), the pid namespace is new and /proc its own, as in a pod" {
+	start_netns_holder
+	with_mapped_userns
+	with_ns network "/proc/$NETNS_PID/ns/net"
+	set_args sleep 1000
+	ctr_run_bg "$CID-a"
+	local pid
+	pid=$(ctr_pid "$CID-a")
+
+	update_config 'del(.linux.uidMappings, .linux.gidMappings)'
+	with_ns user "/proc/$pid/ns/user"
+	with_ns pid
+	run ctr_run sh -c 'echo $$; id -u; tr "\0" " " </proc/1/cmdline; echo; readlink /proc/self/ns/net; readlink /proc/self/ns/user'
+	assert_success
+	assert_equal "${lines[0]}" 1
+	assert_equal "${lines[1]}" 0
+	[[ "${lines[2]}" == "sh -c "* ]] || fail "/proc is not the container's: its pid 1 is ${lines[2]}"
+	assert_equal "${lines[3]}" "$(readlink "/proc/$NETNS_PID/ns/net")"
+	assert_equal "${lines[4]}" "$(readlink "/proc/$pid/ns/user")"
+}
+
 @test "user: uid and gid mappings" {
 	with_ns user
 	update_config '.linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]

@@ -273,11 +273,11 @@ make_state_dir (const char *root, const char *id, create_undo *u,
 
 /* The parent enters some namespaces around the clone and steps back out
  * afterwards: pid and time, which apply to children only; and, when the
- * init gets a new user namespace, the ipc, uts, network and cgroup ones it
- * is to join. From inside its new user namespace the init could no longer
- * join those (setns needs CAP_SYS_ADMIN over each one's owner, the host's
- * for a pod's network namespace): runc joins them before it unshares the
- * user namespace too. The init inherits them. */
+ * init gets a new user namespace or joins one, the ipc, uts, network and
+ * cgroup ones it is to join. From inside that user namespace the init
+ * could no longer join those (setns needs CAP_SYS_ADMIN over each one's
+ * owner, the host's for a pod's network namespace): runc joins them before
+ * it enters the user namespace too. The init inherits them. */
 typedef struct
 {
   int own[OCI_NS_COUNT]; /* ours to return to; -1 where we did not leave */
@@ -311,7 +311,7 @@ static int
 enter_child_namespaces (const oci_spec *spec, ar_ns_joins *joins,
                         ns_restore *saved, ar_error_t **err)
 {
-  static const oci_ns_type before_new_userns[]
+  static const oci_ns_type before_userns[]
       = { OCI_NS_IPC, OCI_NS_UTS, OCI_NS_NETWORK, OCI_NS_CGROUP };
   for (int t = 0; t < OCI_NS_COUNT; t++)
     saved->own[t] = -1;
@@ -325,12 +325,12 @@ enter_child_namespaces (const oci_spec *spec, ar_ns_joins *joins,
   if (joins->fd[OCI_NS_TIME] >= 0
       && enter_one (joins, OCI_NS_TIME, saved, err) < 0)
     return -1;
-  bool new_userns = (ar_ns_new_flags (spec) & CLONE_NEWUSER) != 0;
+  bool other_userns = (ar_ns_new_flags (spec) & CLONE_NEWUSER) != 0
+                      || joins->fd[OCI_NS_USER] >= 0;
   for (size_t i = 0;
-       new_userns && i < sizeof before_new_userns / sizeof *before_new_userns;
-       i++)
-    if (joins->fd[before_new_userns[i]] >= 0
-        && enter_one (joins, before_new_userns[i], saved, err) < 0)
+       other_userns && i < sizeof before_userns / sizeof *before_userns; i++)
+    if (joins->fd[before_userns[i]] >= 0
+        && enter_one (joins, before_userns[i], saved, err) < 0)
       return -1;
   return 0;
 }
@@ -488,9 +488,12 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
  * (ar_idmap_owner_set). Where the host refuses an unprivileged uid a user
  * namespace (a sysctl, an LSM's policy), root makes it, as runc does. */
 static pid_t
-clone_init (uint64_t clone_flags, const oci_spec *spec, create_undo *u,
-            int cgroup_fd)
+clone_init (uint64_t clone_flags, const oci_spec *spec, ar_ns_joins *joins,
+            create_undo *u, int cgroup_fd)
 {
+  if (joins->fd[OCI_NS_USER] >= 0 && (clone_flags & CLONE_NEWPID))
+    return ar_ns_clone_in_user_pid (joins, clone_flags & ~CLONE_NEWPID,
+                                    &u->pidfd, cgroup_fd, &u->in_cgroup_v2);
   ar_idmap_owner owner = { .active = false };
   if (clone_flags & CLONE_NEWUSER)
     ar_idmap_owner_set (spec->linux_cfg, &owner);
@@ -517,11 +520,13 @@ spawn_init (const ar_create_options *opts, const oci_spec *spec,
   if (joins->fd[OCI_NS_USER] >= 0)
     {
       /* New namespaces must belong to the joined user namespace: the init
-       * unshares them after setns. Only the pid one has to come from clone. */
+       * unshares them after setns, and a pid one is made by the clone of
+       * ar_ns_clone_in_user_pid. */
       cfg->unshare_flags = clone_flags & ~CLONE_NEWPID;
       clone_flags &= CLONE_NEWPID;
     }
   cfg->new_userns = (new_flags & CLONE_NEWUSER) != 0;
+  cfg->joined_userns = joins->fd[OCI_NS_USER] >= 0;
 
   cleanup_close int cgroup_fd
       = u->cgroup ? ar_cgroup_open_v2_dir (u->cgroup) : -1;
@@ -538,7 +543,7 @@ spawn_init (const ar_create_options *opts, const oci_spec *spec,
   int r = enter_child_namespaces (spec, joins, &saved, err);
   if (r == 0)
     {
-      u->pid = clone_init ((uint64_t) clone_flags, spec, u, cgroup_fd);
+      u->pid = clone_init ((uint64_t) clone_flags, spec, joins, u, cgroup_fd);
       if (u->pid >= 0)
         ar_prefault_heap_and_stack ();
       if (u->pid == 0)
@@ -978,11 +983,13 @@ static int
 settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
 {
   create_undo *u = &c->undo;
+  /* The init in another user namespace may not lower its own score. */
+  const oci_namespace *user = oci_spec_find_namespace (c->spec, OCI_NS_USER);
   if (!c->opts->restore
-      && ((new_userns
-           && (ar_idmap_write (u->pid, c->spec->linux_cfg, err) < 0
-               || ar_process_set_oom_score_adj (c->spec->process, u->pid, err)
-                      < 0))
+      && ((new_userns && ar_idmap_write (u->pid, c->spec->linux_cfg, err) < 0)
+          || (user
+              && ar_process_set_oom_score_adj (c->spec->process, u->pid, err)
+                     < 0)
           || enter_cgroup (c, err) < 0))
     return -1;
   ar_timings_mark ("join");

@@ -107,7 +107,8 @@ prepare_root (const ar_init_config *cfg, int *pty_master, char **pty_slave,
    * enter a directory above the bundle that they can. */
   if (chdir (cfg->bundle) < 0)
     return ar_error_set (err, errno, "chdir to bundle `%s`", cfg->bundle);
-  if (cfg->new_userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
+  bool other_userns = cfg->new_userns || cfg->joined_userns;
+  if (other_userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
     return ar_error_set (err, errno, "become root in the user namespace");
   /* After the parent moved us into the cgroup, so its root is ours. */
   const oci_namespace *cgns = oci_spec_find_namespace (spec, OCI_NS_CGROUP);
@@ -181,7 +182,8 @@ finish_setup (const ar_init_config *cfg, const char *pty_slave, int *proc_sys,
   if (proc == NULL)
     return ar_error_set (err, 0, "config.json: .process: missing");
   if (ar_process_set_rlimits (proc, err) < 0
-      || (!cfg->new_userns && ar_process_set_oom_score_adj (proc, 0, err) < 0)
+      || (!cfg->new_userns && !cfg->joined_userns
+          && ar_process_set_oom_score_adj (proc, 0, err) < 0)
       || ar_process_set_attributes (proc, err) < 0)
     return -1;
   if (proc->cwd && chdir (proc->cwd) < 0)

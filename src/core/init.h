@@ -20,8 +20,9 @@ typedef struct
   int fifo_fd;        /* O_PATH fd of exec.fifo; -1 when started by sync */
   ar_ns_joins *joins;
   const ar_seccomp_program *seccomp; /* compiled by the parent; NULL: none */
-  int unshare_flags; /* namespaces to unshare after joining (user joined) */
-  bool new_userns;
+  int unshare_flags;  /* namespaces to unshare after joining (user joined) */
+  bool new_userns;    /* made by the clone: its maps written by the parent */
+  bool joined_userns; /* by path: the init starts in it (see spawn_init) */
   bool no_pivot;
   bool no_new_keyring;
   int preserve_fds;           /* listen_fds included */

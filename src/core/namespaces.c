@@ -3,6 +3,7 @@
 #include "namespaces.h"
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
+#include "../util/pidfd.h"
 #include "../util/proc.h"
 
 #include <errno.h>
@@ -13,6 +14,10 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
@@ -137,6 +142,58 @@ ar_ns_join_in_child (ar_ns_joins *joins, ar_error_t **err)
       ar_closep (&joins->fd[t]);
     }
   return 0;
+}
+
+/* Where the helper leaves what its clone gave: memory both see. */
+typedef struct
+{
+  pid_t pid;
+  int pidfd;
+  int error;
+  bool in_cgroup;
+} clone_result;
+
+pid_t
+ar_ns_clone_in_user_pid (ar_ns_joins *joins, uint64_t flags, int *pidfd,
+                         int cgroup_fd, bool *in_cgroup)
+{
+  clone_result *r = mmap (NULL, sizeof *r, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (r == MAP_FAILED)
+    return -1;
+  *r = (clone_result){ .pid = -1, .pidfd = -1, .error = ECHILD };
+  /* Our fd table, so the pidfd is ours; not our memory: setns refuses a
+   * user namespace to a task that shares it. */
+  pid_t helper = (pid_t) syscall (SYS_clone, CLONE_FILES | SIGCHLD, NULL, NULL,
+                                  NULL, NULL);
+  if (helper == 0)
+    {
+      if (setns (joins->fd[OCI_NS_USER], CLONE_NEWUSER) < 0
+          || unshare (CLONE_NEWPID) < 0)
+        {
+          r->error = errno;
+          _exit (1);
+        }
+      joins->fd[OCI_NS_USER] = -1; /* the init is in it already */
+      pid_t pid = ar_clone_pidfd (flags | CLONE_PARENT, pidfd, cgroup_fd,
+                                  &r->in_cgroup);
+      if (pid == 0)
+        return 0;
+      r->error = pid < 0 ? errno : 0;
+      r->pid = pid;
+      r->pidfd = *pidfd;
+      _exit (0);
+    }
+  int status;
+  if (helper > 0)
+    TEMP_FAILURE_RETRY (waitpid (helper, &status, 0));
+  pid_t pid = r->pid;
+  int error = helper < 0 ? errno : r->error;
+  *pidfd = r->pidfd;
+  *in_cgroup = r->in_cgroup;
+  munmap (r, sizeof *r);
+  errno = error;
+  return pid;
 }
 
 int

@@ -34,9 +34,18 @@ int
 ar_ns_open_joins (const oci_spec *spec, ar_ns_joins *joins, ar_error_t **err);
 void ar_ns_close_joins (ar_ns_joins *joins);
 
+/* Clone the init (ar_clone_pidfd's `flags`, `pidfd`, `cgroup_fd`,
+ * `in_cgroup`) as pid 1 of a new pid namespace owned by the user namespace
+ * it joins, joins->fd[OCI_NS_USER], as runc's double fork does: one made by
+ * the parent would be the host's, and the init could not mount its /proc.
+ * A helper that joined the user namespace clones it as our child; the
+ * init starts in the user namespace. Returns as ar_clone_pidfd. */
+pid_t ar_ns_clone_in_user_pid (ar_ns_joins *joins, uint64_t flags, int *pidfd,
+                               int cgroup_fd, bool *in_cgroup);
+
 /* In the init, before anything else: join the user namespace (if given),
  * then every other namespace the parent did not join before the clone
- * (pid and time, which only affect children, and with a new user
+ * (pid and time, which only affect children, and with another user
  * namespace those it could no longer join: see create.c). */
 int ar_ns_join_in_child (ar_ns_joins *joins, ar_error_t **err);
 

@@ -3,6 +3,7 @@
 #include "pidfd.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,9 +60,12 @@ ar_pidfd_send_signal (int pidfd, int sig)
 pid_t
 ar_clone_pidfd (uint64_t flags, int *pidfd, int cgroup_fd, bool *in_cgroup)
 {
-  struct ar_clone_args args = { .flags = flags | CLONE_PIDFD,
-                                .pidfd = (uint64_t) (uintptr_t) pidfd,
-                                .exit_signal = SIGCHLD };
+  struct ar_clone_args args
+      = { .flags = flags | CLONE_PIDFD,
+          .pidfd = (uint64_t) (uintptr_t) pidfd,
+          /* a CLONE_PARENT child signals as
+                                   its caller would */
+          .exit_signal = (flags & CLONE_PARENT) ? 0 : SIGCHLD };
   pid_t pid = -1;
   if (cgroup_fd >= 0)
     {
