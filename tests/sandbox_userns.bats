@@ -19,6 +19,17 @@ setup() {
 }
 
 # first_host_id: container id 0 on the host, from a uid_map in $output.
+# /run/agentrun-ids/root-HASH: where the root of the container with state
+# dir $1 is shown to it (FNV-1a of the path, as userns.c names it).
+alias_of() {
+	local h=-3750763034362895579 i c
+	for ((i = 0; i < ${#1}; i++)); do
+		printf -v c '%d' "'${1:i:1}"
+		h=$(((h ^ c) * 1099511628211))
+	done
+	printf '/run/agentrun-ids/root-%016x' "$h"
+}
+
 first_host_id() {
 	awk '$1 == 0 { print $2; exit }' <<<"$output"
 }
@@ -157,12 +168,15 @@ first_host_id() {
 	local slot=0
 	while [ -e "/run/agentrun-ids/$slot" ]; do slot=$((slot + 1)); done
 	# A lease whose state dir is gone: what a SIGKILLed create leaves.
-	echo "$TEST_DIR/state/gone" >"/run/agentrun-ids/$slot"
+	printf %s "$TEST_DIR/state/gone" >"/run/agentrun-ids/$slot"
+	local alias
+	alias=$(alias_of "$TEST_DIR/state/gone")
+	mkdir "$alias"
 	run sandbox -- cat /proc/self/uid_map
 	assert_success
 	[ "$(first_host_id)" = $((RANGE_START + slot * 65536)) ] || fail "slot $slot not taken again: $output"
 	[ ! -e "/run/agentrun-ids/$slot" ] || fail "lease $slot kept after the sandbox ended: $(cat "/run/agentrun-ids/$slot")"
-	[ ! -e "/run/agentrun-ids/root-$slot" ] || fail "the root's alias of slot $slot kept"
+	[ ! -e "$alias" ] || fail "the killed sandbox's root alias $alias kept"
 }
 
 @test "sandbox_userns: the workspace is the sandbox's: edits, new programs and git commits work, what leaves is the caller's" {

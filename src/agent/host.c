@@ -134,7 +134,7 @@ ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
                     &merged, err)
           < 0
       || (leased && merged
-          && ar_agent_userns_alias_root (&lease, &merged, err) < 0))
+          && ar_agent_userns_alias_root (&lease, state_dir, &merged, err) < 0))
     {
       free (merged);
       undo_prepare (state_dir);

@@ -339,7 +339,8 @@ ar_overlay_remount (const char *state_dir, const char *from, ar_error_t **err)
   /* The container's root is shown to it through a bind of the overlay:
    * of the new one now (it replaces the old bind). */
   cleanup_free char *root = xstrdup (merged);
-  return leased ? ar_agent_userns_alias_root (&lease, &root, err) : 0;
+  return leased ? ar_agent_userns_alias_root (&lease, state_dir, &root, err)
+                : 0;
 }
 
 int

@@ -1113,11 +1113,6 @@ ar_policy_apply (oci_spec *spec, const ar_profile *profile,
    * with it before its containers had their time. */
   if (is_pod_sandbox (spec))
     p->wall_clock_seconds = 0;
-  /* A pod's containers join its namespaces: a user namespace of its own
-   * for the pod's sandbox alone would keep none of them out of host root
-   * (ar_agent_userns_prepare leaves a container that joins any as is). */
-  if (is_pod_sandbox (spec))
-    p->userns = false;
 
   rewrite_spec (spec, profile, p, &limits);
   *plan = steal_pointer (&p);

@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/nsfs.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -67,18 +69,23 @@ name_of (unsigned slot)
   return n;
 }
 
-/* /run/agentrun-ids/root-SLOT: where the container's root overlay is
- * shown to it. */
+/* /run/agentrun-ids/root-HASH: where the root overlay of the container
+ * whose state dir hashes to HASH is shown to it (a pod's containers share
+ * their sandbox's lease, each has a root of its own). */
 static char *
-alias_path (unsigned slot)
+alias_path (const char *state_dir)
 {
-  return xasprintf (AR_USERNS_LEASE_DIR "/root-%u", slot);
+  uint64_t h = 14695981039346656037ULL; /* FNV-1a */
+  for (const char *p = state_dir; *p; p++)
+    h = (h ^ (unsigned char) *p) * 1099511628211ULL;
+  return xasprintf (AR_USERNS_LEASE_DIR "/root-%016llx",
+                    (unsigned long long) h);
 }
 
 static void
-remove_alias (unsigned slot)
+remove_alias (const char *state_dir)
 {
-  cleanup_free char *alias = alias_path (slot);
+  cleanup_free char *alias = alias_path (state_dir);
   cleanup_error ar_error_t *ignored = NULL;
   ar_hostfs_unmount_and_remove (alias, &ignored);
 }
@@ -115,7 +122,9 @@ claim_slot (int lease_dir, unsigned slot, const char *state_dir)
                    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0 && errno == EEXIST && lease_is_stale (lease_dir, slot))
     {
-      remove_alias (slot);
+      cleanup_free char *holder = lease_holder (lease_dir, slot);
+      if (holder)
+        remove_alias (holder);
       unlinkat (lease_dir, name.text, 0);
       fd = openat (lease_dir, name.text,
                    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -218,11 +227,11 @@ set_mapping (oci_id_mapping **m, size_t *n, uint32_t host, uint32_t size)
 }
 
 int
-ar_agent_userns_alias_root (const ar_userns_lease *lease, char **root,
-                            ar_error_t **err)
+ar_agent_userns_alias_root (const ar_userns_lease *lease, const char *state_dir,
+                            char **root, ar_error_t **err)
 {
-  cleanup_free char *alias = alias_path (lease->slot);
-  remove_alias (lease->slot);
+  cleanup_free char *alias = alias_path (state_dir);
+  remove_alias (state_dir);
   if (mkdir (alias, 0710) < 0 || chown (alias, 0, lease->gid) < 0
       || chmod (alias, 0710) < 0)
     return ar_error_set (err, errno, "make `%s`", alias);
@@ -230,7 +239,7 @@ ar_agent_userns_alias_root (const ar_userns_lease *lease, char **root,
       || mount (NULL, alias, NULL, MS_PRIVATE, NULL) < 0)
     {
       int saved = errno;
-      remove_alias (lease->slot);
+      remove_alias (state_dir);
       return ar_error_set (err, saved, "bind `%s` on `%s`", *root, alias);
     }
   free (*root);
@@ -256,13 +265,137 @@ clamp_ping_range (oci_map *sysctl, uint32_t size)
   ar_map_set (sysctl, key, clamped);
 }
 
-static bool
-joins_any (const oci_spec *spec)
+/* What the namespaces a spec joins by path are owned by. */
+typedef struct
 {
+  bool host_pid_or_mount; /* a pid or mount one of the host's user namespace */
+  char *owner_path;       /* /proc/PID/ns/user of another's owner, or NULL */
+  ino_t owner_ino;
+} joined_owners;
+
+static ino_t
+inode_of (int fd)
+{
+  struct stat st;
+  return fstat (fd, &st) == 0 ? st.st_ino : 0;
+}
+
+/* The owner of namespace `ns_fd` joined at `path` (/proc/PID/ns/TYPE):
+ * ours, or that process's user namespace. */
+static int
+note_owner (int ns_fd, const char *path, oci_ns_type type, size_t i,
+            joined_owners *o, ar_error_t **err)
+{
+  static ino_t own;
+  if (own == 0)
+    {
+      cleanup_close int self
+          = open ("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+      own = self < 0 ? 0 : inode_of (self);
+    }
+  cleanup_close int owner = ioctl (ns_fd, NS_GET_USERNS);
+  if (owner < 0)
+    return ar_error_set (
+        err, errno,
+        "config.json: .linux.namespaces[%zu].path: `%s`: its user namespace", i,
+        path);
+  ino_t ino = inode_of (owner);
+  if (ino == own)
+    {
+      o->host_pid_or_mount |= type == OCI_NS_PID || type == OCI_NS_MOUNT;
+      return 0;
+    }
+  int pid;
+  char rest[16];
+  cleanup_free char *user = NULL;
+  cleanup_close int user_fd = -1;
+  if (sscanf (path, "/proc/%d/ns/%15s", &pid, rest) == 2)
+    {
+      user = xasprintf ("/proc/%d/ns/user", pid);
+      user_fd = open (user, O_RDONLY | O_CLOEXEC);
+    }
+  if (user_fd < 0 || inode_of (user_fd) != ino
+      || (o->owner_path && o->owner_ino != ino))
+    return ar_error_set (
+        err, 0,
+        "config.json: .linux.namespaces[%zu].path: `%s` belongs to a user namespace that is not the host's nor one this container can join with it: join namespaces of one container, by /proc/PID/ns paths",
+        i, path);
+  if (o->owner_path == NULL)
+    o->owner_path = steal_pointer (&user);
+  o->owner_ino = ino;
+  return 0;
+}
+
+static int
+find_joined_owners (const oci_spec *spec, joined_owners *o, ar_error_t **err)
+{
+  *o = (joined_owners){ .owner_path = NULL };
   for (size_t i = 0; i < spec->linux_cfg->n_namespaces; i++)
-    if (spec->linux_cfg->namespaces[i].path)
-      return true;
-  return false;
+    {
+      const oci_namespace *ns = &spec->linux_cfg->namespaces[i];
+      if (ns->path == NULL)
+        continue;
+      cleanup_close int fd = open (ns->path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0)
+        return ar_error_set (
+            err, errno, "config.json: .linux.namespaces[%zu].path: open `%s`",
+            i, ns->path);
+      if (note_owner (fd, ns->path, ns->type, i, o, err) < 0)
+        return -1;
+    }
+  return 0;
+}
+
+/* The one extent "0 HOST SIZE" of /proc/PID/{uid,gid}_map. */
+static int
+read_single_map (const char *user_path, const char *map, uint32_t *host,
+                 uint32_t *size, ar_error_t **err)
+{
+  cleanup_free char *path
+      = xasprintf ("%.*s/%s", (int) (strlen (user_path) - strlen ("/ns/user")),
+                   user_path, map);
+  cleanup_free char *text = NULL;
+  if (ar_read_file_at (AT_FDCWD, path, 4096, &text, NULL, err) < 0)
+    return -1;
+  unsigned inside, out, n;
+  int used = 0;
+  if (sscanf (text, " %u %u %u %n", &inside, &out, &n, &used) != 3
+      || inside != 0 || text[used] != '\0')
+    return ar_error_set (
+        err, 0,
+        "`%s`: the joined user namespace maps more than one range from 0",
+        path);
+  *host = out;
+  *size = n;
+  return 0;
+}
+
+/* A container joining namespaces of another's user namespace (a pod's
+ * containers join their sandbox's) joins that one too, as a pod's
+ * containers share one under Kubernetes: its lease is its owner's. */
+static int
+join_owner (const char *state_dir, const char *owner_path, oci_spec *spec,
+            ar_userns_lease *lease, ar_error_t **err)
+{
+  *lease = (ar_userns_lease){ .slot = UINT_MAX };
+  uint32_t gid_size;
+  if (read_single_map (owner_path, "uid_map", &lease->uid, &lease->size, err)
+          < 0
+      || read_single_map (owner_path, "gid_map", &lease->gid, &gid_size, err)
+             < 0)
+    return -1;
+  if (gid_size < lease->size)
+    lease->size = gid_size;
+  cleanup_free char *text = xasprintf ("%u %u %u %u\n", lease->slot, lease->uid,
+                                       lease->gid, lease->size);
+  if (write_record (state_dir, text, err) < 0)
+    return -1;
+  oci_linux *l = spec->linux_cfg;
+  l->namespaces
+      = xrealloc (l->namespaces, (l->n_namespaces + 1) * sizeof *l->namespaces);
+  l->namespaces[l->n_namespaces++]
+      = (oci_namespace){ .type = OCI_NS_USER, .path = xstrdup (owner_path) };
+  return 0;
 }
 
 int
@@ -272,11 +405,26 @@ ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
 {
   *leased = false;
   /* Without root the runtime is in a user namespace of its own already,
-   * holding the caller's ids only. A spec that brings one keeps it, and
-   * one that joins another container's namespaces (a pod's) keeps the
-   * owner those have. */
+   * holding the caller's ids only. A spec that brings one keeps it. */
   if (!plan->userns || ar_userns_unprivileged () || spec->linux_cfg == NULL
-      || oci_spec_find_namespace (spec, OCI_NS_USER) || joins_any (spec))
+      || oci_spec_find_namespace (spec, OCI_NS_USER))
+    return 0;
+  joined_owners joined;
+  int r = find_joined_owners (spec, &joined, err);
+  cleanup_free char *owner_path = joined.owner_path;
+  if (r < 0)
+    return ar_error_prefix (err, "user namespace");
+  if (owner_path)
+    {
+      if (join_owner (state_dir, owner_path, spec, lease, err) < 0)
+        return ar_error_prefix (err, "user namespace");
+      *leased = true;
+      return 0;
+    }
+  /* A pid namespace of the host's would leave a new one's root unable to
+   * mount its /proc, a mount one unable to join it: such a container
+   * stays as its spec says (docs/profiles.md). */
+  if (joined.host_pid_or_mount)
     return 0;
   if (take_lease (plan->userns_user, plan->userns_size, state_dir, lease, err)
       < 0)
@@ -313,11 +461,9 @@ ar_agent_userns_release (const char *state_dir)
     {
       cleanup_free char *holder = lease_holder (lease_dir, lease.slot);
       if (holder && strcmp (holder, state_dir) == 0)
-        {
-          remove_alias (lease.slot);
-          unlinkat (lease_dir, name_of (lease.slot).text, 0);
-        }
+        unlinkat (lease_dir, name_of (lease.slot).text, 0);
     }
+  remove_alias (state_dir);
   cleanup_free char *record = ar_hostfs_join (state_dir, AR_USERNS_RECORD);
   unlink (record);
 }

@@ -796,6 +796,15 @@ prepare_host (create_ctx *c, ar_error_t **err)
       /* The overlay's merged view is the root now. */
       free (c->rootfs);
       c->rootfs = xstrdup (c->spec->root_path);
+      /* and the container may join a user namespace the policy named. */
+      const oci_namespace *user
+          = oci_spec_find_namespace (c->spec, OCI_NS_USER);
+      if (user && user->path && c->joins.fd[OCI_NS_USER] < 0)
+        {
+          ar_ns_close_joins (&c->joins);
+          if (ar_ns_open_joins (c->spec, &c->joins, err) < 0)
+            return -1;
+        }
       ar_timings_mark ("policy");
     }
   if (ar_ns_host_mounts (c->spec)

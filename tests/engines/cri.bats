@@ -89,6 +89,7 @@ run_pod() {
 }
 
 # start_container NAME CMD...: created and started in $POD; its id in $CTR.
+# A pid namespace of its own (CONTAINER), as the kubelet asks by default.
 start_container() {
 	local name=$1
 	shift
@@ -97,7 +98,8 @@ start_container() {
 		metadata: {name: $n, attempt: 0}, image: {image: $img},
 		command: $ARGS.positional, log_path: $log,
 		envs: [{key: "PATH", value: "/usr/sbin:/usr/bin:/sbin:/bin"}],
-		labels: {"agentrun-test": "cri"}, linux: {}}' --args -- "$@")
+		labels: {"agentrun-test": "cri"},
+		linux: {security_context: {namespace_options: {pid: 1}}}}' --args -- "$@")
 	run cri CreateContainer "$(jq -cn --arg p "$POD" --argjson c "$cfg" --argjson s "$POD_CONFIG" \
 		'{pod_sandbox_id: $p, config: $c, sandbox_config: $s}')"
 	assert_success
@@ -246,6 +248,39 @@ two_containers_measure() {
 	[ "$(grep -c refused <<<"$output")" = 2 ] || fail "egress not refused: $output"
 	[ "$(grep -c agent-overlay-root <<<"$output")" = 2 ] || fail "no agent overlay root: $output"
 	refute_contains reached
+}
+
+# What a container of the pod is, seen from inside.
+IDENTITY='cat /proc/self/uid_map | tr -s " " | sed "s/^ //"; readlink /proc/self/ns/user; stat -c %u /bin/busybox; tr "\0" " " </proc/1/cmdline; echo; id -u'
+
+@test "cri: an agentrun-agent pod is one user namespace, not the host's: agentrun's range is its root, the image root's, each container a pid namespace of its own" {
+	run_pod userns agentrun-agent
+	start_container one sleep 600
+	local first=$CTR
+	start_container two sleep 601
+	local pause_pid seen=()
+	pause_pid=$("$ENG_AGENTRUN" --root "$(agentrun_root)" state "$POD" | jq -r .pid)
+	for CTR in "$first" "$CTR"; do
+		eng_wait 100 state_is "$CTR" CONTAINER_RUNNING || fail "not running: $(container_state "$CTR")"
+		run exec_sync sh -c "$IDENTITY"
+		assert_success
+		local out
+		out=$(jq -r .stdout <<<"$output")
+		echo "$out"
+		mapfile -t seen <<<"$out"
+		[ "${seen[0]%% *}" = 0 ] && [ "$(echo "${seen[0]}" | cut -d' ' -f2)" -ge 2147483648 ] \
+			|| fail "root is not mapped to agentrun's range: ${seen[0]}"
+		[ "${seen[1]}" = "$(readlink "/proc/$pause_pid/ns/user")" ] || fail "not the pod's user namespace: ${seen[1]}"
+		[ "${seen[1]}" != "$(readlink /proc/self/ns/user)" ] || fail "the host's user namespace"
+		[ "${seen[2]}" = 0 ] || fail "the image is not root's inside: ${seen[2]}"
+		[[ "${seen[3]}" == "sleep 60"* ]] || fail "pid 1 is not the container's: ${seen[3]}"
+		[ "${seen[4]}" = 0 ] || fail "not root inside: ${seen[4]}"
+	done
+	# From the host: the pod's processes run as the range, not as root.
+	local uid
+	uid=$(stat -c %u "/proc/$pause_pid")
+	[ "$uid" -ge 2147483648 ] || fail "the pod's sandbox runs as host uid $uid"
+	remove_pod
 }
 
 @test "cri: the RuntimeClass objects of contrib/kubernetes name handlers containerd has: a pod runs under each, by agentrun" {
