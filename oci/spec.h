@@ -68,6 +68,9 @@ typedef struct
   size_t n_uid_mappings;
   oci_id_mapping *gid_mappings;
   size_t n_gid_mappings;
+  /* Not from JSON: a policy's idmap, which a filesystem that cannot be
+   * idmapped leaves a plain bind. */
+  bool idmap_optional;
 } oci_mount;
 
 typedef struct

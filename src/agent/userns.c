@@ -265,6 +265,42 @@ clamp_ping_range (oci_map *sysctl, uint32_t size)
   ar_map_set (sysctl, key, clamped);
 }
 
+static bool
+is_bind (const oci_mount *m)
+{
+  if (m->type && strcmp (m->type, "bind") == 0)
+    return true;
+  for (size_t i = 0; i < m->options.len; i++)
+    if (strcmp (m->options.items[i], "bind") == 0
+        || strcmp (m->options.items[i], "rbind") == 0)
+      return true;
+  return false;
+}
+
+/* The spec's own binds of directories (an engine's volumes, a pod's) show
+ * the container's root what host root owns there, as under runc and as
+ * Kubernetes has it for a pod with a user namespace: idmapped onto the
+ * lease where the filesystem can be. Files and sockets stay as they are:
+ * a host service's socket bound in (docker.sock) stays closed to it. */
+static void
+idmap_directory_binds (oci_spec *spec, const ar_userns_lease *lease)
+{
+  for (size_t i = 0; i < spec->n_mounts; i++)
+    {
+      oci_mount *m = &spec->mounts[i];
+      struct stat st;
+      if (!is_bind (m) || m->source == NULL || m->n_uid_mappings > 0
+          || m->n_gid_mappings > 0 || stat (m->source, &st) < 0
+          || !S_ISDIR (st.st_mode))
+        continue;
+      set_mapping (&m->uid_mappings, &m->n_uid_mappings, lease->uid,
+                   lease->size);
+      set_mapping (&m->gid_mappings, &m->n_gid_mappings, lease->gid,
+                   lease->size);
+      m->idmap_optional = true;
+    }
+}
+
 /* What the namespaces a spec joins by path are owned by. */
 typedef struct
 {
@@ -419,6 +455,7 @@ ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
       if (join_owner (state_dir, owner_path, spec, lease, err) < 0)
         return ar_error_prefix (err, "user namespace");
       *leased = true;
+      idmap_directory_binds (spec, lease);
       return 0;
     }
   /* A pid namespace of the host's would leave a new one's root unable to
@@ -438,6 +475,7 @@ ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
   set_mapping (&l->uid_mappings, &l->n_uid_mappings, lease->uid, lease->size);
   set_mapping (&l->gid_mappings, &l->n_gid_mappings, lease->gid, lease->size);
   clamp_ping_range (&l->sysctl, lease->size);
+  idmap_directory_binds (spec, lease);
   /* Written by the init in its own user namespace, whose counts they are
    * (linux.sysctl "user.*"). */
   for (size_t i = 0; i < plan->userns_limits.len; i++)

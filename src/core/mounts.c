@@ -886,7 +886,13 @@ open_bind_source (const oci_spec *spec, const oci_mount *m, int bundle_fd,
     return 0;
   if (*fd < 0)
     return ar_error_set (err, errno, "idmapped mount of \"%s\"", m->source);
-  return idmap_copy (spec, m, &o, *fd, err);
+  if (idmap_copy (spec, m, &o, *fd, err) < 0)
+    {
+      if (!m->idmap_optional)
+        return -1;
+      ar_error_freep (err); /* the copy is still a plain one */
+    }
+  return 0;
 }
 
 int

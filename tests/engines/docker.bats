@@ -359,16 +359,22 @@ logged() {
 	dk logs "$1" 2>&1 | grep -q "$2"
 }
 
-@test "docker agent runtime: root inside is a host range of its own; the image is its root's, a volume of host root's files is not" {
+@test "docker agent runtime: root inside is a host range of its own; the image and volumes are its root's, a bound file of host root's is not" {
 	mkdir -p "$ENG_T/vol"
 	echo TOKEN-vol >"$ENG_T/vol/secret"
 	chmod 0600 "$ENG_T/vol/secret"
+	echo TOKEN-file >"$ENG_T/file-secret"
+	chmod 0600 "$ENG_T/file-secret"
+	dk volume rm -f agent-data >/dev/null 2>&1 || true
 	local id
-	id=$(dk run -d --runtime=agentrun-agent -v "$ENG_T/vol:/vol" "$I" sh -c '
+	id=$(dk run -d --runtime=agentrun-agent -v "$ENG_T/vol:/vol" -v agent-data:/data \
+		-v "$ENG_T/file-secret:/file-secret" "$I" sh -c '
 		cat /proc/self/uid_map; stat -c "image %u:%g" /etc/passwd /bin
 		echo x >/etc/written && echo wrote-image
-		cat /vol/secret 2>&1; stat -c "vol %u" /vol/secret; exec sleep 600')
-	eng_wait 100 logged "$id" '^vol '
+		cat /vol/secret; echo made >/vol/made && echo wrote-vol
+		echo made >/data/made && echo wrote-data
+		cat /file-secret 2>&1; stat -c "file %u" /file-secret; exec sleep 600')
+	eng_wait 100 logged "$id" '^file '
 	local pid
 	pid=$(dk inspect -f '{{.State.Pid}}' "$id")
 	run dk logs "$id"
@@ -376,13 +382,21 @@ logged() {
 	local host_uid
 	host_uid=$(stat -c %u "/proc/$pid")
 	dk rm -f "$id" >/dev/null
+	dk volume rm -f agent-data >/dev/null 2>&1 || true
 	[ "$host_uid" -ne 0 ] || fail "runs as host root"
 	[ "$(awk '$1 == 0 { print $2 }' <<<"$output")" = "$host_uid" ] || fail "uid_map: $output"
 	[ "$(grep -c '^image 0:0$' <<<"$output")" = 2 ] || fail "image not its root's: $output"
 	assert_contains wrote-image
+	# A volume (a bound directory, a named volume): its root's, as under
+	# runc; what it writes there is host root's on the host.
+	assert_contains TOKEN-vol
+	assert_contains wrote-vol
+	assert_contains wrote-data
+	[ "$(stat -c %u "$ENG_T/vol/made")" = 0 ] || fail "a volume's new file is host uid $(stat -c %u "$ENG_T/vol/made")"
+	# A bound file (a host service's socket would be one): nobody's.
 	assert_contains "Permission denied"
-	assert_contains "vol 65534"
-	[[ "$output" != *TOKEN-vol* ]] || fail "read host root's 0600 file: $output"
+	assert_contains "file 65534"
+	[[ "$output" != *TOKEN-file* ]] || fail "read host root's 0600 bound file: $output"
 }
 
 # The default bridge's gateway is the daemon's own netns (private here):
