@@ -85,6 +85,25 @@ load helpers
 	done
 }
 
+@test "a global flag after the verb says where it goes; a flag where a value belongs is refused by name" {
+	run runtime sandbox --profile agent -- true
+	assert_failure
+	assert_output "agentrun: sandbox: \`--profile\` is a global flag: give it before the verb (agentrun --profile VALUE sandbox …)"
+	run runtime list --rootless-limits=ignore
+	assert_failure
+	assert_output "agentrun: list: \`--rootless-limits=ignore\` is a global flag: give it before the verb (agentrun --rootless-limits=ignore list …)"
+	run runtime sandbox --allow-net -- true
+	assert_failure
+	assert_output "agentrun: sandbox: flag \`--allow-net\` needs a value, not the flag \`--\` (write --allow-net=VALUE for a value that starts with -)"
+	run runtime sandbox --allow-net -foo -- true
+	assert_failure
+	assert_output_contains "not the flag \`-foo\`"
+	# A negative number is a value (update --memory -1 is runc's "no limit").
+	run runtime update --memory -1 no-such-container
+	assert_failure
+	assert_output "agentrun: container does not exist: \`no-such-container\`"
+}
+
 @test "help --man and --completion print a command's tables in those forms" {
 	run "$RUNTIME" help --man kill
 	assert_success

@@ -83,12 +83,42 @@ ar_parsed_free (ar_parsed *p)
     free (p->multi[i]);
 }
 
+/* The global flags, parsed first (verb NULL): a verb's error for one of
+ * them given after it says where it goes. */
+static const ar_option *global_opts;
+
+static int
+unknown_flag (const char *verb, const char *word, ar_error_t **err)
+{
+  const char *value;
+  int g = verb && global_opts ? lookup (global_opts, word, &value) : -1;
+  if (g >= 0)
+    return ar_error_set (
+        err, 0,
+        "%s: `%s` is a global flag: give it before the verb (agentrun %s%s %s …)",
+        verb, word, word,
+        global_opts[g].takes_value && value == NULL ? " VALUE" : "", verb);
+  return ar_error_set (err, 0, "%s%sunknown flag `%s`", verb ? verb : "",
+                       verb ? ": " : "", word);
+}
+
+/* A value that starts with '-' (but for a negative number) is a flag the
+ * user gave after one that needs a value: `--allow-net -- true`. */
+static bool
+looks_like_flag (const char *value)
+{
+  return value[0] == '-' && value[1] != '\0'
+         && !(value[1] >= '0' && value[1] <= '9');
+}
+
 int
 ar_parse_options (const char *verb, const ar_option *opts, int argc,
                   char **argv, bool options_end_at_first_arg, ar_parsed *out,
                   ar_error_t **err)
 {
   memset (out, 0, sizeof *out);
+  if (verb == NULL)
+    global_opts = opts;
   out->args = argv + 1;
   int n = 0;
   bool only_args = false;
@@ -115,13 +145,17 @@ ar_parse_options (const char *verb, const ar_option *opts, int argc,
           continue;
         }
       if (o < 0)
-        return ar_error_set (err, 0, "%s%sunknown flag `%s`", verb ? verb : "",
-                             verb ? ": " : "", w);
+        return unknown_flag (verb, w, err);
       out->present[o] = true;
       if (!opts[o].takes_value)
         out->value[o] = inline_value ? inline_value : "true";
       else if (inline_value)
         out->value[o] = inline_value;
+      else if (i + 1 < argc && looks_like_flag (argv[i + 1]))
+        return ar_error_set (
+            err, 0,
+            "%s%sflag `%s` needs a value, not the flag `%s` (write %s=VALUE for a value that starts with -)",
+            verb ? verb : "", verb ? ": " : "", w, argv[i + 1], w);
       else if (i + 1 < argc)
         out->value[o] = argv[++i];
       else
