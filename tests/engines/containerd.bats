@@ -188,6 +188,24 @@ remove() {
 	assert_contains 'hello from agentrun'
 }
 
+@test "ctr run --runc-binary agentrun-agent: root inside is a host range of agentrun's; the image and a bound directory are its root's" {
+	mkdir -p "$ENG_T/agent-bind"
+	local out
+	out=$(c run $(cgroup_args r-agent) --runc-binary "$ENG_T/bin/agentrun-agent" \
+		--runc-root "$ENG_T/runc" --fifo-dir "$ENG_T/fifo" --rm \
+		--mount "type=bind,src=$ENG_T/agent-bind,dst=/data,options=rbind:rw" "$I" r-agent sh -c '
+		cat /proc/self/uid_map | tr -s " " | sed "s/^ //"; stat -c "image %u" /bin/busybox
+		echo x >/data/made && echo wrote-bind' 2>&1)
+	echo "$out"
+	local first host
+	first=$(head -1 <<<"$out")
+	host=$(echo "$first" | cut -d' ' -f2)
+	[ "${first%% *}" = 0 ] && [ "$host" -ge 2147483648 ] || fail "uid_map: $out"
+	[[ "$out" == *"image 0"* ]] || fail "image not its root's: $out"
+	[[ "$out" == *wrote-bind* ]] || fail "bound directory not writable: $out"
+	[ "$(stat -c %u "$ENG_T/agent-bind/made")" = 0 ] || fail "owner on the host"
+}
+
 @test "ctr run: --env, --cwd (created when missing), --read-only, --mount" {
 	mkdir -p "$ENG_T/bind"
 	echo host-data >"$ENG_T/bind/in"

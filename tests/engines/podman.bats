@@ -173,6 +173,20 @@ state_is() {
 	assert_contains "65534:65534"
 }
 
+@test "podman agent profile: root inside is a host range of agentrun's; the image and a volume are its root's" {
+	run pm --runtime-flag profile=agent run "${ENG_PM_PARENT[@]}" --rm --network none \
+		-v "p-agent-data:/data" "$I" sh -c '
+		cat /proc/self/uid_map | tr -s " " | sed "s/^ //"; stat -c "image %u" /bin/busybox
+		echo x >/data/made && echo wrote-volume'
+	pm volume rm -f p-agent-data >/dev/null 2>&1 || true
+	assert_success
+	local host
+	host=$(echo "${lines[0]}" | cut -d' ' -f2)
+	[ "${lines[0]%% *}" = 0 ] && [ "$host" -ge 2147483648 ] || fail "uid_map: $output"
+	assert_contains "image 0"
+	assert_contains wrote-volume
+}
+
 @test "podman run --memory --cpus --pids-limit" {
 	run run_p --memory 64m --cpus 0.5 --pids-limit 30 "$I" sh -c "$ENG_CG_LIMITS"
 	assert_success
