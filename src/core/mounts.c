@@ -854,10 +854,10 @@ idmap_copy (const oci_spec *spec, const oci_mount *m, const ar_mount_options *o,
         "an idmapped mount needs uidMappings and gidMappings (its own, or .linux's for the idmap option)");
   cleanup_free char *uid_map = ar_idmap_text (uids, n_uids);
   cleanup_free char *gid_map = ar_idmap_text (gids, n_gids);
-  cleanup_close int ns = ar_idmount_userns (uid_map, gid_map, err);
-  if (ns < 0)
+  cleanup_idmap_ns ar_idmap_ns ns = { .fd = -1 };
+  if (ar_idmount_userns (uid_map, gid_map, &ns, err) < 0)
     return -1;
-  return ar_idmount_set (tree_fd, ns, o->idmap_recursive, m->source, err);
+  return ar_idmount_set (tree_fd, ns.fd, o->idmap_recursive, m->source, err);
 }
 
 /* One bind source's copy; an idmapped one is idmapped or the error. */

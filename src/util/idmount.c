@@ -48,34 +48,56 @@ hold (void *arg)
   return 0;
 }
 
-#define HOLDER_STACK (64 * 1024)
+#define HOLDER_STACK (16 * 1024)
+
+static void
+reap (pid_t pid)
+{
+  while (pid > 0 && waitpid (pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+}
+
+void
+ar_idmap_ns_release (ar_idmap_ns *ns)
+{
+  if (ns->fd >= 0)
+    close (ns->fd);
+  reap (ns->holder);
+  free (ns->holder_stack);
+  *ns = (ar_idmap_ns){ .fd = -1, .holder = 0, .holder_stack = NULL };
+}
 
 int
-ar_idmount_userns (const char *uid_map, const char *gid_map, ar_error_t **err)
+ar_idmount_userns (const char *uid_map, const char *gid_map, ar_idmap_ns *ns,
+                   ar_error_t **err)
 {
+  *ns = (ar_idmap_ns){ .fd = -1, .holder = 0, .holder_stack = NULL };
   int done[2];
   if (pipe2 (done, O_CLOEXEC) < 0)
     return ar_error_set (err, errno, "idmapped mount: pipe");
-  cleanup_free char *stack = xmalloc (HOLDER_STACK);
-  holder h = { .wait_fd = done[0], .other_fd = done[1] };
-  pid_t pid = clone (hold, stack + HOLDER_STACK,
-                     CLONE_VM | CLONE_NEWUSER | SIGCHLD, &h);
-  int ns = -1;
-  if (pid < 0)
+  /* What the child reads lives in its stack's memory, as long as it. */
+  ns->holder_stack = xmalloc (HOLDER_STACK);
+  holder *h = (holder *) ns->holder_stack;
+  *h = (holder){ .wait_fd = done[0], .other_fd = done[1] };
+  ns->holder = clone (hold, ns->holder_stack + HOLDER_STACK,
+                      CLONE_VM | CLONE_NEWUSER | SIGCHLD, h);
+  if (ns->holder < 0)
     ar_error_set (err, errno, "idmapped mount: make a user namespace");
-  else if (write_maps (pid, uid_map, gid_map, err) == 0)
+  else if (write_maps (ns->holder, uid_map, gid_map, err) == 0)
     {
-      cleanup_free char *ns_path = xasprintf ("/proc/%d/ns/user", (int) pid);
-      ns = open (ns_path, O_RDONLY | O_CLOEXEC);
-      if (ns < 0)
+      cleanup_free char *ns_path
+          = xasprintf ("/proc/%d/ns/user", (int) ns->holder);
+      ns->fd = open (ns_path, O_RDONLY | O_CLOEXEC);
+      if (ns->fd < 0)
         ar_error_set (err, errno, "idmapped mount: open `%s`", ns_path);
     }
+  /* The child ends once no write end is open (its own copy it closes). */
   close (done[1]);
   close (done[0]);
-  if (pid > 0)
-    while (waitpid (pid, NULL, 0) < 0 && errno == EINTR)
-      ;
-  return ns;
+  if (ns->fd >= 0)
+    return 0;
+  ar_idmap_ns_release (ns);
+  return -1;
 }
 
 int
@@ -103,14 +125,14 @@ ar_idmount_attach_copy (const char *source, const ar_id_shift *map,
       = xasprintf ("%u %u %u\n", map->uid_from, map->uid_to, map->count);
   cleanup_free char *gids
       = xasprintf ("%u %u %u\n", map->gid_from, map->gid_to, map->count);
-  cleanup_close int ns = ar_idmount_userns (uids, gids, err);
-  if (ns < 0)
+  cleanup_idmap_ns ar_idmap_ns ns = { .fd = -1 };
+  if (ar_idmount_userns (uids, gids, &ns, err) < 0)
     return ar_error_prefix (err, "`%s`", source);
   cleanup_close int tree = (int) syscall (SYS_open_tree, AT_FDCWD, source,
                                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (tree < 0)
     return ar_error_set (err, errno, "idmapped mount: clone `%s`", source);
-  if (ar_idmount_set (tree, ns, false, source, err) < 0)
+  if (ar_idmount_set (tree, ns.fd, false, source, err) < 0)
     return -1;
   if (syscall (SYS_move_mount, tree, "", AT_FDCWD, target,
                MOVE_MOUNT_F_EMPTY_PATH)
