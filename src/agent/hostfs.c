@@ -50,6 +50,17 @@ ar_hostfs_is_mountpoint (const char *path)
 }
 
 int
+ar_hostfs_detach_and_remove (const char *path, ar_error_t **err)
+{
+  while (ar_hostfs_is_mountpoint (path))
+    if (umount2 (path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+      return ar_error_set (err, errno, "unmount `%s`", path);
+  if (rmdir (path) < 0 && errno != ENOENT)
+    return ar_error_set (err, errno, "remove `%s`", path);
+  return 0;
+}
+
+int
 ar_hostfs_unmount_and_remove (const char *path, ar_error_t **err)
 {
   for (int i = 0; ar_hostfs_is_mountpoint (path); i++)
@@ -149,7 +160,13 @@ ar_hostfs_make_mount_points (const char *root, const oci_spec *spec,
   for (size_t i = 0; i < spec->n_mounts; i++)
     {
       const oci_mount *m = &spec->mounts[i];
-      if (below_earlier_mount (spec, i))
+      /* One stat for the usual case, a mount point the image has; a
+       * path through a symlink only makes the container do the walk. */
+      struct stat st;
+      if (below_earlier_mount (spec, i)
+          || fstatat (root_fd, m->destination + strspn (m->destination, "/"),
+                      &st, AT_SYMLINK_NOFOLLOW)
+                 == 0)
         continue;
       cleanup_close int fd = ar_path_create_in_root (root_fd, m->destination,
                                                      !is_file_bind (m), err);

@@ -21,6 +21,10 @@ int ar_hostfs_mount_tmpfs (const char *path, unsigned long flags,
 /* Is `path` the root of a mount? False when it does not exist. */
 bool ar_hostfs_is_mountpoint (const char *path);
 
+/* Detach the mount at `path` with every mount below it, in one lazy
+ * unmount (stacked ones too), then remove the directory. */
+int ar_hostfs_detach_and_remove (const char *path, ar_error_t **err);
+
 /* Unmount everything stacked on `path` (a lazy detach when the mount is
  * busy), then remove the directory. Nothing mounted or no directory is
  * fine: teardown runs after partial set-ups and twice. */

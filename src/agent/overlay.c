@@ -347,7 +347,14 @@ int
 ar_overlay_teardown (const char *state_dir, ar_error_t **err)
 {
   cleanup_free char *dir = ar_hostfs_join (state_dir, AR_OVERLAY_DIR);
-  /* The overlays before the idmapped copies they sit on. A split root
+  /* Everything is mounted in the overlay's tmpfs: detached with it in one
+   * call, the kernel waits for one RCU grace period, not one per mount. */
+  if (ar_hostfs_is_mountpoint (dir))
+    return ar_hostfs_detach_and_remove (dir, err) < 0
+               ? ar_error_prefix (err, "ephemeral overlay")
+               : 0;
+  /* A create that failed before the tmpfs: whatever it did mount. The
+   * overlays before the idmapped copies they sit on. A split root
    * (mount_split_overlay) is no mount itself: its overlays go with the
    * tmpfs below them. */
   static const char *const mounts[]
