@@ -124,6 +124,29 @@ first_host_id() {
 	grep -q '^took 128 ' "$TEST_DIR/bg.out" || fail "the namespace's own limit (128) not met: $(cat "$TEST_DIR/bg.out" "$TEST_DIR/bg.err")"
 }
 
+@test "sandbox_userns: keys added inside count against the range's uid, not host root's" {
+	local hog=$AR_TOP/tests/tools/keys_hog name=keys$RANDOM
+	[ -x "$hog" ] || fail "build the tree first (make): no $hog"
+	cp "$hog" "$WS/$name"
+	# The agent filter refuses add_key; a profile that allows it.
+	mkdir -p "$AGENTRUN_CONFIG_DIR/profiles"
+	echo '{"extends": "agent", "seccomp": "none"}' >"$AGENTRUN_CONFIG_DIR/profiles/keys.json"
+	local quota
+	quota=$(cat /proc/sys/kernel/keys/maxkeys)
+	started_in_bg sh -c "cd '$WS' && exec '$RUNTIME' --root '$ROOT' --profile keys sandbox -- ./$name take $((quota * 5)) hold </dev/null"
+	wait_for_file_content "$TEST_DIR/bg.out" took 30
+	run "$hog" one
+	pkill -x "$name"
+	wait_bg 10
+	assert_success
+	assert_output ok
+	# A uid's quota (kernel.keys.maxkeys, less the keyrings it has), with
+	# EDQUOT: host root's quota (root_maxkeys) would have let it take all.
+	local took
+	took=$(sed -n 's/^took \([0-9]*\) (errno 122)$/\1/p' "$TEST_DIR/bg.out")
+	[ -n "$took" ] && [ "$took" -le "$quota" ] || fail "not held to a uid's key quota ($quota): $(cat "$TEST_DIR/bg.out" "$TEST_DIR/bg.err")"
+}
+
 @test "sandbox_userns: its own /proc/sys/user limits, from the profile" {
 	run sandbox -- sh -c 'cat /proc/sys/user/max_inotify_instances /proc/sys/user/max_user_namespaces'
 	assert_success
