@@ -27,9 +27,9 @@ test_namespace_and_reap (void)
     {
       cleanup_error ar_error_t *err = NULL;
       cleanup_idmap_ns ar_idmap_ns ns = { .fd = -1 };
-      CHECK (ar_idmount_userns ("0 300000 65536\n", "0 300000 65536\n", &ns,
-                                &err)
-             == 0);
+      CHECK (
+          ar_idmount_userns ("0 300000 65536\n", "0 300000 65536\n", &ns, &err)
+          == 0);
       CHECK (ioctl (ns.fd, NS_GET_NSTYPE) == CLONE_NEWUSER);
       /* NS_GET_OWNER_UID: made by us, root */
       uid_t owner = 1;
