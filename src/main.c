@@ -75,7 +75,8 @@ static const ar_option global_options[] = {
     "state directory (default " AR_DEFAULT_ROOT
     ", without root $XDG_RUNTIME_DIR/agentrun)" },
   { "profile", 0, true,
-    "agent policy profile: oci, agent, or /etc/agentrun/profiles/NAME.json" },
+    "agent policy profile: oci, agent, or NAME for "
+    "/etc/agentrun/profiles/NAME.json ($AGENTRUN_CONFIG_DIR/profiles)" },
   { "log", 0, true, "also write errors and debug output to this file" },
   { "log-format", 0, true, "text (default) or json" },
   { "debug", 0, false, "verbose log" },

@@ -1234,6 +1234,11 @@ load_named (const char *name, unsigned depth, ar_profile **out,
   if (!ar_profile_name_valid (name))
     {
       cleanup_free char *quoted = oj_quote (name, strlen (name));
+      if (strchr (name, '/'))
+        return ar_error_set (
+            err, 0,
+            "profile %s: a profile is named, not given by path: put it in %s/profiles/NAME.json and give NAME",
+            quoted, ar_agent_config_dir ());
       return ar_error_set (
           err, 0, "profile %s: invalid name (want [a-z0-9_-]+)", quoted);
     }

@@ -407,9 +407,18 @@ test_profile_errors (void)
   CHECK (syntax && strncmp (syntax, file, strlen (file)) == 0);
   remove_profile ("bad");
 
-  cleanup_free char *bad_name = profile_error ("../etc/passwd");
-  CHECK_STR (bad_name,
-             "profile \"../etc/passwd\": invalid name (want [a-z0-9_-]+)");
+  cleanup_free char *bad_name = profile_error ("Bad Name");
+  CHECK_STR (bad_name, "profile \"Bad Name\": invalid name (want [a-z0-9_-]+)");
+  /* A path is not a name: where the file goes instead. */
+  cleanup_free char *path = profile_error ("../etc/passwd");
+  CHECK (path
+         && strncmp (path,
+                     "profile \"../etc/passwd\": a profile is named, not "
+                     "given by path: put it in ",
+                     strlen ("profile \"../etc/passwd\": a profile is named, "
+                             "not given by path: put it in "))
+                == 0
+         && strstr (path, "/profiles/NAME.json and give NAME"));
   cleanup_free char *missing = profile_error ("missing");
   CHECK (missing && strstr (missing, "profile \"missing\": not found"));
 
