@@ -169,6 +169,14 @@ require_cgroup() {
 	status_is '.exitStatus == 137 and .reason == "timeout" and .signal == "SIGKILL" and .exitCode == null'
 }
 
+@test "outcome: the wall-clock limit with a terminal (-t) is the same: 137, reason timeout" {
+	run script -qec "cd '$WS' && '$RUNTIME' --root '$ROOT' sandbox -t --json-status '$STATUS' --timeout 1s -- sleep 30" /dev/null
+	assert_failure 137
+	assert_output_contains "agentrun: sandbox: wall-clock limit 1s reached, killed"
+	refute_output_contains "killed by SIGKILL"
+	status_is '.exitStatus == 137 and .reason == "timeout" and .signal == "SIGKILL"'
+}
+
 @test "outcome: an OOM kill: 137, one line, reason oom, the peak memory within the limit" {
 	require_cgroup
 	run sandbox --memory 32m -- sh -c 'exec python3 -c "b = bytearray(200 << 20)"'

@@ -1030,8 +1030,7 @@ settle_init (create_ctx *c, bool new_userns, ar_created *out, ar_error_t **err)
   if (ar_write_pid_file (c->opts->pid_file, u->pid, err) < 0
       || ar_stage_start_gates (c->plan, c->opts->id, u->pid, err) < 0)
     return -1;
-  if (c->plan && (c->opts->caller_waits || c->opts->await_take)
-      && out->pty_master < 0)
+  if (c->plan && (c->opts->caller_waits || c->opts->await_take))
     {
       out->wall_clock_seconds = ar_stage_wall_clock_seconds (c->plan);
       return 0;

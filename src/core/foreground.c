@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -72,6 +73,26 @@ enforce_deadline (int pidfd, int64_t seconds, bool *timed_out)
   ar_pidfd_send_signal (pidfd, SIGKILL);
 }
 
+/* With a terminal the relay holds the main thread: the deadline is kept
+ * beside it, with every signal left to the relay and the forwarding. */
+typedef struct
+{
+  int pidfd;
+  int64_t seconds;
+  bool timed_out;
+} deadline;
+
+static void *
+deadline_main (void *arg)
+{
+  deadline *d = arg;
+  sigset_t all;
+  sigfillset (&all);
+  pthread_sigmask (SIG_BLOCK, &all, NULL);
+  enforce_deadline (d->pidfd, d->seconds, &d->timed_out);
+  return NULL;
+}
+
 void
 ar_foreground_wait_adopted (int pidfd, int64_t timeout_seconds,
                             ar_foreground_end *end)
@@ -91,8 +112,13 @@ ar_foreground_wait (pid_t pid, int pty, int pidfd, int64_t timeout_seconds,
                     ar_foreground_end *end, ar_error_t **err)
 {
   *end = (ar_foreground_end){ 0 };
+  deadline d = { .pidfd = pidfd, .seconds = timeout_seconds };
+  pthread_t thread;
+  bool beside = false;
   if (timeout_seconds > 0 && pty < 0 && pidfd >= 0)
     enforce_deadline (pidfd, timeout_seconds, &end->timed_out);
+  else if (timeout_seconds > 0 && pidfd >= 0)
+    beside = pthread_create (&thread, NULL, deadline_main, &d) == 0;
   if (pty >= 0 && ar_terminal_proxy (pty, err) < 0)
     {
       /* The workload goes on; say why its terminal stopped and wait. */
@@ -102,8 +128,18 @@ ar_foreground_wait (pid_t pid, int pty, int pidfd, int64_t timeout_seconds,
   int status;
   while (waitpid (pid, &status, 0) < 0)
     if (errno != EINTR)
-      return ar_error_set (err, errno, "wait for container process %d",
-                           (int) pid);
+      {
+        int saved = errno;
+        if (beside && pthread_cancel (thread) == 0) /* it waits in poll */
+          pthread_join (thread, NULL);
+        return ar_error_set (err, saved, "wait for container process %d",
+                             (int) pid);
+      }
+  if (beside)
+    {
+      pthread_join (thread, NULL); /* its poll saw the end */
+      end->timed_out = d.timed_out;
+    }
   forward_pid = 0;
   end->wait_status = status;
   end->passed_on = first_ending_signal;
