@@ -70,6 +70,18 @@ assert_nothing_made() {
 	done
 }
 
+@test "sandbox_cli: an --output directory that cannot be written is refused before the command runs" {
+	mkdir -p "$TEST_DIR/out"
+	mount --bind "$TEST_DIR/out" "$TEST_DIR/out"
+	mount -o remount,bind,ro "$TEST_DIR/out"
+	run sandbox -o "$TEST_DIR/out" -- sh -c 'echo important >/output/result.txt; echo the-command-ran'
+	umount "$TEST_DIR/out"
+	assert_failure 1
+	# One line, and the command never ran.
+	assert_output "agentrun: sandbox: --output \`$TEST_DIR/out\`: /output could not be exported there: Read-only file system"
+	assert_nothing_made
+}
+
 @test "sandbox_cli: a profile without the overlay is refused in sandbox terms, not as a config.json" {
 	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" timeout 30 "$RUNTIME" --root "$ROOT" --profile oci sandbox -- true
 	assert_failure 1

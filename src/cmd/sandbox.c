@@ -319,6 +319,13 @@ annotate_options (const ar_parsed *p, const char *state_root, oci_spec *spec,
       cleanup_free char *dir = NULL;
       if (absolute_dir ("--output", p->value[OPT_OUTPUT], &dir, err) < 0)
         return -1;
+      /* Checked before the command runs, not found out when its /output
+       * cannot be exported at the end. */
+      if (access (dir, W_OK | X_OK) < 0)
+        return ar_error_set (
+            err, errno,
+            "sandbox: --output `%s`: /output could not be exported there",
+            p->value[OPT_OUTPUT]);
       annotate (spec, "output", dir);
     }
   static const struct
