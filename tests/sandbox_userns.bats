@@ -239,6 +239,19 @@ first_host_id() {
 	[ "${#lines[@]}" = 1 ] || fail "more than one line: $output"
 }
 
+@test "sandbox_userns: a range too small for one container's size is one line naming the files, and nothing is left" {
+	mkdir -p "$AGENTRUN_CONFIG_DIR/profiles"
+	local have
+	have=$(awk -F: '$1 == "agentrun" { print $3; exit }' /etc/subuid)
+	echo "{\"extends\": \"agent\", \"userNamespace\": {\"size\": $((have + 1))}}" >"$AGENTRUN_CONFIG_DIR/profiles/toobig.json"
+	run sh -c "cd '$WS' && '$RUNTIME' --root '$ROOT' --profile toobig sandbox -- echo RAN-COMMAND </dev/null"
+	assert_failure
+	refute_output_contains RAN-COMMAND
+	assert_output_contains "/etc/subuid, /etc/subgid: the range of user \`agentrun\` holds fewer than $((have + 1)) ids"
+	[ "${#lines[@]}" = 1 ] || fail "more than one line: $output"
+	[ -z "$(ls -A "$ROOT" | grep -v '^\.')" ] || fail "left in --root: $(ls -A "$ROOT")"
+}
+
 @test "sandbox_userns: a --root below a directory others may not enter (as Docker's exec root) works" {
 	mkdir -m 0700 "$TEST_DIR/closed"
 	run sh -c "cd '$WS' && '$RUNTIME' --root '$TEST_DIR/closed/state' sandbox -- sh -c 'cat /proc/self/uid_map; echo RAN-COMMAND' </dev/null"
