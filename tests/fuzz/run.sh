@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Run each libFuzzer target (tests/fuzz/fuzz_*, which `make` builds when
 # configure found a compiler for -fsanitize=fuzzer) for SECONDS over its
-# seeds in tests/fuzz/corpus/<target>, and end with one line
-# "N passed, N failed". A target that crashes, leaks, times out on an
-# input or was not built counts as failed; its crash input's path is
-# printed and kept (under a temp dir, never in the tree).
+# seeds in tests/fuzz/corpus/<target>, as many at once as there are
+# CPUs, and end with one line "N passed, N failed". A target that
+# crashes, leaks, times out on an input or was not built counts as
+# failed; its crash input's path is printed and kept (under a temp dir,
+# never in the tree).
 #
 #   tests/fuzz/run.sh [SECONDS]        (default 60)
 #
@@ -53,8 +54,19 @@ run_target() {
 	return 1
 }
 
+# The targets are single-threaded: as many at once as there are CPUs,
+# each one's report printed whole when it ends.
+JOBS=$(nproc 2>/dev/null || echo 1)
+pids=()
 for target in "${TARGETS[@]}"; do
-	if run_target "$target"; then
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+	(run_target "$target" >"$WORK/$target.report" 2>&1; echo $? >"$WORK/$target.status") &
+	pids+=($!)
+done
+wait "${pids[@]}" 2>/dev/null
+for target in "${TARGETS[@]}"; do
+	cat "$WORK/$target.report"
+	if [ "$(cat "$WORK/$target.status" 2>/dev/null)" = 0 ]; then
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1))
