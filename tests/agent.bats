@@ -539,6 +539,18 @@ nothing_outside_dest() {
 	assert_output_contains done
 }
 
+@test "user namespace: a bundle's container is a range of agentrun's; one sharing the host's pid namespace (--pid host) keeps the spec's and mounts its /proc" {
+	run agent_run sh -c 'cat /proc/self/uid_map'
+	assert_success
+	[ "$(echo "$output" | awk '{ print $1 }')" = 0 ] && [ "$(echo "$output" | awk '{ print $2 }')" -ge 2147483648 ] \
+		|| fail "not a range of agentrun's: $output"
+	update_config '.linux.namespaces |= map(select(.type != "pid"))'
+	run agent_run sh -c 'cat /proc/self/uid_map; test -d /proc/1 && echo proc-mounted'
+	assert_success
+	assert_output_contains proc-mounted
+	[ "$(echo "${lines[0]}" | awk '{ print $2 }')" = 0 ] || fail "a namespace it could mount no /proc in: $output"
+}
+
 @test "hardened: a per-container session keyring" {
 	agent_start sh -c 'exec sleep 100'
 	wait_for_state "$CID" running

@@ -458,10 +458,12 @@ ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
       idmap_directory_binds (spec, lease);
       return 0;
     }
-  /* A pid namespace of the host's would leave a new one's root unable to
-   * mount its /proc, a mount one unable to join it: such a container
-   * stays as its spec says (docs/profiles.md). */
-  if (joined.host_pid_or_mount)
+  /* A pid namespace of the host's, joined or shared (--pid host), would
+   * leave a new one's root unable to mount its /proc, a mount one unable
+   * to join it: such a container stays as its spec says
+   * (docs/profiles.md). */
+  if (joined.host_pid_or_mount || !oci_spec_find_namespace (spec, OCI_NS_PID)
+      || !oci_spec_find_namespace (spec, OCI_NS_MOUNT))
     return 0;
   if (take_lease (plan->userns_user, plan->userns_size, state_dir, lease, err)
       < 0)
