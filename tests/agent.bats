@@ -539,16 +539,22 @@ nothing_outside_dest() {
 	assert_output_contains done
 }
 
-@test "user namespace: a bundle's container is a range of agentrun's; one sharing the host's pid namespace (--pid host) keeps the spec's and mounts its /proc" {
+@test "user namespace: a bundle's container is a range of agentrun's; one sharing the host's pid or ipc namespace (--pid host, --ipc host) keeps the spec's and mounts its /proc and /dev/mqueue" {
 	run agent_run sh -c 'cat /proc/self/uid_map'
 	assert_success
 	[ "$(echo "$output" | awk '{ print $1 }')" = 0 ] && [ "$(echo "$output" | awk '{ print $2 }')" -ge 2147483648 ] \
 		|| fail "not a range of agentrun's: $output"
-	update_config '.linux.namespaces |= map(select(.type != "pid"))'
-	run agent_run sh -c 'cat /proc/self/uid_map; test -d /proc/1 && echo proc-mounted'
-	assert_success
-	assert_output_contains proc-mounted
-	[ "$(echo "${lines[0]}" | awk '{ print $2 }')" = 0 ] || fail "a namespace it could mount no /proc in: $output"
+	local t
+	for t in pid ipc; do
+		cp "$BUNDLE/config.json" "$TEST_DIR/config.saved"
+		update_config '.linux.namespaces |= map(select(.type != $t))' --arg t "$t"
+		run agent_run sh -c 'cat /proc/self/uid_map; test -d /proc/1 && echo proc-mounted; ls /dev/mqueue >/dev/null && echo mqueue-mounted'
+		cp "$TEST_DIR/config.saved" "$BUNDLE/config.json"
+		assert_success
+		assert_output_contains proc-mounted
+		assert_output_contains mqueue-mounted
+		[ "$(echo "${lines[0]}" | awk '{ print $2 }')" = 0 ] || fail "host $t: a namespace it could not mount in: $output"
+	done
 }
 
 @test "hardened: a per-container session keyring" {

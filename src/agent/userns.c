@@ -304,7 +304,7 @@ idmap_directory_binds (oci_spec *spec, const ar_userns_lease *lease)
 /* What the namespaces a spec joins by path are owned by. */
 typedef struct
 {
-  bool host_pid_or_mount; /* a pid or mount one of the host's user namespace */
+  bool host_pid_or_mount; /* a pid, ipc or mount one of the host's user ns */
   char *owner_path;       /* /proc/PID/ns/user of another's owner, or NULL */
   ino_t owner_ino;
 } joined_owners;
@@ -338,7 +338,8 @@ note_owner (int ns_fd, const char *path, oci_ns_type type, size_t i,
   ino_t ino = inode_of (owner);
   if (ino == own)
     {
-      o->host_pid_or_mount |= type == OCI_NS_PID || type == OCI_NS_MOUNT;
+      o->host_pid_or_mount
+          |= type == OCI_NS_PID || type == OCI_NS_IPC || type == OCI_NS_MOUNT;
       return 0;
     }
   int pid;
@@ -459,10 +460,11 @@ ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
       return 0;
     }
   /* A pid namespace of the host's, joined or shared (--pid host), would
-   * leave a new one's root unable to mount its /proc, a mount one unable
-   * to join it: such a container stays as its spec says
-   * (docs/profiles.md). */
+   * leave a new one's root unable to mount its /proc, an ipc one its
+   * /dev/mqueue (--ipc host), a mount one unable to join it: such a
+   * container stays as its spec says (docs/profiles.md). */
   if (joined.host_pid_or_mount || !oci_spec_find_namespace (spec, OCI_NS_PID)
+      || !oci_spec_find_namespace (spec, OCI_NS_IPC)
       || !oci_spec_find_namespace (spec, OCI_NS_MOUNT))
     return 0;
   if (take_lease (plan->userns_user, plan->userns_size, state_dir, lease, err)
