@@ -5,6 +5,7 @@
 #include "dns_wire.h"
 #include "../src/util/cleanup.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,36 @@ label_byte (uint8_t c)
 {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
          || (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+bool
+dns_name_from_text (const char *text, size_t len,
+                    char out[DNS_NAME_TEXT_MAX + 1])
+{
+  out[0] = '\0';
+  if (len > 0 && text[len - 1] == '.')
+    len--;
+  if (len == 0 || len > DNS_NAME_TEXT_MAX)
+    return false;
+  size_t label = 0;
+  for (size_t i = 0; i < len; i++)
+    {
+      uint8_t c = (uint8_t) text[i];
+      if (c == '.')
+        {
+          if (label == 0)
+            return false;
+          label = 0;
+        }
+      else if (!label_byte (c) || ++label > DNS_LABEL_MAX)
+        return false;
+    }
+  if (label == 0)
+    return false;
+  for (size_t i = 0; i < len; i++)
+    out[i] = (char) tolower ((unsigned char) text[i]);
+  out[len] = '\0';
+  return true;
 }
 
 /* read_name: the name is well formed and its labels hold only label_byte

@@ -49,6 +49,13 @@ typedef struct
   size_t end;
 } dns_query;
 
+/* `text` (`len` bytes, not NUL-terminated) as a name the resolver would
+ * take: labels of 1 to DNS_LABEL_MAX label bytes (letters, digits, '-',
+ * '_') joined by dots, one final dot allowed, DNS_NAME_TEXT_MAX at most
+ * without it. Lowercased into `out`; false, `out` empty, when it is not. */
+bool dns_name_from_text (const char *text, size_t len,
+                         char out[DNS_NAME_TEXT_MAX + 1]);
+
 /* A query with exactly one question, nothing in the answer and authority
  * sections, at most an OPT record in the additional one, no bytes after. */
 int dns_parse_query (const uint8_t *msg, size_t len, dns_query *q,

@@ -633,6 +633,32 @@ test_answer_malformed (void)
   CHECK_INT (answers (pointer_chain (&m, DNS_MAX_HOPS + 2), &a), -1);
 }
 
+/* The text rule the first-bytes reader shares (peek_name.c). */
+static void
+test_name_from_text (void)
+{
+  char out[DNS_NAME_TEXT_MAX + 1];
+  CHECK (dns_name_from_text ("Good.Test.", 10, out));
+  CHECK_STR (out, "good.test");
+  CHECK (dns_name_from_text ("a_b-c.d", 7, out));
+  static const char *const bad[] = { "", ".", "a..b", ".a", "a b", "a\0b" };
+  static const size_t len[] = { 0, 1, 4, 2, 3, 3 };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    CHECK (!dns_name_from_text (bad[i], len[i], out) && out[0] == '\0');
+  char label[DNS_LABEL_MAX + 2];
+  memset (label, 'x', sizeof label - 1);
+  label[sizeof label - 1] = '\0';
+  CHECK (!dns_name_from_text (label, DNS_LABEL_MAX + 1, out));
+  CHECK (dns_name_from_text (label, DNS_LABEL_MAX, out));
+  /* "a.a. ... a": 253 bytes is the most, one final dot not counted. */
+  char name[DNS_NAME_TEXT_MAX + 3];
+  for (size_t i = 0; i < sizeof name; i++)
+    name[i] = i % 2 ? '.' : 'a';
+  CHECK (dns_name_from_text (name, DNS_NAME_TEXT_MAX, out));
+  CHECK (dns_name_from_text (name, DNS_NAME_TEXT_MAX + 1, out));
+  CHECK (!dns_name_from_text (name, DNS_NAME_TEXT_MAX + 2, out));
+}
+
 int
 main (void)
 {
@@ -647,5 +673,6 @@ main (void)
   RUN (test_answer_mismatch);
   RUN (test_answer_learns_nothing_else);
   RUN (test_answer_malformed);
+  RUN (test_name_from_text);
   return unit_finish ();
 }
