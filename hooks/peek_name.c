@@ -213,8 +213,9 @@ is_request_line (span line)
   const uint8_t *sp = memchr (target, ' ', rest);
   static const char version[] = "HTTP/1.";
   size_t tail = sp ? rest - (size_t) (sp - target) - 1 : 0;
-  bool origin_form = sp && sp > target
-                     && (target[0] == '/' || (sp == target + 1 && *target == '*'));
+  bool origin_form
+      = sp && sp > target
+        && (target[0] == '/' || (sp == target + 1 && *target == '*'));
   return origin_form && tail == sizeof version
          && memcmp (sp + 1, version, sizeof version - 1) == 0
          && (sp[sizeof version] == '0' || sp[sizeof version] == '1');

@@ -118,8 +118,8 @@ refused_for (const bytes *in, const char *why)
 {
   peek_name out;
   cleanup_free char *said = NULL;
-  return read_all (in, &out, &said) == PEEK_REFUSE && said
-         && strstr (said, why) && out.name[0] == '\0';
+  return read_all (in, &out, &said) == PEEK_REFUSE && said && strstr (said, why)
+         && out.name[0] == '\0';
 }
 
 /* Every strict prefix is still waiting. */
@@ -235,13 +235,16 @@ test_http (void)
   cleanup_free char *why2 = NULL;
   CHECK (read_all (&lf, &out, &why2) == PEEK_NAME);
 
-  bytes two = text ("GET / HTTP/1.1\r\nHost: good.test\r\nHost: evil.test\r\n\r\n");
+  bytes two
+      = text ("GET / HTTP/1.1\r\nHost: good.test\r\nHost: evil.test\r\n\r\n");
   CHECK (refused_for (&two, "two Host headers"));
   bytes none = text ("GET / HTTP/1.0\r\nAccept: */*\r\n\r\n");
   CHECK (refused_for (&none, "no Host header"));
-  bytes absolute = text ("GET http://evil.test/ HTTP/1.1\r\nHost: good.test\r\n\r\n");
+  bytes absolute
+      = text ("GET http://evil.test/ HTTP/1.1\r\nHost: good.test\r\n\r\n");
   CHECK (refused_for (&absolute, "with a path"));
-  bytes connect = text ("CONNECT evil.test:443 HTTP/1.1\r\nHost: good.test\r\n\r\n");
+  bytes connect
+      = text ("CONNECT evil.test:443 HTTP/1.1\r\nHost: good.test\r\n\r\n");
   CHECK (refused_for (&connect, "with a path"));
   bytes folded = text ("GET / HTTP/1.1\r\nHost: good.test\r\n evil\r\n\r\n");
   CHECK (refused_for (&folded, "malformed header"));
