@@ -65,6 +65,21 @@ typedef struct
   egress_learnt flow;
 } name_ask;
 
+/* A name's decision, for the other half of the same lookup: a client
+ * asks for A and AAAA at once or one after the other, and the approver
+ * is asked once (the question already out holds both; this, the second
+ * when the first was answered). Another query of a type it covered is a
+ * new lookup, asked again. */
+#define RECENT_ANSWERS 16
+#define SAME_LOOKUP_MS 2000
+typedef struct
+{
+  char name[DNS_NAME_TEXT_MAX + 1];
+  bool a, aaaa; /* the query types it answered */
+  ar_approval_decision decision;
+  long long until_ms;
+} recent_answer;
+
 /* Which name an address was learnt from, for the refusal log. */
 #define NAME_CACHE 256
 typedef struct
@@ -84,6 +99,8 @@ typedef struct
   learnt_name names[NAME_CACHE];
   size_t next_name;
   name_ask asks[MAX_ASKS];
+  recent_answer recent[RECENT_ANSWERS];
+  size_t next_recent;
   egress_approved approved; /* names allowed for the container */
 } resolver;
 

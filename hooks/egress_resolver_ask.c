@@ -91,14 +91,67 @@ ask (resolver *r, name_ask *a, const char *what, const char *where,
     }
 }
 
-/* Hold the query with the question already out for its name, or ask a
- * new one. False when neither can be (too many at once): refused. */
+/* The flag of `qtype` in a recent answer, or NULL for a type it does not
+ * track. */
+static bool *
+answered_type (recent_answer *a, uint16_t qtype)
+{
+  return qtype == DNS_TYPE_A ? &a->a : qtype == DNS_TYPE_AAAA ? &a->aaaa : NULL;
+}
+
+static void
+remember_answer (resolver *r, const name_ask *a, ar_approval_decision d)
+{
+  recent_answer *slot = &r->recent[r->next_recent++ % RECENT_ANSWERS];
+  *slot = (recent_answer){ .decision = d,
+                           .until_ms = ar_now_ms () + SAME_LOOKUP_MS };
+  snprintf (slot->name, sizeof slot->name, "%s", a->where);
+  for (size_t i = 0; i < a->n_held; i++)
+    {
+      dns_query q;
+      cleanup_error ar_error_t *err = NULL;
+      bool *type;
+      if (dns_parse_query (a->held[i].msg, a->held[i].len, &q, &err) == 0
+          && (type = answered_type (slot, q.qtype)))
+        *type = true;
+    }
+}
+
+/* The decision on `q`'s name that the other half of its lookup got. */
+static bool
+same_lookup_answered (resolver *r, const dns_query *q, ar_approval_decision *d)
+{
+  long long now = ar_now_ms ();
+  for (size_t i = 0; i < RECENT_ANSWERS; i++)
+    {
+      recent_answer *a = &r->recent[i];
+      bool *type = answered_type (a, q->qtype);
+      if (a->until_ms > now && type && !*type && strcmp (a->name, q->name) == 0)
+        {
+          *type = true;
+          *d = a->decision;
+          return true;
+        }
+    }
+  return false;
+}
+
+/* Hold the query with the question already out for its name, answer it
+ * as the other half of its lookup was, or ask a new one. False when none
+ * can be (too many at once): refused. */
 bool
 egress_resolver_ask_name (resolver *r, const dns_query *q,
                           const unsigned char *msg, size_t len, int tcp_fd,
                           const struct sockaddr_storage *from,
                           socklen_t from_len)
 {
+  ar_approval_decision d;
+  if (same_lookup_answered (r, q, &d))
+    {
+      egress_resolver_forward (r, q, d != AR_APPROVAL_DENY, NULL, 0, msg, len,
+                               tcp_fd, from, from_len);
+      return true;
+    }
   name_ask *free_slot;
   name_ask *a = asking_about (r, "dns", q->name, &free_slot);
   if (a)
@@ -161,6 +214,7 @@ ask_decided (resolver *r, name_ask *a, ar_approval_decision d, const char *why)
     }
   if (d == AR_APPROVAL_ALLOW)
     egress_approved_add (&r->approved, a->where);
+  remember_answer (r, a, d);
   for (size_t i = 0; i < a->n_held; i++)
     {
       held_query *h = &a->held[i];

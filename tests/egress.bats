@@ -35,7 +35,7 @@ setup_file() {
 		-keyout "$EG_DIR/key.pem" -out "$EG_DIR/ws/cert.pem" 2>/dev/null
 
 	unshare -n sh -c 'echo $$ >"$1"; exec sleep 3600' sh "$EG_DIR/host.pid" &
-	wait_for_file "$EG_DIR/host.pid"
+	wait_for_file_content "$EG_DIR/host.pid" "^[0-9]"
 	sleep 0.05
 	local pid link=egt$$
 	pid=$(cat "$EG_DIR/host.pid")
@@ -159,7 +159,7 @@ eg_wire_hook() {
 # the test host on subnet N; its holder's pid goes to $NS_PID.
 eg_pod_netns() {
 	unshare -n sh -c 'echo $$ >"$1"; exec sleep 300' sh "$TEST_DIR/pod.pid" &
-	wait_for_file "$TEST_DIR/pod.pid"
+	wait_for_file_content "$TEST_DIR/pod.pid" "^[0-9]"
 	NS_PID=$(cat "$TEST_DIR/pod.pid")
 	track_pid "$NS_PID"
 	eg_wire "$NS_PID" "$1"
@@ -355,7 +355,7 @@ sandbox() {
 @test "egress: the hook on its own (any runtime); a dead container's lease and host entries are reclaimed" {
 	local hook=$AR_TOP/agentrun-egress EGRESS_POOL_FIRST=10.213.
 	unshare -n sh -c 'echo $$ >"$1"; exec sleep 100' sh "$TEST_DIR/ns1.pid" &
-	wait_for_file "$TEST_DIR/ns1.pid"
+	wait_for_file_content "$TEST_DIR/ns1.pid" "^[0-9]"
 	local pid1 hash
 	pid1=$(cat "$TEST_DIR/ns1.pid")
 	track_pid "$pid1"
@@ -372,7 +372,7 @@ sandbox() {
 	kill -KILL "$pid1"
 	wait "$pid1" 2>/dev/null || true
 	unshare -n sh -c 'echo $$ >"$1"; exec sleep 100' sh "$TEST_DIR/ns2.pid" &
-	wait_for_file "$TEST_DIR/ns2.pid"
+	wait_for_file_content "$TEST_DIR/ns2.pid" "^[0-9]"
 	local pid2
 	pid2=$(cat "$TEST_DIR/ns2.pid")
 	track_pid "$pid2"
@@ -393,7 +393,7 @@ sandbox() {
 @test "egress: in a netns an engine wired, no veth: the filter works inside and refuses the engine's gateway" {
 	local hook=$AR_TOP/agentrun-egress pid
 	unshare -n sh -c 'echo $$ >"$1"; exec sleep 100' sh "$TEST_DIR/ns.pid" &
-	wait_for_file "$TEST_DIR/ns.pid"
+	wait_for_file_content "$TEST_DIR/ns.pid" "^[0-9]"
 	pid=$(cat "$TEST_DIR/ns.pid")
 	track_pid "$pid"
 	# What Docker's bridge network leaves: an interface, an address, a
@@ -564,6 +564,35 @@ upstream_saw() {
 	assert_output_contains '"where":"never.other.test","detail":"A","decision":"deny","why":"approver"'
 	run "$RUNTIME" audit "$AUDIT"
 	assert_success
+}
+
+@test "egress ask: one question for a lookup's AAAA and A, sent one after the other; the next lookup asks again" {
+	approver "allow-once dns pair.other.test" "deny dns *"
+	# One query of each type, in turn, as a resolver that asks them one
+	# after the other does; then a lookup of its own.
+	local query='import socket, struct, sys
+name, qtype = sys.argv[1], int(sys.argv[2])
+q = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0)
+q += b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0"
+q += struct.pack(">HH", qtype, 1)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(10)
+s.sendto(q, ("127.0.0.53", 53))
+a = s.recv(4096)
+print("type", qtype, "rcode", a[3] & 15)'
+	run sandbox --approver "$APPROVER" -- sh -c "
+		python3 -c '$query' pair.other.test 28
+		python3 -c '$query' pair.other.test 1
+		python3 -c '$query' pair.other.test 1"
+	assert_success
+	[ "$(grep -c 'type 1 rcode 0' <<<"$output")" = 2 ] || fail "A lookups: $output"
+	# AAAA and the A after it: one question (about the AAAA, the first);
+	# the second A: another.
+	run grep '"event":"approval-request"' "$AUDIT"
+	[ "$(grep -c '"where":"pair.other.test"' <<<"$output")" = 2 ] || fail "questions: $output"
+	[ "$(grep -c '"detail":"AAAA"' <<<"$output")" = 1 ] || fail "questions: $output"
+	[ "$(grep -c 'dns pair.other.test: allow-once' "$TEST_DIR/approve.log")" -eq 2 ] \
+		|| fail "approver: $(cat "$TEST_DIR/approve.log")"
 }
 
 @test "egress ask: allow is for the rest of the container's life: asked once; a deny answers NXDOMAIN at once" {
