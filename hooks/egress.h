@@ -115,6 +115,9 @@ egress_in_netns (int netns_fd, egress_netns_fn fn, void *arg, ar_error_t **err);
 int egress_link_up (const char *ifname, ar_error_t **err);
 /* Interfaces other than lo in the current netns: an engine made it. */
 bool egress_netns_has_links (void);
+/* The addresses of the current netns's interfaces but loopback's and
+ * link-local ones, as text (malloc'd, NULL-terminated; *n of them). */
+char **egress_local_addresses (size_t *n);
 /* IPv4 default gateway of the current netns; false when there is none. */
 bool egress_default_gateway (struct in_addr *gw);
 int
@@ -134,8 +137,12 @@ typedef struct
   struct in_addr host_addr; /* the host side of the veth */
   bool has_gateway;
   struct in_addr gateway; /* an engine's bridge gateway */
-  int nflog_group;        /* -1: no logging of refusals */
-  bool ask; /* mode ask: new flows outside the allow-list are held */
+  /* Without root (pasta): the host's own addresses, which pasta would
+   * reach through the user's sockets ("10.0.0.5", "fd00::5"). */
+  char **host_addrs;
+  size_t n_host_addrs;
+  int nflog_group; /* -1: no logging of refusals */
+  bool ask;        /* mode ask: new flows outside the allow-list are held */
   /* The netns is new: no older table to replace. Replacing one puts it
    * on the kernel's destroy list, and closing the socket then waits for
    * an RCU grace period (~10 ms here). */

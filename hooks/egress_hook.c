@@ -391,7 +391,12 @@ static int
 connect_fresh_netns (create_ctx *c, ar_error_t **err)
 {
   if (ar_userns_unprivileged ())
-    return egress_pasta_connect (c->st->pid, c->dir, err);
+    {
+      /* Reached through pasta as the user's own connections: refused in
+       * the filter, as the veth's host table refuses them with root. */
+      c->filter.host_addrs = egress_local_addresses (&c->filter.n_host_addrs);
+      return egress_pasta_connect (c->st->pid, c->dir, err);
+    }
   if (ar_mkdir_p (EGRESS_RUN_DIR, 0711, err) < 0)
     return -1;
   return connect_to_host (c, err);
@@ -464,6 +469,7 @@ out:
   ar_closep (&c.host_ns);
   ar_closep (&c.ctr_ns);
   free (c.dir);
+  ar_strv_freep (&c.filter.host_addrs);
   return r;
 }
 

@@ -10,9 +10,11 @@
 #include "../src/util/netlink.h"
 #include "../src/util/sha256.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <net/if.h>
 #include <linux/if_link.h>
 #include <linux/rtnetlink.h>
@@ -134,6 +136,37 @@ egress_netns_has_links (void)
   if (list)
     if_freenameindex (list);
   return found;
+}
+
+char **
+egress_local_addresses (size_t *n)
+{
+  *n = 0;
+  char **out = xcalloc (1, sizeof *out);
+  struct ifaddrs *all = NULL;
+  if (getifaddrs (&all) < 0)
+    return out;
+  for (struct ifaddrs *i = all; i; i = i->ifa_next)
+    {
+      const struct sockaddr *sa = i->ifa_addr;
+      if (sa == NULL || (i->ifa_flags & IFF_LOOPBACK)
+          || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+        continue;
+      const void *addr
+          = sa->sa_family == AF_INET
+                ? (const void *) &((const struct sockaddr_in *) sa)->sin_addr
+                : (const void *) &((const struct sockaddr_in6 *) sa)->sin6_addr;
+      if (sa->sa_family == AF_INET6 && IN6_IS_ADDR_LINKLOCAL (addr))
+        continue; /* fe80::/10 is refused whole */
+      char text[INET6_ADDRSTRLEN];
+      if (inet_ntop (sa->sa_family, addr, text, sizeof text) == NULL)
+        continue;
+      out = xrealloc (out, (*n + 2) * sizeof *out);
+      out[(*n)++] = xstrdup (text);
+      out[*n] = NULL;
+    }
+  freeifaddrs (all);
+  return out;
 }
 
 /* /proc/thread-self/net is the calling thread's netns (egress_in_netns

@@ -5,7 +5,8 @@
  * In the container's netns, table inet agentrun:
  *   output: policy drop. lo (our resolver on 127.0.0.53 lives there) and
  *   replies pass; host services (link-local and metadata, the host side
- *   of the veth, an engine's gateway), DNS to anyone but the resolver,
+ *   of the veth, an engine's gateway, without root the host's own
+ *   addresses that pasta would reach), DNS to anyone but the resolver,
  *   ICMP and anything an engine DNATs on lo are refused first, so that no
  *   allow entry (not even 0.0.0.0/0) opens them; then the allow entries:
  *   single addresses in sets, networks as one rule each, and the sets of
@@ -343,6 +344,9 @@ refuse_host_services (egress_batch *b, const egress_filter *f)
         memcpy (n.addr, hosts[i], 4);
         refuse_network (b, &n);
       }
+  for (size_t i = 0; i < f->n_host_addrs; i++)
+    if (parse_network (f->host_addrs[i], &n))
+      refuse_network (b, &n);
   for (size_t i = 0; i < sizeof l4_tcp_udp; i++)
     {
       egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);

@@ -326,6 +326,25 @@ user_sandbox_in_client_netns() {
 	assert_pasta_gone "pasta outlived the sandbox"
 }
 
+@test "user sandbox: --allow-net 0.0.0.0/0 reaches other hosts but none of the host's own addresses (a service on 0.0.0.0)" {
+	command -v pasta >/dev/null || skip "no pasta (apt-get install passt)"
+	make_test_network
+	# A service of "the host" (the client netns the user runs in) on every
+	# address: 10.77.2.1 stands for docker0's 172.17.0.1.
+	mkdir -p "$TEST_DIR/wwwh"
+	echo host-service >"$TEST_DIR/wwwh/index.html"
+	ip netns exec "${NETNS_PREFIX}c" busybox httpd -f -p 0.0.0.0:8081 -h "$TEST_DIR/wwwh" &
+	track_pid $!
+	sleep 0.3
+	run user_sandbox_in_client_netns 0666 --allow-net 0.0.0.0/0 -- \
+		sh -c 'echo "other host: $(timeout 3 busybox wget -q -O- http://10.77.2.2/ || echo refused)"
+			echo "host: $(timeout 3 busybox wget -q -O- http://10.77.2.1:8081/ || echo refused)"'
+	assert_success
+	assert_output_contains "other host: host2"
+	assert_output_contains "host: refused"
+	refute_output_contains host-service
+}
+
 @test "user sandbox: --approver: a held connection goes through once the user's approver allows it, another is refused" {
 	command -v pasta >/dev/null || skip "no pasta (apt-get install passt)"
 	make_test_network
