@@ -46,6 +46,7 @@ assert_nothing_made() {
 		"--overlay-size 12q|--overlay-size: invalid value \"12q\""
 		"--secret bad/name=$TEST_DIR/secret|--secret bad/name: invalid secret name"
 		"--secret novalue|--secret \`novalue\`: expected NAME=FILE"
+		"--secret A=$TEST_DIR/secret --secret A=$TEST_DIR/secret|--secret A: given twice"
 		"--allow-net a..org|--allow-net \`a..org\`"
 		"--audit $TEST_DIR/nodir/log|--audit \`$TEST_DIR/nodir/log\`"
 		"--user root|invalid --user uid \`root\`"

@@ -312,6 +312,10 @@ annotate_options (const ar_parsed *p, const char *state_root, oci_spec *spec,
         return ar_error_set (err, errno, "sandbox: --secret %.*s: `%s`",
                              (int) (eq - s), s, eq + 1);
       cleanup_free char *key = xasprintf ("secret.%.*s", (int) (eq - s), s);
+      cleanup_free char *annotation = xasprintf ("run.agentrun.%s", key);
+      if (oci_map_get (&spec->annotations, annotation))
+        return ar_error_set (err, 0, "sandbox: --secret %.*s: given twice",
+                             (int) (eq - s), s);
       annotate (spec, key, buf);
     }
   if (p->value[OPT_OUTPUT])
