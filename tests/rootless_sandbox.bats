@@ -405,8 +405,11 @@ user_sandbox_in_client_netns() {
 @test "user sandbox: --memory without a delegated cgroup is refused by name, and runs with --rootless-limits=ignore" {
 	run user_sandbox --memory 64m -- true
 	assert_failure
-	assert_output_contains "memory"
-	assert_output_contains "--rootless-limits=ignore"
+	# In the sandbox's own terms, with advice a user can follow: the flag
+	# goes before the verb.
+	assert_output_contains "agentrun: sandbox: --memory 64m: no cgroup to enforce it in without root"
+	assert_output_contains "agentrun --rootless-limits=ignore sandbox"
+	refute_output_contains "config.json"
 	[ "${#lines[@]}" -eq 1 ] || fail "more than one line"
 	run as_user_in_ws \
 		"$RUNTIME" --root "$ROOT" --rootless-limits=ignore sandbox --no-tty --memory 64m -- echo ran

@@ -535,6 +535,20 @@ finish_sandbox (const ar_globals *g, const ar_parsed *p, const char *id,
   return status;
 }
 
+/* "sandbox: --memory 64m --pids 40", as given: what a sandbox without a
+ * cgroup refuses (one per process, so a static buffer). */
+static const char *
+limits_asked_by (const ar_parsed *p)
+{
+  static char text[128];
+  snprintf (text, sizeof text, "sandbox:%s%s%s%s",
+            p->value[OPT_MEMORY] ? " --memory " : "",
+            p->value[OPT_MEMORY] ? p->value[OPT_MEMORY] : "",
+            p->value[OPT_PIDS] ? " --pids " : "",
+            p->value[OPT_PIDS] ? p->value[OPT_PIDS] : "");
+  return text;
+}
+
 /* What a fresh sandbox and a pooled one are made with alike. */
 static ar_create_options
 sandbox_create_options (const ar_globals *g, const ar_parsed *p, const char *id,
@@ -557,6 +571,7 @@ sandbox_create_options (const ar_globals *g, const ar_parsed *p, const char *id,
     .ignore_unenforced_limits
     = g->ignore_unenforced_limits
       || (!p->value[OPT_MEMORY] && !p->value[OPT_PIDS]),
+    .limits_asked_by = limits_asked_by (p),
     .trust_caller = true,
     .started_by_parent = true,
     .init_reaper = !ar_flag (p, OPT_NO_INIT),

@@ -20,10 +20,13 @@ typedef struct ar_create_options
    * ignore_unenforced_limits dropped with a warning that names them. */
   bool rootless;
   bool ignore_unenforced_limits;
+  /* Who asked for the limits, for that refusal ("sandbox: --memory");
+   * NULL: config.json's .linux.resources. */
+  const char *limits_asked_by;
   bool trust_caller; /* sandbox: annotations come from the host user */
   /* run and sandbox in the foreground: the caller waits for the init and
    * enforces the wall-clock limit itself (see ar_created), so no watchdog
-   * process is needed unless the caller is busy proxying a terminal. */
+   * process is needed. */
   bool caller_waits;
   const char *bundle; /* NULL: the current directory */
   /* sandbox: the spec in memory instead of a bundle's config.json (whose

@@ -840,6 +840,11 @@ run_without_cgroup (const create_ctx *c, const ar_error_t *why,
       c->spec->linux_cfg ? c->spec->linux_cfg->resources : NULL);
   if (limits == NULL)
     return 0;
+  if (!c->opts->ignore_unenforced_limits && c->opts->limits_asked_by)
+    return ar_error_set (
+        err, 0,
+        "%s: no cgroup to enforce it in without root (%s): run it in a systemd user session (loginctl enable-linger $USER lets one start), or as `agentrun --rootless-limits=ignore sandbox ...` to run without it",
+        c->opts->limits_asked_by, ar_error_text (why));
   if (!c->opts->ignore_unenforced_limits)
     return ar_error_set (
         err, 0,
