@@ -79,6 +79,8 @@ digest() {
 	mkdir -p "$TEST_DIR/out"
 	run sandbox --output "$TEST_DIR/out" -- sh -c 'echo artifact >/output/result.txt; ln -s /etc/shadow /output/evil'
 	assert_success
+	# What is withheld is named, with why, not only counted.
+	assert_output_contains "agentrun: output: withheld evil (symlink)"
 	local dest
 	dest=$(find "$TEST_DIR/out" -mindepth 1 -maxdepth 1)
 	[ "$(wc -l <<<"$dest")" = 1 ] && [[ "$(basename "$dest")" == sandbox-* ]] || fail "dest: $dest"

@@ -204,7 +204,7 @@ require_cgroup() {
 	dest=$(find "$OUT" -mindepth 1 -maxdepth 1 -name 'sandbox-*')
 	[ -d "$dest" ] || fail "nothing exported to $OUT"
 	says "agentrun: output: $dest (3 files)"
-	status_is '.output == {path: $dest, files: 3}' --arg dest "$dest"
+	status_is '.output == {path: $dest, files: 3, withheld: 0}' --arg dest "$dest"
 	status_is '.diff == {path: $diff, filesChanged: 2, withheld: 0, bundle: null, error: null}' --arg diff "$TEST_DIR/changes.diff"
 	status_is '.id == ($dest | split("/") | last)' --arg dest "$dest"
 	# The head is the log's last line as it stands, which `audit` takes.

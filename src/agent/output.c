@@ -505,10 +505,9 @@ ar_output_export (const char *state_dir, const char *host_dir,
 
 int
 ar_output_exported (const char *host_dir, const char *container_id,
-                    char **destination, size_t *n_files, ar_error_t **err)
+                    ar_output_report *out, ar_error_t **err)
 {
-  *destination = NULL;
-  *n_files = 0;
+  *out = (ar_output_report){ .destination = NULL };
   cleanup_free char *dest = xasprintf ("%s/%s", host_dir, container_id);
   cleanup_free char *manifest = xasprintf ("%s/" AR_OUTPUT_MANIFEST, dest);
   cleanup_free char *json = NULL;
@@ -519,6 +518,9 @@ ar_output_exported (const char *host_dir, const char *container_id,
   char problem[256] = "";
   yajl_val root = yajl_tree_parse (json, problem, sizeof problem);
   const char *files_key[] = { "files", NULL };
+  const char *withheld_key[] = { "withheld", NULL };
+  const char *path_key[] = { "path", NULL };
+  const char *reason_key[] = { "reason", NULL };
   yajl_val files = root ? yajl_tree_get (root, files_key, yajl_t_array) : NULL;
   if (!YAJL_IS_ARRAY (files))
     {
@@ -527,16 +529,32 @@ ar_output_exported (const char *host_dir, const char *container_id,
           err, 0, "output: `%s`: expected an object with \"files\": [...]",
           manifest);
     }
-  *n_files = YAJL_GET_ARRAY (files)->len;
+  out->n_files = YAJL_GET_ARRAY (files)->len;
+  yajl_val withheld = yajl_tree_get (root, withheld_key, yajl_t_array);
+  size_t n = YAJL_IS_ARRAY (withheld) ? YAJL_GET_ARRAY (withheld)->len : 0;
+  out->withheld = n ? xcalloc (n, sizeof *out->withheld) : NULL;
+  for (size_t i = 0; i < n; i++)
+    {
+      yajl_val item = YAJL_GET_ARRAY (withheld)->values[i];
+      const char *path
+          = YAJL_GET_STRING (yajl_tree_get (item, path_key, yajl_t_string));
+      const char *reason
+          = YAJL_GET_STRING (yajl_tree_get (item, reason_key, yajl_t_string));
+      if (path == NULL)
+        continue;
+      out->withheld[out->n_withheld].path = xstrdup (path);
+      out->withheld[out->n_withheld++].reason
+          = xstrdup (reason ? reason : "withheld");
+    }
   yajl_tree_free (root);
-  *destination = steal_pointer (&dest);
+  out->destination = steal_pointer (&dest);
   return 0;
 }
 
 void
 ar_output_report_clear (ar_output_report *r)
 {
-  for (size_t i = 0; i < r->n_files; i++)
+  for (size_t i = 0; r->files && i < r->n_files; i++) /* see exported */
     free (r->files[i].path);
   for (size_t i = 0; i < r->n_withheld; i++)
     {

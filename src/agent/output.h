@@ -54,11 +54,12 @@ int ar_output_export (const char *state_dir, const char *host_dir,
                       uint64_t max_files, const ar_secret_set *secrets,
                       ar_output_report *report, ar_error_t **err);
 
-/* What an export left in <host_dir>/<container_id>: that path and how
- * many files its manifest lists; *destination is NULL (and 0) when no
- * manifest is there (nothing was exported). */
+/* What an export left in <host_dir>/<container_id>, from its manifest:
+ * its path, how many files arrived (out->files stays NULL) and what was
+ * withheld, and why; out->destination is NULL when no manifest is there
+ * (nothing was exported). ar_output_report_clear frees it. */
 int ar_output_exported (const char *host_dir, const char *container_id,
-                        char **destination, size_t *n_files, ar_error_t **err);
+                        ar_output_report *out, ar_error_t **err);
 
 /* The report as the inside of a JSON object ("destination", "files",
  * "withheld"), for the audit log. */

@@ -109,7 +109,8 @@ gen_usage (yajl_gen gen, const ar_sandbox_report *r)
 }
 
 static void
-gen_output (yajl_gen gen, const char *destination, size_t files)
+gen_output (yajl_gen gen, const char *destination, size_t files,
+            size_t withheld)
 {
   gen_key (gen, "output");
   if (destination == NULL)
@@ -120,6 +121,7 @@ gen_output (yajl_gen gen, const char *destination, size_t files)
   yajl_gen_map_open (gen);
   gen_text (gen, "path", destination);
   gen_number (gen, "files", (long long) files, true);
+  gen_number (gen, "withheld", (long long) withheld, true);
   yajl_gen_map_close (gen);
 }
 
@@ -143,7 +145,8 @@ gen_diff (yajl_gen gen, const ar_sandbox_report *r)
 
 static char *
 status_json (const ar_sandbox_report *r, int status, const ar_error_t *error,
-             const char *exported, size_t files, const char *audit_head)
+             const char *exported, size_t files, size_t withheld,
+             const char *audit_head)
 {
   yajl_gen gen = yajl_gen_alloc (NULL);
   yajl_gen_config (gen, yajl_gen_beautify, 1);
@@ -151,7 +154,7 @@ status_json (const ar_sandbox_report *r, int status, const ar_error_t *error,
   gen_text (gen, "id", r->id);
   gen_end (gen, r, status, error);
   gen_usage (gen, r);
-  gen_output (gen, exported, files);
+  gen_output (gen, exported, files, withheld);
   gen_diff (gen, r);
   gen_text (gen, "auditHead", audit_head);
   yajl_gen_map_close (gen);
@@ -173,25 +176,32 @@ void
 ar_sandbox_report_finish (ar_sandbox_report *r, int status,
                           const ar_error_t *error)
 {
-  cleanup_free char *exported = NULL;
-  size_t files = 0;
+  ar_output_report out = { .destination = NULL };
   cleanup_error ar_error_t *e = NULL;
   if (r->output_host_dir && r->id
-      && ar_output_exported (r->output_host_dir, r->id, &exported, &files, &e)
-             < 0)
+      && ar_output_exported (r->output_host_dir, r->id, &out, &e) < 0)
     warn ("--output", e);
+  const char *exported = out.destination;
+  size_t files = out.n_files;
   if (exported)
     fprintf (stderr, "agentrun: output: %s (%zu file%s)\n", exported, files,
              files == 1 ? "" : "s");
+  for (size_t i = 0; i < out.n_withheld; i++)
+    fprintf (stderr, "agentrun: output: withheld %s (%s)\n",
+             out.withheld[i].path, out.withheld[i].reason);
   if (r->json_path == NULL)
-    return;
+    {
+      ar_output_report_clear (&out);
+      return;
+    }
   cleanup_free char *head = NULL;
   ar_error_freep (&e);
   if (r->audit_path
       && ar_audit_head (r->audit_path, r->audit_heads_dir, &head, &e) < 0)
     warn ("--json-status: the audit head", e);
   cleanup_free char *json
-      = status_json (r, status, error, exported, files, head);
+      = status_json (r, status, error, exported, files, out.n_withheld, head);
+  ar_output_report_clear (&out);
   ar_error_freep (&e);
   if (ar_write_file_atomic_at (AT_FDCWD, r->json_path, json, strlen (json),
                                0644, &e)
