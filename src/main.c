@@ -2,6 +2,7 @@
 /* agentrun: global flags, then one subcommand. */
 #include "config.h"
 #include "cmd/cmd.h"
+#include "cmd/failure_status.h"
 #include "core/container.h"
 #include "core/state.h"
 #include "core/launcher_wire.h"
@@ -384,14 +385,6 @@ help (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   return commands[c].fn (g, 2, args, err);
 }
 
-/* exec's own failure (the process never ran) is 255, as runc exits, so a
- * shim tells it from the process's exit status; every other verb fails 1. */
-static int
-failure_status (const char *verb)
-{
-  return verb && strcmp (verb, "exec") == 0 ? 255 : 1;
-}
-
 /* Where the command's time went, phase by phase (util/timings.h). */
 static void
 log_timings (const ar_globals *g, const char *name)
@@ -464,7 +457,7 @@ main (int argc, char **argv, char **envp)
     {
       fprintf (stderr, "agentrun: %s\n", ar_error_text (err));
       log_line (&g, "error", ar_error_text (err));
-      return failure_status (r == 0 ? argv[command_index] : NULL);
+      return ar_cmd_failure_status (r == 0 ? argv[command_index] : NULL, err);
     }
   return status;
 }

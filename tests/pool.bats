@@ -110,8 +110,7 @@ wait_ready() {
 	pool_create --size 1
 	local id
 	id=$(ls "$ROOT/.pool/$POOL/ready")
-	run pooled -- no-such-command-here
-	assert_failure
+	run -127 pooled -- no-such-command-here
 	assert_output_contains 'exec: "no-such-command-here": executable file not found in $PATH'
 	[ ! -e "$ROOT/$id" ] || fail "the sandbox $id is left"
 	# The filler the take started makes its successor, the only one.

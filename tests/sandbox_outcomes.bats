@@ -118,6 +118,19 @@ require_cgroup() {
 	done
 }
 
+@test "outcome: a command that is not there is 127, one that cannot be executed 126, as a shell's; the JSON says the same" {
+	run -127 sandbox -- no-such-command-here
+	says 'agentrun: exec: "no-such-command-here": executable file not found in $PATH'
+	status_is '.exitStatus == 127 and .reason == "error"'
+	rm "$STATUS"
+	printf 'data\n' >"$WS/not-executable"
+	[ -z "$AR_TEST_USER" ] || chown "$AR_TEST_USER:$AR_TEST_USER" "$WS/not-executable"
+	run sandbox -- ./not-executable
+	assert_failure 126
+	says 'agentrun: exec: "./not-executable": permission denied'
+	status_is '.exitStatus == 126 and .reason == "error"'
+}
+
 @test "outcome: a command killed by a signal: one line naming it, 128+N; one that exits 128+N itself is no signal" {
 	run sandbox -- sh -c 'kill -SEGV $$'
 	assert_failure 139

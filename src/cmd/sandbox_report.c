@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "sandbox_report.h"
+#include "failure_status.h"
 #include "../../oci/oci.h"
 #include "../agent/hostfs.h"
 #include "../agent/output.h"
@@ -15,7 +16,6 @@
 #include <yajl/yajl_gen.h>
 
 /* What main exits with when the sandbox itself failed. */
-#define SANDBOX_ERROR_STATUS 1
 
 void
 ar_sandbox_report_plan (ar_sandbox_report *r, const oci_map *annotations,
@@ -82,7 +82,8 @@ gen_end (yajl_gen gen, const ar_sandbox_report *r, int status,
          const ar_error_t *error)
 {
   const ar_run_outcome *o = &r->outcome;
-  gen_number (gen, "exitStatus", status < 0 ? SANDBOX_ERROR_STATUS : status,
+  gen_number (gen, "exitStatus",
+              status < 0 ? ar_cmd_failure_status ("sandbox", error) : status,
               true);
   gen_text (gen, "reason", error ? "error" : ar_end_reason_name (o->reason));
   gen_number (gen, "exitCode", o->exit_code, r->ran && o->exit_code >= 0);

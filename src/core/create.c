@@ -413,7 +413,7 @@ prefer_init_error (int sync_fd, ar_error_t **err)
         {
           ar_error_free (*err);
           *err = NULL;
-          return ar_error_set (err, 0, "%s", text);
+          return ar_sync_error (&msg, NULL, err);
         }
       if (msg.type != AR_SYNC_PTY)
         return -1;
@@ -473,8 +473,7 @@ drive_init (const ar_create_options *opts, const oci_spec *spec,
         case AR_SYNC_ERROR:
           {
             cleanup_free char *text = msg.text;
-            return ar_error_set (err, 0, "%s",
-                                 text ? text : "container init failed");
+            return ar_sync_error (&msg, "container init failed", err);
           }
         default:
           free (msg.text);

@@ -267,8 +267,7 @@ child_main (const exec_child *c)
   char **envp = NULL;
   if (child_setup (c, &exe, &envp, &err) < 0)
     {
-      ar_sync_send (c->sync_fd, AR_SYNC_ERROR, 0, -1, ar_error_text (err),
-                    NULL);
+      ar_sync_send_error (c->sync_fd, err);
       _exit (1);
     }
   execve (exe, c->proc->args.items, envp);
@@ -301,7 +300,7 @@ wait_child_ready (const ar_exec_options *opts, int sync_fd,
       if (msg.type == AR_SYNC_ERROR)
         {
           cleanup_free char *text = msg.text;
-          return ar_error_set (err, 0, "%s", text ? text : "exec failed");
+          return ar_sync_error (&msg, "exec failed", err);
         }
       if (msg.type == AR_SYNC_SECCOMP)
         {

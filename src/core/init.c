@@ -322,8 +322,7 @@ await_taker (const ar_init_config *cfg, int listener, start_order *o,
     _exit (1);
   if (r < 0)
     {
-      ar_sync_send (o->report_fd, AR_SYNC_ERROR, 0, -1, ar_error_text (*err),
-                    NULL);
+      ar_sync_send_error (o->report_fd, *err);
       _exit (1);
     }
   /* The taker learns this init's host pid (it waits on a pidfd of it)
@@ -373,8 +372,7 @@ static _Noreturn void
 fail (const ar_init_config *cfg, ar_error_t *err, bool parent_listening)
 {
   if (parent_listening)
-    ar_sync_send (cfg->sync_fd, AR_SYNC_ERROR, 0, -1, ar_error_text (err),
-                  NULL);
+    ar_sync_send_error (cfg->sync_fd, err);
   else
     dprintf (STDERR_FILENO, "agentrun: %s\n", ar_error_text (err));
   _exit (1);

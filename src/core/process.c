@@ -274,6 +274,9 @@ find_by_path (const char *arg0, ar_error_t **err)
   else
     ar_error_set_errno_said (err, saved, "exec: \"%s\": stat %s: %s", arg0,
                              arg0, reason);
+  if (*err)
+    (*err)->code
+        = exists ? AR_ERR_COMMAND_NOT_RUNNABLE : AR_ERR_COMMAND_NOT_FOUND;
   return NULL;
 }
 
@@ -322,8 +325,9 @@ ar_process_find_executable (const oci_process *process, ar_error_t **err)
 
   char *found = search_path (arg0, path_from_env (&process->env));
   if (found == NULL)
-    ar_error_set (err, 0, "exec: \"%s\": executable file not found in $PATH",
-                  arg0);
+    ar_error_set_code (err, AR_ERR_COMMAND_NOT_FOUND, 0,
+                       "exec: \"%s\": executable file not found in $PATH",
+                       arg0);
   return found;
 }
 

@@ -88,15 +88,32 @@ ar_sync_recv (int sock, ar_sync_msg *out, ar_error_t **err)
 }
 
 int
+ar_sync_send_error (int sock, const ar_error_t *e)
+{
+  return ar_sync_send (sock, AR_SYNC_ERROR, (int) e->code, -1,
+                       ar_error_text (e), NULL);
+}
+
+int
+ar_sync_error (const ar_sync_msg *msg, const char *fallback, ar_error_t **err)
+{
+  ar_error_code code
+      = msg->value > 0 ? (ar_error_code) msg->value : AR_ERR_FAILED;
+  return ar_error_set_code (err, code, 0, "%s",
+                            msg->text ? msg->text : fallback);
+}
+
+int
 ar_sync_expect (int sock, ar_sync_type type, ar_sync_msg *msg, ar_error_t **err)
 {
   if (ar_sync_recv (sock, msg, err) < 0)
     return -1;
   if (msg->type == AR_SYNC_ERROR)
     {
-      cleanup_free char *text = msg->text;
+      ar_sync_error (msg, "unknown error", err);
+      free (msg->text);
       msg->text = NULL;
-      return ar_error_set (err, 0, "%s", text ? text : "unknown error");
+      return -1;
     }
   if ((int) msg->type != (int) type)
     {

@@ -44,6 +44,14 @@ int ar_sync_pair (int fds[2], ar_error_t **err);
 int ar_sync_send (int sock, ar_sync_type type, int value, int fd,
                   const char *text, ar_error_t **err);
 
+/* An error for the peer: its text, and its code (ar_error_code) as the
+ * message's value, so a command that could not run stays one. */
+int ar_sync_send_error (int sock, const ar_error_t *e);
+/* The peer's AR_SYNC_ERROR `msg` as *err, with its code (`fallback` when
+ * it came without text); -1. */
+int
+ar_sync_error (const ar_sync_msg *msg, const char *fallback, ar_error_t **err);
+
 /* Receive the next message; EOF is an error. */
 int ar_sync_recv (int sock, ar_sync_msg *msg, ar_error_t **err);
 

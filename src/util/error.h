@@ -13,6 +13,8 @@ typedef enum
   AR_ERR_FAILED = 0,   /* nothing more specific */
   AR_ERR_NO_CONTAINER, /* no container of that id under the state root */
   AR_ERR_PEER_GONE,    /* the other end of a connection closed or reset it */
+  AR_ERR_COMMAND_NOT_FOUND,    /* the process's command is not there */
+  AR_ERR_COMMAND_NOT_RUNNABLE, /* it is, but cannot be executed */
 } ar_error_code;
 
 typedef struct ar_error
