@@ -3,8 +3,12 @@
 # What --diff costs a sandbox on a large git repository:
 #
 #   bench/diff.sh [N] [ROUNDS] [FILES]   (default 30 runs, 3 rounds, 10000 files)
+#   BENCH_REPO=DIR bench/diff.sh [N] [ROUNDS]
 #
-# A git repository of FILES small files (one commit) in a temp dir; from
+# A git repository of FILES small files (one commit) in a temp dir, or a
+# clone of the repository DIR (its first tracked text file is the one
+# changed; BENCH_BUILD=1 also builds it there, as a developer's checkout
+# holds build outputs git ignores); from
 # inside it, `agentrun sandbox` with a command that changes one line,
 # with and without --diff, alternating run by run. Wall time of each
 # whole command (fork to exit); medians in milliseconds per round and the
@@ -21,14 +25,24 @@ WORK=$(mktemp -d /tmp/agentrun-bench-diff.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
 repo=$WORK/repo
-mkdir -p "$repo"
-(cd "$repo" && for d in $(seq 0 99); do
-	mkdir "d$d"
-	for f in $(seq 0 $((FILES / 100 - 1))); do echo "file $d/$f" >"d$d/f$f.txt"; done
-done)
-git -C "$repo" init -q
-git -C "$repo" add -A
-git -C "$repo" -c user.name=bench -c user.email=bench@localhost commit -qm base
+target=d5/f5.txt
+if [ -n "${BENCH_REPO:-}" ]; then
+	git clone -q "$BENCH_REPO" "$repo"
+	target=$(git -C "$repo" ls-files '*.md' | head -1)
+	if [ "${BENCH_BUILD:-0}" = 1 ]; then
+		(cd "$repo" && ./autogen.sh && ./configure && make -j"$(nproc)") >"$WORK/build.log" 2>&1 \
+			|| { echo "bench/diff: the build failed: $WORK/build.log" >&2; exit 1; }
+	fi
+else
+	mkdir -p "$repo"
+	(cd "$repo" && for d in $(seq 0 99); do
+		mkdir "d$d"
+		for f in $(seq 0 $((FILES / 100 - 1))); do echo "file $d/$f" >"d$d/f$f.txt"; done
+	done)
+	git -C "$repo" init -q
+	git -C "$repo" add -A
+	git -C "$repo" -c user.name=bench -c user.email=bench@localhost commit -qm base
+fi
 
 ms() {
 	local t0=$EPOCHREALTIME
@@ -38,8 +52,8 @@ ms() {
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.1f", m / 1000 }'; }
 
-change='echo change >>d5/f5.txt'
-echo "# $(date -u +%F) $(uname -r), $(nproc) cpus; $(git -C "$repo" ls-files | wc -l) files; $N runs each, interleaved, $ROUNDS rounds"
+change="echo change >>$target"
+echo "# $(date -u +%F) $(uname -r), $(nproc) cpus; ${BENCH_REPO:-a generated repository}: $(git -C "$repo" ls-files | wc -l) tracked files, $(find "$repo" -path "$repo/.git" -prune -o -type f -print | wc -l) in all; $N runs each, interleaved, $ROUNDS rounds"
 echo "# round  without_ms  with_diff_ms  diff_cost_ms"
 cd "$repo"
 for r in $(seq 1 "$ROUNDS"); do
