@@ -230,6 +230,9 @@ ping() {
 	assert_output_contains "criu not found in PATH"
 	[ "$(wc -l <<<"$output")" -eq 1 ]
 	[ "$(ctr_status)" = running ]
+	# Nothing of the checkpoint that did not happen: no descriptors file,
+	# no images directory it made.
+	[ ! -e "$IMAGES" ] || fail "left: $(ls -A "$IMAGES")"
 
 	run runtime checkpoint --lazy-pages --image-path "$IMAGES" "$CID"
 	assert_failure

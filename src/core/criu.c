@@ -480,6 +480,8 @@ ar_container_checkpoint (const char *root, const char *id,
     return -1;
   bool has_plan = plan != NULL;
   ar_stage_free_plan (plan);
+  bool had_images = access (o->image_path, F_OK) == 0;
+  bool had_work = access (work_path (o), F_OK) == 0;
   if (ar_criu_check_spec ("checkpoint", spec, has_plan, err) < 0
       || ar_mkdir_p (o->image_path, 0700, err) < 0
       || ar_mkdir_p (work_path (o), 0700, err) < 0)
@@ -495,7 +497,18 @@ ar_container_checkpoint (const char *root, const char *id,
   ar_cgroup_free (cg);
   if (r < 0
       || run_criu (o->pre_dump ? "pre-dump" : "dump", b.v.items, log, err) < 0)
-    return -1;
+    {
+      /* Ours goes; what criu left (its log, partial images) stays for the
+       * error to point at, and so does a directory it is in. */
+      cleanup_free char *descriptors
+          = xasprintf ("%s/" DESCRIPTORS_FILE, o->image_path);
+      unlink (descriptors);
+      if (!had_work)
+        rmdir (work_path (o));
+      if (!had_images)
+        rmdir (o->image_path);
+      return -1;
+    }
   ar_container_audit (root, id, "checkpoint", NULL);
   if (o->leave_running || o->pre_dump)
     return 0;
