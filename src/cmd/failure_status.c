@@ -8,9 +8,8 @@
 int
 ar_cmd_failure_status (const char *verb, const ar_error_t *err)
 {
-  bool runs_command = verb
-                      && (strcmp (verb, "run") == 0
-                          || strcmp (verb, "sandbox") == 0);
+  bool runs_command
+      = verb && (strcmp (verb, "run") == 0 || strcmp (verb, "sandbox") == 0);
   if (runs_command && err && err->code == AR_ERR_COMMAND_NOT_FOUND)
     return 127;
   if (runs_command && err && err->code == AR_ERR_COMMAND_NOT_RUNNABLE)
