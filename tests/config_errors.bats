@@ -133,8 +133,7 @@ try_create_and_run() {
 
 @test "a missing executable fails and cleans up" {
 	set_args /no/such/program
-	run runtime run --bundle "$BUNDLE" "$CID"
-	assert_failure
+	run -127 runtime run --bundle "$BUNDLE" "$CID"
 	assert_nothing_left
 }
 

@@ -162,11 +162,9 @@ digest() {
 	run sandbox --
 	assert_failure 1
 	assert_output_contains "give a command"
-	run sandbox -- /nonexistent/cmd
-	assert_failure
+	run -127 sandbox -- /nonexistent/cmd
 	assert_output_contains "/nonexistent/cmd"
-	run sandbox -- no-such-command-anywhere
-	assert_failure
+	run -127 sandbox -- no-such-command-anywhere
 	assert_output_contains "no-such-command-anywhere"
 	run sandbox --rootfs "$TEST_DIR/missing" -- true
 	assert_failure 1
