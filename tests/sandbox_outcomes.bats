@@ -217,7 +217,7 @@ require_cgroup() {
 	dest=$(find "$OUT" -mindepth 1 -maxdepth 1 -name 'sandbox-*')
 	[ -d "$dest" ] || fail "nothing exported to $OUT"
 	says "agentrun: output: $dest (3 files)"
-	status_is '.output == {path: $dest, files: 3, withheld: 0}' --arg dest "$dest"
+	status_is '.output == {path: $dest, files: 3, withheld: 0, kept: false}' --arg dest "$dest"
 	status_is '.diff == {path: $diff, filesChanged: 2, withheld: 0, bundle: null, error: null}' --arg diff "$TEST_DIR/changes.diff"
 	status_is '.id == ($dest | split("/") | last)' --arg dest "$dest"
 	# The head is the log's last line as it stands, which `audit` takes.
@@ -230,6 +230,30 @@ require_cgroup() {
 # runtime_in_ws ARG...: the runtime, run from the workspace.
 runtime_in_ws() {
 	(cd "$WS" && runtime "$@")
+}
+
+@test "outcome: an --output directory that refuses the export only at the end: /output is kept under the state root, and the line says where and why" {
+	[ -z "$AR_TEST_USER" ] || skip "a read-only bind needs root"
+	local late=$TEST_DIR/late
+	mkdir -p "$late"
+	sandbox_in_bg -o "$late" -- sh -c "echo important >/output/result.txt; sleep $NAP; true"
+	local nap
+	nap=$(wait_for_nap)
+	# The directory passed the check at the start; now it refuses.
+	mount --bind "$late" "$late"
+	mount -o remount,bind,ro "$late"
+	kill "$nap"
+	ended_bg
+	umount "$late"
+	[ "$RC" = 0 ] || fail "status $RC: $output"
+	local kept
+	kept=$(find "$ROOT/.output-kept" -mindepth 1 -maxdepth 1 -type d -name 'sandbox-*')
+	[ -n "$kept" ] && [ "$(cat "$kept/result.txt")" = important ] || fail "not kept: $(ls -R "$ROOT/.output-kept" 2>&1)"
+	assert_output_contains "agentrun: output: not exported to \`$late\` (output: create \`$late/"
+	assert_output_contains "Read-only file system): kept in $kept"
+	status_is '.output == {path: $kept, files: 1, withheld: 0, kept: true}' --arg kept "$kept"
+	[ -z "$(ls -A "$late")" ] || fail "something in $late: $(ls -A "$late")"
+	rm -rf "$ROOT/.output-kept"
 }
 
 @test "outcome: a failed diff is in the JSON, with the status --diff-strict gives" {

@@ -215,9 +215,23 @@ export_and_audit (const ar_agent_plan *plan, const char *state_dir,
 
   if (secrets_known && plan->output_host_dir)
     {
-      ar_output_export (state_dir, plan->output_host_dir, container_id,
-                        plan->output_max_bytes, plan->output_max_files,
-                        &secrets, &report, &step);
+      /* A destination that refuses even the export's own directory
+       * (made read-only, or removed, while the container ran) does not
+       * take the artifacts with it: they are kept under the state root,
+       * which the sandbox names (ar_output_export_kept). */
+      if (ar_output_export (state_dir, plan->output_host_dir, container_id,
+                            plan->output_max_bytes, plan->output_max_files,
+                            &secrets, &report, &step)
+              < 0
+          && report.destination == NULL)
+        {
+          cleanup_error ar_error_t *kept_err = NULL;
+          if (ar_output_export_kept (
+                  state_dir, container_id, plan->output_max_bytes,
+                  plan->output_max_files, &secrets, step, &report, &kept_err)
+              == 0)
+            ar_error_freep (&step);
+        }
       ar_error_free (ar_error_keep_first (first, &step));
     }
   if (plan->audit_path)

@@ -503,6 +503,36 @@ ar_output_export (const char *state_dir, const char *host_dir,
   return 0;
 }
 
+char *
+ar_output_kept_dir (const char *state_root)
+{
+  return xasprintf ("%s/.output-kept", state_root);
+}
+
+int
+ar_output_export_kept (const char *state_dir, const char *container_id,
+                       uint64_t max_bytes, uint64_t max_files,
+                       const ar_secret_set *secrets, const ar_error_t *why,
+                       ar_output_report *report, ar_error_t **err)
+{
+  cleanup_free char *root = xstrdup (state_dir);
+  char *slash = strrchr (root, '/');
+  if (slash == NULL || slash == root)
+    return ar_error_set (err, 0, "output: no state root above `%s`", state_dir);
+  *slash = '\0';
+  cleanup_free char *dir = ar_output_kept_dir (root);
+  if (mkdir (dir, 0700) < 0 && errno != EEXIST)
+    return ar_error_set (err, errno, "output: mkdir `%s`", dir);
+  if (ar_output_export (state_dir, dir, container_id, max_bytes, max_files,
+                        secrets, report, err)
+      < 0)
+    return -1;
+  cleanup_free char *why_path = xasprintf ("%s/%s.why", dir, container_id);
+  cleanup_free char *text = xasprintf ("%s\n", ar_error_text (why));
+  return ar_write_file_atomic_at (AT_FDCWD, why_path, text, strlen (text), 0600,
+                                  err);
+}
+
 int
 ar_output_exported (const char *host_dir, const char *container_id,
                     ar_output_report *out, ar_error_t **err)

@@ -54,6 +54,16 @@ int ar_output_export (const char *state_dir, const char *host_dir,
                       uint64_t max_files, const ar_secret_set *secrets,
                       ar_output_report *report, ar_error_t **err);
 
+/* Where /output goes when its destination refuses it (it cannot be made
+ * there): <state root>/.output-kept, made 0700; the export there is
+ * <dir>/<id>, and <dir>/<id>.why holds the refusal, one line. The
+ * artifacts outlive the container and the error can name them. */
+char *ar_output_kept_dir (const char *state_root);
+int ar_output_export_kept (const char *state_dir, const char *container_id,
+                           uint64_t max_bytes, uint64_t max_files,
+                           const ar_secret_set *secrets, const ar_error_t *why,
+                           ar_output_report *report, ar_error_t **err);
+
 /* What an export left in <host_dir>/<container_id>, from its manifest:
  * its path, how many files arrived (out->files stays NULL) and what was
  * withheld, and why; out->destination is NULL when no manifest is there

@@ -26,10 +26,12 @@ ar_sandbox_report_plan (ar_sandbox_report *r, const oci_map *annotations,
   const char *audit
       = oci_map_get (annotations, AR_AGENT_ANNOTATION_PREFIX "audit");
   free (r->output_host_dir);
+  free (r->output_kept_dir);
   free (r->audit_path);
   free (r->audit_heads_dir);
   free (r->id);
   r->output_host_dir = output ? xstrdup (output) : NULL;
+  r->output_kept_dir = ar_output_kept_dir (root);
   r->audit_path = audit ? xstrdup (audit) : NULL;
   r->audit_heads_dir = ar_audit_heads_dir (root);
   r->id = xstrdup (id);
@@ -111,7 +113,7 @@ gen_usage (yajl_gen gen, const ar_sandbox_report *r)
 
 static void
 gen_output (yajl_gen gen, const char *destination, size_t files,
-            size_t withheld)
+            size_t withheld, bool kept)
 {
   gen_key (gen, "output");
   if (destination == NULL)
@@ -123,6 +125,8 @@ gen_output (yajl_gen gen, const char *destination, size_t files,
   gen_text (gen, "path", destination);
   gen_number (gen, "files", (long long) files, true);
   gen_number (gen, "withheld", (long long) withheld, true);
+  gen_key (gen, "kept");
+  yajl_gen_bool (gen, kept);
   yajl_gen_map_close (gen);
 }
 
@@ -146,7 +150,7 @@ gen_diff (yajl_gen gen, const ar_sandbox_report *r)
 
 static char *
 status_json (const ar_sandbox_report *r, int status, const ar_error_t *error,
-             const char *exported, size_t files, size_t withheld,
+             const char *exported, size_t files, size_t withheld, bool kept,
              const char *audit_head)
 {
   yajl_gen gen = yajl_gen_alloc (NULL);
@@ -155,7 +159,7 @@ status_json (const ar_sandbox_report *r, int status, const ar_error_t *error,
   gen_text (gen, "id", r->id);
   gen_end (gen, r, status, error);
   gen_usage (gen, r);
-  gen_output (gen, exported, files, withheld);
+  gen_output (gen, exported, files, withheld, kept);
   gen_diff (gen, r);
   gen_text (gen, "auditHead", audit_head);
   yajl_gen_map_close (gen);
@@ -182,6 +186,23 @@ ar_sandbox_report_finish (ar_sandbox_report *r, int status,
   if (r->output_host_dir && r->id
       && ar_output_exported (r->output_host_dir, r->id, &out, &e) < 0)
     warn ("--output", e);
+  /* Refused at the end: kept under the state root instead. */
+  bool kept = false;
+  if (r->output_host_dir && r->id && out.destination == NULL && e == NULL
+      && ar_output_exported (r->output_kept_dir, r->id, &out, &e) == 0
+      && out.destination)
+    {
+      kept = true;
+      cleanup_free char *why_path
+          = xasprintf ("%s/%s.why", r->output_kept_dir, r->id);
+      cleanup_free char *why = NULL;
+      cleanup_error ar_error_t *ignored = NULL;
+      if (ar_read_file_at (AT_FDCWD, why_path, 4096, &why, NULL, &ignored) == 0)
+        why[strcspn (why, "\n")] = '\0';
+      fprintf (stderr,
+               "agentrun: output: not exported to `%s` (%s): kept in %s\n",
+               r->output_host_dir, why ? why : "refused", out.destination);
+    }
   const char *exported = out.destination;
   size_t files = out.n_files;
   if (exported)
@@ -200,8 +221,8 @@ ar_sandbox_report_finish (ar_sandbox_report *r, int status,
   if (r->audit_path
       && ar_audit_head (r->audit_path, r->audit_heads_dir, &head, &e) < 0)
     warn ("--json-status: the audit head", e);
-  cleanup_free char *json
-      = status_json (r, status, error, exported, files, out.n_withheld, head);
+  cleanup_free char *json = status_json (r, status, error, exported, files,
+                                         out.n_withheld, kept, head);
   ar_output_report_clear (&out);
   ar_error_freep (&e);
   if (ar_write_file_atomic_at (AT_FDCWD, r->json_path, json, strlen (json),
@@ -216,6 +237,7 @@ ar_sandbox_report_clear (ar_sandbox_report *r)
   free (r->json_path);
   free (r->id);
   free (r->output_host_dir);
+  free (r->output_kept_dir);
   free (r->audit_path);
   free (r->audit_heads_dir);
   ar_diff_result_clear (&r->diff);

@@ -19,6 +19,7 @@ typedef struct
   bool ran; /* the command ran to its end: `outcome` holds */
   ar_run_outcome outcome;
   char *output_host_dir; /* the run.agentrun.output the policy was given */
+  char *output_kept_dir; /* where it is kept when that refused it */
   char *audit_path;      /* the run.agentrun.audit */
   char *audit_heads_dir; /* where the state root keeps the log's head */
   const char *diff_path; /* --diff, absolute; NULL: none */
