@@ -123,7 +123,7 @@ attach_copy (const char *overlay_dir, size_t index, const char *source,
   if ((mkdir (dir, 0700) < 0 && errno != EEXIST)
       || (mkdir (at, 0700) < 0 && errno != EEXIST))
     return ar_error_set (err, errno, "mkdir `%s`", at);
-  if (ar_idmount_attach_copy (source, map, AR_USERNS_IDMAPS_DIR, at, err) < 0)
+  if (ar_idmount_attach_copy (source, map, at, err) < 0)
     return -1;
   int fd = ar_hostfs_open_dir (at, err);
   if (fd < 0)

@@ -15,10 +15,6 @@
  * deleted without delete, or its create was killed) and taken again. */
 #define AR_USERNS_LEASE_DIR "/run/agentrun-ids"
 #define AR_USERNS_RECORD "idrange" /* in the state dir: "SLOT UID GID SIZE" */
-/* The idmapped mounts' user namespaces, kept by their maps
- * (ar_idmount_userns_kept): one per range and owner ever used, until
- * reboot. */
-#define AR_USERNS_IDMAPS_DIR AR_USERNS_LEASE_DIR "/idmaps"
 
 typedef struct
 {

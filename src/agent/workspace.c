@@ -75,9 +75,7 @@ mount_idmapped (const ar_agent_plan *plan, const char *state_dir,
       || (mkdir (merged, 0700) < 0 && errno != EEXIST))
     return ar_error_set (err, errno, "workspace: mkdir under `%s`", state_dir);
   /* Attached, not a detached layer: see layers.h. */
-  if (ar_idmount_attach_copy (plan->workspace_host_dir, &map,
-                              AR_USERNS_IDMAPS_DIR, lower, err)
-      < 0)
+  if (ar_idmount_attach_copy (plan->workspace_host_dir, &map, lower, err) < 0)
     return ar_error_prefix (err, "workspace");
   cleanup_free char *data
       = xasprintf ("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work);

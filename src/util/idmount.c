@@ -3,19 +3,14 @@
 #include "idmount.h"
 #include "cleanup.h"
 #include "proc.h"
-#include "path.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
-#include <linux/nsfs.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -105,61 +100,6 @@ ar_idmount_userns (const char *uid_map, const char *gid_map, ar_idmap_ns *ns,
   return -1;
 }
 
-/* The name a kept namespace has: its maps, "0-2147483648-1_" per line;
- * NULL for maps too long to name a file by. */
-static char *
-kept_name (const char *uid_map, const char *gid_map)
-{
-  cleanup_free char *text = xasprintf ("%s+%s", uid_map, gid_map);
-  if (strlen (text) > 200 || strspn (text, "0123456789 \n+") != strlen (text))
-    return NULL;
-  for (char *c = text; *c; c++)
-    *c = *c == ' ' ? '-' : *c == '\n' ? '_' : *c;
-  return steal_pointer (&text);
-}
-
-/* Keep the namespace `ns_fd` at `path`, a bind mount of it on an empty
- * file; a path another process made first is left to it. */
-static void
-keep (int ns_fd, const char *keep_dir, const char *path)
-{
-  if (mkdir (keep_dir, 0700) < 0 && errno != EEXIST)
-    return;
-  int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-  int fd = open (path, flags, 0600);
-  /* A file left by a keeper that died before its bind (a mounted one
-   * cannot be unlinked: EBUSY) */
-  if (fd < 0 && errno == EEXIST && unlink (path) == 0)
-    fd = open (path, flags, 0600);
-  if (fd < 0)
-    return;
-  close (fd);
-  char self[AR_FD_PATH_MAX];
-  ar_fd_path (ns_fd, self);
-  if (mount (self, path, NULL, MS_BIND, NULL) < 0)
-    unlink (path);
-}
-
-int
-ar_idmount_userns_kept (const char *keep_dir, const char *uid_map,
-                        const char *gid_map, ar_idmap_ns *ns, ar_error_t **err)
-{
-  cleanup_free char *name = keep_dir ? kept_name (uid_map, gid_map) : NULL;
-  if (name == NULL)
-    return ar_idmount_userns (uid_map, gid_map, ns, err);
-  cleanup_free char *path = xasprintf ("%s/%s", keep_dir, name);
-  *ns = (ar_idmap_ns){ .fd = -1, .holder = 0, .holder_stack = NULL };
-  ns->fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (ns->fd >= 0 && ioctl (ns->fd, NS_GET_NSTYPE) == CLONE_NEWUSER)
-    return 0;
-  if (ns->fd >= 0)
-    close (ns->fd);
-  if (ar_idmount_userns (uid_map, gid_map, ns, err) < 0)
-    return -1;
-  keep (ns->fd, keep_dir, path);
-  return 0;
-}
-
 int
 ar_idmount_set (int tree_fd, int userns_fd, bool recursive, const char *path,
                 ar_error_t **err)
@@ -179,15 +119,14 @@ ar_idmount_set (int tree_fd, int userns_fd, bool recursive, const char *path,
 
 int
 ar_idmount_attach_copy (const char *source, const ar_id_shift *map,
-                        const char *keep_dir, const char *target,
-                        ar_error_t **err)
+                        const char *target, ar_error_t **err)
 {
   cleanup_free char *uids
       = xasprintf ("%u %u %u\n", map->uid_from, map->uid_to, map->count);
   cleanup_free char *gids
       = xasprintf ("%u %u %u\n", map->gid_from, map->gid_to, map->count);
   cleanup_idmap_ns ar_idmap_ns ns = { .fd = -1 };
-  if (ar_idmount_userns_kept (keep_dir, uids, gids, &ns, err) < 0)
+  if (ar_idmount_userns (uids, gids, &ns, err) < 0)
     return ar_error_prefix (err, "`%s`", source);
   cleanup_close int tree = (int) syscall (SYS_open_tree, AT_FDCWD, source,
                                           OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);

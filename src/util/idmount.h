@@ -27,15 +27,6 @@ typedef struct
 int ar_idmount_userns (const char *uid_map, const char *gid_map,
                        ar_idmap_ns *ns, ar_error_t **err);
 
-/* The same, kept for the next call with the same maps: a bind mount of
- * the namespace in `keep_dir` (made 0700 when missing), named by its maps,
- * is opened instead of a new one made (a fork and its wait, most of an
- * idmapped mount's cost). NULL `keep_dir`, or maps too long to name a
- * file by: made each time. Keeping is best effort. */
-int
-ar_idmount_userns_kept (const char *keep_dir, const char *uid_map,
-                        const char *gid_map, ar_idmap_ns *ns, ar_error_t **err);
-
 /* Close the namespace, reap its child. Safe on a zeroed or failed one. */
 void ar_idmap_ns_release (ar_idmap_ns *ns);
 #define cleanup_idmap_ns __attribute__ ((cleanup (ar_idmap_ns_release)))
@@ -47,12 +38,10 @@ int ar_idmount_set (int tree_fd, int userns_fd, bool recursive,
 
 /* An idmapped copy of the mount at `source` (not its submounts), in
  * which on-disk ids map->*_from.. appear as host ids map->*_to.. (any
- * other as the overflow id), attached on the directory `target`; its
- * namespace kept in `keep_dir` (ar_idmount_userns_kept). The error names
- * the source and, when the kernel or the filesystem cannot idmap, says
- * so. */
+ * other as the overflow id), attached on the directory `target`. The
+ * error names the source and, when the kernel or the filesystem cannot
+ * idmap, says so. */
 int ar_idmount_attach_copy (const char *source, const ar_id_shift *map,
-                            const char *keep_dir, const char *target,
-                            ar_error_t **err);
+                            const char *target, ar_error_t **err);
 
 #endif

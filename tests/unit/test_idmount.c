@@ -11,11 +11,7 @@
 #include <errno.h>
 #include <linux/nsfs.h>
 #include <sched.h>
-#include <fcntl.h>
 #include <sys/ioctl.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <sys/wait.h>
 
 static bool
@@ -53,44 +49,6 @@ test_bad_map (void)
   CHECK (no_child_left ());
 }
 
-static ino_t
-inode_of (int fd)
-{
-  struct stat st;
-  return fstat (fd, &st) == 0 ? st.st_ino : 0;
-}
-
-/* Kept: the second call opens the first's namespace, makes no child; a
- * file left where one is kept is replaced. */
-static void
-test_kept (void)
-{
-  char dir[] = "/tmp/agentrun-unit-idmount.XXXXXX";
-  CHECK (mkdtemp (dir) != NULL);
-  cleanup_free char *keep_dir = xasprintf ("%s/kept", dir);
-  const char *map = "0 300000 1\n";
-  cleanup_free char *kept = xasprintf ("%s/0-300000-1_+0-300000-1_", keep_dir);
-  CHECK (mkdir (keep_dir, 0700) == 0);
-  int stale = open (kept, O_WRONLY | O_CREAT, 0600);
-  CHECK (stale >= 0);
-  close (stale);
-  ino_t first = 0;
-  for (int i = 0; i < 2; i++)
-    {
-      cleanup_error ar_error_t *err = NULL;
-      cleanup_idmap_ns ar_idmap_ns ns = { .fd = -1 };
-      CHECK (ar_idmount_userns_kept (keep_dir, map, map, &ns, &err) == 0);
-      CHECK (ioctl (ns.fd, NS_GET_NSTYPE) == CLONE_NEWUSER);
-      if (i == 0)
-        first = inode_of (ns.fd);
-      else
-        CHECK (ns.holder == 0 && inode_of (ns.fd) == first);
-    }
-  CHECK (umount2 (kept, MNT_DETACH) == 0);
-  CHECK (unlink (kept) == 0 && rmdir (keep_dir) == 0 && rmdir (dir) == 0);
-  CHECK (no_child_left ());
-}
-
 int
 main (void)
 {
@@ -98,6 +56,5 @@ main (void)
     return 77; /* automake's "skipped" */
   RUN (test_namespace_and_reap);
   RUN (test_bad_map);
-  RUN (test_kept);
   return unit_finish ();
 }
