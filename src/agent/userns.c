@@ -103,11 +103,11 @@ lease_holder (int lease_dir, unsigned slot)
   return holder;
 }
 
-/* The lease of `slot` names a state dir that no longer records it. */
+/* The lease of `slot`, held by `holder` (NULL: unreadable), names a state
+ * dir that no longer records it. */
 static bool
-lease_is_stale (int lease_dir, unsigned slot)
+lease_is_stale (const char *holder, unsigned slot)
 {
-  cleanup_free char *holder = lease_holder (lease_dir, slot);
   if (holder == NULL)
     return true;
   ar_userns_lease recorded;
@@ -120,9 +120,10 @@ claim_slot (int lease_dir, unsigned slot, const char *state_dir)
   slot_name name = name_of (slot);
   int fd = openat (lease_dir, name.text,
                    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0 && errno == EEXIST && lease_is_stale (lease_dir, slot))
+  bool taken = fd < 0 && errno == EEXIST;
+  cleanup_free char *holder = taken ? lease_holder (lease_dir, slot) : NULL;
+  if (taken && lease_is_stale (holder, slot))
     {
-      cleanup_free char *holder = lease_holder (lease_dir, slot);
       if (holder)
         remove_alias (holder);
       unlinkat (lease_dir, name.text, 0);
@@ -167,8 +168,11 @@ open_lease_dir (ar_error_t **err)
 
 /* The state dir is new: the record is made once, never replaced. */
 static int
-write_record (const char *state_dir, const char *text, ar_error_t **err)
+write_record (const char *state_dir, const ar_userns_lease *lease,
+              ar_error_t **err)
 {
+  cleanup_free char *text = xasprintf ("%u %u %u %u\n", lease->slot, lease->uid,
+                                       lease->gid, lease->size);
   cleanup_free char *path = ar_hostfs_join (state_dir, AR_USERNS_RECORD);
   cleanup_close int fd
       = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -202,9 +206,7 @@ take_lease (const char *user, uint32_t size, const char *state_dir,
                                   .uid = uids.start + slot * size,
                                   .gid = gids.start + slot * size,
                                   .size = size };
-      cleanup_free char *text = xasprintf ("%u %u %u %u\n", lease->slot,
-                                           lease->uid, lease->gid, size);
-      if (write_record (state_dir, text, err) < 0)
+      if (write_record (state_dir, lease, err) < 0)
         {
           unlinkat (lease_dir, name_of (slot).text, 0);
           return -1;
@@ -299,6 +301,16 @@ idmap_directory_binds (oci_spec *spec, const ar_userns_lease *lease)
                    lease->size);
       m->idmap_optional = true;
     }
+}
+
+/* A user namespace entry: new (`path` NULL) or joined (taken). */
+static void
+add_user_namespace (oci_linux *l, char *path)
+{
+  l->namespaces
+      = xrealloc (l->namespaces, (l->n_namespaces + 1) * sizeof *l->namespaces);
+  l->namespaces[l->n_namespaces++]
+      = (oci_namespace){ .type = OCI_NS_USER, .path = path };
 }
 
 /* What the namespaces a spec joins by path are owned by. */
@@ -423,15 +435,9 @@ join_owner (const char *state_dir, const char *owner_path, oci_spec *spec,
     return -1;
   if (gid_size < lease->size)
     lease->size = gid_size;
-  cleanup_free char *text = xasprintf ("%u %u %u %u\n", lease->slot, lease->uid,
-                                       lease->gid, lease->size);
-  if (write_record (state_dir, text, err) < 0)
+  if (write_record (state_dir, lease, err) < 0)
     return -1;
-  oci_linux *l = spec->linux_cfg;
-  l->namespaces
-      = xrealloc (l->namespaces, (l->n_namespaces + 1) * sizeof *l->namespaces);
-  l->namespaces[l->n_namespaces++]
-      = (oci_namespace){ .type = OCI_NS_USER, .path = xstrdup (owner_path) };
+  add_user_namespace (spec->linux_cfg, xstrdup (owner_path));
   return 0;
 }
 
@@ -472,10 +478,7 @@ ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
     return ar_error_prefix (err, "user namespace");
   *leased = true;
   oci_linux *l = spec->linux_cfg;
-  l->namespaces
-      = xrealloc (l->namespaces, (l->n_namespaces + 1) * sizeof *l->namespaces);
-  l->namespaces[l->n_namespaces++]
-      = (oci_namespace){ .type = OCI_NS_USER, .path = NULL };
+  add_user_namespace (l, NULL);
   set_mapping (&l->uid_mappings, &l->n_uid_mappings, lease->uid, lease->size);
   set_mapping (&l->gid_mappings, &l->n_gid_mappings, lease->gid, lease->size);
   clamp_ping_range (&l->sysctl, lease->size);
