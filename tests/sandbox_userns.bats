@@ -18,7 +18,6 @@ setup() {
 	RANGE_START=$(awk -F: '$1 == "agentrun" { print $2; exit }' /etc/subuid)
 }
 
-# first_host_id: container id 0 on the host, from a uid_map in $output.
 # /run/agentrun-ids/root-HASH: where the root of the container with state
 # dir $1 is shown to it (FNV-1a of the path, as userns.c names it).
 alias_of() {
@@ -30,6 +29,7 @@ alias_of() {
 	printf '/run/agentrun-ids/root-%016x' "$h"
 }
 
+# first_host_id: container id 0 on the host, from a uid_map in $output.
 first_host_id() {
 	awk '$1 == 0 { print $2; exit }' <<<"$output"
 }
@@ -109,35 +109,37 @@ first_host_id() {
 	assert_equal "${lines[1]}" 0
 }
 
-@test "sandbox_userns: taking every inotify instance inside leaves host root its own" {
-	local hog=$AR_TOP/tests/tools/inotify_hog name=hog$RANDOM
+# hog_then_host TOOL PROFILE TAKE-ARGS...: tests/tools/TOOL, copied into
+# the workspace under a short name of its own (pkill matches at most 15
+# characters), takes what it can inside a sandbox of PROFILE and holds
+# it ("took N (errno E)" in bg.out) while host root tries one of its own
+# ($output, "ok" or the error); then the sandbox ends.
+hog_then_host() {
+	local hog=$AR_TOP/tests/tools/$1 profile=$2 name=hog$RANDOM
+	shift 2
 	[ -x "$hog" ] || fail "build the tree first (make): no $hog"
 	cp "$hog" "$WS/$name"
-	# It holds every instance it could get until it is killed.
-	started_in_bg sandbox -- "./$name" take hold
+	started_in_bg sh -c "cd '$WS' && exec '$RUNTIME' --root '$ROOT' --profile $profile sandbox -- ./$name $* hold </dev/null"
 	wait_for_file_content "$TEST_DIR/bg.out" took 30
 	run "$hog" one
 	pkill -x "$name"
 	wait_bg 10
+}
+
+@test "sandbox_userns: taking every inotify instance inside leaves host root its own" {
+	hog_then_host inotify_hog agent take
 	assert_success
 	assert_output ok
 	grep -q '^took 128 ' "$TEST_DIR/bg.out" || fail "the namespace's own limit (128) not met: $(cat "$TEST_DIR/bg.out" "$TEST_DIR/bg.err")"
 }
 
 @test "sandbox_userns: keys added inside count against the range's uid, not host root's" {
-	local hog=$AR_TOP/tests/tools/keys_hog name=keys$RANDOM
-	[ -x "$hog" ] || fail "build the tree first (make): no $hog"
-	cp "$hog" "$WS/$name"
 	# The agent filter refuses add_key; a profile that allows it.
 	mkdir -p "$AGENTRUN_CONFIG_DIR/profiles"
 	echo '{"extends": "agent", "seccomp": "none"}' >"$AGENTRUN_CONFIG_DIR/profiles/keys.json"
 	local quota
 	quota=$(cat /proc/sys/kernel/keys/maxkeys)
-	started_in_bg sh -c "cd '$WS' && exec '$RUNTIME' --root '$ROOT' --profile keys sandbox -- ./$name take $((quota * 5)) hold </dev/null"
-	wait_for_file_content "$TEST_DIR/bg.out" took 30
-	run "$hog" one
-	pkill -x "$name"
-	wait_bg 10
+	hog_then_host keys_hog keys take $((quota * 5))
 	assert_success
 	assert_output ok
 	# A uid's quota (kernel.keys.maxkeys, less the keyrings it has), with
