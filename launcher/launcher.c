@@ -38,7 +38,7 @@ static const char *const options_with_value[]
         "rootless", "rootless-limits", "criu", 0 };
 
 /* main.c's commands that run a process of ours in a container (its
- * enters_container); `sandbox` too, unless it takes from a pool. */
+ * enters_container). */
 static const char *const entering_commands[]
     = { "create", "run", "exec", "pool", "rollback", 0 };
 
@@ -69,29 +69,15 @@ command_index (int argc, char **argv)
   return i < argc ? i : 0;
 }
 
-/* `sandbox --pool NAME` takes a member of a pool: nothing of ours enters a
- * container then. Its options end at `--`. */
-static int
-takes_from_pool (int argc, char **argv, int from)
-{
-  for (int i = from; i < argc && !same (argv[i], "--"); i++)
-    {
-      const char *rest = after (argv[i], "--pool");
-      if (rest && (*rest == '\0' || *rest == '='))
-        return 1;
-    }
-  return 0;
-}
-
+/* `sandbox` is not among them: its command runs in a user namespace of
+ * its own that holds no id able to write the binary, except where its
+ * profile or flags say otherwise, which only the runtime reads; it makes
+ * the copy then. */
 static int
 enters_container (int argc, char **argv)
 {
   int c = command_index (argc, argv);
-  if (c == 0)
-    return 0;
-  if (same (argv[c], "sandbox"))
-    return !takes_from_pool (argc, argv, c + 1);
-  return listed (argv[c], entering_commands);
+  return c && listed (argv[c], entering_commands);
 }
 
 /* Real root: uid 0 with the initial user namespace's whole-range map.

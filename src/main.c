@@ -432,7 +432,7 @@ main (int argc, char **argv, char **envp)
         ar_error_set (&err, 0, "unknown command `%s` (see agentrun --help)",
                       name);
       else if (!commands[c].enters_container
-               || ar_prepare_container_command (argv, envp, &err) == 0)
+               || ar_prepare_container_command (NULL, 0, argv, envp, &err) == 0)
         {
           /* The verb and its result only: arguments (an exec command
            * line) may hold what must never reach a log. */

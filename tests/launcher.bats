@@ -29,21 +29,46 @@ entered() {
 @test "launcher: a command that enters a container runs from a sealed copy, started once" {
 	local cmd
 	for cmd in "exec missing true" "create -b $TEST_DIR/nobundle x" "run -b $TEST_DIR/nobundle x" \
-		"sandbox --no-such-flag -- true" "pool create --no-such-flag" "rollback missing x"; do
+		"pool create --no-such-flag" "rollback missing x"; do
 		# shellcheck disable=SC2086 # the words of the command
 		assert_equal "$cmd: $(entered --root "$ROOT" $cmd)" "$cmd: sealed"
 	done
 }
 
-@test "launcher: any other command, and sandbox --pool, run the runtime's file" {
+@test "launcher: any other command, and sandbox, run the runtime's file" {
 	local cmd
 	for cmd in "state missing" "kill missing" "delete missing" "list" "start missing" \
-		"sandbox --pool missing -- true" "sandbox --pool=missing -- true" "--version" "features"; do
+		"sandbox --pool missing -- true" "sandbox --pool=missing -- true" "--version" "features" \
+		"sandbox --no-such-flag -- true"; do
 		# shellcheck disable=SC2086
 		assert_equal "$cmd: $(entered --root "$ROOT" $cmd)" "$cmd: file"
 	done
-	# A word after `--` is the sandbox's command, not its option.
-	assert_equal "$(entered --root "$ROOT" sandbox --no-such-flag -- echo --pool)" sealed
+}
+
+@test "launcher: real root's sandbox copies the runtime only where its user namespace leaves the binary in reach" {
+	[ "$(id -u)" = 0 ] || skip "real root's sandbox"
+	grep -q '^agentrun:' /etc/subuid || skip "no range for user agentrun (contrib/agentrun-ids.sh)"
+	mkdir -p "$TEST_DIR/ws" "$TEST_DIR/conf/profiles"
+	cd "$TEST_DIR/ws"
+	# Its command runs in a namespace holding only the range: root's
+	# binary is out of its reach, no copy. (The last word is `true`'s.)
+	assert_equal "$(entered --root "$ROOT" sandbox -- true)" "file file"
+	# Without that namespace the runtime copies itself, as it always did.
+	echo '{"extends": "agent", "userNamespace": {"enabled": false}}' >"$TEST_DIR/conf/profiles/plain.json"
+	assert_equal "$(AGENTRUN_CONFIG_DIR=$TEST_DIR/conf entered --root "$ROOT" --profile plain sandbox -- true)" \
+		"file sealed file"
+	# A binary the range owns is one the command could write: copied.
+	local start
+	start=$(awk -F: '$1 == "agentrun" { print $2; exit }' /etc/subuid)
+	mkdir "$TEST_DIR/ranged"
+	ar_copy_binaries "$RUNTIME" "$TEST_DIR/ranged"
+	chown -R "$start:$start" "$TEST_DIR/ranged"
+	RUNTIME=$TEST_DIR/ranged/agentrun
+	assert_equal "$(entered --root "$ROOT" sandbox -- true)" "file sealed file"
+	# Every one of them ran the command.
+	run "$RUNTIME" --root "$ROOT" sandbox -- echo ran
+	assert_success
+	assert_output ran
 }
 
 # The execs of a `start` after the launcher's (entered's words), having

@@ -122,6 +122,15 @@ const char *ar_profile_name (const ar_profile *profile);
 /* Does the profile make the ephemeral overlay (what a sandbox needs)? */
 bool ar_profile_has_overlay (const ar_profile *profile);
 
+/* The host uids that a container of `spec` which real root makes under
+ * the profile may hold: the subordinate range its user namespace is
+ * leased from. False when it gets no leased user namespace (none in the
+ * profile, a caller without root, a spec that brings, joins or shares
+ * one, or a pid, ipc or mount namespace of the host's), or when the range
+ * cannot be read (create then says why). */
+bool ar_profile_leased_uids (const ar_profile *profile, const oci_spec *spec,
+                             uint32_t *first, uint32_t *count);
+
 /* The annotations come from the host user on the command line (sandbox),
  * not from whoever wrote a container spec: host paths need not be under
  * the profile's allowedHostDirs, and the caller-only keys ("audit",

@@ -441,16 +441,54 @@ join_owner (const char *state_dir, const char *owner_path, oci_spec *spec,
   return 0;
 }
 
+/* Without root the runtime is in a user namespace of its own already,
+ * holding the caller's ids only. A spec that brings one keeps it. */
+static bool
+applies (bool asked, const oci_spec *spec)
+{
+  return asked && !ar_userns_unprivileged () && spec->linux_cfg != NULL
+         && !oci_spec_find_namespace (spec, OCI_NS_USER);
+}
+
+/* A pid namespace of the host's, joined or shared (--pid host), would
+ * leave a new one's root unable to mount its /proc, an ipc one its
+ * /dev/mqueue (--ipc host), a mount one unable to join it: such a
+ * container stays as its spec says (docs/profiles.md). */
+static bool
+takes_lease (const oci_spec *spec, const joined_owners *joined)
+{
+  return !joined->host_pid_or_mount && joined->owner_path == NULL
+         && oci_spec_find_namespace (spec, OCI_NS_PID)
+         && oci_spec_find_namespace (spec, OCI_NS_IPC)
+         && oci_spec_find_namespace (spec, OCI_NS_MOUNT);
+}
+
+bool
+ar_profile_leased_uids (const ar_profile *profile, const oci_spec *spec,
+                        uint32_t *first, uint32_t *count)
+{
+  if (!applies (profile->userns, spec))
+    return false;
+  cleanup_error ar_error_t *ignored = NULL;
+  joined_owners joined;
+  bool known = find_joined_owners (spec, &joined, &ignored) == 0;
+  cleanup_free char *owner_path = joined.owner_path;
+  ar_subid_range uids;
+  if (!known || !takes_lease (spec, &joined)
+      || ar_subid_find (SUBUID_FILE, profile->userns_user, &uids, &ignored) < 0)
+    return false;
+  *first = uids.start;
+  *count = uids.count;
+  return true;
+}
+
 int
 ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
                          oci_spec *spec, ar_userns_lease *lease, bool *leased,
                          ar_error_t **err)
 {
   *leased = false;
-  /* Without root the runtime is in a user namespace of its own already,
-   * holding the caller's ids only. A spec that brings one keeps it. */
-  if (!plan->userns || ar_userns_unprivileged () || spec->linux_cfg == NULL
-      || oci_spec_find_namespace (spec, OCI_NS_USER))
+  if (!applies (plan->userns, spec))
     return 0;
   joined_owners joined;
   int r = find_joined_owners (spec, &joined, err);
@@ -465,13 +503,7 @@ ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
       idmap_directory_binds (spec, lease);
       return 0;
     }
-  /* A pid namespace of the host's, joined or shared (--pid host), would
-   * leave a new one's root unable to mount its /proc, an ipc one its
-   * /dev/mqueue (--ipc host), a mount one unable to join it: such a
-   * container stays as its spec says (docs/profiles.md). */
-  if (joined.host_pid_or_mount || !oci_spec_find_namespace (spec, OCI_NS_PID)
-      || !oci_spec_find_namespace (spec, OCI_NS_IPC)
-      || !oci_spec_find_namespace (spec, OCI_NS_MOUNT))
+  if (!takes_lease (spec, &joined))
     return 0;
   if (take_lease (plan->userns_user, plan->userns_size, state_dir, lease, err)
       < 0)

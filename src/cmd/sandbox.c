@@ -607,7 +607,8 @@ run_sandbox (const ar_globals *g, const ar_parsed *p, char *const *argv,
  * error names the flag), before anything is made. */
 static int
 checked_spec (const ar_globals *g, const ar_parsed *p, const char *rootfs,
-              const char *workspace, oci_spec **spec, ar_error_t **err)
+              const char *workspace, oci_spec **spec, ar_held_uids *held,
+              size_t *n_held, ar_error_t **err)
 {
   ar_profile *profile = NULL;
   if (ar_sandbox_load_profile (g->profile, &profile, err) < 0)
@@ -620,6 +621,11 @@ checked_spec (const ar_globals *g, const ar_parsed *p, const char *rootfs,
       *spec = NULL;
       r = -1;
     }
+  *n_held = r == 0
+                    && ar_profile_leased_uids (profile, *spec, &held->first,
+                                               &held->count)
+                ? 1
+                : 0;
   ar_profile_free (profile);
   return r;
 }
@@ -702,7 +708,9 @@ ar_sandbox_make_ready (const ar_globals *g, char **pool_options,
   if (sandbox_dirs (&p, &rootfs, &workspace, err) < 0)
     return -1;
   oci_spec *spec = NULL;
-  if (checked_spec (g, &p, rootfs, workspace, &spec, err) < 0)
+  ar_held_uids held; /* `pool` runs from a sealed copy (main.c) */
+  size_t n_held;
+  if (checked_spec (g, &p, rootfs, workspace, &spec, &held, &n_held, err) < 0)
     return -1;
   spec->process->terminal = false;
   cleanup_free char *config_json = oci_spec_to_json (spec, false);
@@ -928,10 +936,6 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   int r = ar_cmd_parse (&doc, options, argc, argv, &p, err);
   if (r != 0)
     return r < 0 ? -1 : 0;
-  /* A take runs nothing of ours in a container: no sealed copy needed. */
-  if (!p.value[OPT_POOL]
-      && ar_prepare_container_command (main_argv, g->envp, err) < 0)
-    return -1;
   bool print_only = ar_flag (&p, OPT_PRINT_POLICY);
   if (p.n_args == 0 && !print_only)
     return ar_error_set (
@@ -975,7 +979,10 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
       return taken;
     }
   oci_spec *spec = NULL;
-  int status = checked_spec (g, &p, rootfs, workspace, &spec, err);
+  ar_held_uids held;
+  size_t n_held = 0;
+  int status
+      = checked_spec (g, &p, rootfs, workspace, &spec, &held, &n_held, err);
   if (status == 0 && from_dir)
     annotate (spec, "overlay.from", from_dir);
   if (status == 0 && print_only)
@@ -984,6 +991,13 @@ ar_cmd_sandbox (const ar_globals *g, int argc, char **argv, ar_error_t **err)
       oci_spec_free (spec);
       return status;
     }
+  /* Nothing is made before here: a sealed copy (needed unless the
+   * command's user namespace puts the binary out of its reach, which the
+   * launcher cannot know) starts over with the same command line. */
+  if (status == 0
+      && ar_prepare_container_command (&held, n_held, main_argv, g->envp, err)
+             < 0)
+    status = -1;
   if (status == 0 && g->rootless && geteuid () != 0)
     status = ar_rootless_unshare_self (err);
   cleanup_free char *id = NULL;

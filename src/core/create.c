@@ -25,6 +25,7 @@
 #include "../util/userns.h"
 #include "../util/pidfd.h"
 #include "../util/prefault.h"
+#include "../util/sealed_exe.h"
 #include "../util/timings.h"
 
 #include <errno.h>
@@ -923,11 +924,32 @@ restore_init (create_ctx *c, ar_error_t **err)
   return 0;
 }
 
+/* The caller chose not to run from a sealed copy of the binary when the
+ * container's user namespace holds none of its writers (sandbox): hold
+ * that promise against the namespace that is actually made. */
+static int
+check_exe_out_of_reach (const oci_spec *spec, ar_error_t **err)
+{
+  const oci_namespace *user = oci_spec_find_namespace (spec, OCI_NS_USER);
+  size_t n = user && user->path == NULL ? spec->linux_cfg->n_uid_mappings : 0;
+  cleanup_free ar_held_uids *held = xcalloc (n + 1, sizeof *held);
+  for (size_t i = 0; i < n; i++)
+    held[i] = (ar_held_uids){ .first = spec->linux_cfg->uid_mappings[i].host_id,
+                              .count = spec->linux_cfg->uid_mappings[i].size };
+  if (ar_exe_reachable (held, n))
+    return ar_error_set (
+        err, 0,
+        "the container could write this runtime's binary through /proc/PID/exe and the runtime does not run from a sealed copy of it");
+  return 0;
+}
+
 static int
 start_init (create_ctx *c, bool *new_userns, ar_error_t **err)
 {
   if (c->opts->restore)
     return restore_init (c, err);
+  if (check_exe_out_of_reach (c->spec, err) < 0)
+    return -1;
   ar_init_config cfg = {
     .spec = c->spec,
     .id = c->opts->id,

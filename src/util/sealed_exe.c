@@ -58,34 +58,63 @@ copy_all (int from, int to, off_t size)
 }
 
 /* The copy keeps a container from writing the binary through
-   /proc/PID/exe.  Without root a container holds only ids this caller
-   could map: its own, ranges of /etc/subuid, never real root.  A binary
-   that no group or other may write, owned by real root (seen as 0 from
-   the initial namespace, or as an id not mapped here from another), is
-   out of its reach already, and the copy would only cost time.  */
+   /proc/PID/exe.  A binary that a group or others may write is in reach
+   of anyone.  Else only its owner's id writes it: a container in a user
+   namespace of its own holds `held` alone; one without holds the caller's
+   ids, which without root are its own and ranges of /etc/subuid, never
+   real root (seen as 0 from the initial namespace, or as an id not mapped
+   here from another).  */
 static bool
-container_could_write (const struct stat *st)
+container_could_write (const struct stat *st, const ar_held_uids *held,
+                       size_t n)
 {
   if (st->st_mode & (S_IWGRP | S_IWOTH))
     return true;
-  if (ar_userns_is_initial ())
+  if (!ar_userns_is_initial ())
+    return ar_userns_uid_mapped (st->st_uid);
+  if (n == 0)
     return geteuid () == 0 || st->st_uid != 0;
-  return ar_userns_uid_mapped (st->st_uid);
+  for (size_t i = 0; i < n; i++)
+    if (st->st_uid >= held[i].first
+        && st->st_uid - held[i].first < held[i].count)
+      return true;
+  return false;
+}
+
+/* The binary's stat, or -1 when it runs from a sealed copy. */
+static int
+unsealed_exe (int *self, struct stat *st, ar_error_t **err)
+{
+  *self = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (*self < 0)
+    return ar_error_set (err, errno, "open /proc/self/exe");
+  if (running_sealed (*self))
+    return 1;
+  if (fstat (*self, st) < 0)
+    return ar_error_set (err, errno, "stat /proc/self/exe");
+  return 0;
+}
+
+bool
+ar_exe_reachable (const ar_held_uids *held, size_t n)
+{
+  cleanup_close int self = -1;
+  struct stat st;
+  cleanup_error ar_error_t *ignored = NULL;
+  int r = unsealed_exe (&self, &st, &ignored);
+  return r < 0 || (r == 0 && container_could_write (&st, held, n));
 }
 
 int
-ar_ensure_sealed_exe (char **argv, char **envp, ar_error_t **err)
+ar_ensure_sealed_exe (const ar_held_uids *held, size_t n, char **argv,
+                      char **envp, ar_error_t **err)
 {
-  cleanup_close int self = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-  if (self < 0)
-    return ar_error_set (err, errno, "open /proc/self/exe");
-  if (running_sealed (self))
-    return 0;
-
+  cleanup_close int self = -1;
   struct stat st;
-  if (fstat (self, &st) < 0)
-    return ar_error_set (err, errno, "stat /proc/self/exe");
-  if (!container_could_write (&st))
+  int r = unsealed_exe (&self, &st, err);
+  if (r != 0)
+    return r < 0 ? -1 : 0;
+  if (!container_could_write (&st, held, n))
     return 0;
   cleanup_close int copy
       = memfd_create ("agentrun", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -100,9 +129,10 @@ ar_ensure_sealed_exe (char **argv, char **envp, ar_error_t **err)
 }
 
 int
-ar_prepare_container_command (char **argv, char **envp, ar_error_t **err)
+ar_prepare_container_command (const ar_held_uids *held, size_t n, char **argv,
+                              char **envp, ar_error_t **err)
 {
-  if (ar_ensure_sealed_exe (argv, envp, err) < 0)
+  if (ar_ensure_sealed_exe (held, n, argv, envp, err) < 0)
     return -1;
   ar_prefault_heap_and_stack ();
   return 0;
