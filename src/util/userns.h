@@ -6,9 +6,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* The initial user namespace maps all 2^32 ids onto themselves
- * ("0 0 4294967295"); any other map is a user namespace someone made
- * (rootless Podman runs its runtime as uid 0 in one). */
+/* Whether this process is in the host's own (initial) user namespace;
+ * any other is one someone made (rootless Podman runs its runtime as uid
+ * 0 in one), even one that maps all 2^32 ids onto themselves. */
 bool ar_userns_is_initial (void);
 
 /* Not real root: an unprivileged uid, or uid 0 of a user namespace that is
