@@ -47,7 +47,8 @@ ar_proc_write (int dirfd, const char *path, const char *data, size_t len,
                                                | RESOLVE_NO_XDEV);
   if (fd < 0)
     return ar_error_set (err, errno, "open `%s`", path);
-  if (check_procfs (fd, path, err) < 0)
+  /* RESOLVE_NO_XDEV kept the walk on the directory's procfs mount. */
+  if (dirfd == AT_FDCWD && check_procfs (fd, path, err) < 0)
     return -1;
   if (ar_write_all (fd, data, len) < 0)
     return ar_error_set (err, errno, "write `%s`", path);
