@@ -113,6 +113,7 @@ typedef struct
   const oci_kv *entry; /* pattern -> reason */
   int root_fd;
   const char *root_real;
+  const oci_strv *homes; /* home_patterns' matches, as glob patterns */
   ar_hide_list *out;
 } expand_ctx;
 
@@ -176,13 +177,50 @@ expand_entry (expand_ctx *x, ar_error_t **err)
   const char *path = x->entry->key;
   if (strncmp (path, "~/", 2) != 0)
     return expand_pattern (x, path, err);
-  for (size_t i = 0; i < sizeof home_patterns / sizeof *home_patterns; i++)
+  for (size_t i = 0; i < x->homes->len; i++)
     {
-      cleanup_free char *below = xasprintf ("%s%s", home_patterns[i], path + 1);
+      cleanup_free char *below
+          = xasprintf ("%s%s", x->homes->items[i], path + 1);
       if (expand_pattern (x, below, err) < 0)
         return -1;
     }
   return 0;
+}
+
+/* `name` as a glob pattern that matches only itself. */
+static char *
+glob_literal (const char *name)
+{
+  char *out = xcalloc (2 * strlen (name) + 1, 1);
+  char *o = out;
+  for (const char *p = name; *p; p++)
+    {
+      if (strchr ("*?[]\\", *p))
+        *o++ = '\\';
+      *o++ = *p;
+    }
+  return out;
+}
+
+/* The homes "~/X" stands for, listed once for all such entries rather
+ * than once per entry (a dozen reads of /home). */
+static void
+find_homes (const char *root_real, oci_strv *homes)
+{
+  size_t root_len = strcmp (root_real, "/") == 0 ? 0 : strlen (root_real);
+  for (size_t i = 0; i < sizeof home_patterns / sizeof *home_patterns; i++)
+    {
+      cleanup_free char *full
+          = xasprintf ("%s%s", root_len ? root_real : "", home_patterns[i]);
+      glob_t g = { 0 };
+      if (glob (full, GLOB_NOSORT, NULL, &g) == 0)
+        for (size_t k = 0; k < g.gl_pathc; k++)
+          {
+            cleanup_free char *home = glob_literal (g.gl_pathv[k] + root_len);
+            oci_strv_push (homes, home);
+          }
+      globfree (&g);
+    }
 }
 
 int
@@ -199,9 +237,14 @@ ar_hide_resolve (const ar_agent_plan *plan, const char *rootfs,
       = open (root_real, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (root_fd < 0)
     return ar_error_set (err, errno, "hide: open rootfs `%s`", root_real);
-  expand_ctx x = {
-    .plan = plan, .root_fd = root_fd, .root_real = root_real, .out = out
-  };
+  oci_strv homes = { 0 };
+  find_homes (root_real, &homes);
+  cleanup_strv char **home_items = homes.items;
+  expand_ctx x = { .plan = plan,
+                   .root_fd = root_fd,
+                   .root_real = root_real,
+                   .homes = &homes,
+                   .out = out };
   for (size_t i = 0; i < plan->hide.len; i++)
     {
       x.entry = &plan->hide.items[i];
