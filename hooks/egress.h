@@ -33,6 +33,9 @@
  * for every container and every kind of netns (fresh or an engine's). */
 #define EGRESS_RESOLVER_ADDR "127.0.0.53"
 #define EGRESS_RESOLV_CONF "nameserver " EGRESS_RESOLVER_ADDR "\n"
+/* The packet mark of the name gate's own connections (SO_MARK, which
+ * needs CAP_NET_ADMIN in the netns: no container process has it). */
+#define EGRESS_GATE_MARK 0x61726700u
 /* The resolver daemon's process name (comm), whoever forked it. */
 #define AR_EGRESS_RESOLVER_NAME "agentrun-egress"
 /* TTL bounds for addresses learnt from DNS answers. */
@@ -147,16 +150,23 @@ typedef struct
    * on the kernel's destroy list, and closing the socket then waits for
    * an RCU grace period (~10 ms here). */
   bool fresh_netns;
+  /* The name gate's port on lo (egress_gate.c), 0: none. TCP to an
+   * address a name opened goes there, and only the gate's own
+   * connections (EGRESS_GATE_MARK) reach such an address. */
+  uint16_t gate_port;
 } egress_filter;
 /* The container's table, in the current netns (replacing an older one). */
 int egress_nft_container_filter (const egress_filter *f, ar_error_t **err);
-/* An address a DNS answer allowed, for `ttl` seconds (port 0: all). */
+/* An address allowed for `ttl` seconds (port 0: all): opened by a name
+ * (a DNS answer), its TCP connections pass the name gate; else (a flow
+ * the approver allowed) it is open as an address entry is. */
 typedef struct
 {
   int family;
   uint8_t addr[16];
   uint16_t port;
   uint32_t ttl;
+  bool by_name;
 } egress_learnt;
 int egress_nft_learn (const egress_learnt *items, size_t n, ar_error_t **err);
 /* Mode ask: refuse `item`'s address and port at once, for its ttl. */
@@ -252,6 +262,9 @@ typedef struct
   int container_netns_fd;
   bool log_refusals; /* read the filter's NFLOG group into the audit log */
   bool in_thread;    /* a thread of the caller, not a daemon */
+  /* The name gate's listening sockets (egress_gate_listen), which the
+   * resolver takes over; -1: no gate. */
+  int gate_fds[2];
 } egress_resolver_config;
 
 /* Make the sockets (listening in the container's netns, upstream in the

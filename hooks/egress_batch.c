@@ -357,6 +357,24 @@ egress_expr_masquerade (egress_rule *r)
   expr_end (expr_begin (r, "masq"));
 }
 
+void
+egress_expr_immediate (egress_rule *r, uint32_t dreg, const void *data,
+                       size_t len)
+{
+  expr_nest e = expr_begin (r, "immediate");
+  ar_nl_attr_be32 (e.m, NFTA_IMMEDIATE_DREG, dreg);
+  data_value (e.m, NFTA_IMMEDIATE_DATA, data, len);
+  expr_end (e);
+}
+
+void
+egress_expr_redirect (egress_rule *r, uint32_t port_reg)
+{
+  expr_nest e = expr_begin (r, "redir");
+  ar_nl_attr_be32 (e.m, NFTA_REDIR_REG_PROTO_MIN, port_reg);
+  expr_end (e);
+}
+
 /* ---- commit ----------------------------------------------------------- */
 
 int

@@ -14,6 +14,7 @@
  * workload is already filtered. See egress.h for what is made where. */
 #include "config.h"
 #include "egress.h"
+#include "egress_gate.h"
 #include "../src/util/cleanup.h"
 #include "../src/util/userns.h"
 #include "../src/util/fs.h"
@@ -232,6 +233,7 @@ typedef struct
   egress_lease lease;
   bool leased;
   egress_filter filter;
+  int gate_fds[2]; /* the name gate's, until the resolver takes them */
 } create_ctx;
 
 static bool
@@ -338,10 +340,22 @@ connect_to_host (create_ctx *c, ar_error_t **err)
   return configure_container_side (c, err);
 }
 
+/* Names open addresses, and TCP to those goes through the name gate:
+ * in allowlist mode with name entries, and in mode ask. */
+static bool
+wants_gate (const create_ctx *c)
+{
+  return c->o->mode != EGRESS_MODE_OPEN
+         && (c->o->ask || egress_allowlist_has_domains (&c->o->allow));
+}
+
 static int
 filter_in_netns (void *arg, ar_error_t **err)
 {
-  const create_ctx *c = arg;
+  create_ctx *c = arg;
+  if (wants_gate (c)
+      && egress_gate_listen (c->gate_fds, &c->filter.gate_port, err) < 0)
+    return -1;
   return egress_nft_container_filter (&c->filter, err);
 }
 
@@ -373,7 +387,9 @@ start_resolver (create_ctx *c, ar_error_t **err)
     .container_netns_fd = c->ctr_ns,
     .log_refusals = c->filter.nflog_group >= 0,
     .in_thread = c->o->resolver_in_thread,
+    .gate_fds = { c->gate_fds[0], c->gate_fds[1] },
   };
+  c->gate_fds[0] = c->gate_fds[1] = -1; /* the resolver's now */
   return egress_resolver_start (&cfg, err);
 }
 
@@ -431,6 +447,7 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
           .st = st,
           .host_ns = -1,
           .ctr_ns = -1,
+          .gate_fds = { -1, -1 },
           .filter = { .mode = o->mode,
                       .allow = &o->allow,
                       .nflog_group = o->audit ? EGRESS_NFLOG_GROUP : -1,
@@ -468,6 +485,8 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
 out:
   ar_closep (&c.host_ns);
   ar_closep (&c.ctr_ns);
+  ar_closep (&c.gate_fds[0]);
+  ar_closep (&c.gate_fds[1]);
   free (c.dir);
   ar_strv_freep (&c.filter.host_addrs);
   return r;

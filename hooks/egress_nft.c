@@ -10,8 +10,12 @@
  *   ICMP and anything an engine DNATs on lo are refused first, so that no
  *   allow entry (not even 0.0.0.0/0) opens them; then the allow entries:
  *   single addresses in sets, networks as one rule each, and the sets of
- *   addresses learnt from DNS answers (with their TTL as timeout).
+ *   addresses learnt from DNS answers (with their TTL as timeout), which
+ *   only the name gate's own TCP connections (its mark) pass.
  *   Refusals are fast: a TCP reset, an ICMP admin-prohibited otherwise.
+ *   gate: nat, before output: a TCP connection to an address that only a
+ *   name opened is redirected to the name gate on lo (egress_gate.c),
+ *   which lets it through only if its first bytes name an allowed name.
  *   input: only lo, replies and IPv6 neighbour discovery.
  * On the host, table inet agentrun-egress (shared): masquerade and forward
  * for each container's /30 from its own veth only, and nothing from a
@@ -163,12 +167,29 @@ match_daddr (egress_rule *r, const network *n)
   egress_expr_cmp (r, REG, NFT_CMP_EQ, n->addr, len);
 }
 
+/* The transport header's source port (`offset` 0) or destination (2). */
+static void
+match_port_at (egress_rule *r, uint32_t offset, uint16_t port)
+{
+  uint16_t be = htons (port);
+  egress_expr_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, offset, 2, REG);
+  egress_expr_cmp (r, REG, NFT_CMP_EQ, &be, sizeof be);
+}
+
 static void
 match_dport (egress_rule *r, uint16_t port)
 {
-  uint16_t be = htons (port);
-  egress_expr_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, REG);
-  egress_expr_cmp (r, REG, NFT_CMP_EQ, &be, sizeof be);
+  match_port_at (r, 2, port);
+}
+
+static void
+match_saddr (egress_rule *r, const network *n)
+{
+  size_t len = addr_len (n->family);
+  match_family (r, n->family);
+  egress_expr_payload (r, NFT_PAYLOAD_NETWORK_HEADER,
+                       n->family == AF_INET ? 12 : 8, (uint32_t) len, REG);
+  egress_expr_cmp (r, REG, NFT_CMP_EQ, n->addr, len);
 }
 
 /* ---- the container's table -------------------------------------------- */
@@ -177,6 +198,8 @@ match_dport (egress_rule *r, uint16_t port)
 #define CHAIN_ASK "ask"
 #define CHAIN_OUTPUT "output"
 #define CHAIN_INPUT "input"
+#define CHAIN_GATE "gate"
+#define PRIORITY_DSTNAT (-100)
 
 static const uint8_t l4_tcp_udp[] = { IPPROTO_TCP, IPPROTO_UDP };
 
@@ -192,6 +215,10 @@ add_container_sets (egress_batch *b)
       NULL, 0 },
     { "dyn4", TYPE_IPADDR, 4, NFT_SET_TIMEOUT, NULL, 0 },
     { "dyn6", TYPE_IP6ADDR, 16, NFT_SET_TIMEOUT, NULL, 0 },
+    { "dyn4p", CONCAT (TYPE_IPADDR, TYPE_INET_SERVICE), 8, NFT_SET_TIMEOUT,
+      NULL, 0 },
+    { "dyn6p", CONCAT (TYPE_IP6ADDR, TYPE_INET_SERVICE), 20, NFT_SET_TIMEOUT,
+      NULL, 0 },
     /* Mode ask: destinations the approver refused, for a while. */
     { "deny4p", CONCAT (TYPE_IPADDR, TYPE_INET_SERVICE), 8, NFT_SET_TIMEOUT,
       NULL, 0 },
@@ -372,29 +399,51 @@ accept_rule (egress_batch *b, egress_rule *r)
   egress_batch_add_rule (b, r);
 }
 
-/* The set lookups: static single addresses and what DNS answers add. */
+static void
+match_gate_mark (egress_rule *r)
+{
+  uint32_t mark = EGRESS_GATE_MARK;
+  egress_expr_meta (r, NFT_META_MARK, REG);
+  egress_expr_cmp (r, REG, NFT_CMP_EQ, &mark, sizeof mark);
+}
+
+/* Matches of TCP to an address a name opened: in dyn4/dyn6, or with its
+ * port in dyn4p/dyn6p (`ports`). */
+static void
+match_tcp_to_named (egress_rule *r, bool v6, bool ports)
+{
+  match_u8 (r, NFT_META_L4PROTO, IPPROTO_TCP);
+  load_daddr (r, v6 ? AF_INET6 : AF_INET);
+  if (ports)
+    egress_expr_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2,
+                         v6 ? REG_AFTER_16_BYTES : REG_AFTER_4_BYTES);
+  egress_expr_lookup (
+      r, REG, ports ? (v6 ? "dyn6p" : "dyn4p") : (v6 ? "dyn6" : "dyn4"), false);
+}
+
+/* The set lookups: static single addresses (and flows the approver
+ * allowed), then what DNS answers add, for the gate's TCP alone: neither
+ * another protocol (QUIC) nor a connection that skipped the gate. */
 static void
 accept_sets (egress_batch *b)
 {
-  static const struct
-  {
-    int family;
-    const char *set;
-  } plain[] = { { AF_INET, "allow4" },
-                { AF_INET, "dyn4" },
-                { AF_INET6, "allow6" },
-                { AF_INET6, "dyn6" } };
-  for (size_t i = 0; i < sizeof plain / sizeof *plain; i++)
+  for (int v6 = 0; v6 <= 1; v6++)
     {
       egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
-      load_daddr (r, plain[i].family);
-      egress_expr_lookup (r, REG, plain[i].set, false);
+      load_daddr (r, v6 ? AF_INET6 : AF_INET);
+      egress_expr_lookup (r, REG, v6 ? "allow6" : "allow4", false);
       accept_rule (b, r);
+      for (size_t i = 0; i < sizeof l4_tcp_udp; i++)
+        accept_rule (b, flow_in_set (b, CHAIN_OUTPUT, v6, l4_tcp_udp[i],
+                                     v6 ? "allow6p" : "allow4p"));
+      for (int ports = 0; ports <= 1; ports++)
+        {
+          r = egress_rule_new (b, CHAIN_OUTPUT);
+          match_gate_mark (r);
+          match_tcp_to_named (r, v6, ports);
+          accept_rule (b, r);
+        }
     }
-  for (int v6 = 0; v6 <= 1; v6++)
-    for (size_t i = 0; i < sizeof l4_tcp_udp; i++)
-      accept_rule (b, flow_in_set (b, CHAIN_OUTPUT, v6, l4_tcp_udp[i],
-                                   v6 ? "allow6p" : "allow4p"));
 }
 
 /* One static entry: a set element for a single address (with its port,
@@ -430,7 +479,27 @@ add_output_chain (egress_batch *b, const egress_filter *f)
 {
   egress_batch_add_chain (b, CHAIN_OUTPUT, NF_INET_LOCAL_OUT, 0, "filter",
                           NF_DROP);
-  egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
+  egress_rule *r;
+  /* What the gate chain redirected (DNAT to lo, but ours) and the gate's
+   * replies. The redirected packet's output interface is still the one
+   * its destination had (the hook's, before the redirect routed it
+   * anew): matched by the addresses and port it has now. */
+  static const char *const loopback[] = { "127.0.0.1", "::1" };
+  for (size_t i = 0; f->gate_port && i < 2; i++)
+    for (int reply = 0; reply <= 1; reply++)
+      {
+        network n;
+        parse_network (loopback[i], &n);
+        r = egress_rule_new (b, CHAIN_OUTPUT);
+        if (reply)
+          match_saddr (r, &n);
+        else
+          match_daddr (r, &n);
+        match_u8 (r, NFT_META_L4PROTO, IPPROTO_TCP);
+        match_port_at (r, reply ? 0 : 2, f->gate_port);
+        accept_rule (b, r);
+      }
+  r = egress_rule_new (b, CHAIN_OUTPUT);
   match_oif_lo (r, NFT_META_OIF);
   match_bits (r, NFT_CT_STATUS, CT_STATUS_DNAT);
   egress_expr_verdict (r, NFT_GOTO, CHAIN_REFUSE);
@@ -451,6 +520,50 @@ add_output_chain (egress_batch *b, const egress_filter *f)
   r = egress_rule_new (b, CHAIN_OUTPUT);
   egress_expr_verdict (r, NFT_GOTO, f->ask ? CHAIN_ASK : CHAIN_REFUSE);
   egress_batch_add_rule (b, r);
+}
+
+/* nat, before the filter: TCP to an address that only a name opened goes
+ * to the gate. An address an entry allows as an address goes its own
+ * way, and the gate's own connections (its mark) go where they were
+ * sent. */
+static void
+add_gate_chain (egress_batch *b, const egress_filter *f)
+{
+  egress_batch_add_chain (b, CHAIN_GATE, NF_INET_LOCAL_OUT, PRIORITY_DSTNAT,
+                          "nat", NF_ACCEPT);
+  egress_rule *r = egress_rule_new (b, CHAIN_GATE);
+  match_gate_mark (r);
+  accept_rule (b, r);
+  for (int v6 = 0; v6 <= 1; v6++)
+    {
+      r = egress_rule_new (b, CHAIN_GATE);
+      load_daddr (r, v6 ? AF_INET6 : AF_INET);
+      egress_expr_lookup (r, REG, v6 ? "allow6" : "allow4", false);
+      accept_rule (b, r);
+      accept_rule (b, flow_in_set (b, CHAIN_GATE, v6, IPPROTO_TCP,
+                                   v6 ? "allow6p" : "allow4p"));
+    }
+  for (size_t i = 0; f->allow && i < f->allow->len; i++)
+    {
+      network n;
+      const egress_entry *e = &f->allow->items[i];
+      if ((e->kind != ENTRY_NET4 && e->kind != ENTRY_NET6)
+          || !parse_network (e->text, &n) || is_single_address (&n))
+        continue;
+      r = egress_rule_new (b, CHAIN_GATE);
+      match_daddr (r, &n);
+      accept_rule (b, r);
+    }
+  uint16_t port = htons (f->gate_port);
+  for (int v6 = 0; v6 <= 1; v6++)
+    for (int ports = 0; ports <= 1; ports++)
+      {
+        r = egress_rule_new (b, CHAIN_GATE);
+        match_tcp_to_named (r, v6, ports);
+        egress_expr_immediate (r, REG, &port, sizeof port);
+        egress_expr_redirect (r, REG);
+        egress_batch_add_rule (b, r);
+      }
 }
 
 static void
@@ -485,6 +598,8 @@ egress_nft_container_filter (const egress_filter *f, ar_error_t **err)
   if (f->ask)
     add_ask_chain (b);
   add_output_chain (b, f);
+  if (f->gate_port)
+    add_gate_chain (b, f);
   add_input_chain (b);
   return egress_batch_commit (b, err);
 }
@@ -500,9 +615,13 @@ egress_nft_learn (const egress_learnt *items, size_t n, ar_error_t **err)
       bool v6 = l->family == AF_INET6;
       uint64_t timeout_ms = (uint64_t) l->ttl * 1000;
       uint8_t key[20];
-      if (l->port == 0)
+      if (l->by_name && l->port == 0)
         egress_batch_element (b, v6 ? "dyn6" : "dyn4", true, l->addr,
                               addr_len (l->family), NULL, timeout_ms);
+      else if (l->by_name)
+        egress_batch_element (b, v6 ? "dyn6p" : "dyn4p", true, key,
+                              port_key (l->addr, l->family, l->port, key), NULL,
+                              timeout_ms);
       else
         egress_batch_element (b, v6 ? "allow6p" : "allow4p", true, key,
                               port_key (l->addr, l->family, l->port, key), NULL,

@@ -318,7 +318,9 @@ learn (learnt *out, int family, const unsigned char *addr, uint16_t port,
 {
   out->items = xrealloc (out->items, (out->len + 1) * sizeof *out->items);
   egress_learnt *l = &out->items[out->len++];
-  *l = (egress_learnt){ .family = family, .port = port, .ttl = ttl };
+  *l = (egress_learnt){
+    .family = family, .port = port, .ttl = ttl, .by_name = true
+  };
   memcpy (l->addr, addr, family == AF_INET ? 4 : 16);
 }
 
@@ -406,6 +408,54 @@ on_refusal (const egress_refusal *refusal, void *data)
   egress_resolver_audit (r, "egress-refused", fields);
 }
 
+/* ---- the name gate ---------------------------------------------------- */
+
+/* Whether a lookup of `name` answered `addr` (the approver's allow-once
+ * opens that lookup's addresses, for that name). */
+static bool
+learnt_from (const resolver *r, const char *addr, const char *name)
+{
+  for (size_t i = 0; i < NAME_CACHE; i++)
+    if (strcmp (r->names[i].addr, addr) == 0
+        && strcmp (r->names[i].name, name) == 0)
+      return true;
+  return false;
+}
+
+/* A name the allow-list covers on `port` (an entry without a port covers
+ * all), one the approver allowed, or the name whose lookup opened the
+ * address. */
+static bool
+gate_allows (void *data, const char *name, const char *addr, uint16_t port)
+{
+  const resolver *r = data;
+  uint16_t ports[MAX_PORTS];
+  size_t n = 0;
+  if (egress_name_allowed (r->cfg->allow, name, ports, MAX_PORTS, &n))
+    for (size_t i = 0; i < n; i++)
+      if (ports[i] == 0 || ports[i] == port)
+        return true;
+  return egress_resolver_approved (r, name) || learnt_from (r, addr, name);
+}
+
+static void
+gate_refused (void *data, const char *addr, uint16_t port, const char *name,
+              const char *why)
+{
+  const resolver *r = data;
+  if (r->cfg->audit_path == NULL)
+    return;
+  cleanup_free char *quoted
+      = name ? oj_json_string (name, strlen (name), EGRESS_AUDIT_STRING_MAX)
+             : NULL;
+  cleanup_free char *reason
+      = oj_json_string (why, strlen (why), EGRESS_AUDIT_STRING_MAX);
+  cleanup_free char *fields = xasprintf (
+      "\"destination\":\"%s\",\"protocol\":\"tcp\",\"port\":%u%s%s,\"reason\":%s",
+      addr, port, quoted ? ",\"name\":" : "", quoted ? quoted : "", reason);
+  egress_resolver_audit (r, "egress-refused", fields);
+}
+
 /* ---- TCP clients ------------------------------------------------------ */
 
 static void
@@ -465,12 +515,33 @@ tcp_read (resolver *r, tcp_client *c)
 
 /* ---- the loop --------------------------------------------------------- */
 
+static void serve_all (resolver *r);
+
+/* The gate lives while the loop does, in the thread or daemon that runs
+ * it (whose netns its connections are made in). */
 static void
 serve (resolver *r)
 {
+  cleanup_error ar_error_t *err = NULL;
+  if (r->gate_fds[0] >= 0)
+    {
+      r->gate
+          = egress_gate_new (r->gate_fds, gate_allows, gate_refused, r, &err);
+      r->gate_fds[0] = r->gate_fds[1] = -1; /* the gate's, even on failure */
+      if (r->gate == NULL)
+        return;
+    }
+  serve_all (r);
+  egress_gate_free (r->gate);
+  r->gate = NULL;
+}
+
+static void
+serve_all (resolver *r)
+{
   for (;;)
     {
-      struct pollfd fds[7 + MAX_TCP + MAX_ASKS];
+      struct pollfd fds[8 + MAX_TCP + MAX_ASKS];
       size_t n = 0;
       fds[n++] = (struct pollfd){ .fd = r->pidfd, .events = POLLIN };
       fds[n++] = (struct pollfd){ .fd = r->udp_fd, .events = POLLIN };
@@ -483,8 +554,13 @@ serve (resolver *r)
       for (size_t i = 0; i < MAX_ASKS; i++)
         fds[n++] = (struct pollfd){ .fd = r->asks[i].q.fd, .events = POLLIN };
       fds[n++] = (struct pollfd){ .fd = r->held_flows_fd, .events = POLLIN };
+      fds[n++] = (struct pollfd){ .fd = r->gate ? egress_gate_fd (r->gate) : -1,
+                                  .events = POLLIN };
       if (poll (fds, n, r->cfg->approver ? 250 : 1000) < 0 && errno != EINTR)
         return;
+      /* Its timeouts too, on every turn. */
+      if (r->gate)
+        egress_gate_run (r->gate);
       if (fds[5 + MAX_TCP].revents)
         return;
       if (fds[0].revents)
@@ -614,8 +690,9 @@ listening_socket (int type, int *fd, ar_error_t **err)
 static _Noreturn void
 daemon_main (resolver *r, int netns_fd)
 {
-  int keep[] = { r->udp_fd,   r->tcp_fd, r->upstream_fd,  r->pidfd,
-                 r->nflog_fd, netns_fd,  r->held_flows_fd };
+  int keep[] = { r->udp_fd,        r->tcp_fd,      r->upstream_fd,
+                 r->pidfd,         r->nflog_fd,    netns_fd,
+                 r->held_flows_fd, r->gate_fds[0], r->gate_fds[1] };
   /* Forked from the runtime too (it runs the hook in-process): none of
    * its signal handling; a TCP client that hangs up must not end us. */
   ar_daemon_enter (keep, sizeof keep / sizeof *keep);
@@ -710,8 +787,9 @@ static resolver_thread *threads;
 static void
 close_resolver (resolver *r)
 {
-  int *fds[] = { &r->udp_fd,   &r->tcp_fd,  &r->upstream_fd,  &r->pidfd,
-                 &r->nflog_fd, &r->stop_fd, &r->held_flows_fd };
+  int *fds[] = { &r->udp_fd,        &r->tcp_fd,      &r->upstream_fd,
+                 &r->pidfd,         &r->nflog_fd,    &r->stop_fd,
+                 &r->held_flows_fd, &r->gate_fds[0], &r->gate_fds[1] };
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     ar_closep (fds[i]);
   for (size_t i = 0; i < MAX_TCP; i++)
@@ -813,6 +891,7 @@ egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
                    .nflog_fd = -1,
                    .held_flows_fd = -1,
                    .stop_fd = -1,
+                   .gate_fds = { cfg->gate_fds[0], cfg->gate_fds[1] },
                    .approved.max = MAX_APPROVED };
   for (size_t i = 0; i < MAX_TCP; i++)
     r->tcp[i].fd = -1;

@@ -62,7 +62,8 @@ setup_file() {
 		--listen-address="$EG_NET.2" --port=53 --pid-file="$EG_DIR/dnsmasq.pid" \
 		--log-queries --log-facility="$EG_DIR/dnsmasq.log" \
 		--address=/allowed.test/"$EG_NET.2" --address=/allowed.test/"$EG_NET6::2" \
-		--address=/other.test/"$EG_NET.3" --txt-record=tunnel.other.test,data
+		--address=/other.test/"$EG_NET.3" --address=/evil.test/"$EG_NET.2" \
+		--txt-record=tunnel.other.test,data
 	# The suite's profiles: the agent profile with the test host as the
 	# egress resolver's upstream.
 	mkdir -p "$EG_DIR/config/profiles"
@@ -190,6 +191,38 @@ sandbox() {
 	assert_output_contains '"name":"allowed.test"'
 	assert_output_contains '"decision":"allowed"'
 	assert_output_contains "\"$EG_NET.2\""
+}
+
+@test "egress: an allowed name's address answers only that name: another name in SNI or Host, or none, is reset at once and logged" {
+	# evil.test is the allowed host's address too (one CDN edge, many
+	# sites): the resolver does not answer it, but a client can say it.
+	run sandbox --allow-net allowed.test -- bash -c '
+		getent ahostsv4 allowed.test >/dev/null
+		curl -sS --max-time 5 --cacert cert.pem https://allowed.test/ | grep -o "s_server -quiet -www"
+		curl -sS --max-time 5 -k --resolve evil.test:443:'"$EG_NET.2"' https://evil.test/; echo "sni: $?"
+		curl -sS --max-time 5 -H "Host: evil.test" http://allowed.test/; echo "host: $?"
+		curl -sS --max-time 5 -k https://'"$EG_NET.2"'/; echo "no name: $?"
+		curl -sS --max-time 5 http://allowed.test/'
+	assert_success
+	assert_output_contains "s_server -quiet -www"
+	assert_output_contains "hello from allowed"
+	# A reset (35: in the TLS handshake, 56: receiving), never a timeout (28).
+	assert_output_contains "sni: 35"
+	assert_output_contains "host: 56"
+	assert_output_contains "no name: 35"
+	run grep '"event":"egress-refused"' "$AUDIT"
+	assert_output_contains "\"destination\":\"$EG_NET.2\",\"protocol\":\"tcp\",\"port\":443,\"name\":\"evil.test\",\"reason\":\"not an allowed name\""
+	assert_output_contains "\"port\":80,\"name\":\"evil.test\""
+	assert_output_contains "no server name"
+}
+
+@test "egress: UDP to an address a name opened is refused (QUIC falls back to TCP)" {
+	run sandbox --allow-net allowed.test -- bash -c '
+		getent ahostsv4 allowed.test >/dev/null
+		echo x >/dev/udp/allowed.test/443; sleep 0.2; echo x >/dev/udp/allowed.test/443 && echo sent'
+	refute_output_contains sent
+	run grep '"event":"egress-refused"' "$AUDIT"
+	assert_output_contains "\"destination\":\"$EG_NET.2\",\"protocol\":\"udp\",\"port\":443"
 }
 
 @test "egress: other names do not resolve, and the refusal is in the audit log" {
@@ -495,7 +528,7 @@ sandbox() {
 		| .process.args = ["sleep", "100"]'
 	runtime_bg --profile egresstest run --detach --bundle "$BUNDLE" "$CID"
 	runtime --profile egresstest snapshot "$CID" s
-	local old new get='printf "GET / HTTP/1.0\r\n\r\n" | nc -w 3 "$1" 80'
+	local old new get='printf "GET / HTTP/1.0\r\nHost: $1\r\n\r\n" | nc -w 3 "$1" 80'
 	old=$(cut -d' ' -f1 "/run/agentrun-egress/$CID/resolver.pid")
 	runtime_bg --profile egresstest rollback "$CID" s
 	new=$(cut -d' ' -f1 "/run/agentrun-egress/$CID/resolver.pid")

@@ -326,6 +326,29 @@ user_sandbox_in_client_netns() {
 	assert_pasta_gone "pasta outlived the sandbox"
 }
 
+@test "user sandbox: --allow-net NAME reaches that name, and its address by no other name (the name gate)" {
+	command -v pasta >/dev/null || skip "no pasta (apt-get install passt)"
+	command -v dnsmasq >/dev/null || skip "no dnsmasq (contrib/install-deps.sh)"
+	make_test_network
+	# good.test and evil.test: one address (host1), as sites behind one
+	# CDN edge are; the resolver answers only the allowed one.
+	ip netns exec "${NETNS_PREFIX}h1" dnsmasq -C /dev/null --no-resolv --no-hosts \
+		--bind-interfaces --listen-address=10.77.1.2 --port=53 --pid-file="$TEST_DIR/dnsmasq.pid" \
+		--address=/good.test/10.77.1.2 --address=/evil.test/10.77.1.2
+	track_pid "$(cat "$TEST_DIR/dnsmasq.pid")"
+	mkdir -p "$AGENTRUN_CONFIG_DIR/profiles"
+	echo '{"extends": "agent", "network": {"upstream": "10.77.1.2"}}' >"$AGENTRUN_CONFIG_DIR/profiles/names.json"
+	chmod -R a+rX "$AGENTRUN_CONFIG_DIR"
+	run as_user_in_client_netns 0666 "$RUNTIME" --root "$ROOT" --profile names sandbox --no-tty \
+		--allow-net good.test -- sh -c '
+			echo "good: $(timeout 3 busybox wget -q -O- http://good.test/ || echo refused)"
+			echo "evil: $(timeout 3 busybox wget -q -O- --header "Host: evil.test" http://good.test/ || echo refused)"'
+	assert_success
+	assert_output_contains "good: host1"
+	assert_output_contains "evil: refused"
+	assert_pasta_gone "pasta outlived the sandbox"
+}
+
 @test "user sandbox: --allow-net 0.0.0.0/0 reaches other hosts but none of the host's own addresses (a service on 0.0.0.0)" {
 	command -v pasta >/dev/null || skip "no pasta (apt-get install passt)"
 	make_test_network
