@@ -23,8 +23,9 @@
 #define SO_ORIGINAL_DST 80
 #define IP6T_SO_ORIGINAL_DST 80
 
-/* A pipe's default capacity: what one direction holds in flight. */
-#define PIPE_BYTES 65536
+/* What one direction holds in flight: a pipe made this large (the
+ * default's 64 KiB costs a third of the throughput in wake-ups). */
+#define PIPE_BYTES (1024 * 1024)
 #define EVENTS_PER_WAIT 64
 #define TEXT(x) #x
 #define TEXT_OF(x) TEXT (x)
@@ -111,8 +112,7 @@ listen_on (int family, uint16_t port, int *fd)
   if (*fd < 0
       || (family == AF_INET6
           && setsockopt (*fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
-      || bind (*fd, (struct sockaddr *) &ss, len) < 0
-      || listen (*fd, 128) < 0)
+      || bind (*fd, (struct sockaddr *) &ss, len) < 0 || listen (*fd, 128) < 0)
     {
       int saved = errno;
       ar_closep (fd);
@@ -127,8 +127,9 @@ bound_port (int fd)
 {
   struct sockaddr_in a = { 0 };
   socklen_t len = sizeof a;
-  return getsockname (fd, (struct sockaddr *) &a, &len) == 0 ? ntohs (a.sin_port)
-                                                           : 0;
+  return getsockname (fd, (struct sockaddr *) &a, &len) == 0
+             ? ntohs (a.sin_port)
+             : 0;
 }
 
 int
@@ -242,8 +243,7 @@ original_destination (connection *c, int family)
 static void
 accept_one (egress_gate *g, int index)
 {
-  int fd = accept4 (g->listen[index], NULL, NULL,
-                    SOCK_CLOEXEC | SOCK_NONBLOCK);
+  int fd = accept4 (g->listen[index], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (fd < 0)
     return;
   connection *c = xcalloc (1, sizeof *c);
@@ -279,8 +279,8 @@ static void
 start_connect (egress_gate *g, connection *c)
 {
   uint32_t mark = EGRESS_GATE_MARK;
-  c->server = socket (c->dst.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                      0);
+  c->server = socket (c->dst.ss_family,
+                      SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (c->server < 0
       || setsockopt (c->server, SOL_SOCKET, SO_MARK, &mark, sizeof mark) < 0
       || (connect (c->server, (struct sockaddr *) &c->dst, c->dst_len) < 0
@@ -445,6 +445,8 @@ connected (egress_gate *g, connection *c)
       return;
     }
   c->down = (direction){ .r = down[0], .w = down[1] };
+  fcntl (c->up.w, F_SETPIPE_SZ, PIPE_BYTES);
+  fcntl (c->down.w, F_SETPIPE_SZ, PIPE_BYTES);
   c->state = RELAY;
   relay (g, c);
 }
@@ -499,7 +501,8 @@ egress_gate_new (const int fds[2], egress_gate_allows allows,
       }
   /* Six descriptors a connection: as many as the hard limit lets. */
   struct rlimit nofile;
-  if (getrlimit (RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max)
+  if (getrlimit (RLIMIT_NOFILE, &nofile) == 0
+      && nofile.rlim_cur < nofile.rlim_max)
     {
       nofile.rlim_cur = nofile.rlim_max;
       setrlimit (RLIMIT_NOFILE, &nofile);
