@@ -38,9 +38,9 @@ typedef void (*egress_gate_refused) (void *data, const char *addr,
 int egress_gate_listen (int fds[2], uint16_t *port, ar_error_t **err);
 
 /* The gate over the listening sockets (it owns them from here). */
-egress_gate *egress_gate_new (const int fds[2], egress_gate_allows allows,
-                              egress_gate_refused refused, void *data,
-                              ar_error_t **err);
+egress_gate *
+egress_gate_new (const int fds[2], egress_gate_allows allows,
+                 egress_gate_refused refused, void *data, ar_error_t **err);
 void egress_gate_free (egress_gate *g);
 /* Readable when the gate has work: the resolver polls it. */
 int egress_gate_fd (const egress_gate *g);
