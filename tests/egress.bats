@@ -349,6 +349,26 @@ sandbox() {
 	[ -z "$(egress_leftovers)" ] || fail "left: $(egress_leftovers)"
 }
 
+@test "egress: mode none: a lookup fails at once as no such name, which clients do not retry" {
+	# EAI_NONAME (-2), as a refused name gets in allowlist mode; not
+	# EAI_AGAIN (-3), which npm retries for 72 s. /etc/hosts still answers.
+	run sandbox -- python3 -c '
+import socket, time
+start = time.monotonic()
+try:
+    socket.getaddrinfo("allowed.test", 443)
+except socket.gaierror as e:
+    print("errno", e.errno, "fast" if time.monotonic() - start < 0.1 else "slow")
+print(socket.getaddrinfo("localhost", 80)[0][4][0])'
+	assert_success
+	assert_output_contains "errno $(python3 -c 'import socket; print(socket.EAI_NONAME)') fast"
+	assert_output_contains "127.0.0.1"
+	# Only the hosts line differs from the host's own file.
+	run sandbox -- cat /etc/nsswitch.conf
+	assert_equal "$(grep -v '^hosts:' <<<"$output")" "$(grep -v '^hosts:' /etc/nsswitch.conf)"
+	assert_equal "$(grep '^hosts:' <<<"$output")" "hosts: files$(grep -q '^hosts:.*myhostname' /etc/nsswitch.conf && echo ' myhostname')"
+}
+
 @test "egress: open (a profile's choice) reaches any name and address, but not host services" {
 	EG_PROFILE=egressopen run sandbox -- bash -c '
 		curl -sS --max-time 5 http://other.test/

@@ -14,14 +14,19 @@
 #include "../../oci/oci.h"
 #include "../util/cleanup.h"
 #include "../util/fs.h"
+#include "../util/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define RESOLV_CONF_FILE "resolv.conf"
+#define NSSWITCH_FILE "nsswitch.conf"
+#define NSSWITCH_MAX 65536
 #define RESOLV_CONF_TEXT "nameserver 127.0.0.53\noptions edns0\n"
 /* Mode ask: a lookup may wait for a person; a client gives up after 30 s
  * at most (glibc's cap), once. */
@@ -104,12 +109,73 @@ spec_has_own_netns (const oci_spec *spec)
   return oci_spec_find_namespace (spec, OCI_NS_NETWORK) != NULL;
 }
 
+/* `text` (an nsswitch.conf) with its hosts line cut to the sources that
+ * need no network: /etc/hosts ("files") and the host's own name. */
+static char *
+hosts_without_network (const char *text)
+{
+  char *out = xstrdup ("");
+  for (const char *line = text; *line;)
+    {
+      size_t len = strcspn (line, "\n");
+      const char *p = line + strspn (line, " \t");
+      cleanup_free char *kept = xstrndup (line, len);
+      char *next;
+      if (strncmp (p, "hosts:", 6) != 0)
+        next = xasprintf ("%s%s\n", out, kept);
+      else
+        next = xasprintf ("%shosts: files%s\n", out,
+                          strstr (kept, "myhostname") ? " myhostname" : "");
+      free (out);
+      out = next;
+      line += len + (line[len] == '\n');
+    }
+  return out;
+}
+
+/* Mode none: a lookup has nowhere to go, and fails at once; as a
+ * temporary failure (EAI_AGAIN, nothing answers), clients retry it (npm
+ * for 72 s, pip for 10 s). Told that names come from /etc/hosts alone,
+ * glibc and Go answer "no such name" (EAI_NONAME), as a refused name
+ * gets in allowlist mode. A rootfs without nsswitch.conf (musl) is left
+ * as it is. Its file is the image's: read beneath the root, and only a
+ * regular file. */
+static int
+prepare_no_lookups (const char *state_dir, oci_spec *spec, ar_error_t **err)
+{
+  cleanup_close int root_fd
+      = open (spec->root_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_error ar_error_t *ignored = NULL;
+  cleanup_close int fd
+      = root_fd < 0 ? -1
+                    : ar_path_open_in_root (root_fd, "/etc/" NSSWITCH_FILE,
+                                            O_PATH, &ignored);
+  struct stat st;
+  if (fd < 0 || fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    return 0;
+  cleanup_free char *via = xasprintf ("/proc/self/fd/%d", fd);
+  cleanup_free char *text = NULL;
+  if (ar_read_file_at (AT_FDCWD, via, NSSWITCH_MAX, &text, NULL, err) < 0)
+    return ar_error_prefix (err, "egress: /etc/" NSSWITCH_FILE);
+  cleanup_free char *cut = hosts_without_network (text);
+  cleanup_free char *path = xasprintf ("%s/" NSSWITCH_FILE, state_dir);
+  if (ar_write_file_atomic_at (AT_FDCWD, path, cut, strlen (cut), 0644, err)
+      < 0)
+    return ar_error_prefix (err, "egress");
+  const char *const options[]
+      = { "rbind", "ro", "nosuid", "nodev", "noexec", NULL };
+  oci_spec_append_mount (spec, "bind", path, "/etc/" NSSWITCH_FILE, options);
+  return 0;
+}
+
 int
 ar_egress_prepare (const ar_agent_plan *plan, const char *state_dir,
                    oci_spec *spec, ar_error_t **err)
 {
-  if (plan->egress == AR_EGRESS_NONE || !spec_has_own_netns (spec))
+  if (!spec_has_own_netns (spec))
     return 0;
+  if (plan->egress == AR_EGRESS_NONE)
+    return prepare_no_lookups (state_dir, spec, err);
   cleanup_free char *path = xasprintf ("%s/" RESOLV_CONF_FILE, state_dir);
   const char *text
       = plan->egress == AR_EGRESS_ASK ? RESOLV_CONF_ASK_TEXT : RESOLV_CONF_TEXT;
@@ -125,8 +191,12 @@ ar_egress_prepare (const ar_agent_plan *plan, const char *state_dir,
 void
 ar_egress_teardown (const char *state_dir)
 {
-  cleanup_free char *path = xasprintf ("%s/" RESOLV_CONF_FILE, state_dir);
-  if (unlink (path) < 0 && errno != ENOENT)
-    fprintf (stderr, "agentrun: warning: egress: unlink `%s`: %s\n", path,
-             strerror (errno));
+  static const char *const files[] = { RESOLV_CONF_FILE, NSSWITCH_FILE };
+  for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+    {
+      cleanup_free char *path = xasprintf ("%s/%s", state_dir, files[i]);
+      if (unlink (path) < 0 && errno != ENOENT)
+        fprintf (stderr, "agentrun: warning: egress: unlink `%s`: %s\n", path,
+                 strerror (errno));
+    }
 }
