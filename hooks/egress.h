@@ -177,6 +177,13 @@ int egress_nft_host_attach (const char *hash, const egress_lease *lease,
                             ar_error_t **err);
 void egress_nft_host_detach (const char *hash, const egress_lease *lease);
 
+/* ---- egress_firewall.c: the host's own firewall ---- */
+/* Where iptables' FORWARD chain drops by default (Docker's), accept rules
+ * for agentrun's veths in it, unless they are there already; and away
+ * again (when the last lease goes). */
+int egress_firewall_open (ar_error_t **err);
+void egress_firewall_close (void);
+
 /* ---- egress_lease.c ---- */
 /* Take a /30 (reclaiming dead containers' first) and put it and the
  * veth name `ar<hash>` into the host table, all under the lease lock. */

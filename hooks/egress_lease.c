@@ -229,6 +229,22 @@ reclaim_stale (int dirfd, const char *pool, const char *id)
     }
 }
 
+static bool
+no_lease_left (int dirfd)
+{
+  int fd = dup (dirfd);
+  cleanup_dir DIR *d = fd >= 0 ? fdopendir (fd) : NULL;
+  if (d == NULL)
+    {
+      ar_closep (&fd);
+      return false;
+    }
+  for (struct dirent *de; (de = readdir (d));)
+    if (de->d_name[0] != '.')
+      return false;
+  return true;
+}
+
 int
 egress_lease_take (const char *pool, const char *id, pid_t pid,
                    const char *hash, egress_lease *out, ar_error_t **err)
@@ -254,7 +270,8 @@ egress_lease_take (const char *pool, const char *id, pid_t pid,
           < 0)
         return -1;
       lease_addresses (base, i, out);
-      if (egress_nft_host_attach (hash, out, err) < 0)
+      if (egress_nft_host_attach (hash, out, err) < 0
+          || egress_firewall_open (err) < 0)
         {
           unlinkat (dirfd, name, 0);
           return -1;
@@ -276,4 +293,6 @@ egress_lease_release (const char *id, unsigned index)
   lease_owner owner;
   if (read_owner (dirfd, name, &owner) && strcmp (owner.id, id) == 0)
     unlinkat (dirfd, name, 0);
+  if (no_lease_left (dirfd))
+    egress_firewall_close ();
 }

@@ -45,6 +45,7 @@ run_bats() {
 
 engines=()
 others=()
+alone=()
 for s in "$@"; do
 	f=tests/$s.bats
 	[ -f "$f" ] || { echo "no $f"; failed=$((failed + 1)); continue; }
@@ -54,6 +55,9 @@ for s in "$@"; do
 	# ~215 s, containerd ~90 s; the rest ~900 s without them). Rootless
 	# Podman goes with the rootless sandbox suites, whose user it shares.
 	engines/docker | engines/podman | engines/containerd | engines/cri) engines+=("$f") ;;
+	# The host's firewall changes under it (dockerd's FORWARD policy):
+	# nothing else runs meanwhile.
+	egress_firewall) alone+=("$f") ;;
 	*) others+=("$f") ;;
 	esac
 done
@@ -69,6 +73,7 @@ runs=()
 [ ${#engines[@]} -eq 0 ] || { run_bats engines "${engines[@]}" & runs+=(engines); }
 [ ${#others[@]} -eq 0 ] || { run_bats rest "${others[@]}" & runs+=(rest); }
 wait
+[ ${#alone[@]} -eq 0 ] || { run_bats alone "${alone[@]}"; runs+=(alone); }
 for r in "${runs[@]}"; do
 	AGENTRUN_TEST_RUN=agentrun-test-vm$$-$r AGENTRUN_TEST_BASE=$OUT/$r.base \
 		bats --tap tests/zz_cleanup.bats </dev/null 2>&1 | tee "$OUT/$r-cleanup.tap" | sed "s/^/[$r cleanup] /"

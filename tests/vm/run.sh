@@ -21,10 +21,11 @@ TOP=$(cd "$HERE/../.." && pwd)
 # a snapshot's freeze and a rollback's new init in a cgroup v2 cgroup,
 # CRIU (which runs on the guest's 6.1 kernel, not on every host), a
 # sandbox's user namespace (idmapped layers under 6.1's overlayfs),
-# the user's systemd instance, the engines with their defaults. Those that
+# the user's systemd instance, the engines with their defaults, Docker's
+# own FORWARD policy on the host (egress_firewall). Those that
 # do not (the sandbox's flags, egress's filter in a namespace of its own)
 # run on the host in both CI stages; name them to run them here too.
-DEFAULT_SUITES="systemd_cgroup cgroups_v2 cgroup_v2_devices exec_cgroup sandbox sandbox_userns sandbox_outcomes pool snapshot checkpoint rootless_containers rootless_sandbox rootless_sandbox_outcomes engines/docker engines/podman engines/podman_rootless engines/containerd engines/cri conformance"
+DEFAULT_SUITES="systemd_cgroup cgroups_v2 cgroup_v2_devices exec_cgroup sandbox sandbox_userns sandbox_outcomes pool snapshot checkpoint rootless_containers rootless_sandbox rootless_sandbox_outcomes engines/docker engines/podman engines/podman_rootless engines/containerd engines/cri conformance egress_firewall"
 
 die() { echo "vm/run: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 

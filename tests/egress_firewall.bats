@@ -1,0 +1,78 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: Apache-2.0
+# The host's own firewall (hooks/egress_firewall.c): where iptables'
+# FORWARD chain drops what is not accepted (Docker sets that policy when
+# it starts), a sandbox's traffic through its veth must still pass, and
+# the rules agentrun adds for it go with the last sandbox. In the test VM
+# (systemd, Docker installed) dockerd itself sets the policy; elsewhere
+# the test sets it as Docker does, and puts the old one back. The test
+# host lives in a network namespace of the test's own.
+
+load helpers
+
+FW_NET=10.251.88
+
+fw_in_host() {
+	nsenter -t "$FW_HOST_PID" -n "$@"
+}
+
+setup() {
+	common_setup
+	for tool in iptables curl ip nsenter busybox; do
+		command -v "$tool" >/dev/null || skip "$tool is not installed (contrib/install-deps.sh)"
+	done
+	iptables -S FORWARD >/dev/null 2>&1 || skip "iptables cannot read the FORWARD chain here"
+	FW_POLICY=$(iptables -S FORWARD | awk '$1 == "-P" { print $3 }')
+	FW_LINK=fwt$$
+	unshare -n sh -c 'echo $$ >"$1"; exec sleep 300' sh "$TEST_DIR/fwhost.pid" &
+	wait_for_file_content "$TEST_DIR/fwhost.pid" "^[0-9]"
+	FW_HOST_PID=$(cat "$TEST_DIR/fwhost.pid")
+	track_pid "$FW_HOST_PID"
+	ip link add "$FW_LINK" type veth peer name eth0 netns "$FW_HOST_PID"
+	ip addr add "$FW_NET.1/24" dev "$FW_LINK"
+	ip link set "$FW_LINK" up
+	fw_in_host ip link set lo up
+	fw_in_host ip addr add "$FW_NET.2/24" dev eth0
+	fw_in_host ip link set eth0 up
+	mkdir -p "$TEST_DIR/www" "$TEST_DIR/ws"
+	echo "through the firewall" >"$TEST_DIR/www/index.html"
+	fw_in_host busybox httpd -f -p "$FW_NET.2:80" -h "$TEST_DIR/www" &
+	track_pid $!
+	FW_DOCKER=""
+}
+
+teardown() {
+	if [ -n "$FW_DOCKER" ]; then
+		systemctl stop docker.service docker.socket >/dev/null 2>&1 || true
+	fi
+	# Docker leaves its policy behind when it stops: the host's again.
+	[ -z "${FW_POLICY:-}" ] || iptables -P FORWARD "$FW_POLICY"
+	[ -z "${FW_LINK:-}" ] || ip link del "$FW_LINK" 2>/dev/null || true
+	common_teardown
+}
+
+# The policy Docker sets: by dockerd itself where systemd can start it.
+drop_forwarding_as_docker_does() {
+	if [ -d /run/systemd/system ] && systemctl cat docker.service >/dev/null 2>&1; then
+		FW_DOCKER=1
+		systemctl start docker.service
+		local i
+		for i in $(seq 1 100); do
+			iptables -S FORWARD | grep -q '^-P FORWARD DROP' && return 0
+			sleep 0.1
+		done
+		fail "dockerd did not set FORWARD's policy: $(iptables -S FORWARD)"
+	fi
+	iptables -P FORWARD DROP
+}
+
+@test "egress firewall: with FORWARD's policy DROP (Docker's), --allow-net ADDR:PORT connects, and agentrun's rules go with the sandbox" {
+	drop_forwarding_as_docker_does
+	run bash -c "cd '$TEST_DIR/ws' && timeout 30 '$RUNTIME' --root '$ROOT' sandbox --no-tty \
+		--allow-net $FW_NET.2:80 -- curl -sS --max-time 5 http://$FW_NET.2/"
+	assert_success
+	assert_output "through the firewall"
+	run iptables -S FORWARD
+	assert_output_contains "-P FORWARD DROP"
+	refute_output_contains agentrun-egress
+}
