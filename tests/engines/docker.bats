@@ -451,6 +451,27 @@ listen_on_gateway() {
 	[ "$output" = "$(printf 'reached\nrefused')" ] || fail "allowed container reached, gateway refused expected"
 }
 
+@test "docker agent allowlist by name: the name reaches its container; its address by another name is reset" {
+	command -v dnsmasq >/dev/null || skip "dnsmasq is not installed (contrib/install-deps.sh)"
+	dk run -d --runtime=agentrun --name c-named "$I" httpd -f -p 8080 -h /etc >/dev/null
+	local web
+	web=$(dk inspect -f '{{.NetworkSettings.IPAddress}}' c-named)
+	[ -n "$web" ] || fail "c-named has no address"
+	# The resolver's upstream, in the daemon's netns: web.test and
+	# evil.test are that one address, as sites behind one CDN edge are.
+	nsenter -t "$ENG_DOCKERD_PID" -n dnsmasq -C /dev/null --no-resolv --no-hosts \
+		--bind-interfaces --listen-address=172.17.0.1 --port=53 --pid-file="$ENG_T/dnsmasq.pid" \
+		--address=/web.test/"$web" --address=/evil.test/"$web"
+	eng_track_pid "$(cat "$ENG_T/dnsmasq.pid")"
+	add_profile_runtime named '{"extends": "agent", "network": {"egress": "allowlist", "upstream": "172.17.0.1", "allow": ["web.test:8080"]}}'
+	local get='get() { printf "GET / HTTP/1.0\r\nHost: $2\r\n\r\n" | nc -w 3 "$1" 8080 2>/dev/null | grep -q "^HTTP/1" && echo reached || echo refused; }'
+	run dk run --rm --runtime=agentrun-named "$I" sh -c "$get; get web.test web.test; get web.test evil.test"
+	dk rm -f c-named >/dev/null
+	kill "$(cat "$ENG_T/dnsmasq.pid")"
+	assert_success
+	[ "$output" = "$(printf 'reached\nrefused')" ] || fail "by its name reached, by another refused expected: $output"
+}
+
 # Docker 20.10 (Debian 12's) cannot give a container OCI annotations, so
 # run.agentrun.* is out of reach; docs/engines.md's way to a policy per
 # container is a runtime name per profile, added to daemon.json and loaded
