@@ -24,7 +24,8 @@ setup() {
 	iptables -S FORWARD >/dev/null 2>&1 || skip "iptables cannot read the FORWARD chain here"
 	FW_POLICY=$(iptables -S FORWARD | awk '$1 == "-P" { print $3 }')
 	FW_LINK=fwt$$
-	unshare -n sh -c 'echo $$ >"$1"; exec sleep 300' sh "$TEST_DIR/fwhost.pid" &
+	# fd 3 closed: bats waits for whoever holds it.
+	unshare -n sh -c 'echo $$ >"$1"; exec sleep 300' sh "$TEST_DIR/fwhost.pid" 3>&- &
 	wait_for_file_content "$TEST_DIR/fwhost.pid" "^[0-9]"
 	FW_HOST_PID=$(cat "$TEST_DIR/fwhost.pid")
 	track_pid "$FW_HOST_PID"
@@ -36,7 +37,7 @@ setup() {
 	fw_in_host ip link set eth0 up
 	mkdir -p "$TEST_DIR/www" "$TEST_DIR/ws"
 	echo "through the firewall" >"$TEST_DIR/www/index.html"
-	fw_in_host busybox httpd -f -p "$FW_NET.2:80" -h "$TEST_DIR/www" &
+	nsenter -t "$FW_HOST_PID" -n busybox httpd -f -p "$FW_NET.2:80" -h "$TEST_DIR/www" 3>&- &
 	track_pid $!
 	FW_DOCKER=""
 }
