@@ -33,9 +33,9 @@
 
 typedef struct
 {
-  bool chain;   /* iptables' filter FORWARD exists in nf_tables */
-  bool drops;   /* its policy is drop */
-  bool ours;    /* a rule of ours is in it */
+  bool chain; /* iptables' filter FORWARD exists in nf_tables */
+  bool drops; /* its policy is drop */
+  bool ours;  /* a rule of ours is in it */
 } forward_chain;
 
 static void
@@ -43,8 +43,8 @@ request (ar_nl_buf *b, uint16_t type, uint16_t flags)
 {
   ar_nl_msg (b, (uint16_t) (NFNL_SUBSYS_NFTABLES << 8 | type),
              NLM_F_REQUEST | flags, 1);
-  struct nfgenmsg nfg = { .nfgen_family = NFPROTO_IPV4,
-                          .version = NFNETLINK_V0 };
+  struct nfgenmsg nfg
+      = { .nfgen_family = NFPROTO_IPV4, .version = NFNETLINK_V0 };
   ar_nl_put (b, &nfg, sizeof nfg);
 }
 
@@ -66,7 +66,8 @@ ask (const ar_nl_buf *b, void (*each) (const struct nlattr *, size_t, void *),
         return -1;
       for (struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
            ar_nl_msg_ok (nlh, buf, (size_t) len);
-           nlh = (struct nlmsghdr *) ((uint8_t *) nlh + NLMSG_ALIGN (nlh->nlmsg_len)))
+           nlh = (struct nlmsghdr *) ((uint8_t *) nlh
+                                      + NLMSG_ALIGN (nlh->nlmsg_len)))
         {
           if (nlh->nlmsg_type == NLMSG_DONE)
             return 0;
@@ -93,7 +94,8 @@ note_policy (const struct nlattr *a, size_t len, void *data)
   f->chain = true;
   for (; len >= sizeof *a && a->nla_len >= sizeof *a && a->nla_len <= len;
        len -= NLA_ALIGN (a->nla_len),
-       a = (const struct nlattr *) ((const uint8_t *) a + NLA_ALIGN (a->nla_len)))
+       a
+       = (const struct nlattr *) ((const uint8_t *) a + NLA_ALIGN (a->nla_len)))
     if ((a->nla_type & NLA_TYPE_MASK) == NFTA_CHAIN_POLICY
         && a->nla_len >= sizeof *a + 4)
       {
@@ -108,10 +110,10 @@ static void
 note_rule (const struct nlattr *a, size_t len, void *data)
 {
   forward_chain *f = data;
-  f->ours = f->ours
-            || memmem (a, len, EGRESS_FIREWALL_MARK,
-                       strlen (EGRESS_FIREWALL_MARK))
-                   != NULL;
+  f->ours
+      = f->ours
+        || memmem (a, len, EGRESS_FIREWALL_MARK, strlen (EGRESS_FIREWALL_MARK))
+               != NULL;
 }
 
 static forward_chain
@@ -138,8 +140,8 @@ iptables_rules (const char *op, ar_error_t **err)
 {
   static const char *const rules[][8] = {
     { "-i", "ar+", "-j", "ACCEPT", NULL },
-    { "-o", "ar+", "-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED",
-      "-j", "ACCEPT" },
+    { "-o", "ar+", "-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j",
+      "ACCEPT" },
   };
   for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
     {
@@ -156,7 +158,8 @@ iptables_rules (const char *op, ar_error_t **err)
       cleanup_free char *message = NULL;
       int r = ar_spawn_wait ((char *const *) argv, &message, err);
       if (r < 0)
-        return ar_error_prefix (err, "the host's FORWARD chain drops what the sandbox sends");
+        return ar_error_prefix (
+            err, "the host's FORWARD chain drops what the sandbox sends");
       if (r > 0)
         return ar_error_set (err, 0, "iptables %s FORWARD: %s", op, message);
     }

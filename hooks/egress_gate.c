@@ -27,6 +27,7 @@
  * default's 64 KiB costs a third of the throughput in wake-ups). */
 #define PIPE_BYTES (1024 * 1024)
 #define EVENTS_PER_WAIT 64
+#define ACCEPTS_PER_EVENT 16
 #define TEXT(x) #x
 #define TEXT_OF(x) TEXT (x)
 #define SECONDS_TEXT TEXT_OF (EGRESS_GATE_HELLO_SECONDS)
@@ -240,12 +241,13 @@ original_destination (connection *c, int family)
   return true;
 }
 
-static void
+/* false when there was none to take. */
+static bool
 accept_one (egress_gate *g, int index)
 {
   int fd = accept4 (g->listen[index], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (fd < 0)
-    return;
+    return false;
   connection *c = xcalloc (1, sizeof *c);
   *c = (connection){ .state = HELLO,
                      .client = fd,
@@ -264,15 +266,16 @@ accept_one (egress_gate *g, int index)
   if (!original_destination (c, index ? AF_INET6 : AF_INET))
     {
       refuse (g, c, NULL, "not a redirected connection");
-      return;
+      return true;
     }
   if (g->n_conns > EGRESS_GATE_MAX_CONNECTIONS)
     {
       refuse (g, c, NULL, "too many connections waiting at once");
-      return;
+      return true;
     }
   c->hello = xcalloc (1, PEEK_BYTES_MAX);
   watch (g, EPOLL_CTL_ADD, c->client, EPOLLIN, &c->client_tag);
+  return true;
 }
 
 static void
@@ -456,11 +459,12 @@ on_event (egress_gate *g, const struct epoll_event *ev)
 {
   tag *t = ev->data.ptr;
   connection *c = t->conn;
+  /* A client's burst (npm opens a dozen at once) in one turn. */
+  for (int taken = 0; c == NULL && taken < ACCEPTS_PER_EVENT; taken++)
+    if (!accept_one (g, t->index))
+      break;
   if (c == NULL)
-    {
-      accept_one (g, t->index);
-      return;
-    }
+    return;
   switch (c->state)
     {
     case HELLO:
@@ -532,19 +536,19 @@ egress_gate_fd (const egress_gate *g)
 void
 egress_gate_run (egress_gate *g)
 {
+  /* One batch a call: a download keeps the gate busy without end, and
+   * the resolver's loop has lookups to answer between batches (its poll
+   * wakes at once while the epoll fd has more). */
   struct epoll_event events[EVENTS_PER_WAIT];
-  int n;
-  while ((n = epoll_wait (g->epfd, events, EVENTS_PER_WAIT, 0)) > 0)
+  int n = epoll_wait (g->epfd, events, EVENTS_PER_WAIT, 0);
+  /* A connection dropped by an earlier event of this batch may have a
+   * later one: the batch ends at a drop, the rest comes back next time. */
+  for (int i = 0; i < n; i++)
     {
-      /* A connection dropped by an earlier event of this batch may have
-       * a later one: handle one event per wait when any is dropped. */
-      for (int i = 0; i < n; i++)
-        {
-          size_t before = g->n_conns;
-          on_event (g, &events[i]);
-          if (g->n_conns < before)
-            break;
-        }
+      size_t before = g->n_conns;
+      on_event (g, &events[i]);
+      if (g->n_conns < before)
+        break;
     }
   time_t now = time (NULL);
   for (connection *c = g->conns, *next; c; c = next)

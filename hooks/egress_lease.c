@@ -270,9 +270,15 @@ egress_lease_take (const char *pool, const char *id, pid_t pid,
           < 0)
         return -1;
       lease_addresses (base, i, out);
-      if (egress_nft_host_attach (hash, out, err) < 0
-          || egress_firewall_open (err) < 0)
+      if (egress_nft_host_attach (hash, out, err) < 0)
         {
+          unlinkat (dirfd, name, 0);
+          return -1;
+        }
+      /* The caller undoes only a lease it got: what was attached goes. */
+      if (egress_firewall_open (err) < 0)
+        {
+          egress_nft_host_detach (hash, out);
           unlinkat (dirfd, name, 0);
           return -1;
         }

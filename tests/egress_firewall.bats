@@ -80,3 +80,18 @@ drop_forwarding_as_docker_does() {
 	assert_output_contains "-P FORWARD DROP"
 	refute_output_contains agentrun-egress
 }
+
+@test "egress firewall: where FORWARD drops and iptables cannot be run, one line says so and nothing is left" {
+	iptables -P FORWARD DROP
+	# iptables is in /usr/sbin: a PATH without it.
+	run bash -c "cd '$TEST_DIR/ws' && PATH=/usr/bin:/bin timeout 30 '$RUNTIME' --root '$ROOT' sandbox --no-tty \
+		--allow-net $FW_NET.2:80 -- true"
+	assert_failure
+	assert_output_contains "iptables"
+	[ "$(wc -l <<<"$output")" = 1 ] || fail "more than one line: $output"
+	run nft list set inet agentrun-egress pairs
+	refute_output_contains '"ar'
+	run iptables -S FORWARD
+	refute_output_contains agentrun-egress
+	[ -z "$(ip -o link show | grep -oE ': ar[0-9a-f]{8}[@:]')" ] || fail "a veth left: $(ip -o link show)"
+}
