@@ -193,10 +193,10 @@ drop (egress_gate *g, connection *c, bool abort)
   close_direction (&c->up);
   close_direction (&c->down);
   free (c->hello);
-  if (c->prev)
-    c->prev->next = c->next;
-  else
+  if (g->conns == c)
     g->conns = c->next;
+  else if (c->prev)
+    c->prev->next = c->next;
   if (c->next)
     c->next->prev = c->prev;
   g->n_conns--;

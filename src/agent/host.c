@@ -132,9 +132,7 @@ ar_agent_prepare (const ar_agent_plan *plan, const char *state_dir,
     ar_hide_cover_closed_parents (plan, &hidden);
   if (prepare_host (plan, state_dir, rootfs, leased ? &lease : NULL, uid, gid,
                     &merged, err)
-          < 0
-      || (leased && merged
-          && ar_agent_userns_alias_root (&lease, state_dir, &merged, err) < 0))
+      < 0)
     {
       free (merged);
       undo_prepare (state_dir);

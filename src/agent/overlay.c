@@ -334,13 +334,7 @@ ar_overlay_remount (const char *state_dir, const char *from, ar_error_t **err)
       < 0)
     return -1;
   cleanup_free char *lowerdir = ar_layers_lowerdir (&lower);
-  if (mount_layers (lowerdir, upper, work, merged, err) < 0)
-    return -1;
-  /* The container's root is shown to it through a bind of the overlay:
-   * of the new one now (it replaces the old bind). */
-  cleanup_free char *root = xstrdup (merged);
-  return leased ? ar_agent_userns_alias_root (&lease, state_dir, &root, err)
-                : 0;
+  return mount_layers (lowerdir, upper, work, merged, err);
 }
 
 int

@@ -69,27 +69,6 @@ name_of (unsigned slot)
   return n;
 }
 
-/* /run/agentrun-ids/root-HASH: where the root overlay of the container
- * whose state dir hashes to HASH is shown to it (a pod's containers share
- * their sandbox's lease, each has a root of its own). */
-static char *
-alias_path (const char *state_dir)
-{
-  uint64_t h = 14695981039346656037ULL; /* FNV-1a */
-  for (const char *p = state_dir; *p; p++)
-    h = (h ^ (unsigned char) *p) * 1099511628211ULL;
-  return xasprintf (AR_USERNS_LEASE_DIR "/root-%016llx",
-                    (unsigned long long) h);
-}
-
-static void
-remove_alias (const char *state_dir)
-{
-  cleanup_free char *alias = alias_path (state_dir);
-  cleanup_error ar_error_t *ignored = NULL;
-  ar_hostfs_unmount_and_remove (alias, &ignored);
-}
-
 /* The state dir the lease of `slot` names; NULL when it cannot be read. */
 static char *
 lease_holder (int lease_dir, unsigned slot)
@@ -124,8 +103,6 @@ claim_slot (int lease_dir, unsigned slot, const char *state_dir)
   cleanup_free char *holder = taken ? lease_holder (lease_dir, slot) : NULL;
   if (taken && lease_is_stale (holder, slot))
     {
-      if (holder)
-        remove_alias (holder);
       unlinkat (lease_dir, name.text, 0);
       fd = openat (lease_dir, name.text,
                    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -143,14 +120,15 @@ open_lease_dir (ar_error_t **err)
   int fd = open (AR_USERNS_LEASE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT)
     {
-      /* Entered by the containers' roots (their aliases), listed by none. */
-      if (mkdir (AR_USERNS_LEASE_DIR, 0711) < 0 && errno != EEXIST)
+      /* Root's alone: containers reach their roots by an fd their init
+       * opened while it could (core/init.c), never through here. */
+      if (mkdir (AR_USERNS_LEASE_DIR, 0700) < 0 && errno != EEXIST)
         return ar_error_set (err, errno, "mkdir `%s`", AR_USERNS_LEASE_DIR);
       fd = open (AR_USERNS_LEASE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
   struct stat st;
   if (fd < 0 || fstat (fd, &st) < 0
-      || ((st.st_mode & 07777) != 0711 && fchmod (fd, 0711) < 0))
+      || ((st.st_mode & 07777) != 0700 && fchmod (fd, 0700) < 0))
     {
       int saved = errno;
       if (fd >= 0)
@@ -226,27 +204,6 @@ set_mapping (oci_id_mapping **m, size_t *n, uint32_t host, uint32_t size)
   *m = xcalloc (1, sizeof **m);
   **m = (oci_id_mapping){ .container_id = 0, .host_id = host, .size = size };
   *n = 1;
-}
-
-int
-ar_agent_userns_alias_root (const ar_userns_lease *lease, const char *state_dir,
-                            char **root, ar_error_t **err)
-{
-  cleanup_free char *alias = alias_path (state_dir);
-  remove_alias (state_dir);
-  if (mkdir (alias, 0710) < 0 || chown (alias, 0, lease->gid) < 0
-      || chmod (alias, 0710) < 0)
-    return ar_error_set (err, errno, "make `%s`", alias);
-  if (mount (*root, alias, NULL, MS_BIND, NULL) < 0
-      || mount (NULL, alias, NULL, MS_PRIVATE, NULL) < 0)
-    {
-      int saved = errno;
-      remove_alias (state_dir);
-      return ar_error_set (err, saved, "bind `%s` on `%s`", *root, alias);
-    }
-  free (*root);
-  *root = steal_pointer (&alias);
-  return 0;
 }
 
 /* The kernel takes only groups the namespace maps: Docker asks for
@@ -540,7 +497,6 @@ ar_agent_userns_release (const char *state_dir)
       if (holder && strcmp (holder, state_dir) == 0)
         unlinkat (lease_dir, name_of (lease.slot).text, 0);
     }
-  remove_alias (state_dir);
   cleanup_free char *record = ar_hostfs_join (state_dir, AR_USERNS_RECORD);
   unlink (record);
 }

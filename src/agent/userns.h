@@ -30,15 +30,6 @@ int ar_agent_userns_prepare (const ar_agent_plan *plan, const char *state_dir,
                              oci_spec *spec, ar_userns_lease *lease,
                              bool *leased, ar_error_t **err);
 
-/* The container's root overlay `*root` (below the state dir) bound where
- * the container's root can reach it (/run/agentrun-ids/root-HASH, 0710,
- * its group's): it walks to its root from "/" as any user would, and a
- * state root may lie below a directory others may not enter (Docker's
- * exec root is 0700). *root becomes that path. Gone with the lease. */
-int
-ar_agent_userns_alias_root (const ar_userns_lease *lease, const char *state_dir,
-                            char **root, ar_error_t **err);
-
 /* The lease as a shift: on-disk ids 0.. (an image's) as its host ids. */
 ar_id_shift ar_agent_userns_shift (const ar_userns_lease *lease);
 

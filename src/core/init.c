@@ -89,10 +89,19 @@ set_personality (const oci_linux *lnx, ar_error_t **err)
   return 0;
 }
 
+/* The container's root mount before pivot_root, and the path the init
+ * reaches it by: its own, or /proc/self/fd/N when its user namespace's
+ * ids may not walk there. */
+typedef struct
+{
+  int fd;
+  char *path;
+} root_view;
+
 /* Before pivot_root: namespaces joined, names set, the filesystem built. */
 static int
 prepare_root (const ar_init_config *cfg, int *pty_master, char **pty_slave,
-              int *proc_sys, ar_error_t **err)
+              int *proc_sys, root_view *root, ar_error_t **err)
 {
   const oci_spec *spec = cfg->spec;
   /* First, while "/proc" is still the runtime's: no namespace joined by
@@ -107,7 +116,16 @@ prepare_root (const ar_init_config *cfg, int *pty_master, char **pty_slave,
    * enter a directory above the bundle that they can. */
   if (chdir (cfg->bundle) < 0)
     return ar_error_set (err, errno, "chdir to bundle `%s`", cfg->bundle);
+  /* So the rootfs, which may lie below a directory only they may enter
+   * (a state root under Docker's 0700 exec root). */
+  cleanup_free char *real = realpath (cfg->rootfs, NULL);
+  if (real == NULL)
+    return ar_error_set (err, errno, "rootfs `%s`", cfg->rootfs);
   bool other_userns = cfg->new_userns || cfg->joined_userns;
+  cleanup_close int dir_fd
+      = other_userns ? open (real, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+  if (other_userns && dir_fd < 0)
+    return ar_error_set (err, errno, "open rootfs `%s`", real);
   if (other_userns && (setresgid (0, 0, 0) < 0 || setresuid (0, 0, 0) < 0))
     return ar_error_set (err, errno, "become root in the user namespace");
   /* After the parent moved us into the cgroup, so its root is ours. */
@@ -123,20 +141,23 @@ prepare_root (const ar_init_config *cfg, int *pty_master, char **pty_slave,
     return -1;
   if (set_identity_names (spec, err) < 0)
     return -1;
-  int r = ar_mounts_setup_rootfs (spec, cfg->rootfs, cfg->bind_source_fds, err);
+  int r = ar_mounts_setup_rootfs (spec, real, dir_fd, cfg->bind_source_fds,
+                                  &root->fd, err);
   /* Host paths, no longer needed: gone before anything else runs here. */
   for (size_t i = 0; cfg->bind_source_fds && i < spec->n_mounts; i++)
     if (cfg->bind_source_fds[i] >= 0)
       close (cfg->bind_source_fds[i]);
   if (r < 0)
     return -1;
+  root->path = dir_fd >= 0 ? xasprintf ("/proc/self/fd/%d", root->fd)
+                           : steal_pointer (&real);
   if (spec->process && spec->process->terminal)
     {
-      cleanup_free char *ptmx = xasprintf ("%s/dev/ptmx", cfg->rootfs);
-      cleanup_free char *pts = xasprintf ("%s/dev/pts", cfg->rootfs);
+      cleanup_free char *ptmx = xasprintf ("%s/dev/ptmx", root->path);
+      cleanup_free char *pts = xasprintf ("%s/dev/pts", root->path);
       if (ar_terminal_open_pty (ptmx, pts, pty_master, pty_slave, err) < 0)
         return -1;
-      if (ar_mounts_setup_console (cfg->rootfs, *pty_slave, err) < 0)
+      if (ar_mounts_setup_console (root->path, *pty_slave, err) < 0)
         return -1;
     }
   return 0;
@@ -155,11 +176,11 @@ run_hooks_here (const ar_init_config *cfg, const oci_hook_list *hooks,
 /* After pivot_root: the container's own view, then the process itself. */
 static int
 finish_setup (const ar_init_config *cfg, const char *pty_slave, int *proc_sys,
-              char **exe, ar_error_t **err)
+              const root_view *root, char **exe, ar_error_t **err)
 {
   const oci_spec *spec = cfg->spec;
   const oci_process *proc = spec->process;
-  if (ar_mounts_enter_rootfs (cfg->rootfs, cfg->no_pivot,
+  if (ar_mounts_enter_rootfs (root->path, cfg->no_pivot,
                               ar_ns_host_mounts (spec), err)
       < 0)
     return -1;
@@ -196,7 +217,7 @@ finish_setup (const ar_init_config *cfg, const char *pty_slave, int *proc_sys,
   if (pty_slave)
     {
       /* The slave's path inside the container, now that / moved. */
-      const char *inner = pty_slave + strlen (cfg->rootfs);
+      const char *inner = pty_slave + strlen (root->path);
       unsigned rows = proc->console_height.set ? proc->console_height.value : 0;
       unsigned cols = proc->console_width.set ? proc->console_width.value : 0;
       if (ar_terminal_become_stdio (inner, rows, cols, err) < 0)
@@ -423,7 +444,8 @@ ar_init_main (const ar_init_config *cfg)
     fail (cfg, err, true);
   ar_timings_mark ("go");
 
-  if (prepare_root (cfg, &pty_master, &pty_slave, &proc_sys, &err) < 0)
+  root_view root = { .fd = -1, .path = NULL };
+  if (prepare_root (cfg, &pty_master, &pty_slave, &proc_sys, &root, &err) < 0)
     fail (cfg, err, true);
   ar_timings_mark ("mounts");
   if (pty_master >= 0)
@@ -441,8 +463,10 @@ ar_init_main (const ar_init_config *cfg)
       < 0)
     fail (cfg, err, true);
   ar_timings_mark ("hooks");
-  if (finish_setup (cfg, pty_slave, &proc_sys, &order.exe, &err) < 0)
+  if (finish_setup (cfg, pty_slave, &proc_sys, &root, &order.exe, &err) < 0)
     fail (cfg, err, true);
+  ar_closep (&root.fd);
+  free (root.path);
   ar_timings_mark ("pivot");
   /* Before seccomp and the uid change: it reads the container's passwd.
    * (A pooled init reads it later, as the container's user.) */

@@ -799,18 +799,33 @@ isolate_namespace (const oci_spec *spec, const char *real, ar_error_t **err)
 /* The rootfs on itself: a mount of the container's own, so a later
  * remount of "/" (root.readonly) or a mount on it never touches the mount
  * the rootfs lives in. In the host's namespace, where "/" and the rest
- * are left alone, it is made a slave instead (see mount_one). */
+ * are left alone, it is made a slave instead (see mount_one). By its path,
+ * or by `dir_fd` (a detached copy of its mounts attached over it). The
+ * new mount's root, opened; -1 on failure. */
 static int
-bind_rootfs (const oci_spec *spec, const char *real, ar_error_t **err)
+bind_rootfs (const oci_spec *spec, const char *real, int dir_fd,
+             ar_error_t **err)
 {
   bool host = ar_ns_host_mounts (spec);
   if (!host && isolate_namespace (spec, real, err) < 0)
     return -1;
+  if (dir_fd >= 0 && !host)
+    {
+      cleanup_close int tree = open_tree (dir_fd, "",
+                                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC
+                                              | AT_RECURSIVE | AT_EMPTY_PATH);
+      if (tree < 0 || attach (tree, dir_fd) < 0)
+        return ar_error_set (err, errno, "bind rootfs \"%s\" on itself", real);
+      return steal_fd (&tree);
+    }
   if (mount (real, real, NULL, MS_BIND | MS_REC, NULL) < 0)
     return ar_error_set (err, errno, "bind rootfs \"%s\" on itself", real);
   if (host && mount (NULL, real, NULL, MS_SLAVE | MS_REC, NULL) < 0)
     return ar_error_set (err, errno, "make rootfs \"%s\" a slave mount", real);
-  return 0;
+  int fd = open (real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return ar_error_set (err, errno, "open rootfs `%s`", real);
+  return fd;
 }
 
 static bool
@@ -920,18 +935,13 @@ ar_mounts_close_bind_sources (int *fds, size_t n)
 }
 
 int
-ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
-                        const int *bind_source_fds, ar_error_t **err)
+ar_mounts_setup_rootfs (const oci_spec *spec, const char *real, int dir_fd,
+                        const int *bind_source_fds, int *root_fd,
+                        ar_error_t **err)
 {
-  cleanup_free char *real = realpath (rootfs, NULL);
-  if (real == NULL)
-    return ar_error_set (err, errno, "rootfs `%s`", rootfs);
-  if (bind_rootfs (spec, real, err) < 0)
-    return -1;
-
-  cleanup_close int rootfs_fd = open (real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int rootfs_fd = bind_rootfs (spec, real, dir_fd, err);
   if (rootfs_fd < 0)
-    return ar_error_set (err, errno, "open rootfs `%s`", real);
+    return -1;
 
   for (size_t i = 0; i < spec->n_mounts; i++)
     if (mount_one (spec, rootfs_fd, &spec->mounts[i],
@@ -939,9 +949,11 @@ ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
         < 0)
       return ar_error_prefix (err, ".mounts[%zu]", i);
 
-  if (ar_mounts_dev_is_bind (spec))
-    return 0;
-  return ar_devices_setup (spec, rootfs_fd, err);
+  if (!ar_mounts_dev_is_bind (spec)
+      && ar_devices_setup (spec, rootfs_fd, err) < 0)
+    return -1;
+  *root_fd = steal_fd (&rootfs_fd);
+  return 0;
 }
 
 int

@@ -22,8 +22,14 @@
  *   host when mknod is not permitted, as in a user namespace), the /dev
  *   symlinks (fd, stdin, stdout, stderr, core), /dev/ptmx -> pts/ptmx,
  *   /dev/shm when missing. */
-int ar_mounts_setup_rootfs (const oci_spec *spec, const char *rootfs,
-                            const int *bind_source_fds, ar_error_t **err);
+/* `real` is the rootfs's resolved path; `dir_fd` (or -1) the rootfs
+ * opened before the init's ids became a user namespace's, which may not
+ * walk to it (a state root below a 0700 directory): then the rootfs is
+ * reached by that fd alone. *root_fd: the container's root mount, for
+ * what comes before pivot_root to reach it by (/proc/self/fd/N). */
+int ar_mounts_setup_rootfs (const oci_spec *spec, const char *real, int dir_fd,
+                            const int *bind_source_fds, int *root_fd,
+                            ar_error_t **err);
 
 /* A spec mount that binds a path (type "bind", or a bind/rbind option);
  * false too for options that do not parse. */
