@@ -173,6 +173,9 @@ count() {
 	EOF
 	set_args sleep 300
 	runtime_bg --profile askexec run -d -b "$BUNDLE" gated
+	# `run -d` returns once the init started; the approver may write its
+	# line a moment after the exec it allowed.
+	wait_for_file_content "$TEST_DIR/approve.log" 'exec sleep 300: allow-once (rule'
 	[ "$(count 'exec sleep 300: allow-once (rule')" -eq 1 ] || fail "$(cat "$TEST_DIR/approve.log")"
 	# busybox's sh runs its applets without an exec (nothing to ask
 	# about): rm is exec'd by the runtime, as /bin/rm -> busybox.
