@@ -11,7 +11,7 @@
 # script's (124 when the guest did not finish within SECONDS, default
 # 1500: QEMU is then stopped by its pid). QEMU runs without KVM (TCG):
 # /dev/kvm on this machine kind is a nested device a stock kernel cannot
-# use (../shared/vm-host.md).
+# use.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)

@@ -42,7 +42,7 @@ fi
 suites=(${*:-${VM_SUITES:-$DEFAULT_SUITES}})
 
 # The share: the tree (no .git, no logs) and the script the guest runs.
-# Kept out of /tmp (../shared/vm-host.md); removed at the end.
+# Kept out of /tmp; removed at the end.
 mkdir -p /var/tmp
 SHARE=$(mktemp -d /var/tmp/agentrun-vm.XXXXXX)
 trap 'rm -rf "$SHARE"' EXIT
