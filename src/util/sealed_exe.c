@@ -81,14 +81,20 @@ container_could_write (const struct stat *st, const ar_held_uids *held,
   return false;
 }
 
-/* The binary's stat, or -1 when it runs from a sealed copy. */
+/* 0 and the binary's stat when it runs from its file, 1 when from a
+ * sealed copy, -1 on failure. A process runs from what it was exec'd
+ * from until it execs again: once seen sealed, it stays so (create asks
+ * again after main made sure, and need not look). */
 static int
 unsealed_exe (int *self, struct stat *st, ar_error_t **err)
 {
+  static bool seen_sealed;
+  if (seen_sealed)
+    return 1;
   *self = open ("/proc/self/exe", O_RDONLY | O_CLOEXEC);
   if (*self < 0)
     return ar_error_set (err, errno, "open /proc/self/exe");
-  if (running_sealed (*self))
+  if ((seen_sealed = running_sealed (*self)))
     return 1;
   if (fstat (*self, st) < 0)
     return ar_error_set (err, errno, "stat /proc/self/exe");
