@@ -30,6 +30,7 @@
 #define EGRESS_FIREWALL_MARK "agentrun-egress"
 #define IPTABLES_TABLE "filter"
 #define IPTABLES_CHAIN "FORWARD"
+#define RECV_BYTES 65536 /* room for one datagram of a dump */
 
 typedef struct
 {
@@ -49,71 +50,61 @@ request (ar_nl_buf *b, uint16_t type, uint16_t flags)
 }
 
 /* The answers to one request, until the dump's end or the first error:
- * each message's attributes are handed to `each`. */
+ * each message is handed to `each`. */
 static int
-ask (const ar_nl_buf *b, void (*each) (const struct nlattr *, size_t, void *),
+ask (const ar_nl_buf *b, void (*each) (const struct nlmsghdr *, void *),
      void *data)
 {
   cleanup_error ar_error_t *err = NULL;
   cleanup_close int fd = ar_nl_socket (NETLINK_NETFILTER, &err);
   if (fd < 0 || ar_nl_send (fd, b, &err) < 0)
     return -1;
-  cleanup_free uint8_t *buf = xmalloc (65536);
+  cleanup_free uint8_t *buf = xmalloc (RECV_BYTES);
   for (;;)
     {
-      ssize_t len = recv (fd, buf, 65536, 0);
+      ssize_t len = recv (fd, buf, RECV_BYTES, 0);
       if (len < 0)
         return -1;
-      for (struct nlmsghdr *nlh = (struct nlmsghdr *) buf;
-           ar_nl_msg_ok (nlh, buf, (size_t) len);
-           nlh = (struct nlmsghdr *) ((uint8_t *) nlh
-                                      + NLMSG_ALIGN (nlh->nlmsg_len)))
-        {
-          if (nlh->nlmsg_type == NLMSG_DONE)
-            return 0;
-          if (nlh->nlmsg_type == NLMSG_ERROR)
-            {
-              const struct nlmsgerr *e = NLMSG_DATA (nlh);
-              return e->error == 0 ? 0 : -1;
-            }
-          size_t head = NLMSG_SPACE (sizeof (struct nfgenmsg));
-          if (nlh->nlmsg_len < head)
-            continue;
-          each ((const struct nlattr *) ((uint8_t *) nlh + head),
-                nlh->nlmsg_len - head, data);
-          if (!(nlh->nlmsg_flags & NLM_F_MULTI))
-            return 0;
-        }
+      ar_nl_for_each_msg (nlh, buf, (size_t) len)
+      {
+        if (nlh->nlmsg_type == NLMSG_DONE)
+          return 0;
+        if (nlh->nlmsg_type == NLMSG_ERROR)
+          {
+            const struct nlmsgerr *e = NLMSG_DATA (nlh);
+            return e->error == 0 ? 0 : -1;
+          }
+        each (nlh, data);
+        if (!(nlh->nlmsg_flags & NLM_F_MULTI))
+          return 0;
+      }
     }
 }
 
 static void
-note_policy (const struct nlattr *a, size_t len, void *data)
+note_policy (const struct nlmsghdr *nlh, void *data)
 {
   forward_chain *f = data;
+  const struct nlattr *tb[NFTA_CHAIN_MAX + 1];
+  ar_nl_parse (nlh, sizeof (struct nfgenmsg), tb, NFTA_CHAIN_MAX);
   f->chain = true;
-  for (; len >= sizeof *a && a->nla_len >= sizeof *a && a->nla_len <= len;
-       len -= NLA_ALIGN (a->nla_len),
-       a
-       = (const struct nlattr *) ((const uint8_t *) a + NLA_ALIGN (a->nla_len)))
-    if ((a->nla_type & NLA_TYPE_MASK) == NFTA_CHAIN_POLICY
-        && a->nla_len >= sizeof *a + 4)
-      {
-        uint32_t policy;
-        memcpy (&policy, (const uint8_t *) a + sizeof *a, 4);
-        f->drops = be32toh (policy) == NF_DROP;
-      }
+  uint32_t policy;
+  if (tb[NFTA_CHAIN_POLICY] && ar_nl_attr_len (tb[NFTA_CHAIN_POLICY]) == 4)
+    {
+      memcpy (&policy, ar_nl_attr_data (tb[NFTA_CHAIN_POLICY]), 4);
+      f->drops = be32toh (policy) == NF_DROP;
+    }
 }
 
 /* A rule whose bytes (its comment is in its user data) hold our mark. */
 static void
-note_rule (const struct nlattr *a, size_t len, void *data)
+note_rule (const struct nlmsghdr *nlh, void *data)
 {
   forward_chain *f = data;
-  f->ours
-      = f->ours
-        || memmem (a, len, EGRESS_FIREWALL_MARK, strlen (EGRESS_FIREWALL_MARK))
-               != NULL;
+  f->ours = f->ours
+            || memmem (nlh, nlh->nlmsg_len, EGRESS_FIREWALL_MARK,
+                       strlen (EGRESS_FIREWALL_MARK))
+                   != NULL;
 }
 
 static forward_chain

@@ -421,24 +421,34 @@ match_tcp_to_named (egress_rule *r, bool v6, bool ports)
       r, REG, ports ? (v6 ? "dyn6p" : "dyn4p") : (v6 ? "dyn6" : "dyn4"), false);
 }
 
-/* The set lookups: static single addresses (and flows the approver
- * allowed), then what DNS answers add, for the gate's TCP alone: neither
- * another protocol (QUIC) nor a connection that skipped the gate. */
+/* Single addresses allowed as addresses (an entry's, or a flow the
+ * approver allowed): accepted in `chain`, with their ports for the
+ * transport protocols `l4` (n of them). */
+static void
+accept_address_sets (egress_batch *b, const char *chain, bool v6,
+                     const uint8_t *l4, size_t n)
+{
+  egress_rule *r = egress_rule_new (b, chain);
+  load_daddr (r, v6 ? AF_INET6 : AF_INET);
+  egress_expr_lookup (r, REG, v6 ? "allow6" : "allow4", false);
+  accept_rule (b, r);
+  for (size_t i = 0; i < n; i++)
+    accept_rule (b,
+                 flow_in_set (b, chain, v6, l4[i], v6 ? "allow6p" : "allow4p"));
+}
+
+/* The set lookups: static single addresses, then what DNS answers add,
+ * for the gate's TCP alone: neither another protocol (QUIC) nor a
+ * connection that skipped the gate. */
 static void
 accept_sets (egress_batch *b)
 {
   for (int v6 = 0; v6 <= 1; v6++)
     {
-      egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
-      load_daddr (r, v6 ? AF_INET6 : AF_INET);
-      egress_expr_lookup (r, REG, v6 ? "allow6" : "allow4", false);
-      accept_rule (b, r);
-      for (size_t i = 0; i < sizeof l4_tcp_udp; i++)
-        accept_rule (b, flow_in_set (b, CHAIN_OUTPUT, v6, l4_tcp_udp[i],
-                                     v6 ? "allow6p" : "allow4p"));
+      accept_address_sets (b, CHAIN_OUTPUT, v6, l4_tcp_udp, sizeof l4_tcp_udp);
       for (int ports = 0; ports <= 1; ports++)
         {
-          r = egress_rule_new (b, CHAIN_OUTPUT);
+          egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
           match_gate_mark (r);
           match_tcp_to_named (r, v6, ports);
           accept_rule (b, r);
@@ -446,32 +456,46 @@ accept_sets (egress_batch *b)
     }
 }
 
-/* One static entry: a set element for a single address (with its port,
- * if any), a rule for a network. */
+/* The address or network of an entry; false for a name. */
+static bool
+entry_network (const egress_entry *e, network *n)
+{
+  return (e->kind == ENTRY_NET4 || e->kind == ENTRY_NET6)
+         && parse_network (e->text, n);
+}
+
+/* A rule in `chain` accepting each network entry (a network takes no
+ * port: egress_entry_parse); single addresses are in the sets. */
 static void
-accept_entry (egress_batch *b, const egress_entry *e)
+accept_networks (egress_batch *b, const char *chain,
+                 const egress_allowlist *allow)
+{
+  for (size_t i = 0; allow && i < allow->len; i++)
+    {
+      network n;
+      if (!entry_network (&allow->items[i], &n) || is_single_address (&n))
+        continue;
+      egress_rule *r = egress_rule_new (b, chain);
+      match_daddr (r, &n);
+      accept_rule (b, r);
+    }
+}
+
+/* A single address entry's set element (with its port, if any). */
+static void
+add_address_element (egress_batch *b, const egress_entry *e)
 {
   network n;
-  if ((e->kind != ENTRY_NET4 && e->kind != ENTRY_NET6)
-      || !parse_network (e->text, &n))
+  if (!entry_network (e, &n) || !is_single_address (&n))
     return;
   bool v6 = n.family == AF_INET6;
-  if (is_single_address (&n))
-    {
-      uint8_t key[20];
-      if (e->port == 0)
-        egress_batch_element (b, v6 ? "allow6" : "allow4", true, n.addr,
-                              addr_len (n.family), NULL, 0);
-      else
-        egress_batch_element (b, v6 ? "allow6p" : "allow4p", true, key,
-                              port_key (n.addr, n.family, e->port, key), NULL,
-                              0);
-      return;
-    }
-  /* A network takes no port (egress_entry_parse). */
-  egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
-  match_daddr (r, &n);
-  accept_rule (b, r);
+  uint8_t key[20];
+  if (e->port == 0)
+    egress_batch_element (b, v6 ? "allow6" : "allow4", true, n.addr,
+                          addr_len (n.family), NULL, 0);
+  else
+    egress_batch_element (b, v6 ? "allow6p" : "allow4p", true, key,
+                          port_key (n.addr, n.family, e->port, key), NULL, 0);
 }
 
 static void
@@ -516,7 +540,8 @@ add_output_chain (egress_batch *b, const egress_filter *f)
     accept_rule (b, egress_rule_new (b, CHAIN_OUTPUT));
   accept_sets (b);
   for (size_t i = 0; f->allow && i < f->allow->len; i++)
-    accept_entry (b, &f->allow->items[i]);
+    add_address_element (b, &f->allow->items[i]);
+  accept_networks (b, CHAIN_OUTPUT, f->allow);
   r = egress_rule_new (b, CHAIN_OUTPUT);
   egress_expr_verdict (r, NFT_GOTO, f->ask ? CHAIN_ASK : CHAIN_REFUSE);
   egress_batch_add_rule (b, r);
@@ -534,26 +559,10 @@ add_gate_chain (egress_batch *b, const egress_filter *f)
   egress_rule *r = egress_rule_new (b, CHAIN_GATE);
   match_gate_mark (r);
   accept_rule (b, r);
+  static const uint8_t tcp[] = { IPPROTO_TCP };
   for (int v6 = 0; v6 <= 1; v6++)
-    {
-      r = egress_rule_new (b, CHAIN_GATE);
-      load_daddr (r, v6 ? AF_INET6 : AF_INET);
-      egress_expr_lookup (r, REG, v6 ? "allow6" : "allow4", false);
-      accept_rule (b, r);
-      accept_rule (b, flow_in_set (b, CHAIN_GATE, v6, IPPROTO_TCP,
-                                   v6 ? "allow6p" : "allow4p"));
-    }
-  for (size_t i = 0; f->allow && i < f->allow->len; i++)
-    {
-      network n;
-      const egress_entry *e = &f->allow->items[i];
-      if ((e->kind != ENTRY_NET4 && e->kind != ENTRY_NET6)
-          || !parse_network (e->text, &n) || is_single_address (&n))
-        continue;
-      r = egress_rule_new (b, CHAIN_GATE);
-      match_daddr (r, &n);
-      accept_rule (b, r);
-    }
+    accept_address_sets (b, CHAIN_GATE, v6, tcp, sizeof tcp);
+  accept_networks (b, CHAIN_GATE, f->allow);
   uint16_t port = htons (f->gate_port);
   for (int v6 = 0; v6 <= 1; v6++)
     for (int ports = 0; ports <= 1; ports++)

@@ -390,22 +390,35 @@ handle_answer (resolver *r, unsigned char *msg, size_t len)
 
 /* ---- refused connections --------------------------------------------- */
 
+/* One egress-refused line: where to, by which protocol and port (0:
+ * none), the name involved (NULL: none) and why (NULL: the filter's). */
+static void
+audit_refused (const resolver *r, const char *addr, const char *protocol,
+               uint16_t port, const char *name, const char *why)
+{
+  if (r->cfg->audit_path == NULL)
+    return;
+  cleanup_free char *quoted
+      = name ? oj_json_string (name, strlen (name), EGRESS_AUDIT_STRING_MAX)
+             : NULL;
+  cleanup_free char *port_field
+      = port ? xasprintf (",\"port\":%u", port) : xstrdup ("");
+  cleanup_free char *reason
+      = why ? oj_json_string (why, strlen (why), EGRESS_AUDIT_STRING_MAX)
+            : NULL;
+  cleanup_free char *fields = xasprintf (
+      "\"destination\":\"%s\",\"protocol\":\"%s\"%s%s%s%s%s", addr, protocol,
+      port_field, quoted ? ",\"name\":" : "", quoted ? quoted : "",
+      reason ? ",\"reason\":" : "", reason ? reason : "");
+  egress_resolver_audit (r, "egress-refused", fields);
+}
+
 static void
 on_refusal (const egress_refusal *refusal, void *data)
 {
   const resolver *r = data;
-  const char *name = name_of (r, refusal->addr);
-  cleanup_free char *quoted
-      = name ? oj_json_string (name, strlen (name), EGRESS_AUDIT_STRING_MAX)
-             : NULL;
-  cleanup_free char *port = refusal->port
-                                ? xasprintf (",\"port\":%u", refusal->port)
-                                : xstrdup ("");
-  cleanup_free char *fields
-      = xasprintf ("\"destination\":\"%s\",\"protocol\":\"%s\"%s%s%s",
-                   refusal->addr, refusal->proto_name, port,
-                   quoted ? ",\"name\":" : "", quoted ? quoted : "");
-  egress_resolver_audit (r, "egress-refused", fields);
+  audit_refused (r, refusal->addr, refusal->proto_name, refusal->port,
+                 name_of (r, refusal->addr), NULL);
 }
 
 /* ---- the name gate ---------------------------------------------------- */
@@ -442,18 +455,7 @@ static void
 gate_refused (void *data, const char *addr, uint16_t port, const char *name,
               const char *why)
 {
-  const resolver *r = data;
-  if (r->cfg->audit_path == NULL)
-    return;
-  cleanup_free char *quoted
-      = name ? oj_json_string (name, strlen (name), EGRESS_AUDIT_STRING_MAX)
-             : NULL;
-  cleanup_free char *reason
-      = oj_json_string (why, strlen (why), EGRESS_AUDIT_STRING_MAX);
-  cleanup_free char *fields = xasprintf (
-      "\"destination\":\"%s\",\"protocol\":\"tcp\",\"port\":%u%s%s,\"reason\":%s",
-      addr, port, quoted ? ",\"name\":" : "", quoted ? quoted : "", reason);
-  egress_resolver_audit (r, "egress-refused", fields);
+  audit_refused (data, addr, "tcp", port, name, why);
 }
 
 /* ---- TCP clients ------------------------------------------------------ */
