@@ -14,7 +14,8 @@ BUILD_DEPS=(
 # What tests/run.sh, images/ and bench/ call: bats for the suites,
 # busybox-static for the test rootfs, crun and runc as reference runtimes,
 # clang and its runtime libraries for the sanitizer build; nft, dnsmasq,
-# openssl and curl for the egress suite's test host; strace to kill the
+# openssl and curl for the egress suite's test host, iptables for the
+# host firewall's (egress_firewall.bats); strace to kill the
 # runtime at an exact point (a create that dies half-way); for the suites
 # run without root, newuidmap (uidmap) and pasta (passt), and bubblewrap
 # for bench/rootless.sh; man_completion.bats renders the man pages (man-db)
@@ -22,7 +23,7 @@ BUILD_DEPS=(
 TEST_DEPS=(
 	bats busybox-static crun runc jq iproute2 util-linux procps
 	coreutils findutils clang clang-format libclang-rt-14-dev hyperfine git ca-certificates bc
-	nftables dnsmasq-base openssl curl strace uidmap passt bubblewrap
+	nftables dnsmasq-base openssl curl iptables strace uidmap passt bubblewrap
 	man-db bash-completion zsh
 )
 
