@@ -11,10 +11,10 @@
 # name bench.test (its dnsmasq answers it); no packet goes anywhere else.
 # Per round, one sandbox of A and one of B (`--allow-net bench.test`,
 # taking turns at going first) each fetch the page N times with curl,
-# each time on a new connection, then the file once. Prints per round the
-# medians (min-max) of the time to the first byte (curl's
-# time_starttransfer) in milliseconds, and each download's rate in MB/s,
-# with B-A and B/A. BENCH_RATE=RATE (tc's, say 1gbit) shapes the test
+# each time on a new connection, then the file BENCH_DOWNLOADS times
+# (default 5). Prints per round the medians (min-max) of the time to the
+# first byte (curl's time_starttransfer) in milliseconds and of the
+# downloads' rates in MB/s, with B-A and B/A. BENCH_RATE=RATE (tc's, say 1gbit) shapes the test
 # host's link to that rate, as a real network is; unshaped, a download
 # over the local veth is bound by the CPU alone.
 set -euo pipefail
@@ -24,6 +24,7 @@ B=${2:?usage: bench/name_gate.sh A B [N] [ROUNDS] [MB]}
 N=${3:-30}
 ROUNDS=${4:-3}
 MB=${5:-100}
+DOWNLOADS=${BENCH_DOWNLOADS:-5}
 [ "$(id -u)" = 0 ] || { echo "bench/name_gate.sh: run as root" >&2; exit 1; }
 for tool in dnsmasq curl busybox ip nsenter; do
 	command -v "$tool" >/dev/null || { echo "bench/name_gate.sh: $tool is not installed" >&2; exit 1; }
@@ -69,7 +70,7 @@ for _ in $(seq 1 50); do
 	sleep 0.1
 done
 
-# fetch BIN: one sandbox; a line "first MS" per page fetch, "rate MB/S" for the file.
+# fetch BIN: one sandbox; a line "first MS" per page fetch, "rate MB/S" per download of the file.
 fetch() {
 	(cd "$WORK/ws" && AGENTRUN_CONFIG_DIR=$WORK/config "$1" --root "$WORK/root" --profile bench \
 		sandbox --no-tty --allow-net bench.test -- bash -c '
@@ -77,7 +78,9 @@ fetch() {
 		for i in $(seq 1 '"$N"'); do
 			curl -s -o /dev/null -w "first %{time_starttransfer}\n" http://bench.test/page.html
 		done
-		curl -s -o /dev/null -w "rate %{speed_download}\n" http://bench.test/file.bin' </dev/null)
+		for i in $(seq 1 '"$DOWNLOADS"'); do
+			curl -s -o /dev/null -w "rate %{speed_download}\n" http://bench.test/file.bin
+		done' </dev/null)
 }
 
 stats() { # KEY SCALE FILE: median (min-max) of KEY's values times SCALE
@@ -86,7 +89,7 @@ stats() { # KEY SCALE FILE: median (min-max) of KEY's values times SCALE
 			printf "%.3f %.3f %.3f\n", m, v[1], v[NR] }'
 }
 
-echo "# $(date -u +%F) $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $N fetches a round, $ROUNDS rounds, ${MB} MB file, link ${BENCH_RATE:-unshaped}"
+echo "# $(date -u +%F) $(uname -r), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); $N fetches a round, $ROUNDS rounds, ${MB} MB file $DOWNLOADS times, link ${BENCH_RATE:-unshaped}"
 echo "# A $A"
 echo "# B $B"
 for round in $(seq 1 "$ROUNDS"); do
@@ -97,10 +100,10 @@ for round in $(seq 1 "$ROUNDS"); do
 	fi
 	read -r fa fa_lo fa_hi < <(stats first 1000 "$WORK/a.$round")
 	read -r fb fb_lo fb_hi < <(stats first 1000 "$WORK/b.$round")
-	read -r ra _ _ < <(stats rate 0.00000095367431640625 "$WORK/a.$round")
-	read -r rb _ _ < <(stats rate 0.00000095367431640625 "$WORK/b.$round")
+	read -r ra ra_lo ra_hi < <(stats rate 0.00000095367431640625 "$WORK/a.$round")
+	read -r rb rb_lo rb_hi < <(stats rate 0.00000095367431640625 "$WORK/b.$round")
 	awk -v r="$round" -v fa="$fa" -v fal="$fa_lo" -v fah="$fa_hi" -v fb="$fb" -v fbl="$fb_lo" \
-		-v fbh="$fb_hi" -v ra="$ra" -v rb="$rb" 'BEGIN {
+		-v fbh="$fb_hi" -v ra="$ra" -v rb="$rb" -v ral="$ra_lo" -v rah="$ra_hi" -v rbl="$rb_lo" -v rbh="$rb_hi" 'BEGIN {
 		printf "%d first byte  A %.2f (%.2f-%.2f)  B %.2f (%.2f-%.2f)  B-A %+.2f ms\n", r, fa, fal, fah, fb, fbl, fbh, fb - fa
-		printf "%d download    A %.0f  B %.0f MB/s  B/A %.2f\n", r, ra, rb, rb / ra }'
+		printf "%d download    A %.0f (%.0f-%.0f)  B %.0f (%.0f-%.0f) MB/s  B/A %.2f\n", r, ra, ral, rah, rb, rbl, rbh, rb / ra }'
 done
