@@ -19,6 +19,7 @@
 
 #include "../oci/approval.h"
 #include "../src/util/error.h"
+#include "egress_gate.h"
 
 #include <netinet/in.h>
 #include <stdbool.h>
@@ -33,9 +34,6 @@
  * for every container and every kind of netns (fresh or an engine's). */
 #define EGRESS_RESOLVER_ADDR "127.0.0.53"
 #define EGRESS_RESOLV_CONF "nameserver " EGRESS_RESOLVER_ADDR "\n"
-/* The packet mark of the name gate's own connections (SO_MARK, which
- * needs CAP_NET_ADMIN in the netns: no container process has it). */
-#define EGRESS_GATE_MARK 0x61726700u
 /* The resolver daemon's process name (comm), whoever forked it. */
 #define AR_EGRESS_RESOLVER_NAME "agentrun-egress"
 /* TTL bounds for addresses learnt from DNS answers. */
@@ -150,10 +148,10 @@ typedef struct
    * on the kernel's destroy list, and closing the socket then waits for
    * an RCU grace period (~10 ms here). */
   bool fresh_netns;
-  /* The name gate's port on lo (egress_gate.c), 0: none. TCP to an
-   * address a name opened goes there, and only the gate's own
-   * connections (EGRESS_GATE_MARK) reach such an address. */
-  uint16_t gate_port;
+  /* The name gate (egress_gate.c): TCP to an address a name opened
+   * passes only as its verdicts on queue `gate_queue` say. */
+  bool gate;
+  uint16_t gate_queue;
 } egress_filter;
 /* The container's table, in the current netns (replacing an older one). */
 int egress_nft_container_filter (const egress_filter *f, ar_error_t **err);
@@ -269,9 +267,10 @@ typedef struct
   int container_netns_fd;
   bool log_refusals; /* read the filter's NFLOG group into the audit log */
   bool in_thread;    /* a thread of the caller, not a daemon */
-  /* The name gate's listening sockets (egress_gate_listen), which the
-   * resolver takes over; -1: no gate. */
-  int gate_fds[2];
+  /* The name gate's sockets (egress_gate_open), which the resolver
+   * takes over; -1: no gate. */
+  int gate_fds[EGRESS_GATE_FDS];
+  uint16_t gate_queue;
 } egress_resolver_config;
 
 /* Make the sockets (listening in the container's netns, upstream in the

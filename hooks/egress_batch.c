@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nf_tables_compat.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -358,20 +359,31 @@ egress_expr_masquerade (egress_rule *r)
 }
 
 void
-egress_expr_immediate (egress_rule *r, uint32_t dreg, const void *data,
-                       size_t len)
+egress_expr_ct_set (egress_rule *r, uint32_t key, uint32_t sreg)
 {
-  expr_nest e = expr_begin (r, "immediate");
-  ar_nl_attr_be32 (e.m, NFTA_IMMEDIATE_DREG, dreg);
-  data_value (e.m, NFTA_IMMEDIATE_DATA, data, len);
+  expr_nest e = expr_begin (r, "ct");
+  ar_nl_attr_be32 (e.m, NFTA_CT_KEY, key);
+  ar_nl_attr_be32 (e.m, NFTA_CT_SREG, sreg);
   expr_end (e);
 }
 
 void
-egress_expr_redirect (egress_rule *r, uint32_t port_reg)
+egress_expr_queue (egress_rule *r, uint16_t num, bool compat)
 {
-  expr_nest e = expr_begin (r, "redir");
-  ar_nl_attr_be32 (e.m, NFTA_REDIR_REG_PROTO_MIN, port_reg);
+  if (!compat)
+    {
+      expr_nest e = expr_begin (r, "queue");
+      ar_nl_attr_be16 (e.m, NFTA_QUEUE_NUM, num);
+      ar_nl_attr_be16 (e.m, NFTA_QUEUE_TOTAL, 1);
+      ar_nl_attr_be16 (e.m, NFTA_QUEUE_FLAGS, 0);
+      expr_end (e);
+      return;
+    }
+  /* xt_NFQUEUE's first revision: the queue number alone, host order. */
+  expr_nest e = expr_begin (r, "target");
+  ar_nl_attr_str (e.m, NFTA_TARGET_NAME, "NFQUEUE");
+  ar_nl_attr_be32 (e.m, NFTA_TARGET_REV, 0);
+  ar_nl_attr (e.m, NFTA_TARGET_INFO, &num, sizeof num);
   expr_end (e);
 }
 

@@ -67,12 +67,14 @@ void egress_expr_reject (egress_rule *r, uint32_t type, uint32_t code);
 void egress_expr_limit (egress_rule *r, uint64_t per_second, uint32_t burst);
 void egress_expr_log (egress_rule *r, uint16_t group);
 void egress_expr_masquerade (egress_rule *r);
-/* `len` bytes of `data` into register `dreg`. */
-void egress_expr_immediate (egress_rule *r, uint32_t dreg, const void *data,
-                            size_t len);
-/* To this host's own address (127.0.0.1, ::1 for what it sends itself),
- * the port in `port_reg` (network order): a nat chain's. */
-void egress_expr_redirect (egress_rule *r, uint32_t port_reg);
+
+/* Set the connection's `key` (NFT_CT_MARK) from `sreg`. */
+void egress_expr_ct_set (egress_rule *r, uint32_t key, uint32_t sreg);
+/* To userspace on queue `num` (nfnetlink_queue), as nft's `queue`
+ * expression or, where the kernel lacks it (`compat`), as xt_NFQUEUE
+ * through nft_compat; with nobody bound to the queue, the packet is
+ * dropped. */
+void egress_expr_queue (egress_rule *r, uint16_t num, bool compat);
 
 /* Send the transaction in the current netns and wait for the kernel's
  * verdict on it. */

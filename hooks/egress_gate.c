@@ -1,516 +1,504 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* The name gate over nfnetlink_queue; see egress_gate.h. Spoken directly,
+ * as NFLOG is (egress_nflog.c): bind, read packets, send verdicts. */
 #include "config.h"
 #include "egress_gate.h"
-#include "egress.h"
 #include "peek_name.h"
 #include "../src/util/cleanup.h"
+#include "../src/util/netlink.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/nfnetlink_queue.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
-/* linux/netfilter_ipv4.h and linux/netfilter_ipv6/ip6_tables.h, which do
- * not mix with glibc's netinet headers: where conntrack says a redirected
- * connection was going. */
-#define SO_ORIGINAL_DST 80
-#define IP6T_SO_ORIGINAL_DST 80
-
-/* What one direction holds in flight: a pipe made this large (the
- * default's 64 KiB costs a third of the throughput in wake-ups). */
-#define PIPE_BYTES (1024 * 1024)
-#define EVENTS_PER_WAIT 64
-#define ACCEPTS_PER_EVENT 16
+/* A packet is copied whole (a GSO one can hold a whole ClientHello). */
+#define COPY_BYTES 0xffff
+#define RECV_BYTES (COPY_BYTES + 4096)
+/* A burst of connections (npm opens a dozen at once) in one turn. */
+#define PACKETS_PER_RUN 64
+#define SOCKET_BUFFER (4 * 1024 * 1024)
 #define TEXT(x) #x
 #define TEXT_OF(x) TEXT (x)
 #define SECONDS_TEXT TEXT_OF (EGRESS_GATE_HELLO_SECONDS)
 
-typedef struct connection connection;
-
-/* What an epoll event points at: a listening socket (conn NULL) or one
- * side of a connection. */
 typedef struct
 {
-  connection *conn;
-  int index; /* listening socket: 0 v4, 1 v6; a connection: 0 client */
-} tag;
+  int family;
+  uint8_t src[16], dst[16];
+  uint16_t sport, dport;
+} flow_key;
 
-/* Bytes from one socket to the other, through a pipe. */
+/* A TCP segment of a queued packet. */
 typedef struct
 {
-  int r, w;
-  size_t queued;
-  bool eof, shut;
-} direction;
+  flow_key key;
+  uint32_t seq;
+  const uint8_t *data;
+  size_t len;
+} segment;
 
-typedef enum
+/* A connection whose first data is held until it says its name. */
+typedef struct flow flow;
+struct flow
 {
-  HELLO,      /* reading the client's first bytes */
-  CONNECTING, /* the name is allowed: connecting to the destination */
-  RELAY,      /* both ways, untouched */
-} state;
-
-struct connection
-{
-  connection *prev, *next;
-  state state;
-  int client, server;
-  struct sockaddr_storage dst;
-  socklen_t dst_len;
-  char addr[INET6_ADDRSTRLEN];
-  uint16_t port;
+  flow *next;
+  flow_key key;
+  uint32_t first_seq; /* of its first data byte */
+  uint8_t data[PEEK_BYTES_MAX];
+  size_t len;
+  uint32_t *held; /* packet ids, in the order they came */
+  size_t n_held;
   time_t deadline;
-  uint8_t *hello;
-  size_t hello_len, hello_sent;
-  direction up, down; /* client to server, server to client */
-  tag client_tag, server_tag;
 };
 
 struct egress_gate
 {
-  int epfd;
-  int listen[2];
-  tag listen_tag[2];
-  connection *conns;
-  size_t n_conns;
+  int fd;
+  int raw[2]; /* IPv4, IPv6 */
+  uint16_t queue;
+  flow *flows;
+  size_t n_flows;
+  ar_nl_buf verdicts; /* sent once a run */
+  uint8_t *buf;
   egress_gate_allows allows;
   egress_gate_refused refused;
   void *data;
 };
 
-/* ---- listening -------------------------------------------------------- */
+/* ---- the queue -------------------------------------------------------- */
 
-static int
-listen_on (int family, uint16_t port, int *fd)
+static void
+config_request (ar_nl_buf *req, uint16_t queue, uint32_t seq)
 {
-  struct sockaddr_storage ss = { 0 };
-  socklen_t len;
-  if (family == AF_INET)
-    {
-      struct sockaddr_in *a = (struct sockaddr_in *) &ss;
-      *a = (struct sockaddr_in){ .sin_family = AF_INET,
-                                 .sin_port = htons (port),
-                                 .sin_addr.s_addr = htonl (INADDR_LOOPBACK) };
-      len = sizeof *a;
-    }
-  else
-    {
-      struct sockaddr_in6 *a = (struct sockaddr_in6 *) &ss;
-      *a = (struct sockaddr_in6){ .sin6_family = AF_INET6,
-                                  .sin6_port = htons (port),
-                                  .sin6_addr = IN6ADDR_LOOPBACK_INIT };
-      len = sizeof *a;
-    }
-  *fd = socket (family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  int one = 1;
-  if (*fd < 0
-      || (family == AF_INET6
-          && setsockopt (*fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) < 0)
-      || bind (*fd, (struct sockaddr *) &ss, len) < 0 || listen (*fd, 128) < 0)
-    {
-      int saved = errno;
-      ar_closep (fd);
-      errno = saved;
-      return -1;
-    }
-  return 0;
+  ar_nl_msg (req, (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_CONFIG, NLM_F_ACK, seq);
+  struct nfgenmsg nfg = { .nfgen_family = AF_UNSPEC,
+                          .version = NFNETLINK_V0,
+                          .res_id = htons (queue) };
+  ar_nl_put (req, &nfg, sizeof nfg);
 }
 
-static uint16_t
-bound_port (int fd)
+/* Bind `queue` (-EBUSY: another socket has it), then ask for whole
+ * packets, GSO ones unsegmented. One at a time: an error of the first
+ * must not be read as the second's. */
+static int
+bind_queue (int sock, uint16_t queue)
 {
-  struct sockaddr_in a = { 0 };
-  socklen_t len = sizeof a;
-  return getsockname (fd, (struct sockaddr *) &a, &len) == 0
-             ? ntohs (a.sin_port)
-             : 0;
+  cleanup_nl_buf ar_nl_buf bind = { 0 };
+  config_request (&bind, queue, 1);
+  struct nfqnl_msg_config_cmd cmd = { .command = NFQNL_CFG_CMD_BIND };
+  ar_nl_attr (&bind, NFQA_CFG_CMD, &cmd, sizeof cmd);
+  cleanup_nl_buf ar_nl_buf params = { 0 };
+  config_request (&params, queue, 2);
+  struct nfqnl_msg_config_params p
+      = { .copy_range = htonl (COPY_BYTES), .copy_mode = NFQNL_COPY_PACKET };
+  ar_nl_attr (&params, NFQA_CFG_PARAMS, &p, sizeof p);
+  ar_nl_attr_be32 (&params, NFQA_CFG_FLAGS, NFQA_CFG_F_GSO);
+  ar_nl_attr_be32 (&params, NFQA_CFG_MASK, NFQA_CFG_F_GSO);
+  int r;
+  if (ar_nl_send (sock, &bind, NULL) < 0)
+    return -errno;
+  if ((r = ar_nl_wait_ack (sock, 1, NULL)) < 0)
+    return r;
+  if (ar_nl_send (sock, &params, NULL) < 0)
+    return -errno;
+  return ar_nl_wait_ack (sock, 2, NULL);
+}
+
+/* A raw socket that writes whole packets (IPPROTO_RAW: the IP header
+ * too), marked as the gate's. */
+static int
+open_raw (int family, int *fd)
+{
+  uint32_t mark = EGRESS_GATE_RESET;
+  *fd = socket (family, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_RAW);
+  if (*fd < 0)
+    return family == AF_INET6 && errno == EAFNOSUPPORT ? 0 : -1;
+  return setsockopt (*fd, SOL_SOCKET, SO_MARK, &mark, sizeof mark);
 }
 
 int
-egress_gate_listen (int fds[2], uint16_t *port, ar_error_t **err)
+egress_gate_open (int fds[EGRESS_GATE_FDS], uint16_t *queue, ar_error_t **err)
 {
-  fds[0] = fds[1] = -1;
-  /* The kernel picks a free port on 127.0.0.1; ::1 takes the same one,
-   * unless a process of an engine's netns holds it there: then again. */
-  for (int attempt = 0; attempt < 8; attempt++)
-    {
-      if (listen_on (AF_INET, 0, &fds[0]) < 0)
-        return ar_error_set (err, errno, "name gate: listen on 127.0.0.1");
-      *port = bound_port (fds[0]);
-      if (listen_on (AF_INET6, *port, &fds[1]) == 0)
-        return 0;
-      if (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT)
-        return 0; /* no IPv6 here: nothing to redirect there either */
-      ar_closep (&fds[0]);
-    }
-  return ar_error_set (err, EADDRINUSE, "name gate: listen on [::1]");
-}
-
-/* ---- connections ------------------------------------------------------ */
-
-static void
-watch (egress_gate *g, int op, int fd, uint32_t events, tag *t)
-{
-  struct epoll_event ev = { .events = events, .data.ptr = t };
-  epoll_ctl (g->epfd, op, fd, &ev);
-}
-
-static void
-close_direction (direction *d)
-{
-  ar_closep (&d->r);
-  ar_closep (&d->w);
-}
-
-/* A reset rather than a close: the other end sees the connection refused
- * (or broken), never a clean end of a reply. */
-static void
-reset (int *fd)
-{
-  struct linger hard = { .l_onoff = 1, .l_linger = 0 };
-  if (*fd >= 0)
-    setsockopt (*fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
-  ar_closep (fd);
+  cleanup_close int raw4 = -1;
+  cleanup_close int raw6 = -1;
+  if (open_raw (AF_INET, &raw4) < 0 || open_raw (AF_INET6, &raw6) < 0)
+    return ar_error_set (err, errno, "name gate: raw socket");
+  cleanup_close int sock = ar_nl_socket (NETLINK_NETFILTER, err);
+  if (sock < 0)
+    return ar_error_prefix (err, "name gate");
+  /* Packets wait in the kernel while a lookup is answered; a verdict
+   * lost to a full buffer would be a connection that hangs. */
+  int size = SOCKET_BUFFER, one = 1;
+  setsockopt (sock, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+  setsockopt (sock, SOL_NETLINK, NETLINK_NO_ENOBUFS, &one, sizeof one);
+  int r = -EBUSY;
+  for (uint16_t q = EGRESS_GATE_QUEUE_FIRST;
+       r == -EBUSY && q < EGRESS_GATE_QUEUE_FIRST + EGRESS_GATE_QUEUES; q++)
+    if ((r = bind_queue (sock, q)) == 0)
+      *queue = q;
+  if (r < 0)
+    return ar_error_set (err, -r,
+                         "name gate: bind a packet queue (nfnetlink_queue)");
+  fds[0] = steal_fd (&sock);
+  fds[1] = steal_fd (&raw4);
+  fds[2] = steal_fd (&raw6);
+  return 0;
 }
 
 static void
-drop (egress_gate *g, connection *c, bool abort)
+verdict (egress_gate *g, uint32_t id, uint32_t what, uint32_t mark)
 {
-  if (abort)
-    {
-      reset (&c->client);
-      reset (&c->server);
-    }
-  ar_closep (&c->client);
-  ar_closep (&c->server);
-  close_direction (&c->up);
-  close_direction (&c->down);
-  free (c->hello);
-  if (g->conns == c)
-    g->conns = c->next;
-  else if (c->prev)
-    c->prev->next = c->next;
-  if (c->next)
-    c->next->prev = c->prev;
-  g->n_conns--;
-  free (c);
+  ar_nl_msg (&g->verdicts, (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_VERDICT, 0, 0);
+  struct nfgenmsg nfg = { .nfgen_family = AF_UNSPEC,
+                          .version = NFNETLINK_V0,
+                          .res_id = htons (g->queue) };
+  ar_nl_put (&g->verdicts, &nfg, sizeof nfg);
+  struct nfqnl_msg_verdict_hdr h
+      = { .verdict = htonl (what), .id = htonl (id) };
+  ar_nl_attr (&g->verdicts, NFQA_VERDICT_HDR, &h, sizeof h);
+  if (mark)
+    ar_nl_attr_be32 (&g->verdicts, NFQA_MARK, mark);
+}
+
+/* Marked and sent through the filter's chain again, which marks the
+ * connection by it. */
+static void
+verdict_mark (egress_gate *g, uint32_t id, uint32_t mark)
+{
+  verdict (g, id, NF_REPEAT, mark);
 }
 
 static void
-refuse (egress_gate *g, connection *c, const char *name, const char *why)
+send_verdicts (egress_gate *g)
 {
-  g->refused (g->data, c->addr, c->port, name, why);
-  drop (g, c, true);
+  if (g->verdicts.len == 0)
+    return;
+  ar_nl_send (g->fd, &g->verdicts, NULL);
+  g->verdicts.len = 0;
 }
 
-/* Where the client's connection was going before the gate chain sent it
- * here; false for one that came here itself. */
+/* ---- packets ---------------------------------------------------------- */
+
+static uint16_t
+get16 (const uint8_t *p)
+{
+  return (uint16_t) (p[0] << 8 | p[1]);
+}
+
+static uint32_t
+get32 (const uint8_t *p)
+{
+  return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8
+         | p[3];
+}
+
+/* The addresses, ports, sequence number and data of an IPv4 or IPv6 TCP
+ * packet (the filter queues only TCP; Linux puts no extension header on
+ * its own). A GSO packet's length field may be 0: the copy's length is
+ * the packet's then. */
 static bool
-original_destination (connection *c, int family)
+parse_segment (const uint8_t *p, size_t len, segment *s)
 {
-  c->dst_len = sizeof c->dst;
-  int level = family == AF_INET ? IPPROTO_IP : IPPROTO_IPV6;
-  int opt = family == AF_INET ? SO_ORIGINAL_DST : IP6T_SO_ORIGINAL_DST;
-  if (getsockopt (c->client, level, opt, &c->dst, &c->dst_len) < 0)
-    return false;
-  const void *addr;
-  if (family == AF_INET)
+  size_t l4, end = len, alen;
+  memset (&s->key, 0, sizeof s->key);
+  if (len >= 20 && (p[0] >> 4) == 4)
     {
-      const struct sockaddr_in *a = (const struct sockaddr_in *) &c->dst;
-      if ((ntohl (a->sin_addr.s_addr) >> 24) == 127)
+      l4 = (size_t) (p[0] & 0x0f) * 4;
+      if (l4 < 20 || p[9] != IPPROTO_TCP)
         return false;
-      addr = &a->sin_addr;
-      c->port = ntohs (a->sin_port);
+      if (get16 (p + 2) != 0 && get16 (p + 2) < end)
+        end = get16 (p + 2);
+      s->key.family = AF_INET;
+      alen = 4;
+      memcpy (s->key.src, p + 12, alen);
+      memcpy (s->key.dst, p + 16, alen);
+    }
+  else if (len >= 40 && (p[0] >> 4) == 6)
+    {
+      l4 = 40;
+      if (p[6] != IPPROTO_TCP)
+        return false;
+      if (get16 (p + 4) != 0 && 40u + get16 (p + 4) < end)
+        end = 40u + get16 (p + 4);
+      s->key.family = AF_INET6;
+      alen = 16;
+      memcpy (s->key.src, p + 8, alen);
+      memcpy (s->key.dst, p + 24, alen);
+    }
+  else
+    return false;
+  if (l4 + 20 > end)
+    return false;
+  const uint8_t *tcp = p + l4;
+  size_t header = (size_t) (tcp[12] >> 4) * 4;
+  if (header < 20 || l4 + header > end)
+    return false;
+  s->key.sport = get16 (tcp);
+  s->key.dport = get16 (tcp + 2);
+  s->seq = get32 (tcp + 4);
+  s->data = tcp + header;
+  s->len = end - l4 - header;
+  return true;
+}
+
+static flow *
+find_flow (egress_gate *g, const flow_key *key)
+{
+  for (flow *f = g->flows; f; f = f->next)
+    if (memcmp (&f->key, key, sizeof *key) == 0)
+      return f;
+  return NULL;
+}
+
+static void
+forget (egress_gate *g, flow *f)
+{
+  for (flow **p = &g->flows; *p; p = &(*p)->next)
+    if (*p == f)
+      {
+        *p = f->next;
+        break;
+      }
+  g->n_flows--;
+  free (f->held);
+  free (f);
+}
+
+/* The one's complement sum of RFC 1071, over the pseudo-header's fields
+ * and the TCP header. */
+static uint32_t
+sum16 (uint32_t sum, const uint8_t *p, size_t len)
+{
+  for (size_t i = 0; i + 1 < len; i += 2)
+    sum += get16 (p + i);
+  if (len % 2)
+    sum += (uint32_t) p[len - 1] << 8;
+  return sum;
+}
+
+static void
+put16 (uint8_t *p, uint16_t v)
+{
+  p[0] = (uint8_t) (v >> 8);
+  p[1] = (uint8_t) v;
+}
+
+static void
+put32 (uint8_t *p, uint32_t v)
+{
+  put16 (p, (uint16_t) (v >> 16));
+  put16 (p + 2, (uint16_t) v);
+}
+
+/* A reset to the server as from the client, at the sequence number the
+ * server waits for (nothing after the handshake reached it): the server
+ * closes its end at once (RFC 5961 3.2) instead of waiting for a hello
+ * that will never come. */
+static void
+reset_server (egress_gate *g, const flow_key *key, uint32_t seq)
+{
+  bool v6 = key->family == AF_INET6;
+  size_t alen = v6 ? 16 : 4, ip = v6 ? 40 : 20;
+  uint8_t packet[60] = { 0 };
+  uint8_t *tcp = packet + ip;
+  put16 (tcp, key->sport);
+  put16 (tcp + 2, key->dport);
+  put32 (tcp + 4, seq);
+  tcp[12] = 5 << 4; /* no options */
+  tcp[13] = 0x04;   /* RST */
+  uint32_t sum = sum16 (sum16 (0, key->src, alen), key->dst, alen);
+  sum = sum16 (sum + IPPROTO_TCP + 20, tcp, 20);
+  while (sum >> 16)
+    sum = (sum & 0xffff) + (sum >> 16);
+  put16 (tcp + 16, (uint16_t) ~sum);
+  struct sockaddr_storage to = { 0 };
+  if (v6)
+    {
+      packet[0] = 0x60;
+      put16 (packet + 4, 20);
+      packet[6] = IPPROTO_TCP;
+      packet[7] = 64;
+      memcpy (packet + 8, key->src, alen);
+      memcpy (packet + 24, key->dst, alen);
+      struct sockaddr_in6 *a = (struct sockaddr_in6 *) &to;
+      a->sin6_family = AF_INET6;
+      memcpy (&a->sin6_addr, key->dst, alen);
     }
   else
     {
-      const struct sockaddr_in6 *a = (const struct sockaddr_in6 *) &c->dst;
-      if (IN6_IS_ADDR_LOOPBACK (&a->sin6_addr))
-        return false;
-      addr = &a->sin6_addr;
-      c->port = ntohs (a->sin6_port);
+      packet[0] = 0x45; /* the kernel fills in its checksum and id */
+      put16 (packet + 2, 40);
+      packet[8] = 64;
+      packet[9] = IPPROTO_TCP;
+      memcpy (packet + 12, key->src, alen);
+      memcpy (packet + 16, key->dst, alen);
+      struct sockaddr_in *a = (struct sockaddr_in *) &to;
+      a->sin_family = AF_INET;
+      memcpy (&a->sin_addr, key->dst, alen);
     }
-  inet_ntop (family, addr, c->addr, sizeof c->addr);
-  return true;
-}
-
-/* false when there was none to take. */
-static bool
-accept_one (egress_gate *g, int index)
-{
-  int fd = accept4 (g->listen[index], NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-  if (fd < 0)
-    return false;
-  connection *c = xcalloc (1, sizeof *c);
-  *c = (connection){ .state = HELLO,
-                     .client = fd,
-                     .server = -1,
-                     .up = { .r = -1, .w = -1 },
-                     .down = { .r = -1, .w = -1 },
-                     .deadline = time (NULL) + EGRESS_GATE_HELLO_SECONDS,
-                     .next = g->conns };
-  c->client_tag = (tag){ .conn = c, .index = 0 };
-  c->server_tag = (tag){ .conn = c, .index = 1 };
-  if (g->conns)
-    g->conns->prev = c;
-  g->conns = c;
-  g->n_conns++;
-  snprintf (c->addr, sizeof c->addr, "%s", index ? "::1" : "127.0.0.1");
-  if (!original_destination (c, index ? AF_INET6 : AF_INET))
-    {
-      refuse (g, c, NULL, "not a redirected connection");
-      return true;
-    }
-  if (g->n_conns > EGRESS_GATE_MAX_CONNECTIONS)
-    {
-      refuse (g, c, NULL, "too many connections waiting at once");
-      return true;
-    }
-  c->hello = xcalloc (1, PEEK_BYTES_MAX);
-  watch (g, EPOLL_CTL_ADD, c->client, EPOLLIN, &c->client_tag);
-  return true;
+  int fd = g->raw[v6];
+  if (fd >= 0)
+    sendto (fd, packet, ip + 20, 0, (struct sockaddr *) &to, sizeof to);
 }
 
 static void
-start_connect (egress_gate *g, connection *c)
+refused (egress_gate *g, const flow_key *key, uint32_t seq, const char *name,
+         const char *why)
 {
-  uint32_t mark = EGRESS_GATE_MARK;
-  c->server = socket (c->dst.ss_family,
-                      SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (c->server < 0
-      || setsockopt (c->server, SOL_SOCKET, SO_MARK, &mark, sizeof mark) < 0
-      || (connect (c->server, (struct sockaddr *) &c->dst, c->dst_len) < 0
-          && errno != EINPROGRESS))
-    {
-      drop (g, c, true);
-      return;
-    }
-  c->state = CONNECTING;
-  watch (g, EPOLL_CTL_MOD, c->client, 0, &c->client_tag);
-  watch (g, EPOLL_CTL_ADD, c->server, EPOLLOUT, &c->server_tag);
+  reset_server (g, key, seq);
+  char addr[INET6_ADDRSTRLEN];
+  inet_ntop (key->family, key->dst, addr, sizeof addr);
+  g->refused (g->data, addr, key->dport, name, why);
+}
+
+/* The first held packet is answered with a reset (and marks the
+ * connection refused); the rest are dropped. */
+static void
+refuse (egress_gate *g, flow *f, const char *name, const char *why)
+{
+  for (size_t i = 0; i < f->n_held; i++)
+    if (i == 0)
+      verdict_mark (g, f->held[i], EGRESS_GATE_REFUSE);
+    else
+      verdict (g, f->held[i], NF_DROP, 0);
+  refused (g, &f->key, f->first_seq, name, why);
+  forget (g, f);
 }
 
 static void
-read_hello (egress_gate *g, connection *c)
+pass (egress_gate *g, flow *f)
 {
-  ssize_t n = read (c->client, c->hello + c->hello_len,
-                    PEEK_BYTES_MAX - c->hello_len);
-  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+  for (size_t i = 0; i < f->n_held; i++)
+    verdict_mark (g, f->held[i], EGRESS_GATE_PASS);
+  forget (g, f);
+}
+
+/* The segment's bytes that follow what the flow has (a retransmission
+ * may repeat some, or carry more); a later segment whose start is
+ * missing adds nothing until the start comes again. */
+static void
+append (flow *f, const segment *s)
+{
+  uint32_t at = s->seq - f->first_seq;
+  if (at > f->len)
     return;
-  if (n <= 0)
-    {
-      drop (g, c, false); /* the client gave up before saying anything */
-      return;
-    }
-  c->hello_len += (size_t) n;
+  size_t repeated = f->len - at;
+  if (s->len <= repeated)
+    return;
+  size_t take = s->len - repeated;
+  if (take > sizeof f->data - f->len)
+    take = sizeof f->data - f->len;
+  memcpy (f->data + f->len, s->data + repeated, take);
+  f->len += take;
+}
+
+static void
+decide (egress_gate *g, flow *f)
+{
   peek_name name;
   cleanup_error ar_error_t *why = NULL;
-  switch (peek_name_read (c->hello, c->hello_len, &name, &why))
+  switch (peek_name_read (f->data, f->len, &name, &why))
     {
     case PEEK_MORE:
       return;
     case PEEK_REFUSE:
-      refuse (g, c, NULL, why ? why->message : "no name");
+      refuse (g, f, NULL, why ? why->message : "no name");
       return;
     case PEEK_NAME:
-      if (!g->allows (g->data, name.name, c->addr, c->port))
-        refuse (g, c, name.name, "not an allowed name");
-      else
-        start_connect (g, c);
-      return;
+      {
+        char addr[INET6_ADDRSTRLEN];
+        inet_ntop (f->key.family, f->key.dst, addr, sizeof addr);
+        if (g->allows (g->data, name.name, addr, f->key.dport))
+          pass (g, f);
+        else
+          refuse (g, f, name.name, "not an allowed name");
+        return;
+      }
     }
 }
 
-/* ---- relaying --------------------------------------------------------- */
-
-/* From `src` through the direction's pipe to `dst`, as far as both let;
- * -1 when either end failed. */
-static int
-pump (int src, int dst, direction *d)
+static void
+on_packet (egress_gate *g, uint32_t id, const uint8_t *p, size_t len)
 {
-  for (bool moved = true; moved;)
+  segment s;
+  if (!parse_segment (p, len, &s))
     {
-      moved = false;
-      if (!d->eof && d->queued < PIPE_BYTES)
+      verdict (g, id, NF_DROP, 0);
+      return;
+    }
+  flow *f = find_flow (g, &s.key);
+  /* The handshake, and acks of what the server says first: no data. */
+  if (s.len == 0)
+    {
+      verdict (g, id, NF_ACCEPT, 0);
+      return;
+    }
+  if (f == NULL)
+    {
+      if (g->n_flows >= EGRESS_GATE_MAX_CONNECTIONS)
         {
-          ssize_t n = splice (src, NULL, d->w, NULL, PIPE_BYTES - d->queued,
-                              SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-          if (n < 0 && errno != EAGAIN && errno != EINTR)
-            return -1;
-          if (n >= 0)
-            {
-              d->queued += (size_t) n;
-              d->eof = n == 0;
-              moved = true;
-            }
+          verdict_mark (g, id, EGRESS_GATE_REFUSE);
+          refused (g, &s.key, s.seq, NULL,
+                   "too many connections waiting at once");
+          return;
         }
-      if (d->queued > 0)
-        {
-          ssize_t n = splice (d->r, NULL, dst, NULL, d->queued,
-                              SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-          if (n < 0 && errno != EAGAIN && errno != EINTR)
-            return -1;
-          if (n > 0)
-            {
-              d->queued -= (size_t) n;
-              moved = true;
-            }
-        }
+      f = xcalloc (1, sizeof *f);
+      *f = (flow){ .next = g->flows,
+                   .key = s.key,
+                   .first_seq = s.seq,
+                   .deadline = time (NULL) + EGRESS_GATE_HELLO_SECONDS };
+      g->flows = f;
+      g->n_flows++;
     }
-  if (d->eof && d->queued == 0 && !d->shut)
-    {
-      shutdown (dst, SHUT_WR);
-      d->shut = true;
-    }
-  return 0;
-}
-
-/* The client's first bytes, which the gate read, go first. */
-static int
-send_hello (connection *c)
-{
-  while (c->hello_sent < c->hello_len)
-    {
-      ssize_t n = write (c->server, c->hello + c->hello_sent,
-                         c->hello_len - c->hello_sent);
-      if (n < 0)
-        return errno == EAGAIN || errno == EINTR ? 0 : -1;
-      c->hello_sent += (size_t) n;
-    }
-  return 0;
-}
-
-static uint32_t
-wants (const direction *out, const direction *in, bool blocked_out)
-{
-  uint32_t events = 0;
-  if (!out->eof && out->queued < PIPE_BYTES)
-    events |= EPOLLIN;
-  if (in->queued > 0 || blocked_out)
-    events |= EPOLLOUT;
-  return events;
+  f->held = xrealloc (f->held, (f->n_held + 1) * sizeof *f->held);
+  f->held[f->n_held++] = id;
+  append (f, &s);
+  decide (g, f);
 }
 
 static void
-relay (egress_gate *g, connection *c)
+read_message (egress_gate *g, const struct nlmsghdr *nlh)
 {
-  if (send_hello (c) < 0)
-    {
-      drop (g, c, true);
-      return;
-    }
-  bool hello_left = c->hello_sent < c->hello_len;
-  if ((!hello_left && pump (c->client, c->server, &c->up) < 0)
-      || pump (c->server, c->client, &c->down) < 0)
-    {
-      drop (g, c, true);
-      return;
-    }
-  if (c->up.shut && c->down.shut)
-    {
-      drop (g, c, false);
-      return;
-    }
-  uint32_t client = hello_left ? 0 : wants (&c->up, &c->down, false);
-  watch (g, EPOLL_CTL_MOD, c->client, client, &c->client_tag);
-  watch (g, EPOLL_CTL_MOD, c->server, wants (&c->down, &c->up, hello_left),
-         &c->server_tag);
-}
-
-static void
-connected (egress_gate *g, connection *c)
-{
-  int error = 0;
-  socklen_t len = sizeof error;
-  int up[2], down[2];
-  if (getsockopt (c->server, SOL_SOCKET, SO_ERROR, &error, &len) < 0
-      || error != 0)
-    {
-      drop (g, c, true);
-      return;
-    }
-  if (pipe2 (up, O_CLOEXEC | O_NONBLOCK) < 0)
-    {
-      drop (g, c, true);
-      return;
-    }
-  c->up = (direction){ .r = up[0], .w = up[1] };
-  if (pipe2 (down, O_CLOEXEC | O_NONBLOCK) < 0)
-    {
-      drop (g, c, true);
-      return;
-    }
-  c->down = (direction){ .r = down[0], .w = down[1] };
-  fcntl (c->up.w, F_SETPIPE_SZ, PIPE_BYTES);
-  fcntl (c->down.w, F_SETPIPE_SZ, PIPE_BYTES);
-  c->state = RELAY;
-  relay (g, c);
-}
-
-static void
-on_event (egress_gate *g, const struct epoll_event *ev)
-{
-  tag *t = ev->data.ptr;
-  connection *c = t->conn;
-  /* A client's burst (npm opens a dozen at once) in one turn. */
-  for (int taken = 0; c == NULL && taken < ACCEPTS_PER_EVENT; taken++)
-    if (!accept_one (g, t->index))
-      break;
-  if (c == NULL)
+  if (nlh->nlmsg_type != ((NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET))
     return;
-  switch (c->state)
-    {
-    case HELLO:
-      read_hello (g, c);
-      return;
-    case CONNECTING:
-      connected (g, c);
-      return;
-    case RELAY:
-      relay (g, c);
-      return;
-    }
+  const struct nlattr *tb[NFQA_MAX + 1];
+  ar_nl_parse (nlh, sizeof (struct nfgenmsg), tb, NFQA_MAX);
+  if (tb[NFQA_PACKET_HDR] == NULL
+      || ar_nl_attr_len (tb[NFQA_PACKET_HDR])
+             < sizeof (struct nfqnl_msg_packet_hdr))
+    return;
+  const struct nfqnl_msg_packet_hdr *h = ar_nl_attr_data (tb[NFQA_PACKET_HDR]);
+  uint32_t id = ntohl (h->packet_id);
+  if (tb[NFQA_PAYLOAD] == NULL)
+    verdict (g, id, NF_DROP, 0);
+  else
+    on_packet (g, id, ar_nl_attr_data (tb[NFQA_PAYLOAD]),
+               ar_nl_attr_len (tb[NFQA_PAYLOAD]));
 }
 
 /* ---- the gate --------------------------------------------------------- */
 
 egress_gate *
-egress_gate_new (const int fds[2], egress_gate_allows allows,
-                 egress_gate_refused refused, void *data, ar_error_t **err)
+egress_gate_new (const int fds[EGRESS_GATE_FDS], uint16_t queue,
+                 egress_gate_allows allows, egress_gate_refused refused,
+                 void *data)
 {
   egress_gate *g = xcalloc (1, sizeof *g);
-  *g = (egress_gate){ .epfd = epoll_create1 (EPOLL_CLOEXEC),
-                      .listen = { fds[0], fds[1] },
+  *g = (egress_gate){ .fd = fds[0],
+                      .raw = { fds[1], fds[2] },
+                      .queue = queue,
+                      .buf = xcalloc (1, RECV_BYTES),
                       .allows = allows,
                       .refused = refused,
                       .data = data };
-  if (g->epfd < 0)
-    {
-      ar_error_set (err, errno, "name gate: epoll_create1");
-      egress_gate_free (g);
-      return NULL;
-    }
-  for (int i = 0; i < 2; i++)
-    if (g->listen[i] >= 0)
-      {
-        g->listen_tag[i] = (tag){ .conn = NULL, .index = i };
-        watch (g, EPOLL_CTL_ADD, g->listen[i], EPOLLIN, &g->listen_tag[i]);
-      }
-  /* Six descriptors a connection: as many as the hard limit lets. */
-  struct rlimit nofile;
-  if (getrlimit (RLIMIT_NOFILE, &nofile) == 0
-      && nofile.rlim_cur < nofile.rlim_max)
-    {
-      nofile.rlim_cur = nofile.rlim_max;
-      setrlimit (RLIMIT_NOFILE, &nofile);
-    }
   return g;
 }
 
@@ -519,42 +507,41 @@ egress_gate_free (egress_gate *g)
 {
   if (g == NULL)
     return;
-  while (g->conns)
-    drop (g, g->conns, true);
-  ar_closep (&g->listen[0]);
-  ar_closep (&g->listen[1]);
-  ar_closep (&g->epfd);
+  /* Closing the socket unbinds the queue: the kernel drops what waits. */
+  while (g->flows)
+    forget (g, g->flows);
+  ar_closep (&g->fd);
+  ar_closep (&g->raw[0]);
+  ar_closep (&g->raw[1]);
+  ar_nl_buf_free (&g->verdicts);
+  free (g->buf);
   free (g);
 }
 
 int
 egress_gate_fd (const egress_gate *g)
 {
-  return g->epfd;
+  return g->fd;
 }
 
 void
 egress_gate_run (egress_gate *g)
 {
-  /* One batch a call: a download keeps the gate busy without end, and
-   * the resolver's loop has lookups to answer between batches (its poll
-   * wakes at once while the epoll fd has more). */
-  struct epoll_event events[EVENTS_PER_WAIT];
-  int n = epoll_wait (g->epfd, events, EVENTS_PER_WAIT, 0);
-  /* A connection dropped by an earlier event of this batch may have a
-   * later one: the batch ends at a drop, the rest comes back next time. */
-  for (int i = 0; i < n; i++)
+  /* A bounded batch a call: the resolver's loop has lookups to answer
+   * between batches (its poll wakes at once while more wait). */
+  for (int i = 0; i < PACKETS_PER_RUN; i++)
     {
-      size_t before = g->n_conns;
-      on_event (g, &events[i]);
-      if (g->n_conns < before)
+      ssize_t n = recv (g->fd, g->buf, RECV_BYTES, MSG_DONTWAIT);
+      if (n <= 0)
         break;
+      ar_nl_for_each_msg (nlh, g->buf, (size_t) n) read_message (g, nlh);
     }
   time_t now = time (NULL);
-  for (connection *c = g->conns, *next; c; c = next)
+  for (flow *f = g->flows, *next; f; f = next)
     {
-      next = c->next;
-      if (c->state == HELLO && c->deadline < now)
-        refuse (g, c, NULL, "no name within " SECONDS_TEXT " s");
+      next = f->next;
+      if (f->deadline < now)
+        refuse (g, f, NULL, "no name within " SECONDS_TEXT " s");
     }
+  send_verdicts (g);
 }

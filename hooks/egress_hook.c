@@ -233,7 +233,7 @@ typedef struct
   egress_lease lease;
   bool leased;
   egress_filter filter;
-  int gate_fds[2]; /* the name gate's, until the resolver takes them */
+  int gate_fds[EGRESS_GATE_FDS]; /* the name gate's, until the resolver */
 } create_ctx;
 
 static bool
@@ -353,8 +353,9 @@ static int
 filter_in_netns (void *arg, ar_error_t **err)
 {
   create_ctx *c = arg;
-  if (wants_gate (c)
-      && egress_gate_listen (c->gate_fds, &c->filter.gate_port, err) < 0)
+  c->filter.gate = wants_gate (c);
+  if (c->filter.gate
+      && egress_gate_open (c->gate_fds, &c->filter.gate_queue, err) < 0)
     return -1;
   return egress_nft_container_filter (&c->filter, err);
 }
@@ -387,9 +388,10 @@ start_resolver (create_ctx *c, ar_error_t **err)
     .container_netns_fd = c->ctr_ns,
     .log_refusals = c->filter.nflog_group >= 0,
     .in_thread = c->o->resolver_in_thread,
-    .gate_fds = { c->gate_fds[0], c->gate_fds[1] },
+    .gate_queue = c->filter.gate_queue,
   };
-  c->gate_fds[0] = c->gate_fds[1] = -1; /* the resolver's now */
+  for (int i = 0; i < EGRESS_GATE_FDS; i++)
+    cfg.gate_fds[i] = steal_fd (&c->gate_fds[i]); /* the resolver's now */
   return egress_resolver_start (&cfg, err);
 }
 
@@ -447,7 +449,7 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
           .st = st,
           .host_ns = -1,
           .ctr_ns = -1,
-          .gate_fds = { -1, -1 },
+          .gate_fds = { -1, -1, -1 },
           .filter = { .mode = o->mode,
                       .allow = &o->allow,
                       .nflog_group = o->audit ? EGRESS_NFLOG_GROUP : -1,
@@ -485,8 +487,8 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
 out:
   ar_closep (&c.host_ns);
   ar_closep (&c.ctr_ns);
-  ar_closep (&c.gate_fds[0]);
-  ar_closep (&c.gate_fds[1]);
+  for (int i = 0; i < EGRESS_GATE_FDS; i++)
+    ar_closep (&c.gate_fds[i]);
   free (c.dir);
   ar_strv_freep (&c.filter.host_addrs);
   return r;

@@ -11,11 +11,12 @@
  *   allow entry (not even 0.0.0.0/0) opens them; then the allow entries:
  *   single addresses in sets, networks as one rule each, and the sets of
  *   addresses learnt from DNS answers (with their TTL as timeout), which
- *   only the name gate's own TCP connections (its mark) pass.
+ *   only TCP reaches, through chain named.
  *   Refusals are fast: a TCP reset, an ICMP admin-prohibited otherwise.
- *   gate: nat, before output: a TCP connection to an address that only a
- *   name opened is redirected to the name gate on lo (egress_gate.c),
- *   which lets it through only if its first bytes name an allowed name.
+ *   named: TCP to an address that only a name opened. A connection the
+ *   name gate (egress_gate.c) let through or refused is known by its ct
+ *   mark; until then its packets are queued to the gate, which answers
+ *   with a mark that this chain turns into the connection's.
  *   input: only lo, replies and IPv6 neighbour discovery.
  * On the host, table inet agentrun-egress (shared): masquerade and forward
  * for each container's /30 from its own veth only, and nothing from a
@@ -25,6 +26,7 @@
 #include "config.h"
 #include "egress.h"
 #include "egress_batch.h"
+#include "egress_gate.h"
 #include "../src/util/cleanup.h"
 
 #include <arpa/inet.h>
@@ -33,6 +35,8 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 /* nftables' datatype numbers (for `nft list`); concatenations shift. */
 #define TYPE_IPADDR 7
@@ -167,29 +171,12 @@ match_daddr (egress_rule *r, const network *n)
   egress_expr_cmp (r, REG, NFT_CMP_EQ, n->addr, len);
 }
 
-/* The transport header's source port (`offset` 0) or destination (2). */
-static void
-match_port_at (egress_rule *r, uint32_t offset, uint16_t port)
-{
-  uint16_t be = htons (port);
-  egress_expr_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, offset, 2, REG);
-  egress_expr_cmp (r, REG, NFT_CMP_EQ, &be, sizeof be);
-}
-
 static void
 match_dport (egress_rule *r, uint16_t port)
 {
-  match_port_at (r, 2, port);
-}
-
-static void
-match_saddr (egress_rule *r, const network *n)
-{
-  size_t len = addr_len (n->family);
-  match_family (r, n->family);
-  egress_expr_payload (r, NFT_PAYLOAD_NETWORK_HEADER,
-                       n->family == AF_INET ? 12 : 8, (uint32_t) len, REG);
-  egress_expr_cmp (r, REG, NFT_CMP_EQ, n->addr, len);
+  uint16_t be = htons (port);
+  egress_expr_payload (r, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, REG);
+  egress_expr_cmp (r, REG, NFT_CMP_EQ, &be, sizeof be);
 }
 
 /* ---- the container's table -------------------------------------------- */
@@ -198,8 +185,7 @@ match_saddr (egress_rule *r, const network *n)
 #define CHAIN_ASK "ask"
 #define CHAIN_OUTPUT "output"
 #define CHAIN_INPUT "input"
-#define CHAIN_GATE "gate"
-#define PRIORITY_DSTNAT (-100)
+#define CHAIN_NAMED "named"
 
 static const uint8_t l4_tcp_udp[] = { IPPROTO_TCP, IPPROTO_UDP };
 
@@ -400,10 +386,20 @@ accept_rule (egress_batch *b, egress_rule *r)
 }
 
 static void
-match_gate_mark (egress_rule *r)
+reject_rule (egress_batch *b, egress_rule *r)
 {
-  uint32_t mark = EGRESS_GATE_MARK;
-  egress_expr_meta (r, NFT_META_MARK, REG);
+  egress_expr_reject (r, NFT_REJECT_TCP_RST, 0);
+  egress_batch_add_rule (b, r);
+}
+
+/* The packet's mark, or its connection's (`of_connection`). */
+static void
+match_mark (egress_rule *r, bool of_connection, uint32_t mark)
+{
+  if (of_connection)
+    egress_expr_ct (r, NFT_CT_MARK, REG);
+  else
+    egress_expr_meta (r, NFT_META_MARK, REG);
   egress_expr_cmp (r, REG, NFT_CMP_EQ, &mark, sizeof mark);
 }
 
@@ -437,23 +433,13 @@ accept_address_sets (egress_batch *b, const char *chain, bool v6,
                  flow_in_set (b, chain, v6, l4[i], v6 ? "allow6p" : "allow4p"));
 }
 
-/* The set lookups: static single addresses, then what DNS answers add,
- * for the gate's TCP alone: neither another protocol (QUIC) nor a
- * connection that skipped the gate. */
+/* The set lookups of static single addresses (what DNS answers add goes
+ * through chain named). */
 static void
 accept_sets (egress_batch *b)
 {
   for (int v6 = 0; v6 <= 1; v6++)
-    {
-      accept_address_sets (b, CHAIN_OUTPUT, v6, l4_tcp_udp, sizeof l4_tcp_udp);
-      for (int ports = 0; ports <= 1; ports++)
-        {
-          egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
-          match_gate_mark (r);
-          match_tcp_to_named (r, v6, ports);
-          accept_rule (b, r);
-        }
-    }
+    accept_address_sets (b, CHAIN_OUTPUT, v6, l4_tcp_udp, sizeof l4_tcp_udp);
 }
 
 /* The address or network of an entry; false for a name. */
@@ -504,25 +490,13 @@ add_output_chain (egress_batch *b, const egress_filter *f)
   egress_batch_add_chain (b, CHAIN_OUTPUT, NF_INET_LOCAL_OUT, 0, "filter",
                           NF_DROP);
   egress_rule *r;
-  /* What the gate chain redirected (DNAT to lo, but ours) and the gate's
-   * replies. The redirected packet's output interface is still the one
-   * its destination had (the hook's, before the redirect routed it
-   * anew): matched by the addresses and port it has now. */
-  static const char *const loopback[] = { "127.0.0.1", "::1" };
-  for (size_t i = 0; f->gate_port && i < 2; i++)
-    for (int reply = 0; reply <= 1; reply++)
-      {
-        network n;
-        parse_network (loopback[i], &n);
-        r = egress_rule_new (b, CHAIN_OUTPUT);
-        if (reply)
-          match_saddr (r, &n);
-        else
-          match_daddr (r, &n);
-        match_u8 (r, NFT_META_L4PROTO, IPPROTO_TCP);
-        match_port_at (r, reply ? 0 : 2, f->gate_port);
-        accept_rule (b, r);
-      }
+  /* First, what the name gate let through: a download's every ack. */
+  if (f->gate)
+    {
+      r = egress_rule_new (b, CHAIN_OUTPUT);
+      match_mark (r, true, EGRESS_GATE_PASS);
+      accept_rule (b, r);
+    }
   r = egress_rule_new (b, CHAIN_OUTPUT);
   match_oif_lo (r, NFT_META_OIF);
   match_bits (r, NFT_CT_STATUS, CT_STATUS_DNAT);
@@ -531,6 +505,16 @@ add_output_chain (egress_batch *b, const egress_filter *f)
   r = egress_rule_new (b, CHAIN_OUTPUT);
   match_oif_lo (r, NFT_META_OIF);
   accept_rule (b, r);
+  /* Before the replies: a connection the gate has not yet seen its
+   * name is established already. */
+  for (int v6 = 0; f->gate && v6 <= 1; v6++)
+    for (int ports = 0; ports <= 1; ports++)
+      {
+        r = egress_rule_new (b, CHAIN_OUTPUT);
+        match_tcp_to_named (r, v6, ports);
+        egress_expr_verdict (r, NFT_GOTO, CHAIN_NAMED);
+        egress_batch_add_rule (b, r);
+      }
   r = egress_rule_new (b, CHAIN_OUTPUT);
   match_bits (r, NFT_CT_STATE, CT_STATE_ESTABLISHED_RELATED);
   accept_rule (b, r);
@@ -547,32 +531,45 @@ add_output_chain (egress_batch *b, const egress_filter *f)
   egress_batch_add_rule (b, r);
 }
 
-/* nat, before the filter: TCP to an address that only a name opened goes
- * to the gate. An address an entry allows as an address goes its own
- * way, and the gate's own connections (its mark) go where they were
- * sent. */
+/* The connection's mark from the gate's verdict (a packet it sent
+ * through again, marked), then what that mark says. */
 static void
-add_gate_chain (egress_batch *b, const egress_filter *f)
+mark_connection (egress_batch *b, uint32_t mark)
 {
-  egress_batch_add_chain (b, CHAIN_GATE, NF_INET_LOCAL_OUT, PRIORITY_DSTNAT,
-                          "nat", NF_ACCEPT);
-  egress_rule *r = egress_rule_new (b, CHAIN_GATE);
-  match_gate_mark (r);
+  egress_rule *r = egress_rule_new (b, CHAIN_NAMED);
+  match_mark (r, false, mark);
+  egress_expr_ct_set (r, NFT_CT_MARK, REG);
+  if (mark == EGRESS_GATE_PASS)
+    accept_rule (b, r);
+  else
+    reject_rule (b, r);
+  r = egress_rule_new (b, CHAIN_NAMED);
+  match_mark (r, true, mark);
+  if (mark == EGRESS_GATE_PASS)
+    accept_rule (b, r);
+  else
+    reject_rule (b, r);
+}
+
+/* TCP to an address a name opened. One an entry allows as an address
+ * goes its own way; the others are the gate's to let through. */
+static void
+add_named_chain (egress_batch *b, const egress_filter *f, bool compat_queue)
+{
+  egress_batch_add_chain (b, CHAIN_NAMED, -1, 0, NULL, 0);
+  /* The gate's reset to a server whose client it refused. */
+  egress_rule *r = egress_rule_new (b, CHAIN_NAMED);
+  match_mark (r, false, EGRESS_GATE_RESET);
   accept_rule (b, r);
   static const uint8_t tcp[] = { IPPROTO_TCP };
   for (int v6 = 0; v6 <= 1; v6++)
-    accept_address_sets (b, CHAIN_GATE, v6, tcp, sizeof tcp);
-  accept_networks (b, CHAIN_GATE, f->allow);
-  uint16_t port = htons (f->gate_port);
-  for (int v6 = 0; v6 <= 1; v6++)
-    for (int ports = 0; ports <= 1; ports++)
-      {
-        r = egress_rule_new (b, CHAIN_GATE);
-        match_tcp_to_named (r, v6, ports);
-        egress_expr_immediate (r, REG, &port, sizeof port);
-        egress_expr_redirect (r, REG);
-        egress_batch_add_rule (b, r);
-      }
+    accept_address_sets (b, CHAIN_NAMED, v6, tcp, sizeof tcp);
+  accept_networks (b, CHAIN_NAMED, f->allow);
+  mark_connection (b, EGRESS_GATE_PASS);
+  mark_connection (b, EGRESS_GATE_REFUSE);
+  r = egress_rule_new (b, CHAIN_NAMED);
+  egress_expr_queue (r, f->gate_queue, compat_queue);
+  egress_batch_add_rule (b, r);
 }
 
 static void
@@ -589,8 +586,32 @@ add_input_chain (egress_batch *b)
   add_neighbour_discovery (b, CHAIN_INPUT, "nd_in");
 }
 
-int
-egress_nft_container_filter (const egress_filter *f, ar_error_t **err)
+/* nft's `queue` expression is a module of its own (nft_queue) that some
+ * kernels leave out where xtables' NFQUEUE target is there; asking for a
+ * missing expression costs a failed modprobe (10-20 ms measured). So the
+ * module loaded or on disk says which to ask for first. */
+static bool
+queue_module_present (void)
+{
+  if (access ("/sys/module/nft_queue", F_OK) == 0)
+    return true;
+  struct utsname u;
+  if (uname (&u) < 0)
+    return false;
+  static const char *const suffixes[] = { "", ".xz", ".zst", ".gz" };
+  for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++)
+    {
+      cleanup_free char *path
+          = xasprintf ("/lib/modules/%s/kernel/net/netfilter/nft_queue.ko%s",
+                       u.release, suffixes[i]);
+      if (access (path, F_OK) == 0)
+        return true;
+    }
+  return false;
+}
+
+static int
+container_filter (const egress_filter *f, bool compat_queue, ar_error_t **err)
 {
   cleanup_batch egress_batch *b
       = egress_batch_new (NFPROTO_INET, EGRESS_CONTAINER_TABLE);
@@ -606,11 +627,30 @@ egress_nft_container_filter (const egress_filter *f, ar_error_t **err)
   add_refuse_chain (b, f);
   if (f->ask)
     add_ask_chain (b);
+  if (f->gate)
+    add_named_chain (b, f, compat_queue);
   add_output_chain (b, f);
-  if (f->gate_port)
-    add_gate_chain (b, f);
   add_input_chain (b);
   return egress_batch_commit (b, err);
+}
+
+int
+egress_nft_container_filter (const egress_filter *f, ar_error_t **err)
+{
+  bool compat = f->gate && !queue_module_present ();
+  ar_error_t *first = NULL;
+  if (container_filter (f, compat, &first) == 0)
+    return 0;
+  if (!f->gate)
+    return ar_error_pass (err, first);
+  /* The other way of queueing, once; the first one's error if both fail. */
+  cleanup_error ar_error_t *second = NULL;
+  if (container_filter (f, !compat, &second) == 0)
+    {
+      ar_error_free (first);
+      return 0;
+    }
+  return ar_error_pass (err, first);
 }
 
 int

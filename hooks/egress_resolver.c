@@ -520,19 +520,14 @@ tcp_read (resolver *r, tcp_client *c)
 static void serve_all (resolver *r);
 
 /* The gate lives while the loop does, in the thread or daemon that runs
- * it (whose netns its connections are made in). */
+ * it; its queue was bound in the container's netns. */
 static void
 serve (resolver *r)
 {
-  cleanup_error ar_error_t *err = NULL;
   if (r->gate_fds[0] >= 0)
-    {
-      r->gate
-          = egress_gate_new (r->gate_fds, gate_allows, gate_refused, r, &err);
-      r->gate_fds[0] = r->gate_fds[1] = -1; /* the gate's, even on failure */
-      if (r->gate == NULL)
-        return;
-    }
+    r->gate = egress_gate_new (r->gate_fds, r->cfg->gate_queue, gate_allows,
+                               gate_refused, r);
+  r->gate_fds[0] = r->gate_fds[1] = r->gate_fds[2] = -1; /* the gate's */
   serve_all (r);
   egress_gate_free (r->gate);
   r->gate = NULL;
@@ -692,9 +687,10 @@ listening_socket (int type, int *fd, ar_error_t **err)
 static _Noreturn void
 daemon_main (resolver *r, int netns_fd)
 {
-  int keep[] = { r->udp_fd,        r->tcp_fd,      r->upstream_fd,
-                 r->pidfd,         r->nflog_fd,    netns_fd,
-                 r->held_flows_fd, r->gate_fds[0], r->gate_fds[1] };
+  int keep[]
+      = { r->udp_fd,      r->tcp_fd,     r->upstream_fd,   r->pidfd,
+          r->nflog_fd,    netns_fd,      r->held_flows_fd, r->gate_fds[0],
+          r->gate_fds[1], r->gate_fds[2] };
   /* Forked from the runtime too (it runs the hook in-process): none of
    * its signal handling; a TCP client that hangs up must not end us. */
   ar_daemon_enter (keep, sizeof keep / sizeof *keep);
@@ -789,9 +785,10 @@ static resolver_thread *threads;
 static void
 close_resolver (resolver *r)
 {
-  int *fds[] = { &r->udp_fd,        &r->tcp_fd,      &r->upstream_fd,
-                 &r->pidfd,         &r->nflog_fd,    &r->stop_fd,
-                 &r->held_flows_fd, &r->gate_fds[0], &r->gate_fds[1] };
+  int *fds[]
+      = { &r->udp_fd,      &r->tcp_fd,     &r->upstream_fd,   &r->pidfd,
+          &r->nflog_fd,    &r->stop_fd,    &r->held_flows_fd, &r->gate_fds[0],
+          &r->gate_fds[1], &r->gate_fds[2] };
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     ar_closep (fds[i]);
   for (size_t i = 0; i < MAX_TCP; i++)
@@ -893,7 +890,8 @@ egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
                    .nflog_fd = -1,
                    .held_flows_fd = -1,
                    .stop_fd = -1,
-                   .gate_fds = { cfg->gate_fds[0], cfg->gate_fds[1] },
+                   .gate_fds
+                   = { cfg->gate_fds[0], cfg->gate_fds[1], cfg->gate_fds[2] },
                    .approved.max = MAX_APPROVED };
   for (size_t i = 0; i < MAX_TCP; i++)
     r->tcp[i].fd = -1;

@@ -95,8 +95,8 @@ typedef struct
   int udp_fd, tcp_fd, upstream_fd, pidfd, nflog_fd;
   int held_flows_fd; /* mode ask: the filter's held flows (NFLOG) */
   int stop_fd;       /* a thread's: readable when delete wants it gone */
-  int gate_fds[2];   /* the name gate's listening sockets, until it runs */
-  egress_gate *gate; /* while it serves */
+  int gate_fds[EGRESS_GATE_FDS]; /* the name gate's, until it runs */
+  egress_gate *gate;             /* while it serves */
   pending_query pending[MAX_PENDING];
   tcp_client tcp[MAX_TCP];
   learnt_name names[NAME_CACHE];

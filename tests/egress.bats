@@ -202,9 +202,12 @@ sandbox() {
 		curl -sS --max-time 5 -k --resolve evil.test:443:'"$EG_NET.2"' https://evil.test/; echo "sni: $?"
 		curl -sS --max-time 5 -H "Host: evil.test" http://allowed.test/; echo "host: $?"
 		curl -sS --max-time 5 -k https://'"$EG_NET.2"'/; echo "no name: $?"
-		curl -sS --max-time 5 http://allowed.test/'
+		curl -sS --max-time 5 http://allowed.test/
+		# The server (one connection at a time) was told too: it serves.
+		curl -sS --max-time 5 --cacert cert.pem https://allowed.test/ | grep -o "s_server -quiet -www" | sed "s/^/again: /"'
 	assert_success
 	assert_output_contains "s_server -quiet -www"
+	assert_output_contains "again: s_server -quiet -www"
 	assert_output_contains "hello from allowed"
 	# A reset (35: in the TLS handshake, 56: receiving), never a timeout (28).
 	assert_output_contains "sni: 35"
