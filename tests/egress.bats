@@ -372,6 +372,22 @@ print(socket.getaddrinfo("localhost", 80)[0][4][0])'
 	assert_equal "$(grep '^hosts:' <<<"$output")" "hosts: files$(grep -q '^hosts:.*myhostname' /etc/nsswitch.conf && echo ' myhostname')"
 }
 
+@test "egress: mode none: npm and pip are told not to retry, unless the command sets it" {
+	run sandbox -- sh -c 'echo "npm=$npm_config_fetch_retries pip=$PIP_RETRIES"'
+	assert_output_contains "npm=0 pip=0"
+	run sandbox --env NPM_CONFIG_FETCH_RETRIES=3 -- sh -c 'env | grep -i "fetch_retries" | sort'
+	assert_output "NPM_CONFIG_FETCH_RETRIES=3"
+	run sandbox --allow-net allowed.test -- sh -c 'echo "npm=${npm_config_fetch_retries:-unset}"'
+	assert_output_contains "npm=unset"
+	command -v npm >/dev/null || skip "npm is not installed"
+	# It gives up at once (ENOTFOUND), not after 70 s of retries.
+	local start=$SECONDS
+	run sandbox --env HOME=/tmp -- npm view is-number version
+	assert_failure
+	assert_output_contains "ENOTFOUND"
+	[ $((SECONDS - start)) -lt 20 ] || fail "npm took $((SECONDS - start)) s"
+}
+
 @test "egress: open (a profile's choice) reaches any name and address, but not host services" {
 	EG_PROFILE=egressopen run sandbox -- bash -c '
 		curl -sS --max-time 5 http://other.test/
