@@ -459,6 +459,9 @@ listen_on_gateway() {
 	[ -n "$web" ] || fail "c-named has no address"
 	# The resolver's upstream, in the daemon's netns: web.test and
 	# evil.test are that one address, as sites behind one CDN edge are.
+	# The resolver asks it from there, through lo (down in a new netns,
+	# up on any host).
+	nsenter -t "$ENG_DOCKERD_PID" -n ip link set lo up
 	nsenter -t "$ENG_DOCKERD_PID" -n dnsmasq -C /dev/null --no-resolv --no-hosts \
 		--bind-interfaces --listen-address=172.17.0.1 --port=53 --pid-file="$ENG_T/dnsmasq.pid" \
 		--address=/web.test/"$web" --address=/evil.test/"$web"
