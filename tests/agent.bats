@@ -197,6 +197,16 @@ check_chain_with_sha256sum() {
 	assert_output "$(cat "$BUNDLE/rootfs/etc/hostname")"
 }
 
+@test "overlay: a root the spec asks to be read-only (ReadOnlyRootfs, --read-only) stays so; /output and secrets stay writable" {
+	jq '.root.readonly = true' "$BUNDLE/config.json" >"$BUNDLE/c.json" && mv "$BUNDLE/c.json" "$BUNDLE/config.json"
+	with_output
+	run agent_run sh -c 'touch /x 2>&1; echo "root $?"; echo y >/output/y && echo "output ok"'
+	assert_success
+	assert_output_contains "Read-only file system"
+	assert_output_contains "root 1"
+	assert_output_contains "output ok"
+}
+
 @test "overlay: filling the layer gives ENOSPC inside and nothing outside" {
 	annotate overlay.size 4m
 	touch "$TEST_DIR/marker"

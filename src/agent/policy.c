@@ -1004,11 +1004,10 @@ static void
 rewrite_spec (oci_spec *spec, const ar_profile *profile,
               const ar_agent_plan *plan, const policy_limits *limits)
 {
-  /* Writes land in the ephemeral layer and vanish at delete: the
-   * container gets a normal writable root, the bundle's rootfs is never
-   * written. */
-  if (plan->overlay)
-    spec->root_readonly = false;
+  /* Writes land in the ephemeral layer and vanish at delete, so the
+   * bundle's rootfs is never written; a root the spec asks to be
+   * read-only (a pod's ReadOnlyRootfs, docker run --read-only) stays so,
+   * the overlay's upper layer too. */
   /* The overlay, secrets and /output are mounts: without a namespace of
    * their own they would be made in the host's. */
   ensure_namespace (spec, OCI_NS_MOUNT);

@@ -435,7 +435,6 @@ build_spec (const ar_parsed *p, const char *rootfs, const char *workspace,
     return -1;
   free (spec->root_path);
   spec->root_path = xstrdup (rootfs);
-  spec->root_readonly = true;
   oci_process *proc = spec->process;
   oci_strv_set (&proc->args, p->args, (size_t) p->n_args);
   request_caps (proc);
@@ -615,6 +614,10 @@ checked_spec (const ar_globals *g, const ar_parsed *p, const char *rootfs,
     return -1;
   int r = build_spec (p, rootfs, workspace, g->root,
                       g->rootless && geteuid () != 0, spec, err);
+  /* The root is the host's (or --rootfs): written only through the
+   * overlay, and not at all without one. */
+  if (r == 0)
+    (*spec)->root_readonly = !ar_profile_has_overlay (profile);
   if (r == 0 && ar_sandbox_check_annotations (profile, *spec, err) < 0)
     {
       oci_spec_free (*spec);

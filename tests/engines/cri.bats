@@ -89,17 +89,18 @@ run_pod() {
 }
 
 # start_container NAME CMD...: created and started in $POD; its id in $CTR.
-# A pid namespace of its own (CONTAINER), as the kubelet asks by default.
+# A pid namespace of its own (CONTAINER), as the kubelet asks by default;
+# CTR_SECURITY (JSON) adds to the container's security_context.
 start_container() {
 	local name=$1
 	shift
 	local cfg
-	cfg=$(jq -cn --arg n "$name" --arg img "$I" --arg log "$name.log" '{
+	cfg=$(jq -cn --arg n "$name" --arg img "$I" --arg log "$name.log" --argjson sc "${CTR_SECURITY:-{\}}" '{
 		metadata: {name: $n, attempt: 0}, image: {image: $img},
 		command: $ARGS.positional, log_path: $log,
 		envs: [{key: "PATH", value: "/usr/sbin:/usr/bin:/sbin:/bin"}],
 		labels: {"agentrun-test": "cri"},
-		linux: {security_context: {namespace_options: {pid: 1}}}}' --args -- "$@")
+		linux: {security_context: ({namespace_options: {pid: 1}} + $sc)}}' --args -- "$@")
 	run cri CreateContainer "$(jq -cn --arg p "$POD" --argjson c "$cfg" --argjson s "$POD_CONFIG" \
 		'{pod_sandbox_id: $p, config: $c, sandbox_config: $s}')"
 	assert_success
@@ -248,6 +249,19 @@ two_containers_measure() {
 	[ "$(grep -c refused <<<"$output")" = 2 ] || fail "egress not refused: $output"
 	[ "$(grep -c agent-overlay-root <<<"$output")" = 2 ] || fail "no agent overlay root: $output"
 	refute_contains reached
+}
+
+@test "cri: ReadOnlyRootfs under agentrun-agent: the root stays read-only over the overlay" {
+	run_pod readonly agentrun-agent
+	CTR_SECURITY='{"readonly_rootfs": true}' start_container ro sleep 600
+	run exec_sync sh -c 'touch /x 2>&1; echo "touch $?"'
+	assert_success
+	assert_contains "Read-only file system"
+	assert_contains "touch 1"
+	start_container rw sleep 600
+	run exec_sync sh -c 'touch /x && echo "touch $?"'
+	assert_contains "touch 0"
+	remove_pod
 }
 
 # What a container of the pod is, seen from inside.

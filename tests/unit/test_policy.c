@@ -516,8 +516,8 @@ test_agent_profile_defaults (void)
     }
   CHECK_STR (plan->profile, "agent");
   CHECK (plan->overlay);
-  /* the default spec's root is read-only; the overlay makes it writable */
-  CHECK (!spec->root_readonly);
+  /* the default spec's root is read-only, and stays so over the overlay */
+  CHECK (spec->root_readonly);
   CHECK_INT (plan->overlay_size_bytes, 1ull << 30);
   CHECK_INT (plan->overlay_inodes, 262144);
   CHECK_STR (plan->secrets_path, "/run/secrets");
