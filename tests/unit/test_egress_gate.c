@@ -232,8 +232,7 @@ test_not_a_tcp_packet_is_dropped (void)
   verdict v[2];
   cleanup_nl_buf ar_nl_buf m = { 0 };
   ar_nl_msg (&m, (NFNL_SUBSYS_QUEUE << 8) | NFQNL_MSG_PACKET, 0, 0);
-  struct nfgenmsg nfg = { .nfgen_family = AF_UNSPEC,
-                          .version = NFNETLINK_V0 };
+  struct nfgenmsg nfg = { .nfgen_family = AF_UNSPEC, .version = NFNETLINK_V0 };
   ar_nl_put (&m, &nfg, sizeof nfg);
   struct nfqnl_msg_packet_hdr h = { .packet_id = htonl (3) };
   ar_nl_attr (&m, NFQA_PACKET_HDR, &h, sizeof h);
