@@ -87,6 +87,14 @@ typedef struct
 int egress_entry_parse (const char *what, const char *text, egress_entry *out,
                         ar_error_t **err);
 void egress_allowlist_free (egress_allowlist *list);
+/* An inbound port: "PORT", "PORT/tcp" or "PORT/udp". */
+typedef struct
+{
+  uint16_t port;
+  uint8_t proto; /* IPPROTO_TCP or IPPROTO_UDP */
+} egress_ingress;
+int egress_ingress_parse (const char *what, const char *text,
+                          egress_ingress *out, ar_error_t **err);
 bool egress_allowlist_has_domains (const egress_allowlist *list);
 /* The entries a DNS name falls under (its ports); false if none. Each
  * port goes to *ports (0: every port), at most `max`. */
@@ -148,6 +156,9 @@ typedef struct
    * on the kernel's destroy list, and closing the socket then waits for
    * an RCU grace period (~10 ms here). */
   bool fresh_netns;
+  /* Inbound ports whose new connections are let in. */
+  const egress_ingress *ingress;
+  size_t n_ingress;
   /* The name gate (egress_gate.c): TCP to an address a name opened
    * passes only as its verdicts on queue `gate_queue` say. */
   bool gate;
@@ -200,12 +211,17 @@ long egress_cleanup_host (const char *pool, const char *id,
 /* ---- egress_nflog.c: refused connections, from the filter ---- */
 #define EGRESS_NFLOG_GROUP 0
 #define EGRESS_NFLOG_ASK_GROUP 1 /* mode ask: flows held for the approver */
+/* The log prefix of an inbound connection let in (ingress ports); other
+ * packets of the group are refusals. */
+#define EGRESS_NFLOG_INBOUND "agentrun-in"
 typedef struct
 {
-  char addr[46]; /* INET6_ADDRSTRLEN */
+  char addr[46]; /* INET6_ADDRSTRLEN: the destination */
+  char source[46];
   int proto;
   const char *proto_name;
   uint16_t port; /* 0: not TCP/UDP */
+  bool inbound;  /* a connection let in, not a refusal */
 } egress_refusal;
 typedef void (*egress_refusal_fn) (const egress_refusal *r, void *data);
 /* A socket bound to `group`, in the current netns. */

@@ -345,10 +345,12 @@ egress_expr_limit (egress_rule *r, uint64_t per_second, uint32_t burst)
 }
 
 void
-egress_expr_log (egress_rule *r, uint16_t group)
+egress_expr_log (egress_rule *r, uint16_t group, const char *prefix)
 {
   expr_nest e = expr_begin (r, "log");
   ar_nl_attr_be16 (e.m, NFTA_LOG_GROUP, group);
+  if (prefix)
+    ar_nl_attr_str (e.m, NFTA_LOG_PREFIX, prefix);
   expr_end (e);
 }
 

@@ -65,7 +65,8 @@ void egress_expr_lookup (egress_rule *r, uint32_t sreg, const char *set,
 void egress_expr_verdict (egress_rule *r, int verdict, const char *chain);
 void egress_expr_reject (egress_rule *r, uint32_t type, uint32_t code);
 void egress_expr_limit (egress_rule *r, uint64_t per_second, uint32_t burst);
-void egress_expr_log (egress_rule *r, uint16_t group);
+/* To NFLOG `group`, with `prefix` (NULL: none). */
+void egress_expr_log (egress_rule *r, uint16_t group, const char *prefix);
 void egress_expr_masquerade (egress_rule *r);
 
 /* Set the connection's `key` (NFT_CT_MARK) from `sreg`. */

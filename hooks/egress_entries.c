@@ -183,6 +183,20 @@ parse_entry (const char *text, egress_entry *out, ar_error_t **err)
   return parse_host (host, out, err);
 }
 
+/* "WHAT `TEXT`: why", the text as typed unless it has bytes that could
+ * break the line. */
+static int
+entry_error (const char *what, const char *text, const ar_error_t *why,
+             ar_error_t **err)
+{
+  bool plain = true;
+  for (const char *p = text; *p; p++)
+    plain = plain && *p >= ' ' && *p < 0x7f && *p != '`';
+  cleanup_free char *shown
+      = plain ? xasprintf ("`%s`", text) : oj_quote (text, strlen (text));
+  return ar_error_set (err, 0, "%s %s: %s", what, shown, ar_error_text (why));
+}
+
 int
 egress_entry_parse (const char *what, const char *text, egress_entry *out,
                     ar_error_t **err)
@@ -193,13 +207,30 @@ egress_entry_parse (const char *what, const char *text, egress_entry *out,
     return 0;
   free (out->text);
   *out = (egress_entry){ 0 };
-  /* Shown as typed, unless it has bytes that could break the line. */
-  bool plain = true;
-  for (const char *p = text; *p; p++)
-    plain = plain && *p >= ' ' && *p < 0x7f && *p != '`';
-  cleanup_free char *shown
-      = plain ? xasprintf ("`%s`", text) : oj_quote (text, strlen (text));
-  return ar_error_set (err, 0, "%s %s: %s", what, shown, ar_error_text (why));
+  return entry_error (what, text, why, err);
+}
+
+int
+egress_ingress_parse (const char *what, const char *text, egress_ingress *out,
+                      ar_error_t **err)
+{
+  cleanup_free char *port = xstrdup (text);
+  char *slash = strchr (port, '/');
+  out->proto = IPPROTO_TCP;
+  cleanup_error ar_error_t *why = NULL;
+  if (slash)
+    {
+      *slash = '\0';
+      if (strcmp (slash + 1, "udp") == 0)
+        out->proto = IPPROTO_UDP;
+      else if (strcmp (slash + 1, "tcp") != 0)
+        ar_error_set (&why, 0, "want PORT, PORT/tcp or PORT/udp");
+    }
+  if (why == NULL && *port == '\0')
+    ar_error_set (&why, 0, "want PORT, PORT/tcp or PORT/udp");
+  if (why == NULL && parse_port (port, &out->port, &why) == 0)
+    return 0;
+  return entry_error (what, text, why, err);
 }
 
 void

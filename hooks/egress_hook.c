@@ -3,7 +3,8 @@
  * and for agentrun itself, which runs its own hook in-process.
  *
  *   createRuntime: agentrun-egress create --mode none|allowlist|open|ask
- *                    [--allow ENTRY]... [--upstream ADDR[:PORT]]
+ *                    [--allow ENTRY]... [--ingress PORT[/udp]]...
+ *                    [--upstream ADDR[:PORT]]
  *                    [--approver SOCKET] [--ask-timeout SECONDS]
  *                    [--audit FILE] [--pool CIDR] [--state-dir DIR]
  *   poststop:      agentrun-egress delete [--state-dir DIR]
@@ -36,6 +37,8 @@ typedef struct
   const char *action;
   egress_mode mode;
   egress_allowlist allow;
+  egress_ingress *ingress; /* ports let in */
+  size_t n_ingress;
   bool ask;             /* mode ask: allowlist, and the approver decides */
   const char *approver; /* its socket */
   unsigned ask_timeout; /* seconds */
@@ -110,6 +113,17 @@ add_entry (options *o, const char *text, ar_error_t **err)
 }
 
 static int
+add_ingress (options *o, const char *text, ar_error_t **err)
+{
+  egress_ingress in;
+  if (egress_ingress_parse ("--ingress", text, &in, err) < 0)
+    return -1;
+  o->ingress = xrealloc (o->ingress, (o->n_ingress + 1) * sizeof in);
+  o->ingress[o->n_ingress++] = in;
+  return 0;
+}
+
+static int
 set_option (options *o, const char *name, const char *value, ar_error_t **err)
 {
   if (strcmp (name, "mode") == 0)
@@ -118,6 +132,8 @@ set_option (options *o, const char *name, const char *value, ar_error_t **err)
     return parse_ask_timeout (value, &o->ask_timeout, err);
   if (strcmp (name, "allow") == 0)
     return add_entry (o, value, err);
+  if (strcmp (name, "ingress") == 0)
+    return add_ingress (o, value, err);
   const char **slot = strcmp (name, "upstream") == 0    ? &o->upstream
                       : strcmp (name, "audit") == 0     ? &o->audit
                       : strcmp (name, "pool") == 0      ? &o->pool
@@ -143,7 +159,7 @@ parse_options (int argc, char **argv, options *o, ar_error_t **err)
       || (strcmp (argv[1], "create") != 0 && strcmp (argv[1], "delete") != 0))
     return ar_error_set (
         err, 0,
-        "usage: agentrun-egress create|delete [--mode none|allowlist|open|ask] [--allow ENTRY]... [--approver SOCKET] [--ask-timeout SECONDS] [--upstream ADDR] [--audit FILE] [--pool CIDR] [--state-dir DIR] [--netns-owned] < state.json");
+        "usage: agentrun-egress create|delete [--mode none|allowlist|open|ask] [--allow ENTRY]... [--ingress PORT[/udp]]... [--approver SOCKET] [--ask-timeout SECONDS] [--upstream ADDR] [--audit FILE] [--pool CIDR] [--state-dir DIR] [--netns-owned] < state.json");
   o->action = argv[1];
   for (int i = 2; i < argc; i++)
     {
@@ -452,6 +468,8 @@ cmd_create (const options *o, const container_state *st, ar_error_t **err)
           .gate_fds = { -1, -1, -1 },
           .filter = { .mode = o->mode,
                       .allow = &o->allow,
+                      .ingress = o->ingress,
+                      .n_ingress = o->n_ingress,
                       .nflog_group = o->audit ? EGRESS_NFLOG_GROUP : -1,
                       .ask = o->ask } };
   egress_id_hash (st->id, c.hash);
@@ -521,6 +539,7 @@ egress_hook_run (int argc, char **argv, const char *state_json,
                                            : cmd_delete (&o, &st);
     }
   egress_allowlist_free (&o.allow);
+  free (o.ingress);
   free (st.id);
   return r;
 }

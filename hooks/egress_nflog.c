@@ -79,7 +79,8 @@ proto_name (int proto)
     }
 }
 
-/* Destination, protocol and port of an IPv4 or IPv6 packet's start. */
+/* Addresses, protocol and destination port of an IPv4 or IPv6 packet's
+ * start. */
 static bool
 parse_packet (const unsigned char *p, size_t len, egress_refusal *out)
 {
@@ -91,6 +92,7 @@ parse_packet (const unsigned char *p, size_t len, egress_refusal *out)
       if (ihl < 20 || ihl > len)
         return false;
       out->proto = p[9];
+      inet_ntop (AF_INET, p + 12, out->source, sizeof out->source);
       inet_ntop (AF_INET, p + 16, out->addr, sizeof out->addr);
       l4 = p + ihl;
       l4_len = len - ihl;
@@ -98,6 +100,7 @@ parse_packet (const unsigned char *p, size_t len, egress_refusal *out)
   else if (len >= sizeof (struct ip6_hdr) && (p[0] >> 4) == 6)
     {
       out->proto = p[6]; /* extension headers are not followed */
+      inet_ntop (AF_INET6, p + 8, out->source, sizeof out->source);
       inet_ntop (AF_INET6, p + 24, out->addr, sizeof out->addr);
       l4 = p + 40;
       l4_len = len - 40;
@@ -123,10 +126,17 @@ egress_nflog_read (int fd, egress_refusal_fn fn, void *data)
     const struct nlattr *tb[NFULA_MAX + 1];
     ar_nl_parse (nlh, sizeof (struct nfgenmsg), tb, NFULA_MAX);
     egress_refusal r;
-    if (tb[NFULA_PAYLOAD]
-        && parse_packet (ar_nl_attr_data (tb[NFULA_PAYLOAD]),
-                         ar_nl_attr_len (tb[NFULA_PAYLOAD]), &r))
-      fn (&r, data);
+    if (tb[NFULA_PAYLOAD] == NULL
+        || !parse_packet (ar_nl_attr_data (tb[NFULA_PAYLOAD]),
+                          ar_nl_attr_len (tb[NFULA_PAYLOAD]), &r))
+      continue;
+    const struct nlattr *prefix = tb[NFULA_PREFIX];
+    r.inbound = prefix != NULL
+                && ar_nl_attr_len (prefix) >= sizeof EGRESS_NFLOG_INBOUND
+                && memcmp (ar_nl_attr_data (prefix), EGRESS_NFLOG_INBOUND,
+                           sizeof EGRESS_NFLOG_INBOUND)
+                       == 0;
+    fn (&r, data);
   }
   return true;
 }

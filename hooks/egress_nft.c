@@ -259,7 +259,7 @@ add_refuse_chain (egress_batch *b, const egress_filter *f)
     {
       r = egress_rule_new (b, CHAIN_REFUSE);
       egress_expr_limit (r, 20, 40);
-      egress_expr_log (r, (uint16_t) f->nflog_group);
+      egress_expr_log (r, (uint16_t) f->nflog_group, NULL);
       egress_batch_add_rule (b, r);
     }
   r = egress_rule_new (b, CHAIN_REFUSE);
@@ -295,7 +295,7 @@ add_ask_chain (egress_batch *b)
       egress_rule *r = egress_rule_new (b, CHAIN_ASK);
       match_u8 (r, NFT_META_L4PROTO, l4_tcp_udp[i]);
       egress_expr_limit (r, 50, 100);
-      egress_expr_log (r, EGRESS_NFLOG_ASK_GROUP);
+      egress_expr_log (r, EGRESS_NFLOG_ASK_GROUP, NULL);
       egress_expr_verdict (r, NF_DROP, NULL);
       egress_batch_add_rule (b, r);
       r = egress_rule_new (b, CHAIN_ASK);
@@ -572,8 +572,37 @@ add_named_chain (egress_batch *b, const egress_filter *f, bool compat_queue)
   egress_batch_add_rule (b, r);
 }
 
+static egress_rule *
+match_ingress (egress_batch *b, const egress_ingress *in)
+{
+  egress_rule *r = egress_rule_new (b, CHAIN_INPUT);
+  match_u8 (r, NFT_META_L4PROTO, in->proto);
+  match_dport (r, in->port);
+  return r;
+}
+
+/* New connections to the ingress ports (a pod's probes and Services),
+ * logged for the audit as refusals are: a rule that logs (at most 20 a
+ * second, burst 40), then one that accepts, so that none is dropped
+ * for being over the log's limit. */
 static void
-add_input_chain (egress_batch *b)
+accept_ingress (egress_batch *b, const egress_filter *f)
+{
+  for (size_t i = 0; i < f->n_ingress; i++)
+    {
+      if (f->nflog_group >= 0)
+        {
+          egress_rule *r = match_ingress (b, &f->ingress[i]);
+          egress_expr_limit (r, 20, 40);
+          egress_expr_log (r, (uint16_t) f->nflog_group, EGRESS_NFLOG_INBOUND);
+          egress_batch_add_rule (b, r);
+        }
+      accept_rule (b, match_ingress (b, &f->ingress[i]));
+    }
+}
+
+static void
+add_input_chain (egress_batch *b, const egress_filter *f)
 {
   egress_batch_add_chain (b, CHAIN_INPUT, NF_INET_LOCAL_IN, 0, "filter",
                           NF_DROP);
@@ -584,6 +613,7 @@ add_input_chain (egress_batch *b)
   match_bits (r, NFT_CT_STATE, CT_STATE_ESTABLISHED_RELATED);
   accept_rule (b, r);
   add_neighbour_discovery (b, CHAIN_INPUT, "nd_in");
+  accept_ingress (b, f);
 }
 
 /* nft's `queue` expression is a module of its own (nft_queue) that some
@@ -630,7 +660,7 @@ container_filter (const egress_filter *f, bool compat_queue, ar_error_t **err)
   if (f->gate)
     add_named_chain (b, f, compat_queue);
   add_output_chain (b, f);
-  add_input_chain (b);
+  add_input_chain (b, f);
   return egress_batch_commit (b, err);
 }
 

@@ -417,6 +417,15 @@ static void
 on_refusal (const egress_refusal *refusal, void *data)
 {
   const resolver *r = data;
+  if (refusal->inbound)
+    {
+      cleanup_free char *fields = xasprintf (
+          "\"source\":\"%s\",\"destination\":\"%s\",\"protocol\":\"%s\","
+          "\"port\":%u",
+          refusal->source, refusal->addr, refusal->proto_name, refusal->port);
+      egress_resolver_audit (r, "ingress", fields);
+      return;
+    }
   audit_refused (r, refusal->addr, refusal->proto_name, refusal->port,
                  name_of (r, refusal->addr), NULL);
 }

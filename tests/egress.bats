@@ -176,6 +176,15 @@ sandbox() {
 		--workspace "$EG_DIR/ws" --audit "$AUDIT" "${opts[@]}" -- "$@" </dev/null
 }
 
+# hold_netns NAME: a process in a network namespace of its own, as a
+# container's init would be; its pid in $HELD_PID.
+hold_netns() {
+	unshare -n sh -c 'echo $$ >"$1"; exec sleep 100' sh "$TEST_DIR/$1.pid" &
+	wait_for_file_content "$TEST_DIR/$1.pid" "^[0-9]"
+	HELD_PID=$(cat "$TEST_DIR/$1.pid")
+	track_pid "$HELD_PID"
+}
+
 # ---------------------------------------------------------------- tests
 
 @test "egress: an allowed name resolves and its host answers HTTP and HTTPS" {
@@ -426,11 +435,9 @@ print(socket.getaddrinfo("localhost", 80)[0][4][0])'
 
 @test "egress: the hook on its own (any runtime); a dead container's lease and host entries are reclaimed" {
 	local hook=$AR_TOP/agentrun-egress EGRESS_POOL_FIRST=10.213.
-	unshare -n sh -c 'echo $$ >"$1"; exec sleep 100' sh "$TEST_DIR/ns1.pid" &
-	wait_for_file_content "$TEST_DIR/ns1.pid" "^[0-9]"
 	local pid1 hash
-	pid1=$(cat "$TEST_DIR/ns1.pid")
-	track_pid "$pid1"
+	hold_netns ns1
+	pid1=$HELD_PID
 	echo "{\"id\":\"$CID-a\",\"pid\":$pid1}" | "$hook" create --mode allowlist --allow "$EG_NET.2"
 	hash=$(printf %s "$CID-a" | sha256sum | cut -c1-8)
 	nft list set inet agentrun-egress links | grep -q "\"ar$hash\""
@@ -443,11 +450,9 @@ print(socket.getaddrinfo("localhost", 80)[0][4][0])'
 	# create takes its place.
 	kill -KILL "$pid1"
 	wait "$pid1" 2>/dev/null || true
-	unshare -n sh -c 'echo $$ >"$1"; exec sleep 100' sh "$TEST_DIR/ns2.pid" &
-	wait_for_file_content "$TEST_DIR/ns2.pid" "^[0-9]"
 	local pid2
-	pid2=$(cat "$TEST_DIR/ns2.pid")
-	track_pid "$pid2"
+	hold_netns ns2
+	pid2=$HELD_PID
 	echo "{\"id\":\"$CID-b\",\"pid\":$pid2}" | "$hook" create --mode allowlist --allow "$EG_NET.2"
 	run nft list set inet agentrun-egress links
 	refute_output_contains "ar$hash"
@@ -462,12 +467,48 @@ print(socket.getaddrinfo("localhost", 80)[0][4][0])'
 	[ -z "$(egress_leftovers)" ] || fail "left: $(egress_leftovers)"
 }
 
+@test "egress: --ingress lets new connections in to the ports it names, audited; every other port stays closed" {
+	local hook=$AR_TOP/agentrun-egress pid
+	hold_netns ns
+	pid=$HELD_PID
+	run "$hook" create --mode allowlist --allow "$EG_NET.2" --ingress 8080/tcp --ingress 0 <<<"{\"id\":\"$CID\",\"pid\":$pid}"
+	assert_failure
+	assert_output_contains "--ingress \`0\`: port \`0\` is not a number from 1 to 65535"
+	echo "{\"id\":\"$CID\",\"pid\":$pid}" | "$hook" create --mode allowlist --allow "$EG_NET.2" \
+		--ingress 8080 --audit "$AUDIT"
+	local addr
+	addr=$(nsenter -t "$pid" -n ip -4 -o addr show eth0 | awk '{ sub("/.*", "", $4); print $4 }')
+	[ -n "$addr" ] || fail "no container address"
+	echo in >"$TEST_DIR/index.html"
+	local port
+	for port in 8080 8081; do
+		nsenter -t "$pid" -n busybox httpd -f -p "$port" -h "$TEST_DIR" &
+		track_pid "$!"
+	done
+	local i
+	for i in $(seq 1 50); do
+		[ "$(nsenter -t "$pid" -n ss -Hltn | wc -l)" -ge 2 ] && break
+		sleep 0.1
+	done
+	run curl -sS -m 3 "http://$addr:8080/index.html"
+	assert_output "in"
+	run curl -sS -m 2 "http://$addr:8081/index.html"
+	assert_failure
+	assert_output_contains "timed out"
+	for i in $(seq 1 50); do
+		grep -q '"event":"ingress"' "$AUDIT" 2>/dev/null && break
+		sleep 0.1
+	done
+	run grep '"event":"ingress"' "$AUDIT"
+	assert_output_contains "\"destination\":\"$addr\",\"protocol\":\"tcp\",\"port\":8080"
+	refute_output_contains '"port":8081'
+	echo "{\"id\":\"$CID\",\"pid\":$pid}" | "$hook" delete
+}
+
 @test "egress: in a netns an engine wired, no veth: the filter works inside and refuses the engine's gateway" {
 	local hook=$AR_TOP/agentrun-egress pid
-	unshare -n sh -c 'echo $$ >"$1"; exec sleep 100' sh "$TEST_DIR/ns.pid" &
-	wait_for_file_content "$TEST_DIR/ns.pid" "^[0-9]"
-	pid=$(cat "$TEST_DIR/ns.pid")
-	track_pid "$pid"
+	hold_netns ns
+	pid=$HELD_PID
 	# What Docker's bridge network leaves: an interface, an address, a
 	# default route via the bridge's gateway.
 	nsenter -t "$pid" -n ip link add eth0 type veth peer name eth1

@@ -81,6 +81,9 @@ typedef struct ar_plan
   ar_egress_mode egress;
   char **egress_allow; /* NULL-terminated entries (CIDR, host:port, *.domain) */
   size_t n_egress_allow;
+  /* Inbound ports ("8080", "53/udp") whose new connections are let in
+   * (a pod's probes, Services, hostPorts); none: only replies. */
+  oci_strv ingress;
   /* Mode ask: the approver's socket (a host path) and how long it has to
    * answer, in seconds. */
   char *approver;
@@ -142,6 +145,10 @@ void ar_profile_trust_caller (ar_profile *profile);
  * "WHAT `ENTRY`: why". */
 int
 ar_egress_entry_check (const char *what, const char *entry, ar_error_t **err);
+/* An inbound port: "PORT", "PORT/tcp" or "PORT/udp"; the error reads
+ * "WHAT `ENTRY`: why". */
+int
+ar_ingress_entry_check (const char *what, const char *entry, ar_error_t **err);
 /* A programs.ask rule: a program and its leading arguments, 1 to 16 words
  * without ',', at most 256 bytes; the error reads "WHAT `RULE`: why". */
 int

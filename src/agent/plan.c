@@ -34,6 +34,7 @@ ar_agent_plan_free (ar_agent_plan *plan)
   free (plan->overlay_from);
   free (plan->audit_path);
   free (plan->audit_heads_dir);
+  oj_strv_clear (&plan->ingress);
   for (size_t i = 0; i < plan->n_egress_allow; i++)
     free (plan->egress_allow[i]);
   free (plan->egress_allow);

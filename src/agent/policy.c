@@ -432,6 +432,23 @@ on_egress_allow (annotation_target *t, const char *value, ar_error_t **err)
 }
 
 static int
+check_ingress_entry (const char *entry, ar_error_t **err)
+{
+  return ar_ingress_entry_check ("port", entry, err);
+}
+
+static int
+on_ingress (annotation_target *t, const char *value, ar_error_t **err)
+{
+  oci_strv entries;
+  if (split_entries (value, check_ingress_entry, &entries, err) < 0)
+    return -1;
+  oj_strv_clear (&t->plan->ingress);
+  t->plan->ingress = entries;
+  return 0;
+}
+
+static int
 check_program_rule (const char *rule, ar_error_t **err)
 {
   return ar_program_rule_check ("rule", rule, err);
@@ -584,6 +601,7 @@ static const struct
   { "cpus", on_cpus },
   { "egress", on_egress },
   { "egress.allow", on_egress_allow },
+  { "ingress", on_ingress },
   { "approver", on_approver },
   { "hide", on_hide },
   { "unhide", on_unhide },
@@ -959,6 +977,11 @@ add_egress_hooks (oci_spec *spec, const ar_profile *profile,
       snprintf (seconds, sizeof seconds, "%" PRId64, plan->ask_timeout);
       strv_push (&create, "--ask-timeout");
       strv_push (&create, seconds);
+    }
+  for (size_t i = 0; i < plan->ingress.len; i++)
+    {
+      strv_push (&create, "--ingress");
+      strv_push (&create, plan->ingress.items[i]);
     }
   if (profile->egress_upstream)
     {

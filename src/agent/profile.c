@@ -97,7 +97,7 @@ const char ar_builtin_agent_profile_json[]
       "                  \"secrets.mainOnly\", \"secrets.ask\", \"output\",\n"
       "                  \"output.maxBytes\", \"output.maxFiles\", \"timeout\",\n"
       "                  \"memory\", \"pids\", \"cpus\", \"egress\", \"egress.allow\",\n"
-      "                  \"hide\", \"programs.ask\"]\n"
+      "                  \"ingress\", \"hide\", \"programs.ask\"]\n"
       "}\n";
 
 #define DEFAULT_SECRETS_PATH "/run/secrets"
@@ -272,6 +272,13 @@ ar_egress_entry_check (const char *what, const char *entry, ar_error_t **err)
   return 0;
 }
 
+int
+ar_ingress_entry_check (const char *what, const char *entry, ar_error_t **err)
+{
+  egress_ingress in;
+  return egress_ingress_parse (what, entry, &in, err);
+}
+
 bool
 ar_egress_entry_valid (const char *entry)
 {
@@ -350,6 +357,7 @@ static const char *const known_annotations[] = {
   "cpus",
   "egress",
   "egress.allow",
+  "ingress",
   "audit",
   "workspace",
   "workspace.readOnly",

@@ -328,6 +328,32 @@ IDENTITY='cat /proc/self/uid_map | tr -s " " | sed "s/^ //"; readlink /proc/self
 	remove_pod
 }
 
+@test "cri: an agent pod lets in what run.agentrun.ingress names (probes, Services), from the node and other pods, and nothing else" {
+	run_pod ingress agentrun-agent '{"run.agentrun.ingress": "8080"}'
+	start_container web sh -c 'httpd -f -p 8080 -h /etc & httpd -f -p 8081 -h /etc & wait'
+	eng_wait 100 state_is "$CTR" CONTAINER_RUNNING || fail "not running: $(container_state "$CTR")"
+	local ip
+	ip=$(cri PodSandboxStatus "{\"pod_sandbox_id\": \"$POD\"}" | jq -r .status.network.ip)
+	[ -n "$ip" ] && [ "$ip" != null ] || fail "no pod ip"
+	# The node (containerd's netns, where the kubelet's probes come from).
+	local node=(nsenter --net="/run/netns/$CRI_NETNS")
+	eng_wait 50 "${node[@]}" curl -sf -m 2 -o /dev/null "http://$ip:8080/hostname" \
+		|| fail "port 8080 not reached from the node"
+	run "${node[@]}" curl -sS -m 2 -o /dev/null "http://$ip:8081/hostname"
+	assert_failure
+	assert_contains "timed out"
+	# Another pod (under runc, on the same bridge).
+	local web_pod=$POD
+	run_pod client runc
+	start_container c sleep 600
+	run exec_sync sh -c "printf 'GET /hostname HTTP/1.0\r\n\r\n' | nc -w 2 $ip 8080 | head -1"
+	assert_success
+	[[ "$(jq -r .stdout <<<"$output")" == HTTP/1* ]] || fail "port 8080 from another pod: $output"
+	remove_pod
+	POD=$web_pod
+	remove_pod
+}
+
 @test "cri: an unknown runtime handler is refused by name" {
 	host_kind_neutral
 	run cri RunPodSandbox "$(jq -cn --argjson c "$(pod_config nohandler x)" '{config: $c, runtime_handler: "no-such-handler"}')"

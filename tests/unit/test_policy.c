@@ -792,6 +792,34 @@ hook_args_are (const oci_hook_list *list, const char *const *want)
   return true;
 }
 
+/* Inbound ports: each one an --ingress of the hook, checked first. */
+static void
+test_ingress_annotation (void)
+{
+  oci_spec *spec = spec_from (
+      "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+      "\"annotations\":{\"run.agentrun.ingress\":\"8080, 53/udp\"}}");
+  cleanup_free char *msg = NULL;
+  ar_agent_plan *plan = apply ("agent", spec, &msg);
+  CHECK_STR (msg, NULL);
+  static const char *const create[]
+      = { "agentrun-egress", "create", "--mode",    "none",
+          "--ingress",       "8080",   "--ingress", "53/udp",
+          "--netns-owned",   NULL };
+  CHECK (hook_args_are (&spec->hooks.create_runtime, create));
+  ar_agent_plan_free (plan);
+  oci_spec_free (spec);
+  spec
+      = spec_from ("{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+                   "\"annotations\":{\"run.agentrun.ingress\":\"8080/sctp\"}}");
+  free (msg);
+  msg = NULL;
+  CHECK (apply ("agent", spec, &msg) == NULL);
+  CHECK_STR (msg, "annotation run.agentrun.ingress: port `8080/sctp`: want "
+                  "PORT, PORT/tcp or PORT/udp");
+  oci_spec_free (spec);
+}
+
 static void
 test_egress_hooks (void)
 {
@@ -1559,6 +1587,7 @@ main (void)
   RUN (test_network_namespace);
   RUN (test_mount_namespace);
   RUN (test_egress_hooks);
+  RUN (test_ingress_annotation);
   RUN (test_annotations_accepted);
   RUN (test_annotations_refused);
   RUN (test_check_annotation);
