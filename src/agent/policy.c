@@ -1097,17 +1097,42 @@ annotation_target_clear (annotation_target *t)
   oj_strv_clear (&t->unhide);
 }
 
-/* A pod's infrastructure container (the "pause" process that holds the
- * pod's namespaces), as containerd's and CRI-O's CRI plugins mark it. */
-static bool
-is_pod_sandbox (const oci_spec *spec)
+/* What containerd's and CRI-O's CRI plugins say a container of a pod is
+ * ("sandbox": the pause process that holds the pod's namespaces); NULL
+ * for a container of no pod. */
+static const char *
+pod_container_type (const oci_spec *spec)
 {
   const char *containerd
       = oci_map_get (&spec->annotations, "io.kubernetes.cri.container-type");
-  const char *crio
-      = oci_map_get (&spec->annotations, "io.kubernetes.cri-o.ContainerType");
-  return (containerd && strcmp (containerd, "sandbox") == 0)
-         || (crio && strcmp (crio, "sandbox") == 0);
+  return containerd ? containerd
+                    : oci_map_get (&spec->annotations,
+                                   "io.kubernetes.cri-o.ContainerType");
+}
+
+static bool
+is_pod_sandbox (const oci_spec *spec)
+{
+  const char *type = pod_container_type (spec);
+  return type && strcmp (type, "sandbox") == 0;
+}
+
+/* A pod without a network namespace is a hostNetwork pod: filtered
+ * egress would give it one of its own, which is not what the pod asked
+ * for (the kubelet's view of its address, ports and probes would be
+ * wrong); refused, so the pod's events say why. A plain bundle without
+ * one still gets its own. */
+static int
+check_pod_network (const oci_spec *spec, const ar_agent_plan *plan,
+                   ar_error_t **err)
+{
+  if (pod_container_type (spec) == NULL || plan->egress == AR_EGRESS_OPEN
+      || oci_spec_find_namespace (spec, OCI_NS_NETWORK) != NULL)
+    return 0;
+  return ar_error_set (err, 0,
+                       "the agent profile needs the pod's own network "
+                       "namespace (hostNetwork: true): use RuntimeClass "
+                       "agentrun for host-network pods");
 }
 
 int
@@ -1135,7 +1160,8 @@ ar_policy_apply (oci_spec *spec, const ar_profile *profile,
    * with it before its containers had their time. */
   if (is_pod_sandbox (spec))
     p->wall_clock_seconds = 0;
-
+  if (check_pod_network (spec, p, err) < 0)
+    return -1;
   rewrite_spec (spec, profile, p, &limits);
   *plan = steal_pointer (&p);
   return 0;

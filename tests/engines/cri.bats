@@ -354,6 +354,23 @@ IDENTITY='cat /proc/self/uid_map | tr -s " " | sed "s/^ //"; readlink /proc/self
 	remove_pod
 }
 
+@test "cri: a hostNetwork pod under agentrun-agent is refused with the reason; under agentrun it runs" {
+	local cfg
+	cfg=$(pod_config hostnet agentrun-agent | jq -c '.linux.security_context.namespace_options.network = 2')
+	mkdir -p "$ENG_T/logs/hostnet"
+	run cri RunPodSandbox "$(jq -cn --argjson c "$cfg" '{config: $c, runtime_handler: "agentrun-agent"}')"
+	assert_failure
+	assert_contains "the agent profile needs the pod's own network namespace (hostNetwork: true): use RuntimeClass agentrun for host-network pods"
+	# As the kubelet makes it: the node's hostname, not one of its own.
+	cfg=$(pod_config hostnet2 agentrun | jq -c '.linux.security_context.namespace_options.network = 2 | del(.hostname)')
+	mkdir -p "$ENG_T/logs/hostnet2"
+	run cri RunPodSandbox "$(jq -cn --argjson c "$cfg" '{config: $c, runtime_handler: "agentrun"}')"
+	assert_success
+	POD=$(jq -r .pod_sandbox_id <<<"$output")
+	echo "$POD" >>"$ENG_T/pods"
+	remove_pod
+}
+
 @test "cri: an unknown runtime handler is refused by name" {
 	host_kind_neutral
 	run cri RunPodSandbox "$(jq -cn --argjson c "$(pod_config nohandler x)" '{config: $c, runtime_handler: "no-such-handler"}')"

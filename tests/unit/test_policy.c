@@ -214,6 +214,7 @@ test_pod_sandbox_has_no_timeout (void)
     {
       cleanup_free char *json = xasprintf (
           "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+          "\"linux\":{\"namespaces\":[{\"type\":\"network\"}]},"
           "\"annotations\":{\"%s\":\"%s\",\"run.agentrun.timeout\":\"4s\"}}",
           kinds[i][0], kinds[i][1]);
       oci_spec *spec = spec_from (json);
@@ -817,6 +818,30 @@ test_ingress_annotation (void)
   CHECK (apply ("agent", spec, &msg) == NULL);
   CHECK_STR (msg, "annotation run.agentrun.ingress: port `8080/sctp`: want "
                   "PORT, PORT/tcp or PORT/udp");
+  oci_spec_free (spec);
+}
+
+/* A pod's container without a netns is a hostNetwork pod: refused, not
+ * given one of its own; a plain bundle without one gets its own. */
+static void
+test_host_network_pod_refused (void)
+{
+  oci_spec *spec = spec_from (
+      "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+      "\"annotations\":{\"io.kubernetes.cri.container-type\":\"sandbox\"}}");
+  cleanup_free char *msg = NULL;
+  CHECK (apply ("agent", spec, &msg) == NULL);
+  CHECK_STR (msg, "the agent profile needs the pod's own network namespace "
+                  "(hostNetwork: true): use RuntimeClass agentrun for "
+                  "host-network pods");
+  oci_spec_free (spec);
+  spec = spec_from (minimal_spec);
+  free (msg);
+  msg = NULL;
+  ar_agent_plan *plan = apply ("agent", spec, &msg);
+  CHECK_STR (msg, NULL);
+  CHECK (oci_spec_find_namespace (spec, OCI_NS_NETWORK) != NULL);
+  ar_agent_plan_free (plan);
   oci_spec_free (spec);
 }
 
@@ -1588,6 +1613,7 @@ main (void)
   RUN (test_mount_namespace);
   RUN (test_egress_hooks);
   RUN (test_ingress_annotation);
+  RUN (test_host_network_pod_refused);
   RUN (test_annotations_accepted);
   RUN (test_annotations_refused);
   RUN (test_check_annotation);
