@@ -821,6 +821,66 @@ empty_strv (oci_strv *set)
   restrict_strv (set, &none);
 }
 
+/* What the engines give a container unless told otherwise (Docker's and
+ * containerd's set; Podman's and CRI-O's are within it). The profile
+ * drops those it does not grant without a word: nobody asked for them. */
+static const char *const engine_default_caps[]
+    = { "CAP_CHOWN",       "CAP_DAC_OVERRIDE", "CAP_FOWNER",
+        "CAP_FSETID",      "CAP_KILL",         "CAP_SETGID",
+        "CAP_SETUID",      "CAP_SETPCAP",      "CAP_NET_BIND_SERVICE",
+        "CAP_NET_RAW",     "CAP_SYS_CHROOT",   "CAP_MKNOD",
+        "CAP_AUDIT_WRITE", "CAP_SETFCAP" };
+
+static bool
+engine_default_cap (const char *cap)
+{
+  for (size_t i = 0;
+       i < sizeof engine_default_caps / sizeof *engine_default_caps; i++)
+    if (strcmp (cap, engine_default_caps[i]) == 0)
+      return true;
+  return false;
+}
+
+/* Capabilities the spec adds beyond the engines' defaults (a pod's
+ * privileged or capabilities.add, docker's --privileged or --cap-add)
+ * that the profile does not grant: refused, not quietly taken away, so
+ * the pod's events or docker's error say why. */
+static int
+check_capabilities (const oci_spec *spec, const ar_profile *profile,
+                    ar_error_t **err)
+{
+  const oci_capabilities *c
+      = spec->process ? spec->process->capabilities : NULL;
+  if (!profile->capabilities_set || c == NULL)
+    return 0;
+  const oci_strv *sets[] = { &c->bounding, &c->effective, &c->permitted,
+                             &c->inheritable, &c->ambient };
+  oci_strv extra = { 0 };
+  for (size_t s = 0; s < sizeof sets / sizeof *sets; s++)
+    for (size_t i = 0; i < sets[s]->len; i++)
+      {
+        const char *cap = sets[s]->items[i];
+        if (!engine_default_cap (cap)
+            && !strv_contains (&profile->capabilities, cap))
+          ar_strv_append_unique (&extra, cap);
+      }
+  if (extra.len == 0)
+    return 0;
+  cleanup_free char *list = xstrdup (extra.items[0]);
+  for (size_t i = 1; i < extra.len; i++)
+    {
+      char *longer = xasprintf ("%s, %s", list, extra.items[i]);
+      free (list);
+      list = longer;
+    }
+  oj_strv_clear (&extra);
+  return ar_error_set (err, 0,
+                       "process.capabilities: the agent profile does not "
+                       "grant %s (privileged or capabilities.add): use the "
+                       "runtime agentrun, which applies no profile",
+                       list);
+}
+
 static void
 apply_capabilities (oci_process *process, const ar_profile *profile)
 {
@@ -1160,7 +1220,8 @@ ar_policy_apply (oci_spec *spec, const ar_profile *profile,
    * with it before its containers had their time. */
   if (is_pod_sandbox (spec))
     p->wall_clock_seconds = 0;
-  if (check_pod_network (spec, p, err) < 0)
+  if (check_pod_network (spec, p, err) < 0
+      || check_capabilities (spec, profile, err) < 0)
     return -1;
   rewrite_spec (spec, profile, p, &limits);
   *plan = steal_pointer (&p);

@@ -371,6 +371,27 @@ IDENTITY='cat /proc/self/uid_map | tr -s " " | sed "s/^ //"; readlink /proc/self
 	remove_pod
 }
 
+@test "cri: under agentrun-agent, capabilities a container adds are refused with the reason; the defaults run" {
+	run_pod caps agentrun-agent
+	local cfg
+	cfg=$(jq -cn --arg img "$I" '{
+		metadata: {name: "admin", attempt: 0}, image: {image: $img},
+		command: ["sleep", "600"], log_path: "admin.log",
+		linux: {security_context: {namespace_options: {pid: 1},
+			capabilities: {add_capabilities: ["NET_ADMIN"]}}}}')
+	run cri CreateContainer "$(jq -cn --arg p "$POD" --argjson c "$cfg" --argjson s "$POD_CONFIG" \
+		'{pod_sandbox_id: $p, config: $c, sandbox_config: $s}')"
+	assert_success
+	CTR=$(jq -r .container_id <<<"$output")
+	run cri StartContainer "{\"container_id\": \"$CTR\"}"
+	assert_failure
+	assert_contains "process.capabilities: the agent profile does not grant CAP_NET_ADMIN (privileged or capabilities.add): use the runtime agentrun, which applies no profile"
+	run cri RemoveContainer "{\"container_id\": \"$CTR\"}"
+	start_container plain sleep 600
+	eng_wait 100 state_is "$CTR" CONTAINER_RUNNING || fail "defaults: $(container_state "$CTR")"
+	remove_pod
+}
+
 @test "cri: an unknown runtime handler is refused by name" {
 	host_kind_neutral
 	run cri RunPodSandbox "$(jq -cn --argjson c "$(pod_config nohandler x)" '{config: $c, runtime_handler: "no-such-handler"}')"

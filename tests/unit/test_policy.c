@@ -181,9 +181,9 @@ static const char *const minimal_spec
     = "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
       "\"process\":{\"args\":[\"sh\"],\"cwd\":\"/\","
       "\"capabilities\":{"
-      "\"bounding\":[\"CAP_CHOWN\",\"CAP_KILL\",\"CAP_SYS_ADMIN\"],"
-      "\"effective\":[\"CAP_KILL\",\"CAP_SYS_ADMIN\"],"
-      "\"permitted\":[\"CAP_CHOWN\",\"CAP_KILL\",\"CAP_SYS_ADMIN\"],"
+      "\"bounding\":[\"CAP_CHOWN\",\"CAP_KILL\",\"CAP_MKNOD\"],"
+      "\"effective\":[\"CAP_KILL\",\"CAP_MKNOD\"],"
+      "\"permitted\":[\"CAP_CHOWN\",\"CAP_KILL\",\"CAP_MKNOD\"],"
       "\"inheritable\":[\"CAP_KILL\"],\"ambient\":[\"CAP_KILL\"]}},"
       "\"linux\":{\"namespaces\":[{\"type\":\"pid\"},{\"type\":\"mount\"}],"
       "\"maskedPaths\":[\"/proc/kcore\"]}}";
@@ -574,9 +574,9 @@ test_capabilities_never_widened (void)
   ar_agent_plan *plan = apply ("agent", spec, &msg);
   CHECK_STR (msg, NULL);
   oci_capabilities *caps = spec->process->capabilities;
-  CHECK_INT (caps->bounding.len, 2); /* CHOWN, KILL: SYS_ADMIN dropped */
+  CHECK_INT (caps->bounding.len, 2); /* CHOWN, KILL: MKNOD dropped */
   CHECK (strv_has (&caps->bounding, "CAP_CHOWN"));
-  CHECK (!strv_has (&caps->bounding, "CAP_SYS_ADMIN"));
+  CHECK (!strv_has (&caps->bounding, "CAP_MKNOD"));
   CHECK_INT (caps->effective.len, 1); /* KILL only: CHOWN was not asked */
   CHECK_STR (caps->effective.items[0], "CAP_KILL");
   CHECK_INT (caps->permitted.len, 2);
@@ -842,6 +842,35 @@ test_host_network_pod_refused (void)
   CHECK_STR (msg, NULL);
   CHECK (oci_spec_find_namespace (spec, OCI_NS_NETWORK) != NULL);
   ar_agent_plan_free (plan);
+  oci_spec_free (spec);
+}
+
+/* What an engine gives by default is taken down to the profile's
+ * quietly; what the spec adds beyond that is refused, by name. */
+static void
+test_added_capabilities_refused (void)
+{
+  static const char *const json
+      = "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+        "\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"],\"capabilities\":"
+        "{\"bounding\":[\"CAP_CHOWN\",\"CAP_NET_RAW\",\"CAP_MKNOD\"%s],"
+        "\"effective\":[\"CAP_CHOWN\"%s]}}}";
+  cleanup_free char *plain = xasprintf (json, "", "");
+  oci_spec *spec = spec_from (plain);
+  cleanup_free char *msg = NULL;
+  ar_agent_plan *plan = apply ("agent", spec, &msg);
+  CHECK_STR (msg, NULL);
+  CHECK_INT (spec->process->capabilities->bounding.len, 1);
+  ar_agent_plan_free (plan);
+  oci_spec_free (spec);
+  cleanup_free char *added = xasprintf (json, ",\"CAP_SYS_ADMIN\"",
+                                        ",\"CAP_NET_ADMIN\",\"CAP_SYS_ADMIN\"");
+  spec = spec_from (added);
+  CHECK (apply ("agent", spec, &msg) == NULL);
+  CHECK_STR (msg, "process.capabilities: the agent profile does not grant "
+                  "CAP_SYS_ADMIN, CAP_NET_ADMIN (privileged or "
+                  "capabilities.add): use the runtime agentrun, which "
+                  "applies no profile");
   oci_spec_free (spec);
 }
 
@@ -1614,6 +1643,7 @@ main (void)
   RUN (test_egress_hooks);
   RUN (test_ingress_annotation);
   RUN (test_host_network_pod_refused);
+  RUN (test_added_capabilities_refused);
   RUN (test_annotations_accepted);
   RUN (test_annotations_refused);
   RUN (test_check_annotation);
