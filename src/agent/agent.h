@@ -140,6 +140,11 @@ bool ar_profile_leased_uids (const ar_profile *profile, const oci_spec *spec,
  * "workspace") are accepted. */
 void ar_profile_trust_caller (ar_profile *profile);
 
+/* What the engines give a container unless told otherwise (Docker's and
+ * containerd's set; Podman's and CRI-O's are within it): a sandbox asks
+ * for the same. */
+const char *const *ar_engine_default_caps (size_t *n);
+
 /* An egress allow entry (CIDR, address, host:port, [v6]:port, name,
  * *.name), checked as the hook will read it; the error reads
  * "WHAT `ENTRY`: why". */

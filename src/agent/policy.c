@@ -821,9 +821,6 @@ empty_strv (oci_strv *set)
   restrict_strv (set, &none);
 }
 
-/* What the engines give a container unless told otherwise (Docker's and
- * containerd's set; Podman's and CRI-O's are within it). The profile
- * drops those it does not grant without a word: nobody asked for them. */
 static const char *const engine_default_caps[]
     = { "CAP_CHOWN",       "CAP_DAC_OVERRIDE", "CAP_FOWNER",
         "CAP_FSETID",      "CAP_KILL",         "CAP_SETGID",
@@ -831,6 +828,15 @@ static const char *const engine_default_caps[]
         "CAP_NET_RAW",     "CAP_SYS_CHROOT",   "CAP_MKNOD",
         "CAP_AUDIT_WRITE", "CAP_SETFCAP" };
 
+const char *const *
+ar_engine_default_caps (size_t *n)
+{
+  *n = sizeof engine_default_caps / sizeof *engine_default_caps;
+  return engine_default_caps;
+}
+
+/* The profile drops the defaults it does not grant without a word:
+ * nobody asked for them. */
 static bool
 engine_default_cap (const char *cap)
 {

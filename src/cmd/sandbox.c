@@ -405,23 +405,17 @@ wants_tty (const ar_parsed *p)
  * profile then keeps what it allows (the agent profile: nine of them), so
  * a root command can chown, setuid and override file modes in its own
  * overlay as it would in a container. */
-static const char *const sandbox_caps[]
-    = { "CAP_CHOWN",       "CAP_DAC_OVERRIDE", "CAP_FOWNER",
-        "CAP_FSETID",      "CAP_KILL",         "CAP_SETGID",
-        "CAP_SETUID",      "CAP_SETPCAP",      "CAP_NET_BIND_SERVICE",
-        "CAP_NET_RAW",     "CAP_SYS_CHROOT",   "CAP_MKNOD",
-        "CAP_AUDIT_WRITE", "CAP_SETFCAP" };
-
 static void
 request_caps (oci_process *proc)
 {
   if (proc->capabilities == NULL)
     proc->capabilities = xcalloc (1, sizeof *proc->capabilities);
-  size_t n = sizeof sandbox_caps / sizeof sandbox_caps[0];
+  size_t n;
+  char *const *caps = (char *const *) ar_engine_default_caps (&n);
   oci_capabilities *c = proc->capabilities;
-  oci_strv_set (&c->bounding, (char *const *) sandbox_caps, n);
-  oci_strv_set (&c->effective, (char *const *) sandbox_caps, n);
-  oci_strv_set (&c->permitted, (char *const *) sandbox_caps, n);
+  oci_strv_set (&c->bounding, caps, n);
+  oci_strv_set (&c->effective, caps, n);
+  oci_strv_set (&c->permitted, caps, n);
 }
 
 static int

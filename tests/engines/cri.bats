@@ -88,10 +88,10 @@ run_pod() {
 	echo "$POD" >>"$ENG_T/pods"
 }
 
-# start_container NAME CMD...: created and started in $POD; its id in $CTR.
-# A pid namespace of its own (CONTAINER), as the kubelet asks by default;
+# create_container NAME CMD...: created in $POD; its id in $CTR. A pid
+# namespace of its own (CONTAINER), as the kubelet asks by default;
 # CTR_SECURITY (JSON) adds to the container's security_context.
-start_container() {
+create_container() {
 	local name=$1
 	shift
 	local cfg
@@ -105,6 +105,11 @@ start_container() {
 		'{pod_sandbox_id: $p, config: $c, sandbox_config: $s}')"
 	assert_success
 	CTR=$(jq -r .container_id <<<"$output")
+}
+
+# start_container NAME CMD...: created and started in $POD.
+start_container() {
+	create_container "$@"
 	run cri StartContainer "{\"container_id\": \"$CTR\"}"
 	assert_success
 }
@@ -373,16 +378,7 @@ IDENTITY='cat /proc/self/uid_map | tr -s " " | sed "s/^ //"; readlink /proc/self
 
 @test "cri: under agentrun-agent, capabilities a container adds are refused with the reason; the defaults run" {
 	run_pod caps agentrun-agent
-	local cfg
-	cfg=$(jq -cn --arg img "$I" '{
-		metadata: {name: "admin", attempt: 0}, image: {image: $img},
-		command: ["sleep", "600"], log_path: "admin.log",
-		linux: {security_context: {namespace_options: {pid: 1},
-			capabilities: {add_capabilities: ["NET_ADMIN"]}}}}')
-	run cri CreateContainer "$(jq -cn --arg p "$POD" --argjson c "$cfg" --argjson s "$POD_CONFIG" \
-		'{pod_sandbox_id: $p, config: $c, sandbox_config: $s}')"
-	assert_success
-	CTR=$(jq -r .container_id <<<"$output")
+	CTR_SECURITY='{"capabilities": {"add_capabilities": ["NET_ADMIN"]}}' create_container admin sleep 600
 	run cri StartContainer "{\"container_id\": \"$CTR\"}"
 	assert_failure
 	assert_contains "process.capabilities: the agent profile does not grant CAP_NET_ADMIN (privileged or capabilities.add): use the runtime agentrun, which applies no profile"
