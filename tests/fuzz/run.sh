@@ -17,7 +17,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SECONDS_EACH=${1:-60}
 BIN_DIR=${FUZZ_BIN_DIR:-$HERE}
-TARGETS=(fuzz_oci fuzz_dns fuzz_egress_entry fuzz_policy fuzz_take_command fuzz_peek_name)
+TARGETS=(fuzz_oci fuzz_dns fuzz_egress_entry fuzz_policy fuzz_take_command fuzz_peek_name fuzz_egress_gate)
 case $SECONDS_EACH in '' | *[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;; esac
 
 WORK=$(mktemp -d /tmp/agentrun-fuzz.XXXXXX) || exit 1
