@@ -1093,12 +1093,11 @@ static void
 rewrite_spec (oci_spec *spec, const ar_profile *profile,
               const ar_agent_plan *plan, const policy_limits *limits)
 {
-  /* Writes land in the ephemeral layer and vanish at delete, so the
-   * bundle's rootfs is never written; a root the spec asks to be
-   * read-only (a pod's ReadOnlyRootfs, docker run --read-only) stays so,
-   * the overlay's upper layer too. */
   /* The overlay, secrets and /output are mounts: without a namespace of
-   * their own they would be made in the host's. */
+   * their own they would be made in the host's. root.readonly is left as
+   * the spec says: writes land in the overlay's ephemeral layer, never in
+   * the bundle's rootfs, and a root asked to be read-only (a pod's
+   * ReadOnlyRootfs, docker run --read-only) stays so, that layer too. */
   ensure_namespace (spec, OCI_NS_MOUNT);
   apply_limits (spec, limits);
   apply_process (spec, profile);
