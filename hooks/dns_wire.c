@@ -3,31 +3,13 @@
  * bounded by the message's length; every name is read by read_name. */
 #include "config.h"
 #include "dns_wire.h"
+#include "../src/util/bytes.h"
 #include "../src/util/cleanup.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint16_t
-get16 (const uint8_t *p)
-{
-  return (uint16_t) (p[0] << 8 | p[1]);
-}
-
-static uint32_t
-get32 (const uint8_t *p)
-{
-  return (uint32_t) get16 (p) << 16 | get16 (p + 2);
-}
-
-static void
-put16 (uint8_t *p, uint16_t v)
-{
-  p[0] = (uint8_t) (v >> 8);
-  p[1] = (uint8_t) v;
-}
 
 static bool
 label_byte (uint8_t c)
@@ -191,11 +173,11 @@ read_opt (const uint8_t *msg, size_t len, size_t *off, dns_query *q,
   if (o + 11 > len)
     return ar_error_set (
         err, 0, "dns: additional record at offset %zu is truncated", o);
-  if (msg[o] != 0 || get16 (msg + o + 1) != DNS_TYPE_OPT)
+  if (msg[o] != 0 || ar_load_be16 (msg + o + 1) != DNS_TYPE_OPT)
     return ar_error_set (
         err, 0,
         "dns: query's additional record is not an OPT record of the root");
-  size_t rdlen = get16 (msg + o + 9);
+  size_t rdlen = ar_load_be16 (msg + o + 9);
   if (o + 11 + rdlen > len)
     return ar_error_set (err, 0, "dns: OPT record at offset %zu is truncated",
                          o);
@@ -218,15 +200,15 @@ check_query_header (const uint8_t *msg, size_t len, ar_error_t **err)
                          (msg[2] >> 3) & 0x0f);
   if (msg[2] & 0x02)
     return ar_error_set (err, 0, "dns: query is truncated (TC set)");
-  if (get16 (msg + 4) != 1)
+  if (ar_load_be16 (msg + 4) != 1)
     return ar_error_set (err, 0, "dns: query has %u questions, want 1",
-                         get16 (msg + 4));
-  if (get16 (msg + 6) || get16 (msg + 8))
+                         ar_load_be16 (msg + 4));
+  if (ar_load_be16 (msg + 6) || ar_load_be16 (msg + 8))
     return ar_error_set (err, 0, "dns: query has answer or authority records");
-  if (get16 (msg + 10) > 1)
+  if (ar_load_be16 (msg + 10) > 1)
     return ar_error_set (
         err, 0, "dns: query has %u additional records, want at most an OPT",
-        get16 (msg + 10));
+        ar_load_be16 (msg + 10));
   return 0;
 }
 
@@ -236,7 +218,7 @@ dns_parse_query (const uint8_t *msg, size_t len, dns_query *q, ar_error_t **err)
   *q = (dns_query){ 0 };
   if (check_query_header (msg, len, err) < 0)
     return -1;
-  q->id = get16 (msg);
+  q->id = ar_load_be16 (msg);
   q->flags[0] = msg[2];
   q->flags[1] = msg[3];
   size_t off = DNS_HEADER_LEN;
@@ -245,8 +227,8 @@ dns_parse_query (const uint8_t *msg, size_t len, dns_query *q, ar_error_t **err)
     return -1;
   if (off + 4 > len)
     return ar_error_set (err, 0, "dns: question is truncated");
-  q->qtype = get16 (msg + off);
-  q->qclass = get16 (msg + off + 2);
+  q->qtype = ar_load_be16 (msg + off);
+  q->qclass = ar_load_be16 (msg + off + 2);
   off += 4;
   q->end = off;
   if (name == NAME_BAD_BYTES)
@@ -256,7 +238,7 @@ dns_parse_query (const uint8_t *msg, size_t len, dns_query *q, ar_error_t **err)
         q->name);
   if (q->qclass != DNS_CLASS_IN)
     return ar_error_set (err, 0, "dns: query class %u is not IN", q->qclass);
-  if (get16 (msg + 10) == 1 && read_opt (msg, len, &off, q, err) < 0)
+  if (ar_load_be16 (msg + 10) == 1 && read_opt (msg, len, &off, q, err) < 0)
     return -1;
   if (off != len)
     return ar_error_set (err, 0, "dns: %zu bytes after the query's last record",
@@ -270,26 +252,26 @@ dns_encode_query (const dns_query *q, uint16_t id, uint8_t *out, size_t size)
   if (size < DNS_HEADER_LEN + 4)
     return 0;
   memset (out, 0, DNS_HEADER_LEN);
-  put16 (out, id);
+  ar_store_be16 (out, id);
   out[2] = q->flags[0] & 0x01; /* RD */
   out[3] = q->flags[1] & 0x30; /* AD, CD */
-  put16 (out + 4, 1);
-  put16 (out + 10, q->edns ? 1 : 0);
+  ar_store_be16 (out + 4, 1);
+  ar_store_be16 (out + 10, q->edns ? 1 : 0);
   size_t n
       = encode_name (q->name, out + DNS_HEADER_LEN, size - DNS_HEADER_LEN - 4);
   if (n == 0)
     return 0;
   n += DNS_HEADER_LEN;
-  put16 (out + n, q->qtype);
-  put16 (out + n + 2, q->qclass);
+  ar_store_be16 (out + n, q->qtype);
+  ar_store_be16 (out + n + 2, q->qclass);
   n += 4;
   if (!q->edns)
     return n;
   if (n + 11 > size)
     return 0;
   memset (out + n, 0, 11); /* root name; ttl: rcode, version 0 */
-  put16 (out + n + 1, DNS_TYPE_OPT);
-  put16 (out + n + 3, DNS_EDNS_PAYLOAD);
+  ar_store_be16 (out + n + 1, DNS_TYPE_OPT);
+  ar_store_be16 (out + n + 3, DNS_EDNS_PAYLOAD);
   out[n + 7] = q->dnssec_ok ? 0x80 : 0;
   return n + 11;
 }
@@ -307,7 +289,7 @@ dns_encode_refusal (const uint8_t *query, size_t len, size_t question_end,
   memcpy (out, query, n);
   out[2] = (uint8_t) (0x80 | (query[2] & 0x79)); /* QR; opcode and RD kept */
   out[3] = question_end ? DNS_RCODE_NXDOMAIN : DNS_RCODE_FORMERR;
-  put16 (out + 4, question_end ? 1 : 0);
+  ar_store_be16 (out + 4, question_end ? 1 : 0);
   memset (out + 6, 0, 6);
   return n;
 }
@@ -335,10 +317,10 @@ read_record (const uint8_t *msg, size_t len, size_t *off, record *rec,
   if (*off + 10 > len)
     return ar_error_set (err, 0, "dns: record at offset %zu is truncated",
                          *off);
-  rec->type = get16 (msg + *off);
-  rec->rclass = get16 (msg + *off + 2);
-  rec->ttl = get32 (msg + *off + 4);
-  rec->rdlen = get16 (msg + *off + 8);
+  rec->type = ar_load_be16 (msg + *off);
+  rec->rclass = ar_load_be16 (msg + *off + 2);
+  rec->ttl = ar_load_be32 (msg + *off + 4);
+  rec->rdlen = ar_load_be16 (msg + *off + 8);
   rec->rdata = *off + 10;
   if (rec->rdata + rec->rdlen > len)
     return ar_error_set (
@@ -471,14 +453,14 @@ check_answer_header (const uint8_t *msg, size_t len, uint16_t id,
   if (len < DNS_HEADER_LEN)
     return ar_error_set (
         err, 0, "dns: message of %zu bytes is shorter than a header", len);
-  if (get16 (msg) != id)
-    return ar_error_set (err, 0, "dns: answer has id %u, want %u", get16 (msg),
-                         id);
+  if (ar_load_be16 (msg) != id)
+    return ar_error_set (err, 0, "dns: answer has id %u, want %u",
+                         ar_load_be16 (msg), id);
   if (!(msg[2] & 0x80) || ((msg[2] >> 3) & 0x0f))
     return ar_error_set (err, 0, "dns: message is not a response to a query");
-  if (get16 (msg + 4) != 1)
+  if (ar_load_be16 (msg + 4) != 1)
     return ar_error_set (err, 0, "dns: answer has %u questions, want 1",
-                         get16 (msg + 4));
+                         ar_load_be16 (msg + 4));
   return 0;
 }
 
@@ -497,11 +479,11 @@ dns_parse_answers (const uint8_t *msg, size_t len, const dns_query *asked,
   if (off + 4 > len)
     return ar_error_set (err, 0, "dns: answer's question is truncated");
   if (clean != NAME_CLEAN || strcmp (name, asked->name) != 0
-      || get16 (msg + off) != asked->qtype
-      || get16 (msg + off + 2) != asked->qclass)
+      || ar_load_be16 (msg + off) != asked->qtype
+      || ar_load_be16 (msg + off + 2) != asked->qclass)
     return ar_error_set (err, 0, "dns: answer's question is not the one asked");
   off += 4;
-  unsigned count = get16 (msg + 6);
+  unsigned count = ar_load_be16 (msg + 6);
   if (check_answer_section (msg, len, off, count, asked->qclass, err) < 0)
     return -1;
   if ((msg[3] & 0x0f) != 0)

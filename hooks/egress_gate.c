@@ -4,6 +4,7 @@
 #include "config.h"
 #include "egress_gate.h"
 #include "peek_name.h"
+#include "../src/util/bytes.h"
 #include "../src/util/cleanup.h"
 #include "../src/util/netlink.h"
 
@@ -188,19 +189,6 @@ send_verdicts (egress_gate *g)
 
 /* ---- packets ---------------------------------------------------------- */
 
-static uint16_t
-get16 (const uint8_t *p)
-{
-  return (uint16_t) (p[0] << 8 | p[1]);
-}
-
-static uint32_t
-get32 (const uint8_t *p)
-{
-  return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8
-         | p[3];
-}
-
 /* The addresses, ports, sequence number and data of an IPv4 or IPv6 TCP
  * packet (the filter queues only TCP; Linux puts no extension header on
  * its own). A GSO packet's length field may be 0: the copy's length is
@@ -215,8 +203,8 @@ parse_segment (const uint8_t *p, size_t len, segment *s)
       l4 = (size_t) (p[0] & 0x0f) * 4;
       if (l4 < 20 || p[9] != IPPROTO_TCP)
         return false;
-      if (get16 (p + 2) != 0 && get16 (p + 2) < end)
-        end = get16 (p + 2);
+      if (ar_load_be16 (p + 2) != 0 && ar_load_be16 (p + 2) < end)
+        end = ar_load_be16 (p + 2);
       s->key.family = AF_INET;
       alen = 4;
       memcpy (s->key.src, p + 12, alen);
@@ -227,8 +215,8 @@ parse_segment (const uint8_t *p, size_t len, segment *s)
       l4 = 40;
       if (p[6] != IPPROTO_TCP)
         return false;
-      if (get16 (p + 4) != 0 && 40u + get16 (p + 4) < end)
-        end = 40u + get16 (p + 4);
+      if (ar_load_be16 (p + 4) != 0 && 40u + ar_load_be16 (p + 4) < end)
+        end = 40u + ar_load_be16 (p + 4);
       s->key.family = AF_INET6;
       alen = 16;
       memcpy (s->key.src, p + 8, alen);
@@ -242,9 +230,9 @@ parse_segment (const uint8_t *p, size_t len, segment *s)
   size_t header = (size_t) (tcp[12] >> 4) * 4;
   if (header < 20 || l4 + header > end)
     return false;
-  s->key.sport = get16 (tcp);
-  s->key.dport = get16 (tcp + 2);
-  s->seq = get32 (tcp + 4);
+  s->key.sport = ar_load_be16 (tcp);
+  s->key.dport = ar_load_be16 (tcp + 2);
+  s->seq = ar_load_be32 (tcp + 4);
   s->data = tcp + header;
   s->len = end - l4 - header;
   return true;
@@ -279,24 +267,10 @@ static uint32_t
 sum16 (uint32_t sum, const uint8_t *p, size_t len)
 {
   for (size_t i = 0; i + 1 < len; i += 2)
-    sum += get16 (p + i);
+    sum += ar_load_be16 (p + i);
   if (len % 2)
     sum += (uint32_t) p[len - 1] << 8;
   return sum;
-}
-
-static void
-put16 (uint8_t *p, uint16_t v)
-{
-  p[0] = (uint8_t) (v >> 8);
-  p[1] = (uint8_t) v;
-}
-
-static void
-put32 (uint8_t *p, uint32_t v)
-{
-  put16 (p, (uint16_t) (v >> 16));
-  put16 (p + 2, (uint16_t) v);
 }
 
 /* A reset to the server as from the client, at the sequence number the
@@ -310,21 +284,21 @@ reset_server (egress_gate *g, const flow_key *key, uint32_t seq)
   size_t alen = v6 ? 16 : 4, ip = v6 ? 40 : 20;
   uint8_t packet[60] = { 0 };
   uint8_t *tcp = packet + ip;
-  put16 (tcp, key->sport);
-  put16 (tcp + 2, key->dport);
-  put32 (tcp + 4, seq);
+  ar_store_be16 (tcp, key->sport);
+  ar_store_be16 (tcp + 2, key->dport);
+  ar_store_be32 (tcp + 4, seq);
   tcp[12] = 5 << 4; /* no options */
   tcp[13] = 0x04;   /* RST */
   uint32_t sum = sum16 (sum16 (0, key->src, alen), key->dst, alen);
   sum = sum16 (sum + IPPROTO_TCP + 20, tcp, 20);
   while (sum >> 16)
     sum = (sum & 0xffff) + (sum >> 16);
-  put16 (tcp + 16, (uint16_t) ~sum);
+  ar_store_be16 (tcp + 16, (uint16_t) ~sum);
   struct sockaddr_storage to = { 0 };
   if (v6)
     {
       packet[0] = 0x60;
-      put16 (packet + 4, 20);
+      ar_store_be16 (packet + 4, 20);
       packet[6] = IPPROTO_TCP;
       packet[7] = 64;
       memcpy (packet + 8, key->src, alen);
@@ -336,7 +310,7 @@ reset_server (egress_gate *g, const flow_key *key, uint32_t seq)
   else
     {
       packet[0] = 0x45; /* the kernel fills in its checksum and id */
-      put16 (packet + 2, 40);
+      ar_store_be16 (packet + 2, 40);
       packet[8] = 64;
       packet[9] = IPPROTO_TCP;
       memcpy (packet + 12, key->src, alen);

@@ -34,6 +34,7 @@
 #include "egress_resolver.h"
 #include "../oci/json.h"
 #include "../src/util/audit_log.h"
+#include "../src/util/bytes.h"
 #include "../src/util/cleanup.h"
 #include "../src/util/clock.h"
 #include "../src/util/daemon.h"
@@ -56,19 +57,6 @@
 #include <time.h>
 
 /* ---- DNS wire format (the rest is dns_wire.c) ------------------------ */
-
-static uint16_t
-get16 (const unsigned char *p)
-{
-  return (uint16_t) (p[0] << 8 | p[1]);
-}
-
-static void
-set16 (unsigned char *p, uint16_t v)
-{
-  p[0] = (unsigned char) (v >> 8);
-  p[1] = (unsigned char) v;
-}
 
 const char *
 egress_qtype_name (uint16_t t)
@@ -154,7 +142,7 @@ send_to_client (const resolver *r, int tcp_fd, const struct sockaddr *to,
       return;
     }
   unsigned char prefix[2];
-  set16 (prefix, (uint16_t) len);
+  ar_store_be16 (prefix, (uint16_t) len);
   if (ar_write_all (tcp_fd, prefix, 2) < 0
       || ar_write_all (tcp_fd, msg, len) < 0)
     return;
@@ -357,7 +345,7 @@ handle_answer (resolver *r, unsigned char *msg, size_t len)
 {
   if (len < DNS_HEADER_LEN)
     return;
-  pending_query *p = pending_for (r, get16 (msg));
+  pending_query *p = pending_for (r, ar_load_be16 (msg));
   dns_addresses found = { 0 };
   cleanup_error ar_error_t *err = NULL;
   if (p == NULL
@@ -381,7 +369,7 @@ handle_answer (resolver *r, unsigned char *msg, size_t len)
   cleanup_free char *addresses
       = l.addresses ? xasprintf ("%s]", l.addresses) : NULL;
   audit (r, p->question.name, p->question.qtype, "allowed", addresses);
-  set16 (msg, p->client_id);
+  ar_store_be16 (msg, p->client_id);
   send_to_client (r, p->tcp_fd, (struct sockaddr *) &p->client, p->client_len,
                   msg, len);
   free (l.items);
@@ -509,7 +497,7 @@ tcp_read (resolver *r, tcp_client *c)
   c->len += (size_t) n;
   if (c->len < 2)
     return;
-  size_t want = get16 (c->buf);
+  size_t want = ar_load_be16 (c->buf);
   if (want > DNS_MAX || want < DNS_HEADER_LEN)
     {
       tcp_close (r, c);

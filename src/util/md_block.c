@@ -1,24 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 #include "md_block.h"
+#include "bytes.h"
 
 #include <string.h>
-
-uint32_t
-ar_md_load_be32 (const uint8_t *p)
-{
-  return ((uint32_t) p[0] << 24) | ((uint32_t) p[1] << 16)
-         | ((uint32_t) p[2] << 8) | (uint32_t) p[3];
-}
-
-void
-ar_md_store_be32 (uint8_t *p, uint32_t v)
-{
-  p[0] = (uint8_t) (v >> 24);
-  p[1] = (uint8_t) (v >> 16);
-  p[2] = (uint8_t) (v >> 8);
-  p[3] = (uint8_t) v;
-}
 
 void
 ar_md_update (ar_md_buffer *b, uint32_t *state, ar_md_compress_fn compress,
@@ -61,8 +46,8 @@ ar_md_finish (ar_md_buffer *b, uint32_t *state, ar_md_compress_fn compress)
       b->block_used = 0;
     }
   memset (b->block + b->block_used, 0, 56 - b->block_used);
-  ar_md_store_be32 (b->block + 56, (uint32_t) (total_bits >> 32));
-  ar_md_store_be32 (b->block + 60, (uint32_t) total_bits);
+  ar_store_be32 (b->block + 56, (uint32_t) (total_bits >> 32));
+  ar_store_be32 (b->block + 60, (uint32_t) total_bits);
   compress (state, b->block);
 }
 

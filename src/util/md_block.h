@@ -25,9 +25,6 @@ void ar_md_update (ar_md_buffer *b, uint32_t *state, ar_md_compress_fn compress,
 void
 ar_md_finish (ar_md_buffer *b, uint32_t *state, ar_md_compress_fn compress);
 
-uint32_t ar_md_load_be32 (const uint8_t *p);
-void ar_md_store_be32 (uint8_t *p, uint32_t v);
-
 /* Lower-case hex of `n` bytes into hex[2n+1]. */
 void ar_md_to_hex (const uint8_t *digest, size_t n, char *hex);
 

@@ -5,6 +5,7 @@
  * standard's vectors and git's blob ids in tests/unit/test_git_format.c. */
 #include "config.h"
 #include "sha1.h"
+#include "bytes.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -33,7 +34,7 @@ compress (uint32_t *state, const uint8_t block[64])
       = { 0x5a827999, 0x6ed9eba1, 0x8f1bbcdc, 0xca62c1d6 };
   uint32_t schedule[80];
   for (int t = 0; t < 16; t++)
-    schedule[t] = ar_md_load_be32 (block + 4 * t);
+    schedule[t] = ar_load_be32 (block + 4 * t);
   for (int t = 16; t < 80; t++)
     schedule[t] = rotl (schedule[t - 3] ^ schedule[t - 8] ^ schedule[t - 14]
                             ^ schedule[t - 16],
@@ -77,7 +78,7 @@ ar_sha1_final (ar_sha1_ctx *ctx, uint8_t digest[AR_SHA1_DIGEST_SIZE])
 {
   ar_md_finish (&ctx->buf, ctx->state, compress);
   for (int i = 0; i < 5; i++)
-    ar_md_store_be32 (digest + 4 * i, ctx->state[i]);
+    ar_store_be32 (digest + 4 * i, ctx->state[i]);
   memset (ctx, 0, sizeof *ctx);
 }
 

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "sha256.h"
 #include "md_block.h"
+#include "bytes.h"
 
 #include <string.h>
 
@@ -73,7 +74,7 @@ compress (uint32_t *state, const uint8_t block[64])
 {
   uint32_t schedule[64];
   for (int t = 0; t < 16; t++)
-    schedule[t] = ar_md_load_be32 (block + 4 * t);
+    schedule[t] = ar_load_be32 (block + 4 * t);
   for (int t = 16; t < 64; t++)
     schedule[t] = small_sigma1 (schedule[t - 2]) + schedule[t - 7]
                   + small_sigma0 (schedule[t - 15]) + schedule[t - 16];
@@ -127,7 +128,7 @@ ar_sha256_final (ar_sha256_ctx *ctx, uint8_t digest[AR_SHA256_DIGEST_SIZE])
 {
   ar_md_finish (&ctx->buf, ctx->state, compress);
   for (int i = 0; i < 8; i++)
-    ar_md_store_be32 (digest + 4 * i, ctx->state[i]);
+    ar_store_be32 (digest + 4 * i, ctx->state[i]);
   memset (ctx, 0, sizeof *ctx);
 }
 
