@@ -531,24 +531,24 @@ add_output_chain (egress_batch *b, const egress_filter *f)
   egress_batch_add_rule (b, r);
 }
 
-/* The connection's mark from the gate's verdict (a packet it sent
- * through again, marked), then what that mark says. */
+/* The gate's verdict: a packet it sent through again, marked. The mark
+ * becomes the connection's: one let through is accepted from then on by
+ * output's first rule and never comes here again; one refused is
+ * rejected here, every later packet of it too. */
 static void
-mark_connection (egress_batch *b, uint32_t mark)
+take_gate_verdicts (egress_batch *b)
 {
   egress_rule *r = egress_rule_new (b, CHAIN_NAMED);
-  match_mark (r, false, mark);
+  match_mark (r, false, EGRESS_GATE_PASS);
   egress_expr_ct_set (r, NFT_CT_MARK, REG);
-  if (mark == EGRESS_GATE_PASS)
-    accept_rule (b, r);
-  else
-    reject_rule (b, r);
+  accept_rule (b, r);
   r = egress_rule_new (b, CHAIN_NAMED);
-  match_mark (r, true, mark);
-  if (mark == EGRESS_GATE_PASS)
-    accept_rule (b, r);
-  else
-    reject_rule (b, r);
+  match_mark (r, false, EGRESS_GATE_REFUSE);
+  egress_expr_ct_set (r, NFT_CT_MARK, REG);
+  reject_rule (b, r);
+  r = egress_rule_new (b, CHAIN_NAMED);
+  match_mark (r, true, EGRESS_GATE_REFUSE);
+  reject_rule (b, r);
 }
 
 /* TCP to an address a name opened. One an entry allows as an address
@@ -565,8 +565,7 @@ add_named_chain (egress_batch *b, const egress_filter *f, bool compat_queue)
   for (int v6 = 0; v6 <= 1; v6++)
     accept_address_sets (b, CHAIN_NAMED, v6, tcp, sizeof tcp);
   accept_networks (b, CHAIN_NAMED, f->allow);
-  mark_connection (b, EGRESS_GATE_PASS);
-  mark_connection (b, EGRESS_GATE_REFUSE);
+  take_gate_verdicts (b);
   r = egress_rule_new (b, CHAIN_NAMED);
   egress_expr_queue (r, f->gate_queue, compat_queue);
   egress_batch_add_rule (b, r);
