@@ -872,13 +872,9 @@ check_capabilities (const oci_spec *spec, const ar_profile *profile,
       }
   if (extra.len == 0)
     return 0;
-  cleanup_free char *list = xstrdup (extra.items[0]);
-  for (size_t i = 1; i < extra.len; i++)
-    {
-      char *longer = xasprintf ("%s, %s", list, extra.items[i]);
-      free (list);
-      list = longer;
-    }
+  cleanup_free char *list = NULL;
+  for (size_t i = 0; i < extra.len; i++)
+    xappend (&list, ", ", extra.items[i]);
   oj_strv_clear (&extra);
   return ar_error_set (err, 0,
                        "process.capabilities: the agent profile does not "

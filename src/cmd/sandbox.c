@@ -254,12 +254,7 @@ annotate_joined (const ar_parsed *p, int option, const char *first,
 {
   cleanup_free char *joined = xstrdup (first ? first : "");
   for (size_t i = 0; i < p->n_multi[option]; i++)
-    {
-      char *next = xasprintf ("%s%s%s", joined, joined[0] ? "," : "",
-                              p->multi[option][i]);
-      free (joined);
-      joined = next;
-    }
+    xappend (&joined, ",", p->multi[option][i]);
   if (joined[0])
     annotate (spec, annotation, joined);
 }

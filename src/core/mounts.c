@@ -287,11 +287,7 @@ without_gid_option (const char *data)
   for (char *tok = strtok_r (copy, ",", &save); tok;
        tok = strtok_r (NULL, ",", &save))
     if (strncmp (tok, "gid=", 4) != 0)
-      {
-        char *joined = xasprintf ("%s%s%s", out, *out ? "," : "", tok);
-        free (out);
-        out = joined;
-      }
+      xappend (&out, ",", tok);
   return out;
 }
 
@@ -382,9 +378,7 @@ controllers_from_super_options (const char *super)
           || streq (tok, "noprefix") || streq (tok, "clone_children")
           || strncmp (tok, "release_agent=", 14) == 0)
         continue;
-      char *joined = xasprintf ("%s%s%s", out, *out ? "," : "", tok);
-      free (out);
-      out = joined;
+      xappend (&out, ",", tok);
     }
   return steal_pointer (&out);
 }

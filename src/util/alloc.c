@@ -64,3 +64,12 @@ xasprintf (const char *fmt, ...)
   va_end (ap);
   return s;
 }
+
+void
+xappend (char **list, const char *sep, const char *item)
+{
+  char *longer = *list && **list ? xasprintf ("%s%s%s", *list, sep, item)
+                                 : xstrdup (item);
+  free (*list);
+  *list = longer;
+}

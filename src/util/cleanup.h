@@ -90,6 +90,9 @@ void *xrealloc (void *p, size_t size);
 char *xstrdup (const char *s);
 char *xstrndup (const char *s, size_t n);
 char *xasprintf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+/* `item` added to the list *list (NULL or "": empty), after `sep` when
+ * the list has something already. */
+void xappend (char **list, const char *sep, const char *item);
 char *xvasprintf (const char *fmt, va_list ap)
     __attribute__ ((format (printf, 1, 0)));
 

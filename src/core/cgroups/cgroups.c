@@ -600,25 +600,17 @@ ar_cg_wants (const oci_resources *r, const char *controller)
   return false;
 }
 
-static void
-append_name (char **names, const char *name)
-{
-  char *more = *names ? xasprintf ("%s, %s", *names, name) : xstrdup (name);
-  free (*names);
-  *names = more;
-}
-
 char *
 ar_cgroup_requested_limits (const oci_resources *r)
 {
   char *names = NULL;
   for (size_t i = 0; i < ar_cg_n_resource_controllers; i++)
     if (ar_cg_wants (r, ar_cg_resource_controllers[i].v1))
-      append_name (&names, ar_cg_resource_controllers[i].what);
+      xappend (&names, ", ", ar_cg_resource_controllers[i].what);
   if (ar_cg_wants (r, "net_cls") || ar_cg_wants (r, "net_prio"))
-    append_name (&names, "network");
+    xappend (&names, ", ", "network");
   if (r && r->unified.len > 0)
-    append_name (&names, "unified");
+    xappend (&names, ", ", "unified");
   return names;
 }
 
