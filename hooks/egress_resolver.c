@@ -524,7 +524,8 @@ serve (resolver *r)
   if (r->gate_fds[0] >= 0)
     r->gate = egress_gate_new (r->gate_fds, r->cfg->gate_queue, gate_allows,
                                gate_refused, r);
-  r->gate_fds[0] = r->gate_fds[1] = r->gate_fds[2] = -1; /* the gate's */
+  for (int i = 0; i < EGRESS_GATE_FDS; i++)
+    r->gate_fds[i] = -1; /* the gate's */
   serve_all (r);
   egress_gate_free (r->gate);
   r->gate = NULL;
@@ -887,9 +888,8 @@ egress_resolver_start (const egress_resolver_config *cfg, ar_error_t **err)
                    .nflog_fd = -1,
                    .held_flows_fd = -1,
                    .stop_fd = -1,
-                   .gate_fds
-                   = { cfg->gate_fds[0], cfg->gate_fds[1], cfg->gate_fds[2] },
                    .approved.max = MAX_APPROVED };
+  memcpy (r->gate_fds, cfg->gate_fds, sizeof r->gate_fds);
   for (size_t i = 0; i < MAX_TCP; i++)
     r->tcp[i].fd = -1;
   for (size_t i = 0; i < MAX_ASKS; i++)
