@@ -96,6 +96,9 @@ typedef struct
 int egress_ingress_parse (const char *what, const char *text,
                           egress_ingress *out, ar_error_t **err);
 bool egress_allowlist_has_domains (const egress_allowlist *list);
+/* Does `outer` open every destination `inner` opens? (A name under a
+ * wildcard, a network inside a network, either on outer's port.) */
+bool egress_entry_covers (const egress_entry *outer, const egress_entry *inner);
 /* The entries a DNS name falls under (its ports); false if none. Each
  * port goes to *ports (0: every port), at most `max`. */
 bool egress_name_allowed (const egress_allowlist *list, const char *name,

@@ -264,6 +264,59 @@ name_matches (const egress_entry *e, const char *name)
          && strcmp (name + n - s, e->text) == 0;
 }
 
+/* "ADDR" or "ADDR/PREFIX" (normalised by parse_network) as bytes and a
+ * prefix length. */
+static bool
+network_bits (const egress_entry *e, uint8_t addr[16], int *prefix)
+{
+  int family = e->kind == ENTRY_NET4 ? AF_INET : AF_INET6;
+  cleanup_free char *copy = xstrdup (e->text);
+  char *slash = strchr (copy, '/');
+  *prefix = family == AF_INET ? 32 : 128;
+  if (slash)
+    {
+      *slash = '\0';
+      *prefix = atoi (slash + 1);
+    }
+  return inet_pton (family, copy, addr) == 1;
+}
+
+static bool
+network_covers (const egress_entry *outer, const egress_entry *inner)
+{
+  uint8_t a[16] = { 0 }, b[16] = { 0 };
+  int pa, pb;
+  if (!network_bits (outer, a, &pa) || !network_bits (inner, b, &pb) || pb < pa)
+    return false;
+  int whole = pa / 8, rest = pa % 8;
+  if (memcmp (a, b, (size_t) whole) != 0)
+    return false;
+  uint8_t mask = (uint8_t) (0xff << (8 - rest));
+  return rest == 0 || (a[whole] & mask) == (b[whole] & mask);
+}
+
+bool
+egress_entry_covers (const egress_entry *outer, const egress_entry *inner)
+{
+  if (outer->port != 0 && outer->port != inner->port)
+    return false;
+  switch (outer->kind)
+    {
+    case ENTRY_NET4:
+    case ENTRY_NET6:
+      return inner->kind == outer->kind && network_covers (outer, inner);
+    case ENTRY_DOMAIN:
+      return inner->kind == ENTRY_DOMAIN
+             && strcmp (inner->text, outer->text) == 0;
+    case ENTRY_WILDCARD:
+      return (inner->kind == ENTRY_DOMAIN || inner->kind == ENTRY_WILDCARD)
+             && (name_matches (outer, inner->text)
+                 || (inner->kind == ENTRY_WILDCARD
+                     && strcmp (inner->text, outer->text) == 0));
+    }
+  return false;
+}
+
 bool
 egress_name_allowed (const egress_allowlist *list, const char *name,
                      uint16_t *ports, size_t max, size_t *n_ports)

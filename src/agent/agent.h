@@ -179,10 +179,13 @@ int ar_egress_hook_run_here (const oci_hook *hook, const char *state_json,
 
 /* Rewrite `spec` for the profile and the container's run.agentrun.*
  * annotations (only where the profile allows them), and say what the host
- * must prepare. *plan is NULL for the oci profile. Errors name the
- * annotation or profile key. Pure: testable without root. */
+ * must prepare. `pod`: for a container of a CRI pod, the plan its pod's
+ * sandbox container runs under (NULL: none known). *plan is NULL for the
+ * oci profile. Errors name the annotation or profile key. Pure: testable
+ * without root. */
 int ar_policy_apply (oci_spec *spec, const ar_profile *profile,
-                     ar_agent_plan **plan, ar_error_t **err);
+                     const ar_agent_plan *pod, ar_agent_plan **plan,
+                     ar_error_t **err);
 
 void ar_agent_plan_free (ar_agent_plan *plan);
 

@@ -52,7 +52,7 @@ ar_policy_describe (oci_spec *spec, const ar_profile *profile, char **json,
                     ar_error_t **err)
 {
   cleanup_plan ar_agent_plan *plan = NULL;
-  if (ar_policy_apply (spec, profile, &plan, err) < 0)
+  if (ar_policy_apply (spec, profile, NULL, &plan, err) < 0)
     return -1;
   cleanup_hide_list ar_hide_list hidden = { 0 };
   if (ar_hide_resolve (plan, spec->root_path, &hidden, err) < 0)

@@ -13,6 +13,7 @@
  *    host are the export code's business, at the time it opens them). */
 #include "config.h"
 #include "policy_internal.h"
+#include "pod.h"
 #include "seccomp_default.h"
 #include "../../oci/json.h"
 #include "../../oci/oci.h"
@@ -426,6 +427,13 @@ on_egress_allow (annotation_target *t, const char *value, ar_error_t **err)
   oci_strv entries;
   if (split_entries (value, check_egress_entry, &entries, err) < 0)
     return -1;
+  for (size_t i = 0; i < entries.len; i++)
+    if (ar_profile_check_annotated_allow (t->profile, entries.items[i], err)
+        < 0)
+      {
+        oj_strv_clear (&entries);
+        return -1;
+      }
   set_egress_allow (t->plan, entries.items, entries.len);
   t->limits->egress_allow_annotated = true;
   return 0;
@@ -1071,10 +1079,12 @@ add_egress_hooks (oci_spec *spec, const ar_profile *profile,
  * The filter's drop policy holds for interfaces added later. */
 static void
 apply_network (oci_spec *spec, const ar_profile *profile,
-               const ar_agent_plan *plan)
+               const ar_agent_plan *plan, bool pod_filters)
 {
   const oci_namespace *ns = oci_spec_find_namespace (spec, OCI_NS_NETWORK);
   bool joined = ns != NULL && ns->path != NULL;
+  if (pod_filters)
+    return; /* its pod's sandbox container set up the filter it joins */
   if (plan->egress == AR_EGRESS_OPEN && ns == NULL)
     return; /* the host's network, as the spec asks */
   /* Filtered egress needs a network namespace of the container's own;
@@ -1087,7 +1097,8 @@ apply_network (oci_spec *spec, const ar_profile *profile,
 
 static void
 rewrite_spec (oci_spec *spec, const ar_profile *profile,
-              const ar_agent_plan *plan, const policy_limits *limits)
+              const ar_agent_plan *plan, const policy_limits *limits,
+              bool pod_filters)
 {
   /* The overlay, secrets and /output are mounts: without a namespace of
    * their own they would be made in the host's. root.readonly is left as
@@ -1099,7 +1110,7 @@ rewrite_spec (oci_spec *spec, const ar_profile *profile,
   apply_process (spec, profile);
   apply_seccomp (spec, profile->seccomp);
   apply_paths (spec, profile);
-  apply_network (spec, profile, plan);
+  apply_network (spec, profile, plan, pod_filters);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1158,26 +1169,6 @@ annotation_target_clear (annotation_target *t)
   oj_strv_clear (&t->unhide);
 }
 
-/* What containerd's and CRI-O's CRI plugins say a container of a pod is
- * ("sandbox": the pause process that holds the pod's namespaces); NULL
- * for a container of no pod. */
-static const char *
-pod_container_type (const oci_spec *spec)
-{
-  const char *containerd
-      = oci_map_get (&spec->annotations, "io.kubernetes.cri.container-type");
-  return containerd ? containerd
-                    : oci_map_get (&spec->annotations,
-                                   "io.kubernetes.cri-o.ContainerType");
-}
-
-static bool
-is_pod_sandbox (const oci_spec *spec)
-{
-  const char *type = pod_container_type (spec);
-  return type && strcmp (type, "sandbox") == 0;
-}
-
 /* A pod without a network namespace is a hostNetwork pod: filtered
  * egress would give it one of its own, which is not what the pod asked
  * for (the kubelet's view of its address, ports and probes would be
@@ -1187,7 +1178,7 @@ static int
 check_pod_network (const oci_spec *spec, const ar_agent_plan *plan,
                    ar_error_t **err)
 {
-  if (pod_container_type (spec) == NULL || plan->egress == AR_EGRESS_OPEN
+  if (ar_pod_container_type (spec) == NULL || plan->egress == AR_EGRESS_OPEN
       || oci_spec_find_namespace (spec, OCI_NS_NETWORK) != NULL)
     return 0;
   return ar_error_set (err, 0,
@@ -1196,9 +1187,25 @@ check_pod_network (const oci_spec *spec, const ar_agent_plan *plan,
                        "agentrun for host-network pods");
 }
 
+/* A container joining the network namespace of a pod whose sandbox
+ * container runs under a plan: that sandbox's egress hook filters the
+ * namespace for the whole pod, so the container adds no hook of its own
+ * (one would replace the pod's filter, and a second resolver could not
+ * listen) and must ask for the pod's egress. */
+static int
+joins_pod_filter (const oci_spec *spec, const ar_agent_plan *container,
+                  const ar_agent_plan *pod, bool *joins, ar_error_t **err)
+{
+  const oci_namespace *ns = oci_spec_find_namespace (spec, OCI_NS_NETWORK);
+  *joins = pod != NULL && ns != NULL && ns->path != NULL
+           && ar_pod_sandbox_id (spec) != NULL;
+  return *joins ? ar_pod_check_egress (container, pod, err) : 0;
+}
+
 int
 ar_policy_apply (oci_spec *spec, const ar_profile *profile,
-                 ar_agent_plan **plan, ar_error_t **err)
+                 const ar_agent_plan *pod, ar_agent_plan **plan,
+                 ar_error_t **err)
 {
   *plan = NULL;
   if (profile->plain_oci)
@@ -1219,12 +1226,14 @@ ar_policy_apply (oci_spec *spec, const ar_profile *profile,
   /* The wall-clock limit bounds the work, not the pod: a pause container
    * ended by a pod's run.agentrun.timeout would take the pod's network
    * with it before its containers had their time. */
-  if (is_pod_sandbox (spec))
+  if (ar_pod_is_sandbox (spec))
     p->wall_clock_seconds = 0;
+  bool pod_filters = false;
   if (check_pod_network (spec, p, err) < 0
+      || joins_pod_filter (spec, p, pod, &pod_filters, err) < 0
       || check_capabilities (spec, profile, err) < 0)
     return -1;
-  rewrite_spec (spec, profile, p, &limits);
+  rewrite_spec (spec, profile, p, &limits, pod_filters);
   *plan = steal_pointer (&p);
   return 0;
 }

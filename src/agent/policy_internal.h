@@ -78,6 +78,10 @@ struct ar_profile
   int64_t ask_timeout;
   /* May run.agentrun.egress=open loosen the profile's egress? */
   bool egress_annotations_may_open;
+  /* What run.agentrun.egress.allow may open beyond egress_allow, when
+   * set (network.annotationsMayAllow); unset: anything. */
+  bool egress_may_allow_set;
+  oci_strv egress_may_allow;
   /* The egress hook executable (ar_profile_set_egress_hook); NULL:
    * AR_EGRESS_HOOK_DEFAULT. Not a profile key: the runtime knows it. */
   char *egress_hook_path;
@@ -135,6 +139,12 @@ bool ar_parse_duration (const char *text, int64_t *out);
 bool ar_parse_cpus (const char *text, uint64_t *millicpus);
 /* A non-negative decimal integer that fits in int64_t. */
 bool ar_parse_count (const char *text, int64_t *out);
+
+/* An entry of run.agentrun.egress.allow within what `profile` lets an
+ * annotation open: its network.allow and network.annotationsMayAllow
+ * (anything when the profile does not set the latter). */
+int ar_profile_check_annotated_allow (const ar_profile *profile,
+                                      const char *entry, ar_error_t **err);
 
 bool ar_profile_name_valid (const char *name);  /* [a-z0-9_-]+ */
 bool ar_secret_name_valid (const char *name);   /* [A-Za-z0-9._-]+, not . .. */

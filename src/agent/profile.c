@@ -285,6 +285,43 @@ ar_egress_entry_valid (const char *entry)
   return ar_egress_entry_check ("allow entry", entry, NULL) == 0;
 }
 
+static bool
+covered_by_any (const oci_strv *list, const egress_entry *e)
+{
+  for (size_t i = 0; i < list->len; i++)
+    {
+      egress_entry outer;
+      if (egress_entry_parse ("entry", list->items[i], &outer, NULL) < 0)
+        continue; /* checked when the profile was read */
+      bool covers = egress_entry_covers (&outer, e);
+      free (outer.text);
+      if (covers)
+        return true;
+    }
+  return false;
+}
+
+int
+ar_profile_check_annotated_allow (const ar_profile *profile, const char *entry,
+                                  ar_error_t **err)
+{
+  if (!profile->egress_may_allow_set)
+    return 0;
+  egress_entry e;
+  if (egress_entry_parse ("entry", entry, &e, err) < 0)
+    return -1;
+  bool covered = covered_by_any (&profile->egress_allow, &e)
+                 || covered_by_any (&profile->egress_may_allow, &e);
+  free (e.text);
+  if (covered)
+    return 0;
+  return ar_error_set (err, 0,
+                       "entry `%s` is beyond what profile \"%s\" lets an "
+                       "annotation allow (network.allow and "
+                       "network.annotationsMayAllow)",
+                       entry, profile->name);
+}
+
 int
 ar_program_rule_check (const char *what, const char *rule, ar_error_t **err)
 {
@@ -453,6 +490,7 @@ ar_profile_free (ar_profile *p)
   oj_map_clear (&p->userns_limits);
   free_rlimits (p->rlimits, p->n_rlimits);
   oj_strv_clear (&p->egress_allow);
+  oj_strv_clear (&p->egress_may_allow);
   oj_strv_clear (&p->programs_ask);
   free (p->egress_upstream);
   free (p->approver);
@@ -1030,10 +1068,21 @@ read_approver (oj_ctx *c, const oj_value *v, void *out)
 }
 
 static int
+read_may_allow (oj_ctx *c, const oj_value *v, void *out)
+{
+  ar_profile *p = out;
+  p->egress_may_allow_set = true;
+  oj_strv_clear (&p->egress_may_allow);
+  return read_egress_allow (c, v, &p->egress_may_allow);
+}
+
+static int
 read_network (oj_ctx *c, const oj_value *v, void *out)
 {
-  static const char *const keys[]
-      = { "egress", "allow", "upstream", "annotationsMayOpen", NULL };
+  static const char *const keys[] = {
+    "egress", "allow", "upstream", "annotationsMayOpen", "annotationsMayAllow",
+    NULL
+  };
   ar_profile *p = out;
   if (expect_object_with (c, v, keys) < 0
       || oj_field (c, v, "egress", read_egress_mode, &p->egress) < 0
@@ -1042,7 +1091,8 @@ read_network (oj_ctx *c, const oj_value *v, void *out)
 
       || oj_field (c, v, "annotationsMayOpen", oj_read_bool,
                    &p->egress_annotations_may_open)
-             < 0)
+             < 0
+      || oj_field (c, v, "annotationsMayAllow", read_may_allow, p) < 0)
     return -1;
   return 0;
 }

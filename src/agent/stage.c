@@ -2,6 +2,8 @@
 #include "config.h"
 #include "stage.h"
 #include "gate.h"
+#include "pod.h"
+#include "policy_internal.h"
 #include "secrets.h"
 #include "../../oci/json.h"
 #include "../util/cleanup.h"
@@ -24,17 +26,51 @@ load_profile (const char *profile_name, bool trust_caller, ar_profile **profile,
   return 0;
 }
 
+/* A state dir's name is one path component. */
+static bool
+plain_name (const char *id)
+{
+  return *id && strchr (id, '/') == NULL && strcmp (id, ".") != 0
+         && strcmp (id, "..") != 0;
+}
+
+/* The plan of the pod sandbox container a pod's container belongs to,
+ * from its state dir beside the one being made (an engine gives a pod's
+ * containers one state root). NULL when there is none: no pod, a sandbox
+ * that is not in this root, or one that runs under no plan. */
+static int
+load_pod_plan (const oci_spec *spec, const char *state_root,
+               ar_agent_plan **pod, ar_error_t **err)
+{
+  *pod = NULL;
+  const char *id = ar_pod_sandbox_id (spec);
+  if (id == NULL || state_root == NULL || !plain_name (id))
+    return 0;
+  cleanup_close int root_fd
+      = open (state_root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  cleanup_close int fd
+      = root_fd < 0 ? -1
+                    : openat (root_fd, id,
+                              O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 || faccessat (fd, AR_AGENT_PLAN_FILE, F_OK, 0) < 0)
+    return 0;
+  if (ar_agent_plan_load (fd, pod, err) < 0)
+    return ar_error_prefix (err, "the pod's sandbox container `%s`", id);
+  return 0;
+}
+
 int
 ar_agent_stage_apply (const char *profile_name, bool trust_caller,
-                      oci_spec *spec, ar_agent_plan **plan, ar_error_t **err)
+                      const char *state_root, oci_spec *spec,
+                      ar_agent_plan **plan, ar_error_t **err)
 {
   *plan = NULL;
-  ar_profile *profile = NULL;
-  if (load_profile (profile_name, trust_caller, &profile, err) < 0)
+  cleanup_profile ar_profile *profile = NULL;
+  cleanup_plan ar_agent_plan *pod = NULL;
+  if (load_profile (profile_name, trust_caller, &profile, err) < 0
+      || load_pod_plan (spec, state_root, &pod, err) < 0)
     return -1;
-  int r = ar_policy_apply (spec, profile, plan, err);
-  ar_profile_free (profile);
-  return r;
+  return ar_policy_apply (spec, profile, pod, plan, err);
 }
 
 int

@@ -8,9 +8,9 @@
 
 #include "agent.h"
 
-int
-ar_agent_stage_apply (const char *profile_name, bool trust_caller,
-                      oci_spec *spec, ar_agent_plan **plan, ar_error_t **err);
+int ar_agent_stage_apply (const char *profile_name, bool trust_caller,
+                          const char *state_root, oci_spec *spec,
+                          ar_agent_plan **plan, ar_error_t **err);
 /* sandbox --print-policy: the policy's result for `spec` as JSON; nothing
  * is created. */
 int ar_agent_stage_describe (const char *profile_name, bool trust_caller,

@@ -657,8 +657,8 @@ load_bundle (create_ctx *c, ar_error_t **err)
         "config.json: .root.path: `%s`: a spec given without a bundle needs an absolute rootfs",
         c->spec->root_path);
   ar_timings_mark ("parse");
-  if (ar_stage_apply_policy (c->opts->profile, c->opts->trust_caller, c->spec,
-                             &c->plan, err)
+  if (ar_stage_apply_policy (c->opts->profile, c->opts->trust_caller,
+                             c->opts->root, c->spec, &c->plan, err)
       < 0)
     return -1;
   ar_timings_mark ("profile");

@@ -30,10 +30,13 @@ ar_stage_install (const ar_stage_ops *ops)
 
 int
 ar_stage_apply_policy (const char *profile_name, bool trust_caller,
-                       oci_spec *spec, ar_plan **plan, ar_error_t **err)
+                       const char *state_root, oci_spec *spec, ar_plan **plan,
+                       ar_error_t **err)
 {
   *plan = NULL;
-  return stage ? stage->apply (profile_name, trust_caller, spec, plan, err) : 0;
+  return stage ? stage->apply (profile_name, trust_caller, state_root, spec,
+                               plan, err)
+               : 0;
 }
 
 void

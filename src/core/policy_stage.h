@@ -26,8 +26,11 @@ struct ar_diff_request;
  * and load, which make one. */
 typedef struct
 {
-  int (*apply) (const char *profile_name, bool trust_caller, oci_spec *spec,
-                ar_plan **plan, ar_error_t **err);
+  /* `state_root`: where the container's state dir will be (a pod's
+   * sandbox container's is there too). */
+  int (*apply) (const char *profile_name, bool trust_caller,
+                const char *state_root, oci_spec *spec, ar_plan **plan,
+                ar_error_t **err);
   /* NULL and 0 when the state dir holds no plan. */
   int (*load) (int state_fd, ar_plan **plan, ar_error_t **err);
   void (*free) (ar_plan *plan);
@@ -79,7 +82,8 @@ void ar_stage_confine_exec (const ar_plan *plan, const oci_spec *spec,
 /* create: rewrite the spec for the profile (NULL: the configured default).
  * *plan stays NULL when the profile adds nothing (oci). */
 int ar_stage_apply_policy (const char *profile_name, bool trust_caller,
-                           oci_spec *spec, ar_plan **plan, ar_error_t **err);
+                           const char *state_root, oci_spec *spec,
+                           ar_plan **plan, ar_error_t **err);
 
 /* create, once the state dir exists: persist the plan and prepare the host
  * resources; may rewrite spec->root_path (the overlay) and spec->mounts. */

@@ -77,7 +77,7 @@ fuzz_annotations (const ar_profile *profile, const char *data, size_t size)
   annotate (spec, data, size);
   ar_agent_plan *plan = NULL;
   cleanup_error ar_error_t *err = NULL;
-  if (ar_policy_apply (spec, profile, &plan, &err) < 0)
+  if (ar_policy_apply (spec, profile, NULL, &plan, &err) < 0)
     fuzz_check_one_line (err);
   ar_agent_plan_free (plan);
   oci_spec_free (spec);

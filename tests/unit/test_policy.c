@@ -129,7 +129,7 @@ apply (const char *profile_name, oci_spec *spec, char **msg)
       *msg = xstrdup ("profile did not load");
       return NULL;
     }
-  if (ar_policy_apply (spec, p, &plan, &err) < 0)
+  if (ar_policy_apply (spec, p, NULL, &plan, &err) < 0)
     {
       *msg = xstrdup (ar_error_text (err));
       ar_error_free (err);
@@ -845,6 +845,82 @@ test_host_network_pod_refused (void)
   oci_spec_free (spec);
 }
 
+/* A pod's container in the pod's netns, under the plan of its pod's
+ * sandbox: the pod's filter serves it (no hook of its own) when it asks
+ * for the pod's egress, in any order; any other egress is refused, by
+ * annotation, with both values. */
+static void
+test_pod_container_joins_pod_filter (void)
+{
+  static const char *const json
+      = "{\"ociVersion\":\"1.2.0\",\"root\":{\"path\":\"rootfs\"},"
+        "\"process\":{\"cwd\":\"/\",\"args\":[\"sh\"]},"
+        "\"linux\":{\"namespaces\":[{\"type\":\"network\",\"path\":"
+        "\"/var/run/netns/cni-1\"}]},\"annotations\":{"
+        "\"io.kubernetes.cri.container-type\":\"%s\","
+        "\"io.kubernetes.cri.sandbox-id\":\"pod1\"%s}}";
+  cleanup_free char *pod_json
+      = xasprintf (json, "sandbox",
+                   ",\"run.agentrun.egress.allow\":\"a.example,10.0.0.0/8\"");
+  oci_spec *spec = spec_from (pod_json);
+  cleanup_free char *msg = NULL;
+  ar_agent_plan *pod = apply ("agent", spec, &msg);
+  CHECK_STR (msg, NULL);
+  CHECK (spec->hooks.create_runtime.len == 1);
+  oci_spec_free (spec);
+  if (!CHECK (pod))
+    return;
+
+  static const struct
+  {
+    const char *annotations;
+    const char *error; /* NULL: joins the pod's filter */
+  } cases[] = {
+    { ",\"run.agentrun.egress.allow\":\"10.0.0.0/8,a.example\"", NULL },
+    { ",\"run.agentrun.egress.allow\":\"a.example\"",
+      "annotation run.agentrun.egress.allow: the container asks for `a.example`, its "
+      "pod has `a.example,10.0.0.0/8`: a pod's containers share its network "
+      "namespace and the pod's egress filter; set it on the pod "
+      "(containerd's pod_annotations pass it to every container)" },
+    { "",
+      "annotation run.agentrun.egress: the container asks for `none`, its pod has "
+      "`allowlist`: a pod's containers share its network namespace and "
+      "the pod's egress filter; set it on the pod (containerd's "
+      "pod_annotations pass it to every container)" },
+    { ",\"run.agentrun.egress.allow\":\"a.example,10.0.0.0/8\","
+      "\"run.agentrun.ingress\":\"8080\"",
+      "annotation run.agentrun.ingress: the container asks for `8080`, its pod has ``: "
+      "a pod's containers share its network namespace and the pod's egress "
+      "filter; set it on the pod (containerd's pod_annotations pass it to "
+      "every container)" },
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    {
+      cleanup_free char *ctr_json
+          = xasprintf (json, "container", cases[i].annotations);
+      spec = spec_from (ctr_json);
+      cleanup_profile ar_profile *p = profile ("agent");
+      ar_agent_plan *plan = NULL;
+      cleanup_error ar_error_t *err = NULL;
+      int r = ar_policy_apply (spec, p, pod, &plan, &err);
+      CHECK_STR (r < 0 ? ar_error_text (err) : NULL, cases[i].error);
+      CHECK_INT (spec->hooks.create_runtime.len, 0);
+      CHECK_INT (spec->hooks.poststop.len, 0);
+      ar_agent_plan_free (plan);
+      oci_spec_free (spec);
+    }
+  /* Without its pod's plan (a sandbox under no plan, or not ours), the
+   * container filters the namespace itself, as before. */
+  cleanup_free char *alone = xasprintf (json, "container", "");
+  spec = spec_from (alone);
+  ar_agent_plan *plan = apply ("agent", spec, &msg);
+  CHECK_STR (msg, NULL);
+  CHECK_INT (spec->hooks.create_runtime.len, 1);
+  ar_agent_plan_free (plan);
+  oci_spec_free (spec);
+  ar_agent_plan_free (pod);
+}
+
 /* What an engine gives by default is taken down to the profile's
  * quietly; what the spec adds beyond that is refused, by name. */
 static void
@@ -941,7 +1017,7 @@ test_egress_hooks (void)
           "\"annotations\":{\"run.agentrun.egress\":\"open\"},"
           "\"linux\":{\"namespaces\":[{\"type\":\"network\"}]}}");
       ar_error_t *err = NULL;
-      CHECK (ar_policy_apply (spec, p, &plan, &err) == 0);
+      CHECK (ar_policy_apply (spec, p, NULL, &plan, &err) == 0);
       static const char *const create_open[]
           = { "agentrun-egress", "create",         "--mode",        "open",
               "--upstream",      "10.0.0.53:5353", "--netns-owned", NULL };
@@ -1091,7 +1167,51 @@ test_annotations_refused (void)
     { "strict", "\"run.agentrun.overlay.size\":\"1G\"",
       "annotation run.agentrun.overlay.size: the overlay is off in profile "
       "\"strict\"" },
+    { "ceiling", "\"run.agentrun.egress.allow\":\"pypi.org:443,evil.example\"",
+      "annotation run.agentrun.egress.allow: entry `evil.example` is beyond "
+      "what profile \"ceiling\" lets an annotation allow (network.allow and "
+      "network.annotationsMayAllow)" },
+    { "ceiling", "\"run.agentrun.egress.allow\":\"files.pythonhosted.org\"",
+      "annotation run.agentrun.egress.allow: entry `files.pythonhosted.org` "
+      "is beyond what profile \"ceiling\" lets an annotation allow "
+      "(network.allow and network.annotationsMayAllow)" },
+    { "ceiling", "\"run.agentrun.egress.allow\":\"10.0.0.0/7\"",
+      "annotation run.agentrun.egress.allow: entry `10.0.0.0/7` is beyond "
+      "what profile \"ceiling\" lets an annotation allow (network.allow and "
+      "network.annotationsMayAllow)" },
+    { "ceiling", "\"run.agentrun.egress.allow\":\"*.npmjs.org\"",
+      "annotation run.agentrun.egress.allow: entry `*.npmjs.org` is beyond "
+      "what profile \"ceiling\" lets an annotation allow (network.allow and "
+      "network.annotationsMayAllow)" },
+    { "ceiling", "\"run.agentrun.egress.allow\":\"pypi.org\"",
+      "annotation run.agentrun.egress.allow: entry `pypi.org` is beyond what "
+      "profile \"ceiling\" lets an annotation allow (network.allow and "
+      "network.annotationsMayAllow)" },
   };
+  /* What an annotation may open: the profile's own allow entries and
+   * annotationsMayAllow, each with what lies inside it. */
+  write_profile ("ceiling",
+                 "{\"extends\": \"agent\", \"network\": {\"egress\": "
+                 "\"allowlist\", \"allow\": [\"10.0.0.0/8\"], "
+                 "\"annotationsMayAllow\": [\"pypi.org:443\", "
+                 "\"*.registry.npmjs.org\", \"fd00::/8\"]}}");
+  static const char *const within[] = {
+    "pypi.org:443",
+    "10.1.2.3",
+    "10.128.0.0/9",
+    "a.registry.npmjs.org",
+    "*.registry.npmjs.org:443",
+    "*.b.registry.npmjs.org",
+    "[fd00::1]:443",
+    "fd00:1::/32",
+  };
+  for (size_t i = 0; i < sizeof within / sizeof *within; i++)
+    {
+      cleanup_free char *annotations
+          = xasprintf ("\"run.agentrun.egress.allow\":\"%s\"", within[i]);
+      cleanup_free char *msg = annotation_error ("ceiling", annotations);
+      CHECK_STR (msg, NULL);
+    }
   write_profile ("strict", "{\"limits\": {\"memory\": \"1G\"},"
                            " \"annotations\": [\"memory\", \"overlay.*\"]}");
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
@@ -1591,7 +1711,7 @@ test_hide_host_paths (void)
       "\"annotations\":{\"run.agentrun.unhide\":\"/root,/home/u\"}}");
   ar_error_t *err = NULL;
   plan = NULL;
-  CHECK (p && ar_policy_apply (spec, p, &plan, &err) == 0);
+  CHECK (p && ar_policy_apply (spec, p, NULL, &plan, &err) == 0);
   if (plan)
     {
       CHECK (hidden_reason (plan, "/etc/shadow") == NULL);
@@ -1643,6 +1763,7 @@ main (void)
   RUN (test_egress_hooks);
   RUN (test_ingress_annotation);
   RUN (test_host_network_pod_refused);
+  RUN (test_pod_container_joins_pod_filter);
   RUN (test_added_capabilities_refused);
   RUN (test_annotations_accepted);
   RUN (test_annotations_refused);
