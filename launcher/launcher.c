@@ -124,12 +124,16 @@ errno_text (long e)
     }
 }
 
-/* runc's exit status for an `exec` that never ran its process. */
+/* The runtime's own exit status for a failure (src/cmd/failure_status.h):
+ * runc's 255 for an `exec` that never ran its process, 125 for run's and
+ * sandbox's, 1 for the rest. */
 static int
 failure_status (int argc, char **argv)
 {
   int c = command_index (argc, argv);
-  return c && same (argv[c], "exec") ? 255 : 1;
+  if (c && same (argv[c], "exec"))
+    return 255;
+  return c && (same (argv[c], "run") || same (argv[c], "sandbox")) ? 125 : 1;
 }
 
 static long

@@ -605,7 +605,7 @@ nothing_outside_dest() {
 	run agent_run sleep 30
 	local took=$((SECONDS - start))
 	[ "$took" -le 4 ] || fail "took ${took}s"
-	assert_failure 137
+	assert_failure 124
 	audit_has '(.event == "limit" and .limit == "wall-clock") and (.seconds == 2)' ||
 		fail "no wall-clock event: $(cat "$AUDIT")"
 	# No watchdog left behind, here or after a container that ends first.

@@ -166,7 +166,7 @@ start_sleeper() {
 	set_args true
 	run runtime run --bundle "$BUNDLE" "$CID"
 	echo THAWED >"$dir/freezer.state"
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "cgroup \`$dir\` is frozen"
 	rmdir "$dir"
 	[ -z "$(cgroups_named "$CID")" ] || fail "cgroups left: $(cgroups_named "$CID")"

@@ -263,7 +263,7 @@ check_rdma() {
 	set_args true
 	run rt run --bundle "$BUNDLE" "$CID"
 	echo 0 >"$DIR/cgroup.freeze"
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "cgroup \`$DIR\` is frozen"
 	rmdir "$DIR"
 	[ -z "$(state_entries)" ] || fail "state left"

@@ -34,7 +34,7 @@ try_create_and_run() {
 	assert_nothing_left
 	local create_output=$output
 	run runtime_bg run --bundle "$BUNDLE" "$CID"
-	assert_failure 1
+	assert_failure 125
 	assert_nothing_left
 	output=$create_output
 }

@@ -106,7 +106,7 @@ host_root_mount() {
 	no_mount_ns
 	update_config '.linux.rootfsPropagation = "rshared"'
 	run runtime run --bundle "$BUNDLE" "$CID"
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "config.json: .linux.rootfsPropagation: \`rshared\` needs a mount namespace"
 	[ -z "$(rootfs_mounts)" ] || fail "mounts left: $(rootfs_mounts)"
 }
@@ -117,12 +117,12 @@ host_root_mount() {
 		| .linux.uidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]
 		| .linux.gidMappings = [{"containerID": 0, "hostID": 100000, "size": 65536}]'
 	run runtime run --bundle "$BUNDLE" "$CID"
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "config.json: .linux.namespaces: a user namespace needs a mount namespace"
 	no_mount_ns
 	update_config '.linux.namespaces = [{"type": "mount", "path": "/proc/self/ns/mnt"}]'
 	run runtime run --bundle "$BUNDLE" "$CID"
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "config.json: .linux.namespaces[0].path:"
 	assert_output_contains "the runtime's own mount namespace"
 	[ -z "$(rootfs_mounts)" ] || fail "mounts left: $(rootfs_mounts)"

@@ -234,7 +234,7 @@ dev_link_refused() {
 	mkdir -p "$(dirname "$BUNDLE/rootfs$path")"
 	ln -s /elsewhere "$BUNDLE/rootfs$path"
 	run ctr_run true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "rootfs$path: not a directory (symlink)"
 	assert_equal "$(wc -l <<<"$output")" 1
 	[ -z "$(ls -A "$BUNDLE/rootfs/elsewhere")" ] || fail "written through the link: $(ls -A "$BUNDLE/rootfs/elsewhere")"

@@ -416,13 +416,13 @@ take_trace() {
 	local program
 	program=$(ar_runtime_program "$RUNTIME")
 	run env _AGENTRUN_TAKEN="$POOL-x" "$program" --root "$ROOT" sandbox --pool "$POOL" -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output "agentrun: pool \`$POOL\`: \`$POOL-x\` was claimed by no one"
 	run env _AGENTRUN_TAKEN="$POOL-x 0" "$program" --root "$ROOT" sandbox --pool "$POOL" -- true </dev/null
-	assert_failure 1
+	assert_failure 125
 	assert_output "agentrun: _AGENTRUN_TAKEN: \`0\` is not a socket's fd"
 	run env _AGENTRUN_TAKEN="../x" "$program" --root "$ROOT" sandbox --pool "$POOL" -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "agentrun: _AGENTRUN_TAKEN: name \`../x\`: expected"
 	[ "$(ready_count)" = 2 ] || fail "ready: $(ready_count)"
 	[ -z "$(ls -A "$ROOT/.pool/$POOL/taken")" ] || fail "claims left: $(ls -A "$ROOT/.pool/$POOL/taken")"

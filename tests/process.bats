@@ -170,7 +170,7 @@ set_caps() {
 		| .mounts += [{"destination": "/proc/1/oom_score_adj", "type": "bind", "source": $f, "options": ["bind"]}]' \
 		--arg f "$file"
 	run ctr_run true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "/proc/self/oom_score_adj\`: not on procfs"
 	assert_equal "$(wc -l <<<"$output")" 1
 	assert_equal "$(cat "$file")" untouched

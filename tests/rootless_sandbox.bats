@@ -205,7 +205,7 @@ user_sandbox() {
 
 @test "user sandbox: the wall-clock limit ends the command" {
 	run user_sandbox --timeout 1s -- sleep 30
-	assert_failure 137
+	assert_failure 124
 	assert_output_contains "wall-clock limit"
 }
 

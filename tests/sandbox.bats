@@ -105,7 +105,7 @@ digest() {
 	local start=$SECONDS
 	run sandbox --timeout 2s --audit "$TEST_DIR/audit.log" -- sleep 30
 	[ $((SECONDS - start)) -le 5 ] || fail "took $((SECONDS - start))s"
-	assert_failure 137
+	assert_failure 124
 	grep -q '"limit":"wall-clock"' "$TEST_DIR/audit.log"
 }
 
@@ -159,39 +159,41 @@ digest() {
 }
 
 @test "sandbox: clear errors for a missing command, rootfs, flag or secret file" {
+	host_kind_neutral
 	run sandbox --
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "give a command"
 	run -127 sandbox -- /nonexistent/cmd
 	assert_output_contains "/nonexistent/cmd"
 	run -127 sandbox -- no-such-command-anywhere
 	assert_output_contains "no-such-command-anywhere"
 	run sandbox --rootfs "$TEST_DIR/missing" -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "--rootfs"
 	assert_output_contains "$TEST_DIR/missing"
 	run sandbox --bogus -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "bogus"
 	run sandbox --secret "tok=$TEST_DIR/missing-secret" -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "missing-secret"
 	run sandbox --secret novalue -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "NAME=FILE"
 	run sandbox --output "$TEST_DIR/missing-out" -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "--output"
 	run sandbox --timeout soon -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "soon"
 	# a profile without the overlay: refused, not a pivot_root error
 	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" timeout 30 "$RUNTIME" --root "$ROOT" --profile oci sandbox -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "profile \"oci\" has no overlay"
 }
 
 @test "sandbox: a bad --allow-net is refused when the options are read, naming the flag; nothing is made" {
+	host_kind_neutral
 	local entry reasons=(
 		"10.0.0.0/33|prefix /33 is longer than the address's 32 bits"
 		"::/129|prefix /129 is longer than the address's 128 bits"
@@ -206,7 +208,7 @@ digest() {
 	)
 	for entry in "${reasons[@]}"; do
 		run sandbox --allow-net pypi.org:443 --allow-net "${entry%%|*}" -- true
-		assert_failure 1
+		assert_failure 125
 		assert_equal "${#lines[@]}" 1
 		[[ "$output" == "agentrun: sandbox: --allow-net \`${entry%%|*}\`: "* ]] || fail "no flag and entry first"
 		assert_output_contains "${entry#*|}"

@@ -62,7 +62,7 @@ assert_nothing_made() {
 		read -ra args <<<"${c%%|*}"
 		want=${c#*|}
 		run sandbox "${args[@]}" -- true
-		assert_failure 1
+		assert_failure 125
 		[[ "$output" == "agentrun: sandbox: "* ]] || fail "$c: not a sandbox error"
 		assert_output_contains "$want"
 		refute_output_contains "run.agentrun"
@@ -77,7 +77,7 @@ assert_nothing_made() {
 	mount -o remount,bind,ro "$TEST_DIR/out"
 	run sandbox -o "$TEST_DIR/out" -- sh -c 'echo important >/output/result.txt; echo the-command-ran'
 	umount "$TEST_DIR/out"
-	assert_failure 1
+	assert_failure 125
 	# One line, and the command never ran.
 	assert_output "agentrun: sandbox: --output \`$TEST_DIR/out\`: /output could not be exported there: Read-only file system"
 	assert_nothing_made
@@ -85,13 +85,13 @@ assert_nothing_made() {
 
 @test "sandbox_cli: a profile without the overlay is refused in sandbox terms, not as a config.json" {
 	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" timeout 30 "$RUNTIME" --root "$ROOT" --profile oci sandbox -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "sandbox: profile \"oci\" has no overlay"
 	refute_output_contains "config.json"
 	[ "${#lines[@]}" -eq 1 ] || fail "${#lines[@]} lines"
 	assert_nothing_made
 	run bash -c 'cd "$1" && shift && "$@"' _ "$WS" timeout 30 "$RUNTIME" --root "$ROOT" --profile no-such sandbox -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "sandbox: --profile"
 	assert_output_contains "no-such"
 	assert_nothing_made
@@ -168,14 +168,14 @@ assert_nothing_made() {
 	local before
 	before=$(root_listing)
 	run sandbox --env-file "$TEST_DIR/bad.env" -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "--env-file \`$TEST_DIR/bad.env\`: line 3"
 	assert_output_contains "BAD NAME=x"
 	[ "${#lines[@]}" -eq 1 ] || fail "${#lines[@]} lines"
 	assert_nothing_made "$before"
 	printf '=value\n' >"$TEST_DIR/bad.env"
 	run sandbox --env-file "$TEST_DIR/bad.env" -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "line 1"
 }
 
@@ -251,7 +251,7 @@ assert_nothing_made() {
 	local before
 	before=$(root_listing)
 	run sandbox --read-only-workspace --diff "$TEST_DIR/d.diff" -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "--diff with --read-only-workspace"
 	[ ! -e "$TEST_DIR/d.diff" ]
 	assert_nothing_made "$before"
@@ -276,7 +276,7 @@ assert_nothing_made() {
 	wait "$pid" || rc=$?
 	output=$(cat "$TEST_DIR/out.txt")
 	status=$rc
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "sandbox without root needs a user namespace of its own"
 	assert_output_contains "user.max_user_namespaces is 0"
 	[ "$(cat /proc/sys/user/max_user_namespaces)" != 0 ]
@@ -288,7 +288,7 @@ assert_nothing_made() {
 	ar_setup_test_user
 	chown "$AR_TEST_USER:$AR_TEST_USER" "$WS"
 	run sandbox --user 1000 -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "sandbox: --user 1000: without root"
 	[ "${#lines[@]}" -eq 1 ] || fail "${#lines[@]} lines"
 	assert_nothing_made

@@ -119,6 +119,7 @@ require_cgroup() {
 }
 
 @test "outcome: a command that is not there is 127, one that cannot be executed 126, as a shell's; the JSON says the same" {
+	host_kind_neutral
 	run -127 sandbox -- no-such-command-here
 	says 'agentrun: exec: "no-such-command-here": executable file not found in $PATH'
 	status_is '.exitStatus == 127 and .reason == "error"'
@@ -175,19 +176,19 @@ require_cgroup() {
 	status_is '.exitStatus == 3 and .reason == "exited" and .exitCode == 3 and .signal == null and .receivedSignal == "SIGINT"'
 }
 
-@test "outcome: the wall-clock limit: 137, one line, reason timeout" {
+@test "outcome: the wall-clock limit: 124, one line, reason timeout" {
 	run sandbox --timeout 1s -- sleep 30
-	assert_failure 137
+	assert_failure 124
 	says "agentrun: sandbox: wall-clock limit 1s reached, killed"
-	status_is '.exitStatus == 137 and .reason == "timeout" and .signal == "SIGKILL" and .exitCode == null'
+	status_is '.exitStatus == 124 and .reason == "timeout" and .signal == "SIGKILL" and .exitCode == null'
 }
 
-@test "outcome: the wall-clock limit with a terminal (-t) is the same: 137, reason timeout" {
+@test "outcome: the wall-clock limit with a terminal (-t) is the same: 124, reason timeout" {
 	run script -qec "cd '$WS' && '$RUNTIME' --root '$ROOT' sandbox -t --json-status '$STATUS' --timeout 1s -- sleep 30" /dev/null
-	assert_failure 137
+	assert_failure 124
 	assert_output_contains "agentrun: sandbox: wall-clock limit 1s reached, killed"
 	refute_output_contains "killed by SIGKILL"
-	status_is '.exitStatus == 137 and .reason == "timeout" and .signal == "SIGKILL"'
+	status_is '.exitStatus == 124 and .reason == "timeout" and .signal == "SIGKILL"'
 }
 
 @test "outcome: an OOM kill: 137, one line, reason oom, the peak memory within the limit" {
@@ -266,16 +267,17 @@ runtime_in_ws() {
 }
 
 @test "outcome: a sandbox that fails to start, or whose flag is refused, still writes its JSON, with the error" {
+	host_kind_neutral
 	mkdir -p "$AGENTRUN_CONFIG_DIR/profiles"
 	echo '{"extends": "agent", "limits": ' >"$AGENTRUN_CONFIG_DIR/profiles/broken.json"
 	run sandbox_with_profile broken -- true
-	assert_failure 1
-	status_is '.exitStatus == 1 and .reason == "error" and (.error | type == "string") and .exitCode == null and .signal == null'
+	assert_failure 125
+	status_is '.exitStatus == 125 and .reason == "error" and (.error | type == "string") and .exitCode == null and .signal == null'
 	status_is '.durationMs.command == null and .memoryPeakBytes == null'
 	# A flag value refused once --json-status was accepted: written too.
 	rm -f "$STATUS"
 	run sandbox --secret "tok=$TEST_DIR/no-such-file" -- true
-	assert_failure 1
+	assert_failure 125
 	assert_output_contains "--secret tok"
 	status_is '.reason == "error" and (.error | test("--secret tok"))'
 }
@@ -287,11 +289,12 @@ sandbox_with_profile() {
 }
 
 @test "outcome: a --json-status that cannot be written is refused before anything runs" {
+	host_kind_neutral
 	local bad
 	echo file >"$TEST_DIR/plain"
 	for bad in "$TEST_DIR/no/such/dir/s.json" "$TEST_DIR/plain/s.json" "$TEST_DIR" "$TEST_DIR/ws/."; do
 		run runtime_in_ws sandbox -o "$OUT" --json-status "$bad" -- sh -c 'echo ran >/output/ran'
-		assert_failure 1
+		assert_failure 125
 		assert_output_contains "agentrun: sandbox: --json-status \`$bad\`"
 		[ "$(said | grep -c .)" = 1 ] || fail "not one line: $output"
 		[ -z "$(ls -A "$OUT")" ] || fail "the command ran for $bad: $(ls -A "$OUT")"

@@ -188,7 +188,7 @@ nothing_left() {
 
 @test "sandbox: a timeout, an OOM kill and a pids limit each say so on stderr" {
 	run sandbox --timeout 1s -- sleep 30
-	assert_failure 137
+	assert_failure 124
 	assert_output_contains "agentrun: sandbox: wall-clock limit 1s reached, killed"
 	run sandbox --memory 32m -- sh -c 'exec python3 -c "b = bytearray(200 << 20)"'
 	assert_failure 137

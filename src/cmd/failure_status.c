@@ -14,5 +14,7 @@ ar_cmd_failure_status (const char *verb, const ar_error_t *err)
     return 127;
   if (runs_command && err && err->code == AR_ERR_COMMAND_NOT_RUNNABLE)
     return 126;
+  if (runs_command)
+    return AR_EXIT_OWN_FAILURE;
   return verb && strcmp (verb, "exec") == 0 ? 255 : 1;
 }

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "cmd.h"
 #include "destination.h"
+#include "failure_status.h"
 #include "pool.h"
 #include "sandbox_report.h"
 #include "sandbox_flags.h"
@@ -132,7 +133,7 @@ enum
 AR_OPTIONS_MATCH (options, OPT_ASK_PROGRAM);
 
 /* --diff-strict: what agentrun exits with when the diff failed. */
-#define DIFF_FAILED_STATUS 125
+#define DIFF_FAILED_STATUS AR_EXIT_OWN_FAILURE
 
 static const ar_command_doc doc = {
   "sandbox", "[OPTIONS] -- COMMAND [ARGS...]",

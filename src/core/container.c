@@ -796,6 +796,8 @@ ar_container_wait (const char *root, const char *id, const char *who,
     end_exit_report (created->sync_fd, thread);
   if (created->adopted)
     status = adopted_status (&report, &end);
+  if (end.timed_out && status >= 0)
+    status = AR_EXIT_TIMEOUT;
   if (end.timed_out)
     {
       cleanup_free char *f

@@ -8,6 +8,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* What run and sandbox exit with when the wall-clock limit ended the
+ * command: timeout(1)'s code, not the SIGKILL's 137 that a kill -9 or
+ * the OOM killer gives. */
+#define AR_EXIT_TIMEOUT 124
+
 /* The first that applies, in this order. */
 typedef enum
 {
