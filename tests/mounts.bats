@@ -315,11 +315,30 @@ dev_link_refused() {
 	assert_equal "${lines[1]}" write-ok
 }
 
+@test "a linux.devices node under a deny-all rule is made but not usable, as under runc" {
+	[ -d "$AR_CGROUP_V1/devices" ] || skip "no v1 devices controller"
+	# /dev/kmsg (char 1:11): runc makes the node and applies only
+	# linux.resources.devices and its default set, which lacks it.
+	update_config '.linux.devices = [{"path": "/dev/kmsg", "type": "c", "major": 1, "minor": 11, "fileMode": 420}]
+		| .linux.resources.devices = [{"allow": false, "access": "rwm"}]
+		| .linux.cgroupsPath = $p' --arg p "$(test_cgroups_path)"
+	run ctr_run sh -c 'ls /dev/kmsg && echo x >/dev/kmsg && echo written'
+	assert_output_contains /dev/kmsg
+	assert_output_contains "Operation not permitted"
+	refute_output_contains written
+	# An allow rule makes it usable; its access read as runc reads it
+	# ("rwa" is "rw").
+	update_config '.linux.resources.devices += [{"allow": true, "type": "c", "major": 1, "minor": 11, "access": "rwa"}]'
+	run ctr_run sh -c 'echo agentrun-test >/dev/kmsg && echo written'
+	assert_success
+	assert_output_contains written
+}
+
 @test "the device cgroup denies a node not allowed" {
 	[ -d "$AR_CGROUP_V1/devices" ] || skip "no v1 devices controller"
-	# As runc does, the spec's own linux.devices and the runtime's default
-	# nodes are allowed on top of a deny-all rule, and mknod of any node is
-	# allowed ("m"), but using a node the container made itself is not.
+	# As runc does, the runtime's default nodes are allowed on top of a
+	# deny-all rule, and mknod of any node is allowed ("m"), but using a
+	# node the container made itself is not.
 	# loop0 (block 7:0): its driver exists here and it is in no allow-list.
 	update_config '.linux.resources.devices = [{"allow": false, "access": "rwm"}]
 		| .process.capabilities.bounding += ["CAP_MKNOD"]

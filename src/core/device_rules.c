@@ -45,14 +45,4 @@ ar_device_rules_add_defaults (oci_spec *spec)
   for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
     append_rule (r, defaults[i].type, defaults[i].major, defaults[i].minor,
                  defaults[i].access);
-  for (size_t i = 0; i < lnx->n_devices; i++)
-    {
-      const oci_device *d = &lnx->devices[i];
-      /* fifos ("p") have no device cgroup entry; "u" is a char device */
-      if (d->type
-          && (strcmp (d->type, "c") == 0 || strcmp (d->type, "u") == 0
-              || strcmp (d->type, "b") == 0))
-        append_rule (r, d->type[0] == 'b' ? "b" : "c", d->major, d->minor,
-                     "rwm");
-    }
 }

@@ -7,8 +7,10 @@
 
 /* When the spec restricts devices, append allow rules for the devices the
  * runtime itself creates (null, zero, full, random, urandom, tty, the pty
- * master and slaves, mknod of any kind) and for every linux.devices entry,
- * as runc does: a "deny all" profile must not break /dev/null or a tty. */
+ * master and slaves, mknod of any kind), as runc does: a "deny all"
+ * profile must not break /dev/null or a tty. A linux.devices entry gets
+ * no rule of its own (runc's neither): the node exists, and
+ * linux.resources.devices alone says whether it may be used. */
 void ar_device_rules_add_defaults (oci_spec *spec);
 
 #endif

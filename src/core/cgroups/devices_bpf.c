@@ -88,7 +88,7 @@ typedef struct
   int32_t access;       /* AR_DEVBPF_* bits */
 } rule;
 
-static int
+static void
 parse_access (const char *s, int32_t *out)
 {
   *out = 0;
@@ -107,9 +107,8 @@ parse_access (const char *s, int32_t *out)
         *out |= AR_DEVBPF_MKNOD;
         break;
       default:
-        return -1;
+        break; /* runc reads only r, w and m ("rwa" is "rw") */
       }
-  return 0;
 }
 
 /* Negative or absent is the wildcard, as in the v1 writer. Jumps compare
@@ -137,10 +136,7 @@ parse_rule (const oci_device_rule *d, size_t index, rule *out, ar_error_t **err)
     return ar_error_set (err, 0,
                          "linux.resources.devices[%zu]: invalid type \"%s\"",
                          index, type);
-  if (parse_access (d->access, &out->access) < 0)
-    return ar_error_set (err, 0,
-                         "linux.resources.devices[%zu]: invalid access \"%s\"",
-                         index, d->access);
+  parse_access (d->access, &out->access);
   if (parse_number (&d->major, &out->major) < 0
       || parse_number (&d->minor, &out->minor) < 0)
     return ar_error_set (err, 0,

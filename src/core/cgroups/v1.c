@@ -333,6 +333,21 @@ format_device_id (char *buf, size_t size, const oci_opt_i64 *v)
     snprintf (buf, size, "%" PRId64, v->value);
 }
 
+/* The r, w and m of an access string, in the kernel's order, as runc
+ * reads it: other characters are ignored ("rwa" is "rw"), none is "rwm".
+ * false when nothing is left. */
+static bool
+access_of (const char *given, char out[4])
+{
+  const char *s = given && *given ? given : "rwm";
+  size_t n = 0;
+  for (const char *c = "rwm"; *c; c++)
+    if (strchr (s, *c))
+      out[n++] = *c;
+  out[n] = '\0';
+  return n > 0;
+}
+
 /* Rules go in document order: each adjusts the list the previous ones
  * left, so "deny all, then allow a few" works as written. Each write() is
  * one rule: the two files are opened once, not once a rule. */
@@ -346,13 +361,14 @@ apply_devices (const char *dir, const oci_resources *r, ar_error_t **err)
     {
       const oci_device_rule *d = &r->devices[i];
       const char *type = d->type && *d->type ? d->type : "a";
-      const char *access = d->access && *d->access ? d->access : "rwm";
-      if (strlen (type) != 1 || !strchr ("acb", type[0])
-          || strspn (access, "rwm") != strlen (access))
+      char access[4];
+      if (strlen (type) != 1 || !strchr ("acb", type[0]))
         return ar_error_set (err, 0,
                              "linux.resources.devices[%zu]: invalid type "
-                             "\"%s\" or access \"%s\"",
-                             i, type, access);
+                             "\"%s\"",
+                             i, type);
+      if (!access_of (d->access, access))
+        continue; /* no r, w or m: a rule about nothing */
       char major[32], minor[32];
       format_device_id (major, sizeof major, &d->major);
       format_device_id (minor, sizeof minor, &d->minor);
