@@ -42,6 +42,7 @@ default_process (void)
   p->capabilities->bounding = strv_from (default_caps);
   p->capabilities->effective = strv_from (default_caps);
   p->capabilities->permitted = strv_from (default_caps);
+  p->capabilities->ambient = strv_from (default_caps);
   p->rlimits = xcalloc (1, sizeof *p->rlimits);
   p->n_rlimits = 1;
   p->rlimits[0] = (oci_rlimit){ .type = xstrdup ("RLIMIT_NOFILE"),
@@ -149,7 +150,6 @@ default_linux (bool rootless, uid_t uid, gid_t gid)
   add_namespace (l, OCI_NS_IPC);
   add_namespace (l, OCI_NS_UTS);
   add_namespace (l, OCI_NS_MOUNT);
-  add_namespace (l, OCI_NS_CGROUP);
 
   if (rootless)
     {

@@ -100,6 +100,10 @@ const char *oci_ns_type_name (oci_ns_type type);
 const oci_namespace *
 oci_spec_find_namespace (const oci_spec *spec, oci_ns_type type);
 
+/* A new namespace of `type` unless the spec lists one; one it names by
+ * path (a pod's, an engine's) is kept. */
+void oci_spec_ensure_namespace (oci_spec *spec, oci_ns_type type);
+
 /* Append a mount of copies of its strings; `options` ends with NULL. */
 void
 oci_spec_append_mount (oci_spec *spec, const char *type, const char *source,

@@ -36,6 +36,20 @@ oci_spec_find_namespace (const oci_spec *spec, oci_ns_type type)
 }
 
 void
+oci_spec_ensure_namespace (oci_spec *spec, oci_ns_type type)
+{
+  if (oci_spec_find_namespace (spec, type) != NULL)
+    return;
+  if (spec->linux_cfg == NULL)
+    spec->linux_cfg = xcalloc (1, sizeof *spec->linux_cfg);
+  oci_linux *l = spec->linux_cfg;
+  l->namespaces
+      = xrealloc (l->namespaces, (l->n_namespaces + 1) * sizeof *l->namespaces);
+  l->namespaces[l->n_namespaces++]
+      = (oci_namespace){ .type = type, .path = NULL };
+}
+
+void
 oci_spec_append_mount (oci_spec *spec, const char *type, const char *source,
                        const char *destination, const char *const *options)
 {

@@ -12,6 +12,8 @@
 #include "util/userns.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +220,19 @@ log_line (const ar_globals *g, const char *level, const char *msg)
   yajl_gen_free (gen);
 }
 
+/* runc opens --log as it starts, so a log it cannot write fails every
+ * command, not only one that logs; it is made as runc makes it (0644).
+ * Not kept open: the container's init is forked from this process. */
+static int
+check_log_file (const char *path, ar_error_t **err)
+{
+  int fd = open (path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return ar_error_set (err, errno, "--log: open `%s`", path);
+  close (fd);
+  return 0;
+}
+
 /* Global flags stop at the first word that is not one: the command. */
 /* Invoked as agentrun-NAME (a link to agentrun), the profile is NAME
  * unless --profile says otherwise: engines that take only a binary path
@@ -305,6 +320,8 @@ parse_globals (int argc, char **argv, ar_globals *g, int *command_index,
   g->root = p.value[G_ROOT] ? p.value[G_ROOT]
                             : default_root (g, root_buf, root_len);
   g->log_path = p.value[G_LOG];
+  if (g->log_path && check_log_file (g->log_path, err) < 0)
+    return -1;
   g->profile
       = p.value[G_PROFILE] ? p.value[G_PROFILE] : profile_of_name (argv[0]);
   g->debug = ar_flag (&p, G_DEBUG);

@@ -200,6 +200,15 @@ load helpers
 		"$dir/config.json" >/dev/null || fail "unexpected default config"
 }
 
+@test "spec: runc's namespaces and capabilities, so that a spec from either runtime runs the same" {
+	command -v runc >/dev/null || skip "runc is not installed"
+	mkdir -p "$TEST_DIR/ours" "$TEST_DIR/runc's"
+	"$RUNTIME" spec --bundle "$TEST_DIR/ours"
+	runc spec --bundle "$TEST_DIR/runc's"
+	local f='{namespaces: .linux.namespaces, capabilities: .process.capabilities}'
+	assert_equal "$(jq -cS "$f" "$TEST_DIR/ours/config.json")" "$(jq -cS "$f" "$TEST_DIR/runc's/config.json")"
+}
+
 @test "spec refuses to overwrite an existing config.json" {
 	local dir=$TEST_DIR/spec
 	mkdir -p "$dir"

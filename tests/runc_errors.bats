@@ -35,6 +35,16 @@ setup() {
 	done
 }
 
+@test "a --log that cannot be opened fails every command, as runc's does; one that can is made" {
+	run runtime --log "$TEST_DIR/no/such/dir/log.json" list
+	assert_failure 1
+	assert_output_contains "$TEST_DIR/no/such/dir/log.json"
+	[[ "${output,,}" == *"no such file or directory"* ]] || fail "$output"
+	run runtime --log "$TEST_DIR/log.json" list
+	assert_success
+	[ -f "$TEST_DIR/log.json" ] || fail "no log file made"
+}
+
 @test "runc words: start of a running and of a stopped container" {
 	ctr_run_bg
 	run runtime start "$CID"

@@ -993,20 +993,6 @@ apply_paths (oci_spec *spec, const ar_profile *profile)
                            profile->readonly_paths.items[i]);
 }
 
-/* A new namespace of `type` unless the spec has one; one it names by
- * path (a pod's, an engine's) is kept. */
-static void
-ensure_namespace (oci_spec *spec, oci_ns_type type)
-{
-  if (oci_spec_find_namespace (spec, type) != NULL)
-    return;
-  oci_linux *l = ar_spec_ensure_linux (spec);
-  l->namespaces
-      = xrealloc (l->namespaces, (l->n_namespaces + 1) * sizeof *l->namespaces);
-  l->namespaces[l->n_namespaces++]
-      = (oci_namespace){ .type = type, .path = NULL };
-}
-
 static void
 append_hook (oci_hook_list *list, const char *path, oci_strv args)
 {
@@ -1090,7 +1076,7 @@ apply_network (oci_spec *spec, const ar_profile *profile,
   /* Filtered egress needs a network namespace of the container's own;
    * in a joined one the egress hook filters there. */
   if (plan->egress != AR_EGRESS_OPEN)
-    ensure_namespace (spec, OCI_NS_NETWORK);
+    oci_spec_ensure_namespace (spec, OCI_NS_NETWORK);
   /* A netns made for the container dies with it, and its veth with it. */
   add_egress_hooks (spec, profile, plan, !joined);
 }
@@ -1105,7 +1091,7 @@ rewrite_spec (oci_spec *spec, const ar_profile *profile,
    * the spec says: writes land in the overlay's ephemeral layer, never in
    * the bundle's rootfs, and a root asked to be read-only (a pod's
    * ReadOnlyRootfs, docker run --read-only) stays so, that layer too. */
-  ensure_namespace (spec, OCI_NS_MOUNT);
+  oci_spec_ensure_namespace (spec, OCI_NS_MOUNT);
   apply_limits (spec, limits);
   apply_process (spec, profile);
   apply_seccomp (spec, profile->seccomp);
