@@ -47,6 +47,19 @@ start_sleeper() {
 	assert_equal "$(knob memory memory.soft_limit_in_bytes)" 33554432
 }
 
+@test "update: --memory -1 under a swap limit lifts both, as runc; --cpu-share is runc's --cpu-shares" {
+	[ -f "$(cgroup_v1_dir memory /)/memory.memsw.limit_in_bytes" ] || skip "no swap accounting (memory.memsw)"
+	update_config '.linux.resources.memory = {"limit": 67108864, "swap": 134217728}'
+	start_sleeper
+	run runtime update --memory -1 "$CID"
+	assert_success
+	assert_equal "$(knob memory memory.limit_in_bytes)" "$(cat "$(cgroup_v1_dir memory /)/memory.limit_in_bytes")"
+	assert_equal "$(knob memory memory.memsw.limit_in_bytes)" "$(cat "$(cgroup_v1_dir memory /)/memory.memsw.limit_in_bytes")"
+	run runtime update --cpu-share 256 "$CID"
+	assert_success
+	assert_equal "$(knob cpu cpu.shares)" 256
+}
+
 @test "the memory limit is enforced" {
 	# tmpfs pages are charged to the cgroup: 64 MiB into a 16 MiB limit.
 	update_config '.linux.resources.memory = {"limit": 16777216, "swap": 16777216}'

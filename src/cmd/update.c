@@ -19,6 +19,7 @@ static const ar_option options[] = {
   { "memory-reservation", 0, true, "memory soft limit in bytes" },
   { "memory-swap", 0, true, "memory plus swap limit in bytes (-1: none)" },
   { "cpu-shares", 0, true, "relative CPU weight" },
+  { "cpu-share", 0, true, "the same (runc's name)" },
   { "cpu-quota", 0, true, "CPU time in microseconds per period (-1: none)" },
   { "cpu-period", 0, true, "CFS period in microseconds" },
   { "cpu-rt-runtime", 0, true, "realtime runtime in microseconds" },
@@ -36,6 +37,7 @@ enum
   OPT_MEMORY_RESERVATION,
   OPT_MEMORY_SWAP,
   OPT_CPU_SHARES,
+  OPT_CPU_SHARE,
   OPT_CPU_QUOTA,
   OPT_CPU_PERIOD,
   OPT_CPU_RT_RUNTIME,
@@ -240,6 +242,7 @@ set_cpu_flags (const ar_parsed *p, oci_resources *r, ar_error_t **err)
     return 0;
   oci_cpu *c = cpu_of (r);
   if (set_u64_flag (p, OPT_CPU_SHARES, &c->shares, err) < 0
+      || set_u64_flag (p, OPT_CPU_SHARE, &c->shares, err) < 0
       || set_i64_flag (p, OPT_CPU_QUOTA, -1, &c->quota, err) < 0
       || set_u64_flag (p, OPT_CPU_PERIOD, &c->period, err) < 0
       || set_i64_flag (p, OPT_CPU_RT_RUNTIME, -1, &c->realtime_runtime, err) < 0

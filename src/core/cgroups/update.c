@@ -172,11 +172,12 @@ check_memory_usage (const targets *t, const oci_memory *m, ar_error_t **err)
 }
 
 /* v1 keeps memory+swap (memsw) at or above the memory limit and answers a
- * bare EINVAL otherwise: say what to do instead. */
+ * bare EINVAL otherwise: say what to do instead. An unlimited memory (-1)
+ * lifts memsw too, as runc's does (the v1 writer). */
 static int
 check_memsw_room (const targets *t, const oci_memory *m, ar_error_t **err)
 {
-  if (m == NULL || !m->limit.set || m->limit.value == 0 || m->swap.set)
+  if (m == NULL || !m->limit.set || m->limit.value <= 0 || m->swap.set)
     return 0;
   const target *mt = target_with (t, "memory", "memory");
   if (mt == NULL || mt->view.version != AR_CG_V1
@@ -185,10 +186,7 @@ check_memsw_room (const targets *t, const oci_memory *m, ar_error_t **err)
   uint64_t memsw = 0;
   if (read_u64 (mt->dir, "memory.memsw.limit_in_bytes", &memsw, err) < 0)
     return -1;
-  /* "No limit" reads back as the largest page-aligned value, and -1 asks
-   * for exactly that. */
-  bool memsw_unlimited = memsw > (uint64_t) INT64_MAX / 2;
-  if (m->limit.value < 0 ? !memsw_unlimited : (uint64_t) m->limit.value > memsw)
+  if ((uint64_t) m->limit.value > memsw)
     return ar_error_set (err, 0,
                          "memory.limit %" PRId64 " is above the current "
                          "memory+swap limit %" PRIu64

@@ -67,6 +67,13 @@ static int
 set_limit_and_memsw (const char *dir, const oci_memory *m, bool have_memsw,
                      ar_error_t **err)
 {
+  oci_memory given = *m;
+  /* Unlimited memory with no swap given is unlimited swap too, as runc
+   * has it: a memsw limit left below it would refuse the write. */
+  if (memory_value_set (&m->limit) && m->limit.value == -1
+      && !memory_value_set (&m->swap) && have_memsw)
+    given.swap = (oci_opt_i64){ .set = true, .value = -1 };
+  m = &given;
   bool set_limit = memory_value_set (&m->limit);
   bool set_swap = memory_value_set (&m->swap) && have_memsw;
   if (!set_swap)
