@@ -671,7 +671,7 @@ nothing_outside_dest() {
 	run agent_run true
 	assert_failure
 	audit_has '(.event == "hook") and (.phase == "createRuntime") and (.ok == false) and (.error | test("exit status 1"))'
-	audit_has '(.event == "create-failed") and (.error | test("createRuntime hook"))'
+	audit_has '(.event == "create-failed") and (.error | test("error running hook #0 [(]createRuntime "))'
 	check_chain_with_sha256sum
 }
 

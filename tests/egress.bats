@@ -864,7 +864,7 @@ print("type", qtype, "rcode", a[3] & 15)'
 		| .hooks.createContainer = [{"path": "/bin/false", "args": ["false"]}]'
 	run runtime --profile egresstest run --bundle "$BUNDLE" "$CID"
 	assert_failure
-	assert_output_contains "createContainer hook #0 (/bin/false)"
+	assert_output_contains "error running hook #0 (createContainer /bin/false)"
 	[ -z "$(state_entries)" ] || fail "left: $(state_entries)"
 	# teardown's egress_leftovers_check: the veth, the lease, the host
 	# table's elements, the resolver.

@@ -143,6 +143,18 @@ add_hook() {
 	[ ! -e "$BUNDLE/rootfs/started" ] || fail "process ran after a failed startContainer hook"
 }
 
+@test "a failing poststart hook is a warning in runc's words: start succeeds and the process runs on" {
+	# The runtime spec's rule, and crun's; runc 1.1.5 kills the container
+	# (docs/runc-compat.md).
+	add_hook poststart '{"path": "/bin/false"}'
+	set_args sleep 1000
+	ctr_create
+	run runtime start "$CID"
+	assert_success
+	assert_output_contains "warning: poststart: error running hook #0 (poststart /bin/false): exit status 1"
+	assert_equal "$(runtime state "$CID" | jq -r .status)" running
+}
+
 @test "a missing hook binary fails create" {
 	add_hook createRuntime '{"path": "/no/such/hook"}'
 	set_args true

@@ -240,20 +240,24 @@ static int
 report (const oci_hook *hook, const char *phase, size_t index,
         hook_outcome outcome, int status, int child_errno, ar_error_t **err)
 {
+  /* runc's words first ("error running hook #N"), which scripts match. */
   const char *path = hook->path ? hook->path : "";
   if (outcome == HOOK_TIMED_OUT)
-    return ar_error_set (err, 0,
-                         "%s hook #%zu (%s): timed out after %" PRId64 "s",
-                         phase, index, path, hook->timeout.value);
+    return ar_error_set (
+        err, 0, "error running hook #%zu (%s %s): timed out after %" PRId64 "s",
+        index, phase, path, hook->timeout.value);
   if (child_errno != 0)
-    return ar_error_set (err, child_errno, "%s hook #%zu (%s): exec", phase,
-                         index, path);
+    return ar_error_set (err, child_errno,
+                         "error running hook #%zu (%s %s): exec", index, phase,
+                         path);
   if (WIFSIGNALED (status))
-    return ar_error_set (err, 0, "%s hook #%zu (%s): killed by signal %d",
-                         phase, index, path, WTERMSIG (status));
+    return ar_error_set (err, 0,
+                         "error running hook #%zu (%s %s): killed by signal %d",
+                         index, phase, path, WTERMSIG (status));
   if (WIFEXITED (status) && WEXITSTATUS (status) != 0)
-    return ar_error_set (err, 0, "%s hook #%zu (%s): exit status %d", phase,
-                         index, path, WEXITSTATUS (status));
+    return ar_error_set (err, 0,
+                         "error running hook #%zu (%s %s): exit status %d",
+                         index, phase, path, WEXITSTATUS (status));
   return 0;
 }
 
@@ -299,12 +303,13 @@ run_one (const oci_hook *hook, const char *phase, size_t index,
   running_hook h
       = { .pid = -1, .pidfd = -1, .stdin_fd = -1, .exec_error_fd = -1 };
   if (hook->path == NULL)
-    return ar_error_set (err, 0, "%s hook #%zu: no path", phase, index);
+    return ar_error_set (err, 0, "error running hook #%zu (%s): no path", index,
+                         phase);
   if (spawn_hook (hook, &h, err) < 0)
     {
       running_hook_release (&h);
-      return ar_error_prefix (err, "%s hook #%zu (%s)", phase, index,
-                              hook->path);
+      return ar_error_prefix (err, "error running hook #%zu (%s %s)", index,
+                              phase, hook->path);
     }
 
   int status = 0;

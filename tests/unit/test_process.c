@@ -352,17 +352,20 @@ test_hooks_exit_status (void)
                       { .path = "/bin/false" },
                       { .path = "/bin/true" } };
   cleanup_free char *m2 = hooks_message (fail, 3, "{}");
-  CHECK_STR (m2, "prestart hook #1 (/bin/false): exit status 1");
+  CHECK_STR (m2, "error running hook #1 (prestart /bin/false): exit status 1");
 
   oci_hook killed[] = { sh_hook ("kill -9 $$") };
   cleanup_free char *m3 = hooks_message (killed, 1, "{}");
-  CHECK_STR (m3, "prestart hook #0 (/bin/sh): killed by signal 9");
+  CHECK_STR (m3,
+             "error running hook #0 (prestart /bin/sh): killed by signal 9");
   free (killed[0].args.items);
 
   oci_hook missing[] = { { .path = "/no/such/hook" } };
   cleanup_free char *m4 = hooks_message (missing, 1, "{}");
-  CHECK_STR (m4, "prestart hook #0 (/no/such/hook): exec: No such file or "
-                 "directory");
+  CHECK_STR (
+      m4,
+      "error running hook #0 (prestart /no/such/hook): exec: No such file or "
+      "directory");
 
   oci_hook_list empty = { NULL, 0 };
   CHECK_INT (ar_hooks_run (&empty, "poststop", "{}", NULL), 0);
@@ -378,7 +381,7 @@ test_hooks_timeout (void)
   clock_gettime (CLOCK_MONOTONIC, &start);
   cleanup_free char *m = hooks_message (slow, 1, "{}");
   double took = seconds_since (&start);
-  CHECK_STR (m, "prestart hook #0 (/bin/sh): timed out after 1s");
+  CHECK_STR (m, "error running hook #0 (prestart /bin/sh): timed out after 1s");
   /* Not before its second, and long before the hook's own 30 s (the
      bound leaves room for a loaded machine). */
   CHECK (took >= 0.9 && took < 20);
