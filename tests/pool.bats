@@ -54,6 +54,7 @@ wait_ready() {
 }
 
 @test "pool: create makes N sandboxes that wait, created; list shows them; rm leaves nothing" {
+	host_kind_neutral
 	run pool_create --size 3
 	assert_success
 	run runtime pool list
@@ -75,6 +76,7 @@ wait_ready() {
 }
 
 @test "pool: a sandbox claimed by a taker that died before starting it goes with the pool" {
+	host_kind_neutral
 	run pool_create --size 2
 	assert_success
 	local id
@@ -88,6 +90,7 @@ wait_ready() {
 }
 
 @test "pool: the command gets the caller's stdio and exit status, -e, --env-file, --workdir, the agent's confinement" {
+	host_kind_neutral
 	run pool_create --size 1 -e FROM_POOL=p -e OVER=pool
 	assert_success
 	printf 'FROM_FILE=f\n' >"$TEST_DIR/env"
@@ -107,6 +110,7 @@ wait_ready() {
 }
 
 @test "pool: a missing command is the error a fresh sandbox gives; the sandbox goes" {
+	host_kind_neutral
 	pool_create --size 1
 	local id
 	id=$(ls "$ROOT/.pool/$POOL/ready")
@@ -119,6 +123,7 @@ wait_ready() {
 }
 
 @test "pool: --diff and --json-status are each call's own; the audit log has the take" {
+	host_kind_neutral
 	pool_create --size 2 --audit "$TEST_DIR/audit.log"
 	run pooled --diff "$TEST_DIR/d.patch" --json-status "$TEST_DIR/s.json" -- sh -c 'echo changed >a.txt; rm gone.txt'
 	assert_success
@@ -174,6 +179,7 @@ wait_ready() {
 }
 
 @test "pool: each take starts a filler; the pool is whole again, and an empty pool waits for it" {
+	host_kind_neutral
 	pool_create --size 1 --allow-net 10.99.0.1
 	run pooled -- true
 	assert_success
@@ -198,6 +204,7 @@ wait_ready() {
 }
 
 @test "pool: --timeout counts from the take, not from when the sandbox was made" {
+	host_kind_neutral
 	pool_create --size 1 --timeout 2s
 	# Longer than the limit in the pool: a limit counted from the create
 	# would end the sandbox before the command could print.
@@ -209,6 +216,7 @@ wait_ready() {
 }
 
 @test "pool: a sandbox whose init died while it waited is deleted with a warning; the take runs in the next one" {
+	host_kind_neutral
 	pool_create --size 1
 	local id pid
 	id=$(ls "$ROOT/.pool/$POOL/ready")
@@ -226,6 +234,7 @@ wait_ready() {
 # refusal. Nothing of the command ran, so the next sandbox takes it; the
 # launcher's take (the plain form) and the runtime's own (-e) alike.
 @test "pool: an init that dies after the taker connected is deleted with a warning; the take runs in the next one" {
+	host_kind_neutral
 	pool_create --size 1
 	local form id pid
 	for form in plain env; do
@@ -252,6 +261,7 @@ wait_ready() {
 }
 
 @test "pool: a signal sent as soon as the command runs is passed on, even before the runtime has its handlers" {
+	host_kind_neutral
 	command -v strace >/dev/null || skip "strace is not installed (contrib/install-deps.sh)"
 	pool_create --size 1
 	NAP=$((71000 + BATS_TEST_NUMBER))
@@ -271,6 +281,7 @@ wait_ready() {
 }
 
 @test "pool: a taker killed takes its sandbox with it; signals reach the command" {
+	host_kind_neutral
 	pool_create --size 1
 	NAP=$((70000 + BATS_TEST_NUMBER))
 	started_in_bg bash -c "cd '$WS' && exec '$RUNTIME' --root '$ROOT' sandbox --pool '$POOL' -- sh -c 'trap \"echo got-term; exit 5\" TERM; sleep $NAP & wait'"
@@ -302,6 +313,7 @@ wait_ready() {
 }
 
 @test "pool: bad input is one line naming it, and leaves no pool" {
+	host_kind_neutral
 	local c args want cases=(
 		"create $POOL --diff x|pool create: --diff: not an option of a pool"
 		"create $POOL --json-status x|pool create: --json-status: not an option of a pool"
@@ -379,6 +391,7 @@ take_trace() {
 }
 
 @test "pool: as root the launcher takes up to the start (--no-tty too) and the runtime claims nothing more; any other form is the runtime's take; the handover is the runtime's alone" {
+	host_kind_neutral
 	[ ! -L "$RUNTIME" ] && [ "$(ar_runtime_program "$RUNTIME")" != "$(readlink -f "$RUNTIME")" ] \
 		|| skip "$RUNTIME is not agentrun's launcher"
 	command -v strace >/dev/null || skip "strace is not installed (contrib/install-deps.sh)"

@@ -76,6 +76,7 @@ digest() {
 }
 
 @test "sandbox: --output DIR gets /output under DIR/<id> with a manifest" {
+	host_kind_neutral
 	mkdir -p "$TEST_DIR/out"
 	run sandbox --output "$TEST_DIR/out" -- sh -c 'echo artifact >/output/result.txt; ln -s /etc/shadow /output/evil'
 	assert_success
@@ -119,6 +120,7 @@ digest() {
 }
 
 @test "sandbox: --audit FILE records the run, and agentrun audit checks it" {
+	host_kind_neutral
 	run sandbox --audit "$TEST_DIR/audit.log" -- sh -c 'exit 4'
 	assert_failure 4
 	[ "$(jq -r .event "$TEST_DIR/audit.log" | paste -sd' ')" = "hook create start exit hook fs-changes delete" ] ||
@@ -129,6 +131,7 @@ digest() {
 }
 
 @test "sandbox: --env, stdin, stdout and stderr, exit status" {
+	host_kind_neutral
 	run sandbox -e GREETING=hello --env OTHER=x -- sh -c 'echo "$GREETING $OTHER"'
 	assert_output "hello x"
 	run bash -c "cd '$WS' && printf 'line1\nline2\n' | '$RUNTIME' --root '$ROOT' sandbox --no-tty -- sh -c 'cat; echo done'"
@@ -147,6 +150,7 @@ digest() {
 }
 
 @test "sandbox: a terminal when run from one, none otherwise" {
+	host_kind_neutral
 	command -v script >/dev/null || skip "no script(1)"
 	run script -qec "cd '$WS' && '$RUNTIME' --root '$ROOT' sandbox -- sh -c 'tty; test -t 0 && echo stdin-tty'" /dev/null
 	assert_success
@@ -218,6 +222,7 @@ digest() {
 }
 
 @test "agent image: python3 and git in a sandbox on images/out/agent/rootfs" {
+	host_kind_neutral
 	[ "${AGENTRUN_AGENT_IMAGE:-0}" = 1 ] || skip "set AGENTRUN_AGENT_IMAGE=1 (after images/agent-image.sh)"
 	local rootfs=$AR_TOP/images/out/agent/rootfs
 	[ -x "$rootfs/usr/bin/python3" ] || fail "build it first: images/agent-image.sh"
@@ -290,6 +295,7 @@ digest() {
 }
 
 @test "sandbox: --print-policy prints the hidden paths with reasons, mounts, egress and limits, and runs nothing" {
+	host_kind_neutral
 	run runtime sandbox --print-policy
 	assert_success
 	local json=$output
@@ -311,6 +317,7 @@ digest() {
 }
 
 @test "sandbox: the profile's hideHostPaths key adds and removes entries" {
+	host_kind_neutral
 	echo token >"$TEST_DIR/file"
 	mkdir -p "$AGENTRUN_CONFIG_DIR/profiles"
 	cat >"$AGENTRUN_CONFIG_DIR/profiles/hider.json" <<-EOF2
@@ -330,6 +337,7 @@ digest() {
 }
 
 @test "sandbox: --diff withholds a file holding a secret, says so, and the audit log lists it" {
+	host_kind_neutral
 	local secret=diff-secret-$RANDOM$RANDOM
 	printf '%s' "$secret" >"$TEST_DIR/secret"
 	echo "old $secret" >"$WS/had-it.txt"
@@ -346,6 +354,7 @@ digest() {
 }
 
 @test "sandbox: --diff withholds both ends of a moved file holding a secret, and a move to a name spelling one" {
+	host_kind_neutral
 	local secret=diff-secret-$RANDOM$RANDOM
 	printf '%s' "$secret" >"$TEST_DIR/secret"
 	echo "old $secret" >"$WS/had-it.txt"
@@ -379,6 +388,7 @@ digest() {
 }
 
 @test "sandbox: a 32-bit syscall (the i386 entry, x32) ends the command with SIGSYS" {
+	host_kind_neutral
 	[ "$(uname -m)" = x86_64 ] || skip "written for x86-64"
 	command -v cc >/dev/null || skip "no compiler to build tests/tools/compat_syscall"
 	cp "$(tool_bin compat_syscall -static)" "$WS/compat"
@@ -397,6 +407,7 @@ digest() {
 }
 
 @test "sandbox: no bundle is written; its state dir, with the spec as config.json, is the bundle" {
+	host_kind_neutral
 	(cd "$WS" && runtime sandbox -- sh -c 'sleep 3') &
 	local pid=$! id="" i
 	for i in $(seq 1 100); do

@@ -89,6 +89,7 @@ require_cgroup() {
 }
 
 @test "outcome: a command that exits by itself: no line, its status, and the JSON says exited" {
+	host_kind_neutral
 	run sandbox -- sh -c 'exit 7'
 	assert_failure 7
 	says ""
@@ -106,6 +107,7 @@ require_cgroup() {
 }
 
 @test "outcome: a command found but in no format the kernel runs: the exec's error, 127, with the init or without" {
+	host_kind_neutral
 	printf 'not a program\n' >"$WS/bad"
 	chmod +x "$WS/bad"
 	[ -z "$AR_TEST_USER" ] || chown "$AR_TEST_USER:$AR_TEST_USER" "$WS/bad"
@@ -133,6 +135,7 @@ require_cgroup() {
 }
 
 @test "outcome: a command killed by a signal: one line naming it, 128+N; one that exits 128+N itself is no signal" {
+	host_kind_neutral
 	run sandbox -- sh -c 'kill -SEGV $$'
 	assert_failure 139
 	says "agentrun: sandbox: killed by SIGSEGV"
@@ -159,6 +162,7 @@ require_cgroup() {
 }
 
 @test "outcome: SIGTERM or SIGINT to agentrun sandbox is passed on, and it says so whether the command dies of it or not" {
+	host_kind_neutral
 	sandbox_in_bg -- sleep "$NAP"
 	wait_for_nap >/dev/null
 	kill -TERM "$BG"
@@ -209,6 +213,7 @@ require_cgroup() {
 }
 
 @test "outcome: where /output went, the diff and the audit head, in a line and in the JSON; a relative --json-status is the caller's" {
+	host_kind_neutral
 	local audit=$TEST_DIR/audit.log dest
 	# A git workspace the command changes (one file changed, one added).
 	make_git_ws
@@ -234,6 +239,7 @@ runtime_in_ws() {
 }
 
 @test "outcome: an --output directory that refuses the export only at the end: /output is kept under the state root, and the line says where and why" {
+	host_kind_neutral
 	[ -z "$AR_TEST_USER" ] || skip "a read-only bind needs root"
 	local late=$TEST_DIR/late
 	mkdir -p "$late"
@@ -258,6 +264,7 @@ runtime_in_ws() {
 }
 
 @test "outcome: a failed diff is in the JSON, with the status --diff-strict gives" {
+	host_kind_neutral
 	make_git_ws
 	run sandbox --diff "$TEST_DIR/changes.diff" --diff-strict \
 		-- sh -c 'echo x >>a.txt && echo "ref: refs/heads/../../../etc/passwd" >.git/HEAD; exit 3'

@@ -84,7 +84,7 @@ export AR_CONFORMANCE_CGROUPFS=${AR_CONFORMANCE_CGROUPFS:-0}
 # The guest is thrown away: cgroups_v2.bats leaves its soft-RoCE devices
 # to it (removing one can hit a bug of its kernel, see that file).
 export AR_KEEP_RDMA_DEVICES=1
-# Tests marked host_kind_neutral (tests/engines/lib.bash) ran on the host.
+# Tests marked host_kind_neutral (tests/host_kind.bash) ran on the host.
 export AR_HOST_KIND_TESTS_ONLY=${AR_HOST_KIND_TESTS_ONLY:-1}
 [ -z "$guest_rt" ] || export RUNTIME_TOOLS_DIR=$guest_rt
 SUITE_TIMEOUT=$(( ${VM_TIMEOUT:-1500} - 300 )) tests/vm/guest-suites.sh ${suites[*]}
