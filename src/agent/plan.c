@@ -98,7 +98,15 @@ emit_egress (yajl_gen g, const ar_agent_plan *plan)
   for (size_t i = 0; i < plan->n_egress_allow; i++)
     oj_gen_string (g, plan->egress_allow[i]);
   yajl_gen_array_close (g);
-
+  /* A pod's containers compare theirs with it (pod.c). */
+  if (plan->ingress.len > 0)
+    {
+      oj_gen_key (g, "ingress");
+      yajl_gen_array_open (g);
+      for (size_t i = 0; i < plan->ingress.len; i++)
+        oj_gen_string (g, plan->ingress.items[i]);
+      yajl_gen_array_close (g);
+    }
   yajl_gen_map_close (g);
 }
 
@@ -293,6 +301,8 @@ read_egress (oj_ctx *c, const oj_value *v, void *out)
     r = oj_field (c, v, "mode", read_mode, &plan->egress);
   if (r == 0)
     r = oj_field (c, v, "allow", oj_read_strv, &allow);
+  if (r == 0)
+    r = oj_field (c, v, "ingress", oj_read_strv, &plan->ingress);
 
   if (r < 0)
     {

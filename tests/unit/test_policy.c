@@ -1583,7 +1583,8 @@ test_plan_round_trip (void)
       "\"annotations\":{"
       "\"run.agentrun.secret.GH_TOKEN\":\"/etc/agentrun/secrets/gh\","
       "\"run.agentrun.output\":\"/var/lib/agentrun/output/j\","
-      "\"run.agentrun.egress.allow\":\"*.npmjs.org\"}}");
+      "\"run.agentrun.egress.allow\":\"*.npmjs.org\","
+      "\"run.agentrun.ingress\":\"8080,53/udp\"}}");
   cleanup_free char *msg = NULL;
   ar_agent_plan *plan = apply ("audited", spec, &msg);
   CHECK_STR (msg, NULL);
@@ -1623,6 +1624,10 @@ test_plan_round_trip (void)
       CHECK_INT (loaded->n_egress_allow, 1);
       CHECK_STR (loaded->egress_allow[0], "*.npmjs.org");
       CHECK (loaded->egress_allow[1] == NULL);
+      /* A pod's containers compare theirs with it. */
+      CHECK_INT (loaded->ingress.len, 2);
+      if (loaded->ingress.len == 2)
+        CHECK_STR (loaded->ingress.items[1], "53/udp");
     }
   ar_agent_plan_free (loaded);
 
