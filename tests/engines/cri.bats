@@ -35,8 +35,16 @@ setup_file() {
 	export CRI_NETNS=agentrun-cri-${ENG_T##*.}
 	echo "$CRI_NETNS" >"$ENG_T/netns"
 	eng_netns_add "$CRI_NETNS"
-	eng_cri_config "$PAUSE" "$NET"
-	eng_start_daemon containerd nsenter --net="/run/netns/$CRI_NETNS" containerd --config "$ENG_T/config.toml"
+	# A RuntimeClass of a platform's own: the profile "pods" (the agent
+	# profile, whose names the gateway's resolver answers, and which lets
+	# a pod's annotation open only web.test:8080).
+	mkdir -p "$ENG_T/agentrun-config/profiles"
+	echo "{\"extends\": \"agent\", \"network\": {\"upstream\": \"$NET.1\", \"annotationsMayAllow\": [\"web.test:8080\"]}}" \
+		>"$ENG_T/agentrun-config/profiles/pods.json"
+	ln -s agentrun "$ENG_T/bin/agentrun-pods"
+	eng_cri_config "$PAUSE" "$NET" "$(pods_handler)"
+	eng_start_daemon containerd env AGENTRUN_CONFIG_DIR="$ENG_T/agentrun-config" \
+		nsenter --net="/run/netns/$CRI_NETNS" containerd --config "$ENG_T/config.toml"
 	eng_wait_ready containerd "$ENG_DAEMON_PID" \
 		ctr --address "$ENG_T/containerd.sock" version
 	eng_containerd_image k8s.io "$I" \
@@ -47,6 +55,17 @@ setup_file() {
 	# The test server the pods may or may not reach, in containerd's
 	# netns: on the bridge's gateway address once the first pod made it.
 	eng_listen "$ENG_DAEMON_PID" 0.0.0.0
+}
+
+# The handler agentrun-pods, as contrib/containerd/config.toml declares
+# agentrun-agent: the profile by the binary's name.
+pods_handler() {
+	local t='plugins."io.containerd.grpc.v1.cri".containerd.runtimes.agentrun-pods'
+	printf '%s\n' "[$t]" '  runtime_type = "io.containerd.runc.v2"' \
+		'  pod_annotations = ["run.agentrun.*"]' '  container_annotations = ["run.agentrun.*"]' \
+		"[$t.options]" "  BinaryName = \"$ENG_T/bin/agentrun-pods\"" \
+		"  Root = \"$ENG_T/run/containerd/agentrun\"" \
+		"  SystemdCgroup = $(eng_systemd_host && echo true || echo false)"
 }
 
 teardown_file() {
@@ -90,13 +109,15 @@ run_pod() {
 
 # create_container NAME CMD...: created in $POD; its id in $CTR. A pid
 # namespace of its own (CONTAINER), as the kubelet asks by default;
-# CTR_SECURITY (JSON) adds to the container's security_context.
+# CTR_SECURITY (JSON) adds to the container's security_context,
+# CTR_ANNOTATIONS (JSON) are the container's own annotations.
 create_container() {
 	local name=$1
 	shift
 	local cfg
-	cfg=$(jq -cn --arg n "$name" --arg img "$I" --arg log "$name.log" --argjson sc "${CTR_SECURITY:-{\}}" '{
-		metadata: {name: $n, attempt: 0}, image: {image: $img},
+	cfg=$(jq -cn --arg n "$name" --arg img "$I" --arg log "$name.log" --argjson sc "${CTR_SECURITY:-{\}}" \
+		--argjson a "${CTR_ANNOTATIONS:-{\}}" '{
+		metadata: {name: $n, attempt: 0}, image: {image: $img}, annotations: $a,
 		command: $ARGS.positional, log_path: $log,
 		envs: [{key: "PATH", value: "/usr/sbin:/usr/bin:/sbin:/bin"}],
 		labels: {"agentrun-test": "cri"},
@@ -356,6 +377,101 @@ IDENTITY='cat /proc/self/uid_map | tr -s " " | sed "s/^ //"; readlink /proc/self
 	[[ "$(jq -r .stdout <<<"$output")" == HTTP/1* ]] || fail "port 8080 from another pod: $output"
 	remove_pod
 	POD=$web_pod
+	remove_pod
+}
+
+@test "cri: a pod's run.agentrun.egress.allow holds for each of its containers; one asking for other egress is refused with the reason" {
+	host_kind_neutral
+	# The test host: a pod under runc serving 8080 on the bridge.
+	run_pod egress-server runc
+	start_container srv httpd -f -p 8080 -h /etc
+	local server_pod=$POD srv
+	srv=$(cri PodSandboxStatus "{\"pod_sandbox_id\": \"$POD\"}" | jq -r .status.network.ip)
+	[ -n "$srv" ] && [ "$srv" != null ] || fail "no server pod ip"
+	# A name too, so that the pod's resolver runs (one for the pod).
+	run_pod egress agentrun-agent "{\"run.agentrun.egress.allow\": \"$srv:8080,registry.example\"}"
+	local first
+	start_container one sleep 600
+	first=$CTR
+	start_container two sleep 600
+	for CTR in "$first" "$CTR"; do
+		eng_wait 100 state_is "$CTR" CONTAINER_RUNNING || fail "not running: $(container_state "$CTR")"
+		run exec_sync sh -c "$ENG_GET $srv; $ENG_GET $NET.1"
+		assert_success
+		[ "$(jq -r .stdout <<<"$output")" = "$(printf 'reached\nrefused')" ] || fail "$output"
+	done
+	# Narrower or wider, the pod's one filter could not hold it.
+	CTR_ANNOTATIONS="{\"run.agentrun.egress.allow\": \"$srv:8080\"}" create_container narrow sleep 600
+	run cri StartContainer "{\"container_id\": \"$CTR\"}"
+	assert_failure
+	assert_contains "annotation run.agentrun.egress.allow: the container asks for \`$srv:8080\`, its pod has \`$srv:8080,registry.example\`: a pod's containers share its network namespace and the pod's egress filter"
+	run cri RemoveContainer "{\"container_id\": \"$CTR\"}"
+	# The pod's containers still reach the server.
+	CTR=$first
+	run exec_sync sh -c "$ENG_GET $srv"
+	[ "$(jq -r .stdout <<<"$output")" = reached ] || fail "after the refusal: $output"
+	remove_pod
+	POD=$server_pod
+	remove_pod
+}
+
+@test "cri: an agent pod as a platform runs one: probed, behind a Service, its registry by name and nothing else; a pod asking for more than its RuntimeClass allows is refused" {
+	command -v dnsmasq >/dev/null || skip "dnsmasq is not installed (contrib/install-deps.sh)"
+	# The registry stand-in, a runc pod; web.test and evil.test both name
+	# it, as sites behind one CDN edge do, in the gateway's resolver.
+	run_pod registry runc
+	start_container srv httpd -f -p 8080 -h /etc
+	local registry_pod=$POD reg ip
+	reg=$(cri PodSandboxStatus "{\"pod_sandbox_id\": \"$POD\"}" | jq -r .status.network.ip)
+	local node=(nsenter --net="/run/netns/$CRI_NETNS")
+	"${node[@]}" dnsmasq -C /dev/null --no-resolv --no-hosts --bind-interfaces \
+		--listen-address="$NET.1" --port=53 --pid-file="$ENG_T/dnsmasq.pid" \
+		--address=/web.test/"$reg" --address=/evil.test/"$reg"
+	eng_track_pid "$(cat "$ENG_T/dnsmasq.pid")"
+
+	# More than the RuntimeClass's profile lets a pod open: refused.
+	mkdir -p "$ENG_T/logs/wide"
+	run cri RunPodSandbox "$(jq -cn --argjson c "$(pod_config wide agentrun-pods '{"run.agentrun.egress.allow": "evil.test:8080"}')" \
+		'{config: $c, runtime_handler: "agentrun-pods"}')"
+	assert_failure
+	assert_contains 'annotation run.agentrun.egress.allow: entry `evil.test:8080` is beyond what profile "pods" lets an annotation allow (network.allow and network.annotationsMayAllow)'
+
+	run_pod agent agentrun-pods '{"run.agentrun.egress.allow": "web.test:8080", "run.agentrun.ingress": "8080"}'
+	start_container agent sh -c 'httpd -f -p 8080 -h /etc & wait'
+	eng_wait 100 state_is "$CTR" CONTAINER_RUNNING || fail "not running: $(container_state "$CTR")"
+	ip=$(cri PodSandboxStatus "{\"pod_sandbox_id\": \"$POD\"}" | jq -r .status.network.ip)
+	# The kubelet's liveness probe, from the node, once a second.
+	eng_wait 50 "${node[@]}" curl -sf -m 2 -o /dev/null "http://$ip:8080/hostname" || fail "never ready"
+	local i
+	for i in 1 2 3 4 5; do
+		"${node[@]}" curl -sf -m 2 -o /dev/null "http://$ip:8080/hostname" || fail "probe $i failed"
+		sleep 1
+	done
+	# A Service: kube-proxy's DNAT from a cluster address, in the node's
+	# netns (which goes, with the table, at the suite's teardown); the
+	# node routes the service range as a cluster's default route would.
+	"${node[@]}" ip route add 10.96.0.0/12 dev cni-ar0
+	"${node[@]}" nft -f - <<-EOF
+		table ip agentrun-svc {
+			chain out { type nat hook output priority -100; ip daddr 10.96.0.10 tcp dport 80 dnat to $ip:8080; }
+		}
+	EOF
+	run "${node[@]}" curl -sf -m 2 "http://10.96.0.10/hostname"
+	"${node[@]}" nft delete table ip agentrun-svc
+	"${node[@]}" ip route del 10.96.0.0/12 dev cni-ar0
+	assert_success
+	assert_contains agent
+	# The agent reaches its registry by name, and not that address by
+	# another name.
+	local get='get() { printf "GET /hostname HTTP/1.0\r\nHost: $2\r\n\r\n" | nc -w 3 "$1" 8080 2>/dev/null | grep -q "^HTTP/1" && echo reached || echo refused; }'
+	run exec_sync sh -c "$get; get web.test web.test; get web.test evil.test; get $NET.1 x"
+	assert_success
+	[ "$(jq -r .stdout <<<"$output")" = "$(printf 'reached\nrefused\nrefused')" ] || fail "$output"
+	run cri ContainerStatus "{\"container_id\": \"$CTR\"}"
+	[ "$(jq -r .status.state <<<"$output")" = CONTAINER_RUNNING ] || fail "the agent did not stay up: $output"
+	kill "$(cat "$ENG_T/dnsmasq.pid")"
+	remove_pod
+	POD=$registry_pod
 	remove_pod
 }
 
