@@ -260,12 +260,40 @@ same_netns (int a, int b)
          && sa.st_dev == sb.st_dev;
 }
 
+/* Whether the container's init is in a user namespace other than ours. */
+static bool
+in_own_userns (pid_t pid)
+{
+  struct stat ours, theirs;
+  cleanup_free char *path = xasprintf ("/proc/%d/ns/user", (int) pid);
+  return stat ("/proc/self/ns/user", &ours) == 0 && stat (path, &theirs) == 0
+         && (ours.st_ino != theirs.st_ino || ours.st_dev != theirs.st_dev);
+}
+
+/* A container in a user namespace of its own holds CAP_NET_BIND_SERVICE
+ * there, but a netns it joins that an engine made (a pod's, by CNI)
+ * belongs to the host's: ports below 1024 would refuse the pod's web
+ * server. They guard nothing in a netns of the pod's own, so they are
+ * opened there, as Docker does for its containers and containerd's
+ * enable_unprivileged_ports for pods; a sysctl in the spec still wins
+ * (the runtime writes it later). */
+static int
+open_low_ports (const create_ctx *c, ar_error_t **err)
+{
+  if (c->o->netns_owned || !in_own_userns (c->st->pid))
+    return 0;
+  return ar_proc_write (
+      AT_FDCWD, "/proc/sys/net/ipv4/ip_unprivileged_port_start", "0", 1, err);
+}
+
 /* lo up for every mode; note whether an engine already wired the netns. */
 static int
 inspect_in_netns (void *arg, ar_error_t **err)
 {
   create_ctx *c = arg;
   int r = egress_link_up ("lo", err);
+  if (r == 0)
+    r = open_low_ports (c, err);
   c->engine_netns = egress_netns_has_links ();
   if (c->engine_netns)
     c->filter.has_gateway = egress_default_gateway (&c->filter.gateway);

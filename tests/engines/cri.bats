@@ -436,15 +436,17 @@ IDENTITY='cat /proc/self/uid_map | tr -s " " | sed "s/^ //"; readlink /proc/self
 	assert_failure
 	assert_contains 'annotation run.agentrun.egress.allow: entry `evil.test:8080` is beyond what profile "pods" lets an annotation allow (network.allow and network.annotationsMayAllow)'
 
-	run_pod agent agentrun-pods '{"run.agentrun.egress.allow": "web.test:8080", "run.agentrun.ingress": "8080"}'
-	start_container agent sh -c 'httpd -f -p 8080 -h /etc & wait'
+	# Port 80, as a web server's image has it: below 1024, which the
+	# pod's user namespace could not bind in a netns the node made.
+	run_pod agent agentrun-pods '{"run.agentrun.egress.allow": "web.test:8080", "run.agentrun.ingress": "80"}'
+	start_container agent sh -c 'httpd -f -p 80 -h /etc & wait'
 	eng_wait 100 state_is "$CTR" CONTAINER_RUNNING || fail "not running: $(container_state "$CTR")"
 	ip=$(cri PodSandboxStatus "{\"pod_sandbox_id\": \"$POD\"}" | jq -r .status.network.ip)
 	# The kubelet's liveness probe, from the node, once a second.
-	eng_wait 50 "${node[@]}" curl -sf -m 2 -o /dev/null "http://$ip:8080/hostname" || fail "never ready"
+	eng_wait 50 "${node[@]}" curl -sf -m 2 -o /dev/null "http://$ip/hostname" || fail "never ready"
 	local i
 	for i in 1 2 3 4 5; do
-		"${node[@]}" curl -sf -m 2 -o /dev/null "http://$ip:8080/hostname" || fail "probe $i failed"
+		"${node[@]}" curl -sf -m 2 -o /dev/null "http://$ip/hostname" || fail "probe $i failed"
 		sleep 1
 	done
 	# A Service: kube-proxy's DNAT from a cluster address, in the node's
@@ -453,7 +455,7 @@ IDENTITY='cat /proc/self/uid_map | tr -s " " | sed "s/^ //"; readlink /proc/self
 	"${node[@]}" ip route add 10.96.0.0/12 dev cni-ar0
 	"${node[@]}" nft -f - <<-EOF
 		table ip agentrun-svc {
-			chain out { type nat hook output priority -100; ip daddr 10.96.0.10 tcp dport 80 dnat to $ip:8080; }
+			chain out { type nat hook output priority -100; ip daddr 10.96.0.10 tcp dport 80 dnat to $ip:80; }
 		}
 	EOF
 	run "${node[@]}" curl -sf -m 2 "http://10.96.0.10/hostname"
