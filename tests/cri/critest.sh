@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Kubernetes' CRI validation suite (critest, from kubernetes-sigs/cri-tools)
-# against a private containerd's CRI plugin, with runtime handler runc and
-# then with handler agentrun, side by side.
+# against a private containerd's CRI plugin, with runtime handler runc,
+# then agentrun, then agentrun-agent (the agent profile), side by side.
 #
 #   tests/cri/critest.sh [CRITEST]      (or CRITEST=/path/to/critest)
 #
@@ -31,9 +31,9 @@
 # image's original name, which containerd would not have. With hosts.toml
 # the images keep their own names and tags.
 #
-# Exit status: 0 when every test agentrun fails, runc fails too; 1 when
-# agentrun fails one that runc passes (they are listed); 2 on a set-up
-# error. CRITEST_KEEP=1 keeps the temp dir (logs, junit reports);
+# Exit status: 0 when every test agentrun fails, runc fails too, and every
+# one agentrun-agent fails beyond runc's is a refusal AGENT_REFUSED names;
+# 1 otherwise (they are listed); 2 on a set-up error. CRITEST_KEEP=1 keeps the temp dir (logs, junit reports);
 # CRITEST_FOCUS=REGEXP runs only the tests it matches (ginkgo's focus).
 set -euo pipefail
 
@@ -44,7 +44,7 @@ source "$HERE/../engines/eng.bash"
 NET=10.88.0
 REG=127.0.0.1:5000
 PAUSE=registry.k8s.io/pause:3.6
-HANDLERS=(runc agentrun)
+HANDLERS=(runc agentrun agentrun-agent)
 # How long one handler's run of the suite may take.
 RUN_TIMEOUT=${CRITEST_TIMEOUT:-2400}
 
@@ -53,6 +53,17 @@ SKIPS=(
 	# Its reference is a digest of the upstream image's manifest, which
 	# cannot be rebuilt here: no local image can have that digest.
 	'public image with digest should be pulled and removed'
+)
+
+# Under agentrun-agent (the agent profile), the tests that fail where
+# runc passes, each for a refusal or a rule the profile documents
+# (docs/engines.md, "What a pod asks for"): "ginkgo name regexp::why".
+AGENT_REFUSED=(
+	'HostNetwork is true|portforward in host network::the agent profile needs the pod'"'"'s own network namespace: hostNetwork is refused'
+	'Privileged is true|adding ALL capabilities|adding capability|with SYS_ADMIN|and SYS_ADMIN|when privileged|Mount Propagation::privileged or added capabilities are refused by name (process.capabilities: the agent profile does not grant CAP_…)'
+	'seccomp unconfined on the container|seccomp default which is unconfined::the profile'"'"'s seccomp filter applies: a pod'"'"'s Unconfined comes as a spec without linux.seccomp, as from a pod that says nothing (the kubelet'"'"'s default)'
+	'NoNewPrivs should allow privilege escalation when false::the profile sets no_new_privileges: allowPrivilegeEscalation comes as no_new_privs false, as from a pod that says nothing (the kubelet'"'"'s default)'
+	'port mapping with|multiple containers in a pod should support network|should support portforward \[Conformance\]::inbound connections reach only the ports run.agentrun.ingress names, and critest names none (a pod'"'"'s port mappings reach CNI, not the runtime)'
 )
 
 die() { echo "critest.sh: $*" >&2; exit 2; }
@@ -479,15 +490,45 @@ main() {
 	report
 }
 
-# Both runs' counts on one line, and agentrun's failures that runc has not.
+# The reason AGENT_REFUSED gives for test NAME; none: status 1.
+agent_reason() {
+	local r
+	for r in "${AGENT_REFUSED[@]}"; do
+		if grep -qE -- "${r%%::*}" <<<"$1"; then
+			echo "${r#*::}"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# Every run's counts on one line; agentrun's failures that runc has not
+# (none expected), and agentrun-agent's, each with the reason the profile
+# documents for it (one without is a failure).
 report() {
-	local only
+	local only name why unexplained=0
 	only=$(comm -13 "$ENG_T/failed-runc" "$ENG_T/failed-agentrun")
 	echo "==== failed with agentrun, passed with runc:"
 	echo "${only:-(none)}"
-	echo "critest: runc $(count runc Passed) passed, $(count runc Failed) failed, $(count runc Skipped) skipped;" \
-		"agentrun $(count agentrun Passed) passed, $(count agentrun Failed) failed, $(count agentrun Skipped) skipped"
-	[ -z "$only" ]
+	echo "==== failed with agentrun-agent, passed with runc, and why:"
+	while IFS= read -r name; do
+		[ -n "$name" ] || continue
+		if why=$(agent_reason "$name"); then
+			echo "$name: $why"
+		else
+			echo "$name: NO DOCUMENTED REASON"
+			unexplained=$((unexplained + 1))
+		fi
+	done < <(comm -13 "$ENG_T/failed-runc" "$ENG_T/failed-agentrun-agent")
+	echo "==== agentrun-agent's refusals, as the test log shows them:"
+	grep -ohE "(annotation run\.agentrun|process\.capabilities: the agent profile|the agent profile needs)[^\"]*" \
+		"$ENG_T/critest-agentrun-agent.log" | sort | uniq -c || echo "(none)"
+	local h line="critest:"
+	for h in "${HANDLERS[@]}"; do
+		line+=" $h $(count "$h" Passed) passed, $(count "$h" Failed) failed, $(count "$h" Skipped) skipped;"
+	done
+	echo "${line%;}"
+	[ -z "$only" ] && [ "$unexplained" -eq 0 ]
 }
 
 main "$@"
