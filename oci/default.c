@@ -150,6 +150,9 @@ default_linux (bool rootless, uid_t uid, gid_t gid)
   add_namespace (l, OCI_NS_IPC);
   add_namespace (l, OCI_NS_UTS);
   add_namespace (l, OCI_NS_MOUNT);
+  /* Not in runc's spec, kept (docs/runc-compat.md): without it, on cgroup
+   * v2 the container sees the host's cgroup path and CRIU cannot dump it. */
+  add_namespace (l, OCI_NS_CGROUP);
 
   if (rootless)
     {

@@ -1004,11 +1004,10 @@ test_default_spec (void)
   CHECK (has_option (find_mount (s, "/dev/pts"), "gid=5"));
 
   const oci_linux *l = s->linux_cfg;
-  /* runc's five: no cgroup namespace, so that a spec from either
-   * runtime shows the same /proc/self/cgroup. */
-  CHECK_INT (l->n_namespaces, 5);
+  /* runc's five, and a cgroup namespace (docs/runc-compat.md). */
+  CHECK_INT (l->n_namespaces, 6);
   CHECK (oci_spec_find_namespace (s, OCI_NS_NETWORK) != NULL);
-  CHECK (oci_spec_find_namespace (s, OCI_NS_CGROUP) == NULL);
+  CHECK (oci_spec_find_namespace (s, OCI_NS_CGROUP) != NULL);
   CHECK_INT (s->process->capabilities->ambient.len, 3);
   CHECK (oci_spec_find_namespace (s, OCI_NS_USER) == NULL);
   CHECK (l->resources && l->resources->n_devices == 1
