@@ -284,6 +284,21 @@ start_sleeper() {
 	rmdir "$cpu"
 }
 
+@test "a pod cgroup whose cpuset is empty is filled from its parents, as runc fills it; the container joins" {
+	local pod=/$AR_RUN/$CID-pod cpuset
+	cpuset=$(cgroup_v1_dir cpuset "$pod")
+	[ -e "$(cgroup_v1_dir cpuset /)/cpuset.cpus" ] || skip "no v1 cpuset controller"
+	# The pod as a kubelet makes it: a directory, no CPUs, no memory nodes.
+	mkdir -p "$cpuset"
+	[ -z "$(cat "$cpuset/cpuset.cpus")" ] || skip "new cpusets inherit here (cgroup.clone_children)"
+	update_config '.linux.cgroupsPath = $p' --arg p "$pod/$CID"
+	run ctr_run cat /proc/self/status
+	assert_success
+	assert_output_contains Cpus_allowed_list
+	assert_equal "$(cat "$cpuset/cpuset.cpus")" "$(cat "$(cgroup_v1_dir cpuset /)/cpuset.cpus")"
+	rmdir "$cpuset"
+}
+
 @test "update: a device deny rule takes effect for the running container" {
 	[ -d "$AR_CGROUP_V1/devices" ] || skip "no v1 devices controller"
 	set_args sh -c 'while :; do if echo x >/dev/null 2>/dev/null; then echo ok >/tmp/probe; else echo denied >/tmp/probe; fi; sleep 0.1; done'

@@ -37,12 +37,47 @@ inherit_cpuset_knob (const char *dir, const char *file, ar_error_t **err)
   return ar_cg_write (dir, file, value, err);
 }
 
+/* A level's CPUs must be a subset of its parent's, so an empty level
+ * above the new ones (a pod's cgroup made without cpus, as a kubelet
+ * makes one) leaves them nothing to copy: fill the existing levels from
+ * the top down first, as runc does. Levels that are set stay as they are. */
+static int
+fill_existing_levels (const ar_cg_hierarchy *h, const char *first_new,
+                      ar_error_t **err)
+{
+  size_t root_len = strlen (h->mount_point);
+  cleanup_free char *path = parent_of (first_new);
+  size_t len = strlen (path);
+  if (len <= root_len || strncmp (path, h->mount_point, root_len) != 0
+      || path[root_len] != '/')
+    return 0;
+  /* Each level below the mount point, from the top: the path cut at each
+   * '/' after the root, then the whole of it. */
+  for (size_t i = root_len + 1; i <= len; i++)
+    {
+      if (path[i] != '/' && path[i] != '\0')
+        continue;
+      char cut = path[i];
+      path[i] = '\0';
+      int r = inherit_cpuset_knob (path, "cpuset.cpus", err) < 0
+                      || inherit_cpuset_knob (path, "cpuset.mems", err) < 0
+                  ? -1
+                  : 0;
+      path[i] = cut;
+      if (r < 0)
+        return -1;
+    }
+  return 0;
+}
+
 int
 ar_cg_v1_prepare (const ar_cg_hierarchy *h, char *const *created,
                   size_t n_created, ar_error_t **err)
 {
   if (!ar_cg_has_controller (h, "cpuset"))
     return 0;
+  if (n_created > 0 && fill_existing_levels (h, created[0], err) < 0)
+    return -1;
   /* Parents first, so each new directory copies a filled-in parent. */
   for (size_t i = 0; i < n_created; i++)
     if (inherit_cpuset_knob (created[i], "cpuset.cpus", err) < 0
