@@ -3,12 +3,15 @@
 #include "cmd.h"
 #include "../core/container.h"
 #include "../core/state.h"
+#include "../../oci/json.h"
+#include "../../oci/oci.h"
 #include "../util/cleanup.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const ar_option options[]
@@ -119,6 +122,12 @@ print_json (const ar_state *st, ar_status status, bool first)
   printf ("%s%s", first ? "" : ",", json);
 }
 
+static int
+compare_ids (const void *a, const void *b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
 int
 ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
@@ -145,13 +154,18 @@ ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
   else if (!quiet)
     table_add_row (&table, xstrdup ("ID"), xstrdup ("PID"), xstrdup ("STATUS"),
                    xstrdup ("BUNDLE"), xstrdup ("CREATED"), xstrdup ("OWNER"));
-  bool first = true;
+  /* By id, as runc lists them (Go reads a directory sorted by name). */
+  oci_strv ids = { 0 };
   for (struct dirent *e; dir && (e = readdir (dir));)
+    if (e->d_name[0] != '.')
+      oci_strv_push (&ids, e->d_name);
+  if (ids.len > 0)
+    qsort (ids.items, ids.len, sizeof *ids.items, compare_ids);
+  bool first = true;
+  for (size_t i = 0; i < ids.len; i++)
     {
-      if (e->d_name[0] == '.')
-        continue;
-      cleanup_close int fd
-          = openat (dirfd (dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      cleanup_close int fd = openat (dirfd (dir), ids.items[i],
+                                     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       cleanup_state ar_state *st = NULL;
       cleanup_error ar_error_t *ignored = NULL;
       if (fd < 0 || ar_state_load (fd, &st, &ignored) < 0)
@@ -165,6 +179,7 @@ ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
         table_add_state (&table, st, status);
       first = false;
     }
+  oj_strv_clear (&ids);
   if (json)
     puts ("]");
   else if (!quiet)
