@@ -106,6 +106,19 @@ setup() {
 	assert_equal "${lines[1]}" ok
 }
 
+@test "stdio: the host's /dev/null stays root's, whatever user the process or an exec runs as" {
+	# crun 1.8.1 and runc 1.1.5 chown it to the container's user; a host
+	# device node is not the container's to own (docs/runc-compat.md).
+	update_config '.process.user = {"uid": 1234, "gid": 1234}'
+	set_args sleep 1000
+	ctr_run_bg </dev/null
+	wait_for_state "$CID" running
+	runtime exec --user 4321:4321 "$CID" true </dev/null >/dev/null 2>&1
+	assert_equal "$(stat -c %u:%g /dev/null)" 0:0
+	runtime delete --force "$CID"
+	assert_equal "$(stat -c %u:%g /dev/null)" 0:0
+}
+
 @test "stdio: a terminal or file the caller passed in keeps its owner" {
 	update_config '.process.user = {"uid": 1234, "gid": 1234}'
 	: >"$TEST_DIR/out"
