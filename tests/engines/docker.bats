@@ -140,6 +140,7 @@ start_approver() {
 }
 
 @test "docker: agentrun is registered and is the default runtime" {
+	host_kind_neutral
 	run dk info -f '{{json .Runtimes}} {{.DefaultRuntime}}'
 	assert_success
 	assert_contains '"agentrun"'
@@ -157,6 +158,7 @@ start_approver() {
 }
 
 @test "docker run --rm: output and exit codes pass through" {
+	host_kind_neutral
 	run run_d "$I" echo hello from agentrun
 	assert_success
 	[ "$output" = "hello from agentrun" ] || fail "wrong output"
@@ -170,6 +172,7 @@ start_approver() {
 }
 
 @test "docker run -e -w -u" {
+	host_kind_neutral
 	run run_d -e FOO=bar -e EMPTY= -w /tmp -u 1000:1000 "$I" \
 		sh -c 'echo "$FOO|$EMPTY|$(pwd)|$(id -u):$(id -g)"'
 	assert_success
@@ -181,6 +184,7 @@ start_approver() {
 }
 
 @test "docker run -v binds, read-write and read-only" {
+	host_kind_neutral
 	mkdir -p "$ENG_T/bind"
 	echo host-data >"$ENG_T/bind/in"
 	run run_d -v "$ENG_T/bind:/data" "$I" sh -c 'cat /data/in; echo from-container >/data/out'
@@ -194,6 +198,7 @@ start_approver() {
 }
 
 @test "docker run --read-only --tmpfs" {
+	host_kind_neutral
 	run run_d --read-only --tmpfs /scratch:size=1m "$I" \
 		sh -c 'touch /scratch/ok && echo tmpfs-ok; grep " /scratch " /proc/mounts; touch /nope'
 	assert_failure
@@ -259,6 +264,7 @@ start_approver() {
 }
 
 @test "docker run -it: a terminal, and the exit code" {
+	host_kind_neutral
 	run eng_tty "$ENG_DOCKER" -H "unix://$ENG_T/docker.sock" run --rm -it --runtime=agentrun "$I" \
 		sh -c 'tty; stty size; exit 4'
 	assert_status 4
@@ -349,6 +355,7 @@ start_approver() {
 }
 
 @test "docker --runtime=agentrun-agent passes runtimeArgs (--profile=agent)" {
+	host_kind_neutral
 	run dk run --rm --runtime=agentrun-agent "$I" sh -c 'echo ok'
 	assert_success
 	assert_contains ok
@@ -480,6 +487,7 @@ listen_on_gateway() {
 # container is a runtime name per profile, added to daemon.json and loaded
 # with SIGHUP (no restart).
 @test "docker: no --annotation before API 1.43; a runtime per profile, added by SIGHUP, sets one container's policy" {
+	host_kind_neutral
 	local api
 	api=$(dk version -f '{{.Server.APIVersion}}')
 	if [ "$(printf '%s\n' "$api" 1.43 | sort -V | head -1)" != 1.43 ]; then
@@ -591,6 +599,7 @@ listen_on_gateway() {
 }
 
 @test "docker: removed containers leave no agentrun state" {
+	host_kind_neutral
 	dk run --rm --runtime=agentrun "$I" true
 	start_sleeper c-gone >/dev/null
 	dk rm -f c-gone >/dev/null

@@ -50,12 +50,12 @@ for s in "$@"; do
 	f=tests/$s.bats
 	[ -f "$f" ] || { echo "no $f"; failed=$((failed + 1)); continue; }
 	case $s in
-	# Balanced by time (CI at 741ce40, 2026-12-02, beside the host's
-	# stages, tests' own times: Docker ~880 s, CRI ~680 s, rootful Podman
-	# ~400 s, containerd ~160 s; the rest ~1400 s once its host-kind
-	# neutral tests ran on the host only, rootless Podman's ~160 s among
-	# them). Rootless Podman goes with the rootless sandbox suites, whose
-	# user it shares; rootful Podman with them too, for balance.
+	# Balanced by time (CI at ee29a59, 2026-12-02, beside the host's
+	# stages, tests' own times: engines 2007 s, CRI ~1180 s of it, the
+	# rest with both Podmans 1690 s; Docker's tests that no host kind
+	# changes, ~200 s, then went to the host only). Rootless Podman goes
+	# with the rootless sandbox suites, whose user it shares; rootful
+	# Podman with them too, for balance.
 	engines/docker | engines/containerd | engines/cri) engines+=("$f") ;;
 	# The host's firewall changes under it (dockerd's FORWARD policy):
 	# nothing else runs meanwhile.
