@@ -277,13 +277,19 @@ in_own_userns (pid_t pid)
  * opened there, as Docker does for its containers and containerd's
  * enable_unprivileged_ports for pods; a sysctl in the spec still wins
  * (the runtime writes it later). */
-static int
-open_low_ports (const create_ctx *c, ar_error_t **err)
+static void
+open_low_ports (const create_ctx *c)
 {
   if (c->o->netns_owned || !in_own_userns (c->st->pid))
-    return 0;
-  return ar_proc_write (
-      AT_FDCWD, "/proc/sys/net/ipv4/ip_unprivileged_port_start", "0", 1, err);
+    return;
+  /* A web server that cannot bind is the pod's to report; the filter
+   * must not fail for it. */
+  cleanup_error ar_error_t *e = NULL;
+  if (ar_proc_write (AT_FDCWD, "/proc/sys/net/ipv4/ip_unprivileged_port_start",
+                     "0", 1, &e)
+      < 0)
+    fprintf (stderr, "agentrun: warning: egress: ports below 1024: %s\n",
+             ar_error_text (e));
 }
 
 /* lo up for every mode; note whether an engine already wired the netns. */
@@ -293,7 +299,7 @@ inspect_in_netns (void *arg, ar_error_t **err)
   create_ctx *c = arg;
   int r = egress_link_up ("lo", err);
   if (r == 0)
-    r = open_low_ports (c, err);
+    open_low_ports (c);
   c->engine_netns = egress_netns_has_links ();
   if (c->engine_netns)
     c->filter.has_gateway = egress_default_gateway (&c->filter.gateway);
