@@ -428,9 +428,6 @@ build_spec (const ar_parsed *p, const char *rootfs, const char *workspace,
   oci_process *proc = spec->process;
   oci_strv_set (&proc->args, p->args, (size_t) p->n_args);
   request_caps (proc);
-  /* The sandbox sees its own cgroup as the root of the tree (`spec`, as
-   * runc's, gives none). */
-  oci_spec_ensure_namespace (spec, OCI_NS_CGROUP);
   proc->terminal = wants_tty (p);
   const ar_sandbox_process_flags process_flags = {
     .workspace = workspace,
