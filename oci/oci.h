@@ -112,6 +112,8 @@ oci_spec_append_mount (oci_spec *spec, const char *type, const char *source,
 /* Replace a string list with copies of `items` / append a copy of one. */
 void oci_strv_set (oci_strv *v, char *const *items, size_t n);
 void oci_strv_push (oci_strv *v, const char *item);
+/* Whether `v` holds a string equal to `s`. */
+bool oci_strv_has (const oci_strv *v, const char *s);
 /* NAME=VALUE replaces an existing NAME, as runc does; else it is added. */
 void oci_env_set (oci_strv *env, const char *kv);
 

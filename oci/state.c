@@ -150,6 +150,15 @@ oci_strv_push (oci_strv *v, const char *item)
   v->items[v->len] = NULL;
 }
 
+bool
+oci_strv_has (const oci_strv *v, const char *s)
+{
+  for (size_t i = 0; i < v->len; i++)
+    if (strcmp (v->items[i], s) == 0)
+      return true;
+  return false;
+}
+
 void
 oci_env_set (oci_strv *env, const char *kv)
 {

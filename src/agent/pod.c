@@ -41,34 +41,25 @@ ar_pod_sandbox_id (const oci_spec *spec)
   return id && *id ? id : NULL;
 }
 
-static bool
-contains (char *const *items, size_t n, const char *item)
-{
-  for (size_t i = 0; i < n; i++)
-    if (strcmp (items[i], item) == 0)
-      return true;
-  return false;
-}
-
 /* The same entries, in any order. */
 static bool
-same_entries (char *const *a, size_t na, char *const *b, size_t nb)
+same_entries (const oci_strv *a, const oci_strv *b)
 {
-  for (size_t i = 0; i < na; i++)
-    if (!contains (b, nb, a[i]))
+  for (size_t i = 0; i < a->len; i++)
+    if (!oci_strv_has (b, a->items[i]))
       return false;
-  for (size_t i = 0; i < nb; i++)
-    if (!contains (a, na, b[i]))
+  for (size_t i = 0; i < b->len; i++)
+    if (!oci_strv_has (a, b->items[i]))
       return false;
   return true;
 }
 
 static char *
-joined (char *const *items, size_t n)
+joined (const oci_strv *v)
 {
   char *list = NULL;
-  for (size_t i = 0; i < n; i++)
-    xappend (&list, ",", items[i]);
+  for (size_t i = 0; i < v->len; i++)
+    xappend (&list, ",", v->items[i]);
   return list ? list : xstrdup ("");
 }
 
@@ -86,14 +77,21 @@ differs (const char *annotation, const char *container, const char *pod,
 }
 
 static int
-check_entries (const char *annotation, char *const *container, size_t nc,
-               char *const *pod, size_t np, ar_error_t **err)
+check_entries (const char *annotation, const oci_strv *container,
+               const oci_strv *pod, ar_error_t **err)
 {
-  if (same_entries (container, nc, pod, np))
+  if (same_entries (container, pod))
     return 0;
-  cleanup_free char *c = joined (container, nc);
-  cleanup_free char *p = joined (pod, np);
+  cleanup_free char *c = joined (container);
+  cleanup_free char *p = joined (pod);
   return differs (annotation, c, p, err);
+}
+
+/* A plan's allow entries as a string list (a view, not a copy). */
+static oci_strv
+allow_of (const ar_agent_plan *plan)
+{
+  return (oci_strv){ .items = plan->egress_allow, .len = plan->n_egress_allow };
 }
 
 int
@@ -103,12 +101,9 @@ ar_pod_check_egress (const ar_agent_plan *container, const ar_agent_plan *pod,
   if (container->egress != pod->egress)
     return differs ("egress", ar_egress_mode_name (container->egress),
                     ar_egress_mode_name (pod->egress), err);
-  return check_entries ("egress.allow", container->egress_allow,
-                        container->n_egress_allow, pod->egress_allow,
-                        pod->n_egress_allow, err)
-                 < 0
+  oci_strv container_allow = allow_of (container), pod_allow = allow_of (pod);
+  return check_entries ("egress.allow", &container_allow, &pod_allow, err) < 0
              ? -1
-             : check_entries ("ingress", container->ingress.items,
-                              container->ingress.len, pod->ingress.items,
-                              pod->ingress.len, err);
+             : check_entries ("ingress", &container->ingress, &pod->ingress,
+                              err);
 }

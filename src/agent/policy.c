@@ -796,22 +796,13 @@ apply_limits (oci_spec *spec, const policy_limits *limits)
     apply_cpu_limit (r, limits->millicpus);
 }
 
-static bool
-strv_contains (const oci_strv *v, const char *s)
-{
-  for (size_t i = 0; i < v->len; i++)
-    if (strcmp (v->items[i], s) == 0)
-      return true;
-  return false;
-}
-
 /* Drop from `set` what `keep` does not list, in place. */
 static void
 restrict_strv (oci_strv *set, const oci_strv *keep)
 {
   size_t kept = 0;
   for (size_t i = 0; i < set->len; i++)
-    if (strv_contains (keep, set->items[i]))
+    if (oci_strv_has (keep, set->items[i]))
       set->items[kept++] = set->items[i];
     else
       free (set->items[i]);
@@ -875,7 +866,7 @@ check_capabilities (const oci_spec *spec, const ar_profile *profile,
       {
         const char *cap = sets[s]->items[i];
         if (!engine_default_cap (cap)
-            && !strv_contains (&profile->capabilities, cap))
+            && !oci_strv_has (&profile->capabilities, cap))
           ar_strv_append_unique (&extra, cap);
       }
   if (extra.len == 0)
@@ -976,7 +967,7 @@ apply_seccomp (oci_spec *spec, ar_profile_seccomp mode)
 void
 ar_strv_append_unique (oci_strv *list, const char *item)
 {
-  if (!strv_contains (list, item))
+  if (!oci_strv_has (list, item))
     strv_push (list, item);
 }
 
