@@ -96,6 +96,16 @@ typedef struct
 int egress_ingress_parse (const char *what, const char *text,
                           egress_ingress *out, ar_error_t **err);
 bool egress_allowlist_has_domains (const egress_allowlist *list);
+/* An address or network, in network byte order. */
+typedef struct
+{
+  int family;
+  uint8_t addr[16];
+  unsigned prefix;
+} egress_network;
+/* "ADDR" or "ADDR/PREFIX" (an entry's normalised text); false when it is
+ * no address. */
+bool egress_network_parse (const char *text, egress_network *n);
 /* Does `outer` open every destination `inner` opens? (A name under a
  * wildcard, a network inside a network, either on outer's port.) */
 bool egress_entry_covers (const egress_entry *outer, const egress_entry *inner);

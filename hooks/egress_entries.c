@@ -264,35 +264,34 @@ name_matches (const egress_entry *e, const char *name)
          && strcmp (name + n - s, e->text) == 0;
 }
 
-/* "ADDR" or "ADDR/PREFIX" (normalised by parse_network) as bytes and a
- * prefix length. */
-static bool
-network_bits (const egress_entry *e, uint8_t addr[16], int *prefix)
+bool
+egress_network_parse (const char *text, egress_network *n)
 {
-  int family = e->kind == ENTRY_NET4 ? AF_INET : AF_INET6;
-  cleanup_free char *copy = xstrdup (e->text);
+  char copy[INET6_ADDRSTRLEN + 8];
+  snprintf (copy, sizeof copy, "%s", text);
   char *slash = strchr (copy, '/');
-  *prefix = family == AF_INET ? 32 : 128;
   if (slash)
-    {
-      *slash = '\0';
-      *prefix = atoi (slash + 1);
-    }
-  return inet_pton (family, copy, addr) == 1;
+    *slash = '\0';
+  n->family = strchr (copy, ':') ? AF_INET6 : AF_INET;
+  n->prefix = n->family == AF_INET ? 32 : 128;
+  if (slash)
+    n->prefix = (unsigned) strtoul (slash + 1, NULL, 10);
+  memset (n->addr, 0, sizeof n->addr);
+  return inet_pton (n->family, copy, n->addr) == 1;
 }
 
 static bool
 network_covers (const egress_entry *outer, const egress_entry *inner)
 {
-  uint8_t a[16] = { 0 }, b[16] = { 0 };
-  int pa, pb;
-  if (!network_bits (outer, a, &pa) || !network_bits (inner, b, &pb) || pb < pa)
+  egress_network a, b;
+  if (!egress_network_parse (outer->text, &a)
+      || !egress_network_parse (inner->text, &b) || b.prefix < a.prefix)
     return false;
-  int whole = pa / 8, rest = pa % 8;
-  if (memcmp (a, b, (size_t) whole) != 0)
+  unsigned whole = a.prefix / 8, rest = a.prefix % 8;
+  if (memcmp (a.addr, b.addr, whole) != 0)
     return false;
   uint8_t mask = (uint8_t) (0xff << (8 - rest));
-  return rest == 0 || (a[whole] & mask) == (b[whole] & mask);
+  return rest == 0 || (a.addr[whole] & mask) == (b.addr[whole] & mask);
 }
 
 bool

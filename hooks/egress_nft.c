@@ -64,14 +64,6 @@ free_batch (egress_batch **b)
 }
 #define cleanup_batch __attribute__ ((cleanup (free_batch)))
 
-/* An address or network, in network byte order. */
-typedef struct
-{
-  int family;
-  uint8_t addr[16];
-  unsigned prefix;
-} network;
-
 static size_t
 addr_len (int family)
 {
@@ -79,29 +71,13 @@ addr_len (int family)
 }
 
 static bool
-parse_network (const char *text, network *n)
-{
-  char copy[INET6_ADDRSTRLEN + 8];
-  snprintf (copy, sizeof copy, "%s", text);
-  char *slash = strchr (copy, '/');
-  if (slash)
-    *slash = '\0';
-  n->family = strchr (copy, ':') ? AF_INET6 : AF_INET;
-  n->prefix = (unsigned) (addr_len (n->family) * 8);
-  if (slash)
-    n->prefix = (unsigned) strtoul (slash + 1, NULL, 10);
-  memset (n->addr, 0, sizeof n->addr);
-  return inet_pton (n->family, copy, n->addr) == 1;
-}
-
-static bool
-is_single_address (const network *n)
+is_single_address (const egress_network *n)
 {
   return n->prefix == addr_len (n->family) * 8;
 }
 
 static void
-prefix_mask (const network *n, uint8_t mask[16])
+prefix_mask (const egress_network *n, uint8_t mask[16])
 {
   memset (mask, 0, 16);
   for (unsigned bit = 0; bit < n->prefix; bit++)
@@ -153,7 +129,7 @@ load_daddr (egress_rule *r, int family)
 }
 
 static void
-match_daddr (egress_rule *r, const network *n)
+match_daddr (egress_rule *r, const egress_network *n)
 {
   size_t len = addr_len (n->family);
   if (n->prefix == 0)
@@ -319,8 +295,8 @@ add_neighbour_discovery (egress_batch *b, const char *chain, const char *types)
       = strcmp (chain, CHAIN_OUTPUT) == 0 ? out_prefixes : any;
   for (size_t i = 0; prefixes[i]; i++)
     {
-      network n;
-      parse_network (prefixes[i], &n);
+      egress_network n;
+      egress_network_parse (prefixes[i], &n);
       egress_rule *r = egress_rule_new (b, chain);
       match_daddr (r, &n);
       match_u8 (r, NFT_META_L4PROTO, IPPROTO_ICMPV6);
@@ -332,7 +308,7 @@ add_neighbour_discovery (egress_batch *b, const char *chain, const char *types)
 }
 
 static void
-refuse_network (egress_batch *b, const network *n)
+refuse_network (egress_batch *b, const egress_network *n)
 {
   egress_rule *r = egress_rule_new (b, CHAIN_OUTPUT);
   match_daddr (r, n);
@@ -343,22 +319,22 @@ refuse_network (egress_batch *b, const network *n)
 static void
 refuse_host_services (egress_batch *b, const egress_filter *f)
 {
-  network n;
-  parse_network ("169.254.0.0/16", &n);
+  egress_network n;
+  egress_network_parse ("169.254.0.0/16", &n);
   refuse_network (b, &n);
-  parse_network ("fe80::/10", &n);
+  egress_network_parse ("fe80::/10", &n);
   refuse_network (b, &n);
   const struct in_addr *hosts[] = { f->has_host_addr ? &f->host_addr : NULL,
                                     f->has_gateway ? &f->gateway : NULL };
   for (size_t i = 0; i < 2; i++)
     if (hosts[i])
       {
-        n = (network){ .family = AF_INET, .prefix = 32 };
+        n = (egress_network){ .family = AF_INET, .prefix = 32 };
         memcpy (n.addr, hosts[i], 4);
         refuse_network (b, &n);
       }
   for (size_t i = 0; i < f->n_host_addrs; i++)
-    if (parse_network (f->host_addrs[i], &n))
+    if (egress_network_parse (f->host_addrs[i], &n))
       refuse_network (b, &n);
   for (size_t i = 0; i < sizeof l4_tcp_udp; i++)
     {
@@ -444,10 +420,10 @@ accept_sets (egress_batch *b)
 
 /* The address or network of an entry; false for a name. */
 static bool
-entry_network (const egress_entry *e, network *n)
+entry_network (const egress_entry *e, egress_network *n)
 {
   return (e->kind == ENTRY_NET4 || e->kind == ENTRY_NET6)
-         && parse_network (e->text, n);
+         && egress_network_parse (e->text, n);
 }
 
 /* A rule in `chain` accepting each network entry (a network takes no
@@ -458,7 +434,7 @@ accept_networks (egress_batch *b, const char *chain,
 {
   for (size_t i = 0; allow && i < allow->len; i++)
     {
-      network n;
+      egress_network n;
       if (!entry_network (&allow->items[i], &n) || is_single_address (&n))
         continue;
       egress_rule *r = egress_rule_new (b, chain);
@@ -471,7 +447,7 @@ accept_networks (egress_batch *b, const char *chain,
 static void
 add_address_element (egress_batch *b, const egress_entry *e)
 {
-  network n;
+  egress_network n;
   if (!entry_network (e, &n) || !is_single_address (&n))
     return;
   bool v6 = n.family == AF_INET6;
