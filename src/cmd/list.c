@@ -3,15 +3,13 @@
 #include "cmd.h"
 #include "../core/container.h"
 #include "../core/state.h"
-#include "../../oci/json.h"
-#include "../../oci/oci.h"
+#include "../agent/hostfs.h"
 #include "../util/cleanup.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const ar_option options[]
@@ -122,12 +120,6 @@ print_json (const ar_state *st, ar_status status, bool first)
   printf ("%s%s", first ? "" : ",", json);
 }
 
-static int
-compare_ids (const void *a, const void *b)
-{
-  return strcmp (*(char *const *) a, *(char *const *) b);
-}
-
 int
 ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
 {
@@ -155,17 +147,16 @@ ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
     table_add_row (&table, xstrdup ("ID"), xstrdup ("PID"), xstrdup ("STATUS"),
                    xstrdup ("BUNDLE"), xstrdup ("CREATED"), xstrdup ("OWNER"));
   /* By id, as runc lists them (Go reads a directory sorted by name). */
-  oci_strv ids = { 0 };
-  for (struct dirent *e; dir && (e = readdir (dir));)
-    if (e->d_name[0] != '.')
-      oci_strv_push (&ids, e->d_name);
-  if (ids.len > 0)
-    qsort (ids.items, ids.len, sizeof *ids.items, compare_ids);
+  size_t n_names = 0;
+  cleanup_strv char **names
+      = dir ? ar_hostfs_sorted_names (dirfd (dir), &n_names) : NULL;
   bool first = true;
-  for (size_t i = 0; i < ids.len; i++)
+  for (size_t i = 0; i < n_names; i++)
     {
-      cleanup_close int fd = openat (dirfd (dir), ids.items[i],
-                                     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (names[i][0] == '.')
+        continue;
+      cleanup_close int fd
+          = openat (dirfd (dir), names[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
       cleanup_state ar_state *st = NULL;
       cleanup_error ar_error_t *ignored = NULL;
       if (fd < 0 || ar_state_load (fd, &st, &ignored) < 0)
@@ -179,7 +170,6 @@ ar_cmd_list (const ar_globals *g, int argc, char **argv, ar_error_t **err)
         table_add_state (&table, st, status);
       first = false;
     }
-  oj_strv_clear (&ids);
   if (json)
     puts ("]");
   else if (!quiet)
