@@ -26,6 +26,16 @@ load_profile (const char *profile_name, bool trust_caller, ar_profile **profile,
   return 0;
 }
 
+/* The plan in a state dir; NULL and 0 when it holds none. */
+static int
+load_plan_if_any (int state_fd, ar_agent_plan **plan, ar_error_t **err)
+{
+  *plan = NULL;
+  if (faccessat (state_fd, AR_AGENT_PLAN_FILE, F_OK, 0) < 0)
+    return 0;
+  return ar_agent_plan_load (state_fd, plan, err);
+}
+
 /* A state dir's name is one path component. */
 static bool
 plain_name (const char *id)
@@ -52,9 +62,9 @@ load_pod_plan (const oci_spec *spec, const char *state_root,
       = root_fd < 0 ? -1
                     : openat (root_fd, id,
                               O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 || faccessat (fd, AR_AGENT_PLAN_FILE, F_OK, 0) < 0)
+  if (fd < 0)
     return 0;
-  if (ar_agent_plan_load (fd, pod, err) < 0)
+  if (load_plan_if_any (fd, pod, err) < 0)
     return ar_error_prefix (err, "the pod's sandbox container `%s`", id);
   return 0;
 }
@@ -100,11 +110,10 @@ ar_agent_stage_keep_audit_head (ar_agent_plan *plan, const char *state_dir)
 int
 ar_agent_stage_load (int state_fd, ar_agent_plan **plan, ar_error_t **err)
 {
-  *plan = NULL;
-  if (faccessat (state_fd, AR_AGENT_PLAN_FILE, F_OK, 0) < 0)
-    return 0;
-  if (ar_agent_plan_load (state_fd, plan, err) < 0)
+  if (load_plan_if_any (state_fd, plan, err) < 0)
     return -1;
+  if (*plan == NULL)
+    return 0;
   /* The state dir's own path, from the fd: every caller has that. */
   cleanup_free char *state_dir = ar_fd_real_path (state_fd);
   if (state_dir)
